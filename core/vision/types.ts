@@ -1,0 +1,79 @@
+// Shared value types of the vision core. Units are stated on every field: "sheet pixels" are pixels
+// of the rasterized sheet at its `dpi`, origin top-left, x to the right, y down.
+
+/** A single-channel 8-bit image (0 = black ink, 255 = white paper), row-major, no padding. */
+export interface GreyImage {
+  width: number;
+  height: number;
+  data: Uint8Array;
+}
+
+/** One page rendered to pixels. */
+export interface PageRaster extends GreyImage {
+  /** Dots per inch the page was rendered at. */
+  dpi: number;
+  /** 0-based page index in the source document. */
+  index: number;
+  /** Page size in PDF points (1/72 in) after /Rotate and crop box are applied. */
+  widthPt: number;
+  heightPt: number;
+}
+
+/** A run of text with its box in sheet pixels (origin top-left). */
+export interface TextItem {
+  text: string;
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+  /** Approximate font size in sheet pixels. */
+  fontSize: number;
+  /** Text direction in degrees (0 = left to right, 90 = bottom to top on the sheet). */
+  angle: number;
+}
+
+export interface BBox {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+export type TextSource = 'vector' | 'ocr' | 'none';
+
+export type BlockType =
+  | 'Plan'
+  | 'Elevation'
+  | 'Section'
+  | 'Detail'
+  | 'Schedule'
+  | 'Legend'
+  | 'Notes'
+  | 'KeyPlan'
+  | 'TitleBlock'
+  | 'Diagram'
+  | 'Other';
+
+export type Discipline =
+  | 'general'
+  | 'hazardous_materials'
+  | 'survey'
+  | 'geotechnical'
+  | 'civil'
+  | 'landscape'
+  | 'structural'
+  | 'architectural'
+  | 'interiors'
+  | 'equipment'
+  | 'fire_protection'
+  | 'plumbing'
+  | 'process'
+  | 'mechanical'
+  | 'electrical'
+  | 'distributed_energy'
+  | 'telecommunications'
+  | 'resource'
+  | 'other'
+  | 'contractor'
+  | 'operations'
+  | 'unknown';
