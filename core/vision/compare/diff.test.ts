@@ -1,0 +1,153 @@
+import { describe, expect, it } from 'vitest';
+import type { GreyImage } from '../types';
+import { alignGrey, dilate3x3, diffImages, packInk, popcount32, renderOverlay, warpMasks } from './diff';
+import { blankImage, drawLine, fillRect, rng, strokeRect, warpAffine } from './test-support';
+
+function bitAt(m: Uint32Array, stride: number, x: number, y: number): number {
+  return (m[y * stride + (x >> 5)]! >>> (x & 31)) & 1;
+}
+
+function countBits(m: Uint32Array): number {
+  let n = 0;
+  for (const w of m) n += popcount32(w);
+  return n;
+}
+
+describe('packInk', () => {
+  it('matches a per-pixel threshold for every grey level, odd widths included', () => {
+    const W = 37, Ht = 7;
+    const img: GreyImage = { width: W, height: Ht, data: new Uint8Array(W * Ht) };
+    for (let i = 0; i < img.data.length; i++) img.data[i] = (i * 7) % 256;
+    for (const [t, wt] of [[160, 208], [128, 128], [100, 129], [1, 255]] as const) {
+      const m = packInk(img, t, wt);
+      for (let y = 0; y < Ht; y++)
+        for (let x = 0; x < W; x++) {
+          const v = img.data[y * W + x]!;
+          expect(bitAt(m.strong, m.stride, x, y), `strong t=${t} v=${v}`).toBe(v < t ? 1 : 0);
+          expect(bitAt(m.weak, m.stride, x, y), `weak t=${wt} v=${v}`).toBe(v < wt ? 1 : 0);
+        }
+      // padding bits beyond the width stay clear
+      expect(m.strong[m.stride - 1]! >>> (W & 31)).toBe(0);
+    }
+  });
+  it('rejects bad thresholds with an actionable message', () => {
+    expect(() => packInk(blankImage(4, 4), 300, 300)).toThrow(/integer ink threshold/);
+    expect(() => packInk(blankImage(4, 4), 200, 100)).toThrow(/weakThreshold/);
+  });
+});
+
+describe('dilate3x3', () => {
+  it('grows a single pixel into a 3x3 block, across word boundaries', () => {
+    const W = 70, Ht = 5;
+    const img = blankImage(W, Ht);
+    img.data[2 * W + 31] = 0; // last bit of word 0
+    img.data[2 * W + 64] = 0; // first bit of word 2
+    const m = packInk(img);
+    const d = dilate3x3(m.strong, m.stride, Ht);
+    expect(countBits(d)).toBe(18);
+    for (const [x, y] of [[30, 1], [32, 3], [63, 1], [65, 3]]) expect(bitAt(d, m.stride, x!, y!)).toBe(1);
+    expect(bitAt(d, m.stride, 33, 2)).toBe(0);
+  });
+});
+
+describe('diffImages', () => {
+  const base = blankImage(200, 120);
+  strokeRect(base, 10, 10, 180, 100, 2);
+  drawLine(base, 20, 20, 180, 100, 2);
+  fillRect(base, 40, 60, 30, 3, 0);
+
+  it('identical images: score 1, nothing changed', () => {
+    const d = diffImages(base, base);
+    expect(d.score).toBe(1);
+    expect(d.stats.added_px + d.stats.removed_px).toBe(0);
+    expect(d.stats.unchanged_px).toBeGreaterThan(500);
+  });
+
+  it('counts added and removed ink exactly, and a 1 px shift or faint AA change never counts', () => {
+    const b = blankImage(200, 120);
+    strokeRect(b, 11, 10, 180, 100, 2); // shifted 1 px: tolerated
+    drawLine(b, 20, 21, 180, 101, 2);
+    fillRect(b, 100, 30, 10, 10, 0); // added 100 px
+    // the 30x3 bar removed (90 px); a faint copy of it (grey 190) must not hide the removal
+    fillRect(b, 40, 60, 30, 3, 190);
+    const d = diffImages(base, b);
+    expect(d.stats.added_px).toBe(100);
+    // removal is hidden by faint ink within 1 px: weak ink suppresses it — document that behaviour
+    expect(d.stats.removed_px).toBe(0);
+    const c = blankImage(200, 120);
+    strokeRect(c, 11, 10, 180, 100, 2);
+    drawLine(c, 20, 21, 180, 101, 2);
+    const d2 = diffImages(base, c);
+    expect(d2.stats.removed_px).toBe(90);
+    expect(d2.stats.added_px).toBe(0);
+    expect(d2.score).toBeCloseTo(1 - 90 / (d2.stats.unchanged_px + 90), 10);
+    expect(d2.stats.changed_fraction).toBeCloseTo(1 - d2.score, 12);
+    // changed masks hold exactly those pixels
+    expect(countBits(d2.removed)).toBe(90);
+    expect(bitAt(d2.removed, d2.stride, 41, 61)).toBe(1);
+  });
+
+  it('samples B through the transform (B shifted by +7,−3 → transform maps back)', () => {
+    const b = blankImage(200, 120);
+    strokeRect(b, 17, 7, 180, 100, 2);
+    drawLine(b, 27, 17, 187, 97, 2);
+    fillRect(b, 47, 57, 30, 3, 0);
+    const d = diffImages(base, b, [1, 0, -7, 0, 1, 3]);
+    expect(d.stats.added_px + d.stats.removed_px).toBe(0);
+    const none = diffImages(base, b);
+    expect(none.score).toBeLessThan(0.5);
+  });
+
+  it('rotated + scaled + blurred resampling of a drawing stays below 0.2 % changed', () => {
+    const r = rng(5);
+    const img = blankImage(600, 400);
+    for (let i = 0; i < 60; i++) drawLine(img, r() * 600, r() * 400, r() * 600, r() * 400, 1 + Math.floor(r() * 3));
+    const th = (0.7 * Math.PI) / 180, s = 1.013;
+    const t = [s * Math.cos(th), -s * Math.sin(th), 5.3, s * Math.sin(th), s * Math.cos(th), -4.6]; // B → A
+    const inv = [t[4]! / (s * s), -t[1]! / (s * s), 0, -t[3]! / (s * s), t[0]! / (s * s), 0];
+    inv[2] = -(inv[0]! * t[2]! + inv[1]! * t[5]!);
+    inv[5] = -(inv[3]! * t[2]! + inv[4]! * t[5]!);
+    const b = warpAffine(img, inv); // B such that B pixels map to A through t
+    const d = diffImages(img, b, t);
+    expect(d.stats.unchanged_px).toBeGreaterThan(5000);
+    expect(d.stats.changed_fraction).toBeLessThan(0.002);
+    // and the aligned grey copy lines up with A within the tolerance
+    const al = alignGrey(b, t, 600, 400);
+    expect(diffImages(img, al).stats.changed_fraction).toBeLessThan(0.002);
+  });
+
+  it('warpMasks leaves words outside B empty and identity returns the same masks', () => {
+    const m = packInk(base);
+    expect(warpMasks(m, [1, 0, 0, 0, 1, 0], 200, 120)).toBe(m);
+    const far = warpMasks(m, [1, 0, 1000, 0, 1, 0], 200, 120);
+    expect(countBits(far.weak)).toBe(0);
+  });
+});
+
+describe('renderOverlay', () => {
+  it('colours added green, removed red, unchanged dark grey, paper white; palettes differ', () => {
+    const a = blankImage(64, 8);
+    fillRect(a, 0, 0, 4, 4, 0); // unchanged
+    fillRect(a, 10, 0, 4, 4, 0); // removed
+    const b = blankImage(64, 8);
+    fillRect(b, 0, 0, 4, 4, 0);
+    fillRect(b, 40, 4, 4, 4, 0); // added
+    const d = diffImages(a, b);
+    const px = (img: { data: Uint8Array; width: number }, x: number, y: number): number[] =>
+      Array.from(img.data.subarray((y * img.width + x) * 3, (y * img.width + x) * 3 + 3));
+    const o = renderOverlay(d, 'combined');
+    expect(px(o, 1, 1)).toEqual([70, 70, 70]);
+    expect(px(o, 11, 1)).toEqual([225, 20, 20]);
+    expect(px(o, 41, 5)).toEqual([0, 170, 0]);
+    expect(px(o, 30, 3)).toEqual([255, 255, 255]);
+    const cb = renderOverlay(d, 'combined', 'colorblind');
+    expect(px(cb, 41, 5)).toEqual([0, 114, 178]);
+    expect(px(cb, 11, 1)).toEqual([230, 120, 0]);
+    const add = renderOverlay(d, 'additions');
+    expect(px(add, 11, 1)).toEqual([255, 255, 255]); // A-only ink is not shown
+    expect(px(add, 41, 5)).toEqual([0, 170, 0]);
+    const del = renderOverlay(d, 'deletions');
+    expect(px(del, 11, 1)).toEqual([225, 20, 20]);
+    expect(px(del, 41, 5)).toEqual([255, 255, 255]);
+  });
+});

@@ -1,0 +1,360 @@
+// Pixel comparison of two sheet renders on 1-bit packed ink masks (sheet pixels of A, origin top-left).
+//
+// Masks: bit (x & 31) of word (y·stride + x>>5) is pixel (x, y). Two masks per image:
+//   strong = grey < inkThreshold   (the ink that counts),
+//   weak   = grey < weakThreshold  (also faint anti-aliased edges and light fills).
+// A pixel is a change only when it is strong ink on one side and there is not even weak ink within
+// 1 px (3x3 dilation) on the other side:
+//   added   = strongB ∧ ¬dilate(weakA),   removed = strongA ∧ ¬dilate(weakB).
+// The weak/strong split (hysteresis) is what keeps anti-aliasing and sub-pixel ghosts of a resampled
+// line from counting: a line that went from 150 to 190 grey after resampling is still weak ink.
+// B is sampled through the transform (nearest neighbour) straight into A's frame from B's own packed
+// masks, word by word, skipping words whose source bits are all paper: no warped grey copy is made.
+import type { GreyImage } from '../types';
+import { invertAffine, type Affine } from './register';
+
+export interface DiffOptions {
+  /** Grey below this is ink (0–255). Default 160: keeps light grey fills (≈ 176–240) out of the count. */
+  inkThreshold?: number;
+  /** Grey below this is faint ink, used only as tolerance. Default 208. Must be ≥ inkThreshold. */
+  weakThreshold?: number;
+}
+
+export interface DiffStats {
+  /** Strong-ink pixels of aligned B with no ink of A within 1 px. */
+  added_px: number;
+  /** Strong-ink pixels of A with no ink of aligned B within 1 px. */
+  removed_px: number;
+  /** Strong-ink pixels of A ∪ aligned B that are neither added nor removed. */
+  unchanged_px: number;
+  /** (added_px + removed_px) / (strong-ink pixels of A ∪ aligned B); 0 when there is no ink at all. */
+  changed_fraction: number;
+}
+
+export interface DiffResult {
+  width: number;
+  height: number;
+  /** Uint32 words per mask row. */
+  stride: number;
+  strongA: Uint32Array;
+  weakA: Uint32Array;
+  /** B's masks resampled into A's frame. */
+  strongB: Uint32Array;
+  weakB: Uint32Array;
+  added: Uint32Array;
+  removed: Uint32Array;
+  stats: DiffStats;
+  /**
+   * Similarity in [0, 1]: 1 − changed ink / union ink = 1 − stats.changed_fraction.
+   * 1 means no ink differs after alignment (beyond the 1 px tolerance).
+   */
+  score: number;
+}
+
+export interface InkMasks {
+  width: number;
+  height: number;
+  stride: number;
+  strong: Uint32Array;
+  weak: Uint32Array;
+}
+
+const H = 0x80808080;
+
+/**
+ * SWAR "byte < t" for the 4 bytes of w: returns a word with bit 7 of each byte set where byte < t.
+ * For t ≤ 128: byte ≥ t ⟺ high bit set or low 7 bits ≥ t. For t > 128: byte ≥ t ⟺ high bit set and
+ * low 7 bits ≥ t − 128. (w | H) − T never borrows across bytes because every byte is ≥ 0x80 and T's
+ * bytes are ≤ 0x80.
+ */
+function lessThanMask(w: number, T: number, high: boolean): number {
+  const d = ((w | H) >>> 0) - T;
+  const ge = high ? d & w & H : (d | w) & H;
+  return ~ge & H;
+}
+
+/** Gather bit 7 of each byte (pixel 0..3) into a nibble. */
+function nibble(m: number): number {
+  return (Math.imul(m >>> 7, 0x204081) >>> 21) & 0xf;
+}
+
+function thresholdConst(t: number): { T: number; high: boolean } {
+  if (!(t >= 1 && t <= 255) || !Number.isInteger(t)) throw new Error(`Expected an integer ink threshold in 1..255 but received ${t}`);
+  return t > 128 ? { T: (t - 128) * 0x01010101, high: true } : { T: (t * 0x01010101) >>> 0, high: false };
+}
+
+/**
+ * Pack a grey image into strong/weak ink masks, 32 pixels per step: each row is copied into an aligned
+ * scratch row padded with paper so a Uint32 view reads 4 pixels per load; groups of 8 words whose
+ * bytes are all ≥ weakThreshold (the common case: paper) are skipped with one test.
+ */
+export function packInk(img: GreyImage, inkThreshold = 160, weakThreshold = 208): InkMasks {
+  if (weakThreshold < inkThreshold) throw new Error(`Expected weakThreshold ≥ inkThreshold but received ${weakThreshold} < ${inkThreshold}`);
+  const { width: W, height: Ht, data } = img;
+  const stride = Math.ceil(W / 32);
+  const strong = new Uint32Array(stride * Ht);
+  const weak = new Uint32Array(stride * Ht);
+  const row = new Uint8Array(stride * 32);
+  const r32 = new Uint32Array(row.buffer);
+  const s = thresholdConst(inkThreshold), wk = thresholdConst(weakThreshold);
+  const sT = s.T, sH = s.high, wT = wk.T, wH = wk.high;
+  row.fill(255);
+  for (let y = 0; y < Ht; y++) {
+    row.set(data.subarray(y * W, y * W + W));
+    const ob = y * stride;
+    for (let k = 0; k < stride; k++) {
+      const b = k * 8;
+      const w0 = r32[b]!, w1 = r32[b + 1]!, w2 = r32[b + 2]!, w3 = r32[b + 3]!;
+      const w4 = r32[b + 4]!, w5 = r32[b + 5]!, w6 = r32[b + 6]!, w7 = r32[b + 7]!;
+      // AND of the bytes is ≤ each byte: if it is paper-light everywhere, so are all 32 pixels.
+      if (lessThanMask(w0 & w1 & w2 & w3 & w4 & w5 & w6 & w7, wT, wH) === 0) continue;
+      const wm =
+        nibble(lessThanMask(w0, wT, wH)) | (nibble(lessThanMask(w1, wT, wH)) << 4) |
+        (nibble(lessThanMask(w2, wT, wH)) << 8) | (nibble(lessThanMask(w3, wT, wH)) << 12) |
+        (nibble(lessThanMask(w4, wT, wH)) << 16) | (nibble(lessThanMask(w5, wT, wH)) << 20) |
+        (nibble(lessThanMask(w6, wT, wH)) << 24) | (nibble(lessThanMask(w7, wT, wH)) << 28);
+      weak[ob + k] = wm;
+      strong[ob + k] =
+        nibble(lessThanMask(w0, sT, sH)) | (nibble(lessThanMask(w1, sT, sH)) << 4) |
+        (nibble(lessThanMask(w2, sT, sH)) << 8) | (nibble(lessThanMask(w3, sT, sH)) << 12) |
+        (nibble(lessThanMask(w4, sT, sH)) << 16) | (nibble(lessThanMask(w5, sT, sH)) << 20) |
+        (nibble(lessThanMask(w6, sT, sH)) << 24) | (nibble(lessThanMask(w7, sT, sH)) << 28);
+    }
+  }
+  return { width: W, height: Ht, stride, strong, weak };
+}
+
+function isIdentity(t: readonly number[]): boolean {
+  return t[0] === 1 && t[1] === 0 && t[2] === 0 && t[3] === 0 && t[4] === 1 && t[5] === 0;
+}
+
+/**
+ * Resample B's masks into an outW x outH frame through `t` (B → A), nearest neighbour. Works per
+ * 32-pixel output word: when every source word the output word can touch is empty, the word stays 0.
+ */
+export function warpMasks(src: InkMasks, t: readonly number[], outW: number, outH: number): InkMasks {
+  const stride = Math.ceil(outW / 32);
+  if (isIdentity(t) && src.width === outW && src.height === outH) return src;
+  const strong = new Uint32Array(stride * outH);
+  const weak = new Uint32Array(stride * outH);
+  const inv = invertAffine(t);
+  const ia = inv[0], ib = inv[1], ic = inv[2], id = inv[3], ie = inv[4], iF = inv[5];
+  const SW = src.width, SH = src.height, ss = src.stride, sw = src.weak, sst = src.strong;
+  for (let y = 0; y < outH; y++) {
+    // +0.5 so floor() rounds to the nearest source pixel centre.
+    const rx = ib * y + ic + 0.5, ry = ie * y + iF + 0.5;
+    const ob = y * stride;
+    for (let k = 0; k < stride; k++) {
+      const x0 = k * 32;
+      const x1 = Math.min(outW, x0 + 32) - 1;
+      const sx0 = Math.floor(rx + ia * x0), sy0 = Math.floor(ry + id * x0);
+      const sx1 = Math.floor(rx + ia * x1), sy1 = Math.floor(ry + id * x1);
+      const lx = Math.max(0, Math.min(sx0, sx1)), hx = Math.min(SW - 1, Math.max(sx0, sx1));
+      const ly = Math.max(0, Math.min(sy0, sy1)), hy = Math.min(SH - 1, Math.max(sy0, sy1));
+      if (lx > hx || ly > hy) continue; // entirely outside B: paper
+      let any = 0;
+      const kx0 = lx >> 5, kx1 = hx >> 5;
+      for (let yy = ly; yy <= hy && any === 0; yy++) {
+        const rb = yy * ss;
+        for (let kk = kx0; kk <= kx1; kk++) any |= sw[rb + kk]!;
+      }
+      if (any === 0) continue;
+      let wm = 0, sm = 0;
+      for (let x = x0; x <= x1; x++) {
+        const sx = Math.floor(rx + ia * x), sy = Math.floor(ry + id * x);
+        if (sx < 0 || sy < 0 || sx >= SW || sy >= SH) continue;
+        const wi = sy * ss + (sx >>> 5), sh = sx & 31;
+        wm |= ((sw[wi]! >>> sh) & 1) << (x - x0);
+        sm |= ((sst[wi]! >>> sh) & 1) << (x - x0);
+      }
+      weak[ob + k] = wm;
+      strong[ob + k] = sm;
+    }
+  }
+  return { width: outW, height: outH, stride, strong, weak };
+}
+
+/** Horizontal 3-px dilation of every row (carry bits across word boundaries). */
+export function dilateRows(m: Uint32Array, stride: number, height: number): Uint32Array {
+  const out = new Uint32Array(m.length);
+  for (let y = 0; y < height; y++) {
+    const b = y * stride;
+    let prev = 0;
+    let cur = m[b]!;
+    for (let k = 0; k < stride; k++) {
+      const next = k + 1 < stride ? m[b + k + 1]! : 0;
+      if ((prev | cur | next) !== 0) {
+        out[b + k] = cur | (cur << 1) | (prev >>> 31) | (cur >>> 1) | (next << 31);
+      }
+      prev = cur;
+      cur = next;
+    }
+  }
+  return out;
+}
+
+/** Full 3x3 dilation (for tests and callers that want the mask itself). */
+export function dilate3x3(m: Uint32Array, stride: number, height: number): Uint32Array {
+  const h = dilateRows(m, stride, height);
+  const out = new Uint32Array(m.length);
+  for (let y = 0; y < height; y++) {
+    const b = y * stride, up = y > 0 ? b - stride : -1, dn = y + 1 < height ? b + stride : -1;
+    for (let k = 0; k < stride; k++) {
+      out[b + k] = h[b + k]! | (up >= 0 ? h[up + k]! : 0) | (dn >= 0 ? h[dn + k]! : 0);
+    }
+  }
+  return out;
+}
+
+export function popcount32(v: number): number {
+  v = v - ((v >>> 1) & 0x55555555);
+  v = (v & 0x33333333) + ((v >>> 2) & 0x33333333);
+  return (Math.imul((v + (v >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24);
+}
+
+/** Zero the padding bits beyond `width` in the last word of every row (so counts stay exact). */
+function clearPadding(m: Uint32Array, stride: number, height: number, width: number): void {
+  const rem = width & 31;
+  if (rem === 0) return;
+  const keep = (1 << rem) - 1;
+  for (let y = 0; y < height; y++) m[y * stride + stride - 1]! &= keep;
+}
+
+/**
+ * Compare A with B (B mapped into A's frame by `transform`, B → A). Output is in A's pixel frame.
+ */
+export function diffImages(a: GreyImage, b: GreyImage, transform: readonly number[] = [1, 0, 0, 0, 1, 0], opts: DiffOptions = {}): DiffResult {
+  const it = opts.inkThreshold ?? 160, wt = opts.weakThreshold ?? 208;
+  const ma = packInk(a, it, wt);
+  const mb0 = packInk(b, it, wt);
+  const mb = warpMasks(mb0, transform, a.width, a.height);
+  return diffMasks(ma, mb);
+}
+
+/** The mask-level part of diffImages, for callers that already hold packed masks in one frame. */
+export function diffMasks(ma: InkMasks, mb: InkMasks): DiffResult {
+  const { width, height, stride } = ma;
+  if (mb.width !== width || mb.height !== height) throw new Error('Masks must share one frame');
+  for (const m of [ma.strong, ma.weak, mb.strong, mb.weak]) clearPadding(m, stride, height, width);
+  const hA = dilateRows(ma.weak, stride, height);
+  const hB = dilateRows(mb.weak, stride, height);
+  const added = new Uint32Array(stride * height);
+  const removed = new Uint32Array(stride * height);
+  const sA = ma.strong, sB = mb.strong;
+  let addedPx = 0, removedPx = 0, unionPx = 0;
+  for (let y = 0; y < height; y++) {
+    const b = y * stride;
+    const up = y > 0 ? b - stride : b, dn = y + 1 < height ? b + stride : b;
+    for (let k = 0; k < stride; k++) {
+      const sa = sA[b + k]!, sb = sB[b + k]!;
+      const u = sa | sb;
+      if (u === 0) continue;
+      unionPx += popcount32(u);
+      const rem = sa & ~(hB[up + k]! | hB[b + k]! | hB[dn + k]!);
+      const add = sb & ~(hA[up + k]! | hA[b + k]! | hA[dn + k]!);
+      if (rem !== 0) { removed[b + k] = rem; removedPx += popcount32(rem); }
+      if (add !== 0) { added[b + k] = add; addedPx += popcount32(add); }
+    }
+  }
+  const changed = addedPx + removedPx;
+  const changedFraction = unionPx > 0 ? changed / unionPx : 0;
+  return {
+    width,
+    height,
+    stride,
+    strongA: ma.strong,
+    weakA: ma.weak,
+    strongB: mb.strong,
+    weakB: mb.weak,
+    added,
+    removed,
+    stats: { added_px: addedPx, removed_px: removedPx, unchanged_px: unionPx - changed, changed_fraction: changedFraction },
+    score: 1 - changedFraction,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Overlays
+
+export type OverlayKind = 'combined' | 'additions' | 'deletions';
+export type PaletteName = 'standard' | 'colorblind';
+
+/** RGB triples. 'colorblind' uses blue/orange, distinguishable with protanopia and deuteranopia. */
+export const PALETTES: Record<PaletteName, { added: [number, number, number]; removed: [number, number, number]; ink: [number, number, number]; faint: [number, number, number] }> = {
+  standard: { added: [0, 170, 0], removed: [225, 20, 20], ink: [70, 70, 70], faint: [200, 200, 200] },
+  colorblind: { added: [0, 114, 178], removed: [230, 120, 0], ink: [70, 70, 70], faint: [200, 200, 200] },
+};
+
+export interface RgbImage {
+  width: number;
+  height: number;
+  channels: 3;
+  data: Uint8Array;
+}
+
+/**
+ * Render an overlay as RGB (3 bytes per pixel) from the masks only: white prefill (memset speed), then
+ * only the words holding ink are visited, bit by bit. Colours: added / removed from the palette,
+ * unchanged strong ink dark grey, faint-only ink light grey.
+ *   combined  — A ∪ B ink, removed and added coloured;
+ *   additions — B's ink, added coloured;
+ *   deletions — A's ink, removed coloured.
+ */
+export function renderOverlay(d: DiffResult, kind: OverlayKind = 'combined', palette: PaletteName = 'standard', out?: Uint8Array): RgbImage {
+  const { width, height, stride } = d;
+  const n = width * height * 3;
+  const data = out && out.length >= n ? out.subarray(0, n) : new Uint8Array(n);
+  data.fill(255);
+  const p = PALETTES[palette];
+  const [ar, ag, ab] = p.added, [rr, rg, rb] = p.removed, [ir, ig, ib] = p.ink, [fr, fg, fb] = p.faint;
+  const useA = kind !== 'additions', useB = kind !== 'deletions';
+  const showAdd = kind !== 'deletions', showRem = kind !== 'additions';
+  const { weakA, weakB, strongA, strongB, added, removed } = d;
+  for (let y = 0; y < height; y++) {
+    const b = y * stride;
+    const rowBase = y * width;
+    for (let k = 0; k < stride; k++) {
+      let m = (useA ? weakA[b + k]! : 0) | (useB ? weakB[b + k]! : 0);
+      if (m === 0) continue;
+      const st = (useA ? strongA[b + k]! : 0) | (useB ? strongB[b + k]! : 0);
+      const ad = showAdd ? added[b + k]! : 0;
+      const rm = showRem ? removed[b + k]! : 0;
+      const x0 = k << 5;
+      while (m !== 0) {
+        const bit = m & -m;
+        const j = 31 - Math.clz32(bit);
+        m ^= bit;
+        const o = (rowBase + x0 + j) * 3;
+        if ((ad & bit) !== 0) { data[o] = ar; data[o + 1] = ag; data[o + 2] = ab; }
+        else if ((rm & bit) !== 0) { data[o] = rr; data[o + 1] = rg; data[o + 2] = rb; }
+        else if ((st & bit) !== 0) { data[o] = ir; data[o + 1] = ig; data[o + 2] = ib; }
+        else { data[o] = fr; data[o + 1] = fg; data[o + 2] = fb; }
+      }
+    }
+  }
+  return { width, height, channels: 3, data };
+}
+
+/**
+ * B resampled into A's frame (outW x outH), nearest neighbour, white outside B: the "aligned B" image.
+ * Only made on request (it is a full grey copy); the compare itself never needs it.
+ */
+export function alignGrey(b: GreyImage, transform: readonly number[], outW: number, outH: number): GreyImage {
+  const out = new Uint8Array(outW * outH);
+  if (isIdentity(transform) && b.width === outW && b.height === outH) {
+    out.set(b.data);
+    return { width: outW, height: outH, data: out };
+  }
+  const inv = invertAffine(transform as Affine);
+  const [ia, ib, ic, id, ie, iF] = inv;
+  const SW = b.width, SH = b.height, s = b.data;
+  for (let y = 0; y < outH; y++) {
+    const rx = ib * y + ic + 0.5, ry = ie * y + iF + 0.5;
+    const ob = y * outW;
+    for (let x = 0; x < outW; x++) {
+      const sx = Math.floor(rx + ia * x), sy = Math.floor(ry + id * x);
+      out[ob + x] = sx < 0 || sy < 0 || sx >= SW || sy >= SH ? 255 : s[sy * SW + sx]!;
+    }
+  }
+  return { width: outW, height: outH, data: out };
+}
