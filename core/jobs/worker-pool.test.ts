@@ -1,0 +1,128 @@
+import { createHash } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ApiError } from '../domain/errors';
+import {
+  createWorkerPool,
+  PoolClosedError,
+  WorkerCrashedError,
+  WorkerTaskError,
+  type WorkerPool,
+} from './worker-pool';
+import { TEST_REGISTRY_URL, type TestWorkerTasks } from './worker-tasks.test-support';
+
+const pools: WorkerPool<TestWorkerTasks>[] = [];
+function pool(size: number): WorkerPool<TestWorkerTasks> {
+  const p = createWorkerPool<TestWorkerTasks>({ size, registryUrl: TEST_REGISTRY_URL });
+  pools.push(p);
+  return p;
+}
+afterEach(async () => {
+  await Promise.all(pools.splice(0).map((p) => p.close()));
+});
+
+/** A deterministic 8-bit "image": a gradient with a dark diagonal. */
+function image(width: number, height: number): Uint8Array {
+  const px = new Uint8Array(width * height);
+  for (let y = 0; y < height; y++)
+    for (let x = 0; x < width; x++) px[y * width + x] = x === y ? 10 : (x * 7 + y * 3) % 256;
+  return px;
+}
+
+describe('worker pool', () => {
+  it('runs a pixel loop on a transferred 16-megapixel buffer and moves the result back', async () => {
+    const p = pool(2);
+    const w = 4096;
+    const h = 4096;
+    const px = image(w, h);
+    // Expected values computed here on the main thread, independently of the worker.
+    let expectedInk = 0;
+    for (let i = 0; i < px.length; i++) if (px[i]! < 128) expectedInk++;
+    const probe = [0, 1, w + 1, 12345, px.length - 1].map((i) => [i, px[i]! < 128 ? 255 : 0]);
+
+    const out = await p.run('grey.threshold', { pixels: px, threshold: 128 }, [
+      px.buffer as ArrayBuffer,
+    ]);
+    expect(px.byteLength).toBe(0); // moved to the worker, not copied
+    expect(out.ink).toBe(expectedInk);
+    expect(out.pixels.length).toBe(w * h);
+    for (const [i, v] of probe) expect(out.pixels[i!]).toBe(v);
+  });
+
+  it('hashes a large buffer in a worker with the same digest as the main thread', async () => {
+    const p = pool(1);
+    const data = image(2048, 2048);
+    const expected = createHash('sha256').update(data).digest('hex');
+    await expect(p.run('sha256', { data })).resolves.toBe(expected);
+    expect(data.byteLength).toBe(2048 * 2048); // copied, not transferred: still usable here
+  });
+
+  it('runs tasks in parallel up to its size and queues the rest', async () => {
+    const p = pool(2);
+    // Warm both workers so start-up time does not blur the timing below.
+    await Promise.all([p.run('test.spin', { ms: 1 }), p.run('test.spin', { ms: 1 })]);
+    expect(p.stats().workers).toBe(2);
+    const runs = [1, 2, 3].map(() => p.run('test.spin', { ms: 300 }));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(p.stats()).toMatchObject({ busy: 2, queued: 1 });
+    await Promise.all(runs);
+    expect(p.stats()).toMatchObject({ busy: 0, queued: 0, workers: 2, started: 2 });
+  });
+
+  it('rejects with the task error and keeps an ApiError code across the thread hop', async () => {
+    const p = pool(1);
+    const plain = await p.run('test.throw', { message: 'bad input' }).catch((e: unknown) => e);
+    expect(plain).toBeInstanceOf(WorkerTaskError);
+    expect((plain as Error).message).toBe('bad input');
+    const api = await p
+      .run('test.throwApiError', { detail: 'dpi must be positive' })
+      .catch((e: unknown) => e);
+    expect(api).toBeInstanceOf(ApiError);
+    expect(api).toMatchObject({ code: 'validation_error', detail: 'dpi must be positive' });
+    expect(p.stats()).toMatchObject({ crashed: 0, started: 1 });
+  });
+
+  it('fails only the task of a crashed worker and carries on with a new one', async () => {
+    const p = pool(1);
+    const first = await p.run('test.threadId', undefined);
+    await expect(p.run('test.exit', undefined)).rejects.toBeInstanceOf(WorkerCrashedError);
+    await expect(p.run('test.uncaught', undefined)).rejects.toThrow(/uncaught in worker/);
+    const after = await p.run('test.threadId', undefined);
+    expect(after).not.toBe(first);
+    expect(p.stats()).toMatchObject({ crashed: 2, started: 3, workers: 1 });
+  });
+
+  it('abort terminates the worker running a non-yielding loop and replaces it', async () => {
+    const p = pool(1);
+    const before = await p.run('test.threadId', undefined);
+    const ac = new AbortController();
+    const t0 = Date.now();
+    const spinning = p.run('test.spin', { ms: 30_000 }, [], ac.signal);
+    const queued = p.run('test.spin', { ms: 30_000 }, [], ac.signal);
+    setTimeout(() => ac.abort(new Error('stop now')), 100);
+    await expect(spinning).rejects.toThrow('stop now');
+    await expect(queued).rejects.toThrow('stop now');
+    expect(Date.now() - t0).toBeLessThan(5_000);
+    expect(p.stats()).toMatchObject({ aborted: 1, workers: 0, queued: 0 });
+    const after = await p.run('test.threadId', undefined);
+    expect(after).not.toBe(before);
+    // An already-aborted signal never reaches a worker.
+    await expect(
+      p.run('test.spin', { ms: 10 }, [], AbortSignal.abort(new Error('late'))),
+    ).rejects.toThrow('late');
+  });
+
+  it('close rejects running and queued tasks', async () => {
+    const p = pool(1);
+    const running = p.run('test.spin', { ms: 30_000 }).catch((e: unknown) => e);
+    const queued = p.run('test.spin', { ms: 10 }).catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 50));
+    await p.close();
+    expect(await running).toBeInstanceOf(PoolClosedError);
+    expect(await queued).toBeInstanceOf(PoolClosedError);
+    await expect(p.run('test.spin', { ms: 1 })).rejects.toBeInstanceOf(PoolClosedError);
+  });
+
+  it('validates its size', () => {
+    expect(() => createWorkerPool({ size: 0 })).toThrow(/positive integer for size but received 0/);
+  });
+});

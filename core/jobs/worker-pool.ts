@@ -1,0 +1,297 @@
+// A pool of worker threads for CPU-heavy pure-JS work (pixel loops, matching, hashing), so the
+// HTTP event loop stays responsive while a drawing set is processed (architecture.md, habit 5).
+// sharp needs none of this: it already runs on libuv's threads.
+//
+// - Each worker runs one task at a time; extra tasks wait in FIFO order.
+// - Workers start lazily (first use) up to `size`, and are unref'd while idle so an idle pool
+//   never keeps the process alive.
+// - A worker that crashes (uncaught error, process.exit, out of memory) fails only its task with
+//   WorkerCrashedError; the pool drops it and starts a fresh one on the next demand.
+// - Aborting a task's signal while it runs terminates its worker (pure JS loops cannot be
+//   interrupted any other way) and rejects with the signal's reason; a fresh worker replaces it on
+//   the next demand. Aborting a queued task just removes it.
+//
+// Where the worker code comes from:
+// - From TypeScript source (dev, tests, headless `node --import tsx`), the default `workerUrl` is
+//   ./worker-entry.ts; a .ts worker is started through worker-bootstrap.mjs, which registers tsx
+//   in the thread first (Node 20 does not apply `execArgv: ['--import', 'tsx']` to a worker's
+//   entry module).
+// - A bundled build (electron-vite) emits worker-entry.ts as its own entry, e.g. with
+//   `import workerPath from '../jobs/worker-entry?modulePath'` or an extra rollup input producing
+//   out/main/worker-entry.js, and passes that built .js file as `workerUrl`; a .js/.mjs worker is
+//   started directly, without tsx.
+import { availableParallelism } from 'node:os';
+import { Worker, type TransferListItem } from 'node:worker_threads';
+import { ApiError, isProblemCode } from '../domain/errors';
+import type { WorkerTasks } from './worker-tasks';
+import type {
+  SerializedError,
+  TaskArgs,
+  TaskRequest,
+  TaskResponse,
+  TaskResult,
+  WorkerTaskRegistry,
+} from './worker-protocol';
+
+export interface WorkerPoolOptions {
+  /** Number of worker threads. Default: the cores Node reports available (at least 1). */
+  size?: number;
+  /** The worker module. Default ./worker-entry.ts beside this file (see the header comment). */
+  workerUrl?: URL;
+  /** A module exporting WORKER_TASKS to use instead of the built-in registry (tests). */
+  registryUrl?: URL;
+}
+
+export interface WorkerPoolStats {
+  size: number;
+  /** Live workers (started, not crashed or terminated). */
+  workers: number;
+  busy: number;
+  queued: number;
+  /** Workers started so far, including replacements. */
+  started: number;
+  crashed: number;
+  /** Workers terminated because their running task was aborted. */
+  aborted: number;
+}
+
+export interface WorkerPool<R extends WorkerTaskRegistry = WorkerTasks> {
+  readonly size: number;
+  /**
+   * Runs `task` with `args` on a worker. `transferList` moves buffers instead of copying them
+   * (the caller must not use them afterwards). Rejects with the task's error (an ApiError keeps its
+   * code), WorkerCrashedError, the signal's reason when aborted, or PoolClosedError.
+   */
+  run<K extends keyof R & string>(
+    task: K,
+    args: TaskArgs<R[K]>,
+    transferList?: readonly TransferListItem[],
+    signal?: AbortSignal,
+  ): Promise<TaskResult<R[K]>>;
+  stats(): WorkerPoolStats;
+  /** Rejects queued tasks, terminates every worker (running tasks reject with PoolClosedError). */
+  close(): Promise<void>;
+}
+
+/** A task failed inside the worker; `name` is the original error's name. */
+export class WorkerTaskError extends Error {
+  constructor(
+    message: string,
+    readonly originalName: string,
+  ) {
+    super(message);
+    this.name = 'WorkerTaskError';
+  }
+}
+
+export class WorkerCrashedError extends Error {
+  constructor(task: string, cause: string) {
+    super(`The worker running task '${task}' crashed: ${cause}`);
+    this.name = 'WorkerCrashedError';
+  }
+}
+
+export class PoolClosedError extends Error {
+  constructor() {
+    super('The worker pool is closed.');
+    this.name = 'PoolClosedError';
+  }
+}
+
+interface Pending {
+  id: number;
+  task: string;
+  args: unknown;
+  transferList: readonly TransferListItem[];
+  signal: AbortSignal | undefined;
+  onAbort: (() => void) | undefined;
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
+}
+
+interface Slot {
+  worker: Worker;
+  current: Pending | undefined;
+  /** Set when the pool itself ends this worker: its exit is not a crash. */
+  retired: boolean;
+}
+
+const BOOTSTRAP_URL = new URL('./worker-bootstrap.mjs', import.meta.url);
+const DEFAULT_WORKER_URL = new URL('./worker-entry.ts', import.meta.url);
+
+export function defaultPoolSize(): number {
+  return Math.max(1, availableParallelism());
+}
+
+export function createWorkerPool<R extends WorkerTaskRegistry = WorkerTasks>(
+  options: WorkerPoolOptions = {},
+): WorkerPool<R> {
+  const size = options.size ?? defaultPoolSize();
+  if (!Number.isInteger(size) || size < 1) {
+    throw new RangeError(`Expected a positive integer for size but received ${String(size)}.`);
+  }
+  const workerUrl = options.workerUrl ?? DEFAULT_WORKER_URL;
+  const fromSource = workerUrl.pathname.endsWith('.ts');
+
+  const slots = new Set<Slot>();
+  const queue: Pending[] = [];
+  let nextId = 1;
+  let closed = false;
+  const counters = { started: 0, crashed: 0, aborted: 0 };
+
+  function spawn(): Slot {
+    const workerData = {
+      entry: workerUrl.href,
+      ...(options.registryUrl ? { registry: options.registryUrl.href } : {}),
+    };
+    // execArgv: [] so flags of the parent (e.g. --inspect with a fixed port) are not inherited.
+    const worker = new Worker(fromSource ? BOOTSTRAP_URL : workerUrl, { workerData, execArgv: [] });
+    worker.unref();
+    const slot: Slot = { worker, current: undefined, retired: false };
+    counters.started++;
+    worker.on('message', (msg: TaskResponse) => onMessage(slot, msg));
+    worker.on('error', (err) => onCrash(slot, err.message));
+    worker.on('exit', (code) => onCrash(slot, `exited with code ${code}`));
+    slots.add(slot);
+    return slot;
+  }
+
+  function onMessage(slot: Slot, msg: TaskResponse): void {
+    const p = slot.current;
+    if (!p || p.id !== msg.id) return;
+    slot.current = undefined;
+    slot.worker.unref();
+    settle(p);
+    if (msg.ok) p.resolve(msg.value);
+    else p.reject(reviveError(msg.error));
+    dispatch();
+  }
+
+  /** 'error' then 'exit' both arrive for one crash; the first one handles it. */
+  function onCrash(slot: Slot, cause: string): void {
+    if (!slots.delete(slot)) return;
+    if (slot.retired) return;
+    counters.crashed++;
+    void slot.worker.terminate();
+    const p = slot.current;
+    slot.current = undefined;
+    if (p) {
+      settle(p);
+      p.reject(new WorkerCrashedError(p.task, cause));
+    }
+    dispatch();
+  }
+
+  function settle(p: Pending): void {
+    if (p.onAbort) p.signal?.removeEventListener('abort', p.onAbort);
+  }
+
+  function dispatch(): void {
+    if (closed) return;
+    while (queue.length > 0) {
+      const next = queue[0]!;
+      if (next.signal?.aborted) {
+        // Its abort listener has not run yet (several tasks share one signal): never start it.
+        queue.shift();
+        settle(next);
+        next.reject(next.signal.reason);
+        continue;
+      }
+      let slot: Slot | undefined;
+      for (const s of slots) if (!s.current) slot = s;
+      if (!slot && slots.size < size) slot = spawn();
+      if (!slot) return;
+      const p = queue.shift()!;
+      slot.current = p;
+      slot.worker.ref();
+      const req: TaskRequest = { id: p.id, task: p.task, args: p.args };
+      try {
+        slot.worker.postMessage(req, p.transferList);
+      } catch (err) {
+        // Arguments that cannot be cloned: the task's own fault, the worker is fine.
+        slot.current = undefined;
+        slot.worker.unref();
+        settle(p);
+        p.reject(err);
+      }
+    }
+  }
+
+  function abort(p: Pending): void {
+    const queuedAt = queue.indexOf(p);
+    if (queuedAt >= 0) {
+      queue.splice(queuedAt, 1);
+    } else {
+      for (const slot of slots) {
+        if (slot.current !== p) continue;
+        slot.retired = true;
+        slot.current = undefined;
+        slots.delete(slot);
+        counters.aborted++;
+        void slot.worker.terminate();
+      }
+    }
+    settle(p);
+    p.reject(p.signal?.reason);
+    dispatch();
+  }
+
+  return {
+    size,
+    run(task, args, transferList = [], signal) {
+      if (closed) return Promise.reject(new PoolClosedError());
+      if (signal?.aborted) return Promise.reject(signal.reason);
+      return new Promise((resolve, reject) => {
+        const p: Pending = {
+          id: nextId++,
+          task,
+          args,
+          transferList,
+          signal,
+          onAbort: undefined,
+          resolve: resolve as (v: unknown) => void,
+          reject,
+        };
+        if (signal) {
+          p.onAbort = () => abort(p);
+          signal.addEventListener('abort', p.onAbort, { once: true });
+        }
+        queue.push(p);
+        dispatch();
+      });
+    },
+    stats() {
+      let busy = 0;
+      for (const s of slots) if (s.current) busy++;
+      return { size, workers: slots.size, busy, queued: queue.length, ...counters };
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      for (const p of queue.splice(0)) {
+        settle(p);
+        p.reject(new PoolClosedError());
+      }
+      const ending: Promise<number>[] = [];
+      for (const slot of [...slots]) {
+        slot.retired = true;
+        slots.delete(slot);
+        const p = slot.current;
+        slot.current = undefined;
+        if (p) {
+          settle(p);
+          p.reject(new PoolClosedError());
+        }
+        ending.push(slot.worker.terminate());
+      }
+      await Promise.all(ending);
+    },
+  };
+}
+
+function reviveError(e: SerializedError): Error {
+  if (e.name === 'ApiError' && e.code && isProblemCode(e.code)) {
+    return new ApiError(e.code, e.detail ?? e.message);
+  }
+  return new WorkerTaskError(e.message, e.name);
+}

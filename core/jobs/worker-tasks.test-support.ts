@@ -1,0 +1,42 @@
+// A worker registry for tests: the real tasks plus tasks that misbehave on purpose (spin without
+// yielding, crash the thread, throw). Loaded inside workers through WorkerPoolOptions.registryUrl.
+import { threadId } from 'node:worker_threads';
+import { ApiError } from '../domain/errors';
+import { WORKER_TASKS as REAL_TASKS } from './worker-tasks';
+import type { WorkerTaskRegistry } from './worker-protocol';
+
+export const WORKER_TASKS = {
+  ...REAL_TASKS,
+  /** Burns CPU for `ms` without ever yielding: only terminating the thread stops it. */
+  'test.spin'(args: { ms: number }): number {
+    const end = Date.now() + args.ms;
+    let n = 0;
+    while (Date.now() < end) n++;
+    return n;
+  },
+  /** The worker thread's id, to tell a replacement worker from the original. */
+  'test.threadId'(): number {
+    return threadId;
+  },
+  /** Ends the worker thread abruptly, as a native crash or OOM would. */
+  'test.exit'(): never {
+    process.exit(7);
+  },
+  /** An error thrown outside the task's promise chain: an uncaught exception in the worker. */
+  'test.uncaught'(): Promise<never> {
+    setTimeout(() => {
+      throw new Error('uncaught in worker');
+    }, 1);
+    return new Promise<never>(() => {});
+  },
+  'test.throwApiError'(args: { detail: string }): never {
+    throw new ApiError('validation_error', args.detail);
+  },
+  'test.throw'(args: { message: string }): never {
+    throw new Error(args.message);
+  },
+} satisfies WorkerTaskRegistry;
+
+export type TestWorkerTasks = typeof WORKER_TASKS;
+
+export const TEST_REGISTRY_URL = new URL('./worker-tasks.test-support.ts', import.meta.url);
