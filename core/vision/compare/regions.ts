@@ -1,0 +1,264 @@
+// Change regions: group the changed ink of a diff (added/removed masks, A's sheet pixels, origin
+// top-left) into the boxes a reviewer would circle.
+//
+//   1. 32x32-px blocks (one mask word wide, 32 rows) with at least `minBlockPx` changed pixels are flagged;
+//   2. flagged blocks closer than `bridgePx` are joined into components (so a callout and its leader stay
+//      together), each component gets the tight box of its changed pixels;
+//   3. overlapping/touching boxes are merged, specks below `minAreaPx` dropped — a region therefore
+//      always holds changed ink: never a region where nothing changed;
+//   4. kind: added / removed when one side dominates; moved when the removed ink reappears displaced as
+//      added ink of the same shape (inside one region, or a removed region paired with an added one);
+//      otherwise modified.
+import type { BBox } from '../types';
+import { popcount32, type DiffResult } from './diff';
+
+export type ChangeKind = 'added' | 'removed' | 'modified' | 'moved';
+
+export interface ChangeRegion {
+  /** Tight box of the changed pixels, A's sheet pixels. */
+  bbox: BBox;
+  /** Changed pixels inside (added + removed). */
+  area_px: number;
+  added_px: number;
+  removed_px: number;
+  kind: ChangeKind;
+  /** 0..1: grows with the amount of changed ink, scaled by the alignment confidence. */
+  confidence: number;
+  /** For `moved` regions found as a removed/added pair: index of the partner region in the result. */
+  moved_with?: number;
+}
+
+export interface RegionOptions {
+  /** Gap (px) across which changed ink is still one region. Default 40. */
+  bridgePx?: number;
+  /** Regions with fewer changed pixels are dropped as specks. Default 24. */
+  minAreaPx?: number;
+  /** A block needs this many changed pixels to seed a region (1–3 px specks are noise). Default 4. */
+  minBlockPx?: number;
+  /** Alignment confidence (0..1) folded into each region's confidence. Default 1. */
+  alignmentConfidence?: number;
+  /** Largest displacement (px) for pairing a removed region with an added one as a move. Default 400. */
+  maxMovePx?: number;
+}
+
+interface Box {
+  x0: number;
+  y0: number;
+  x1: number;
+  y1: number; // inclusive
+}
+
+function emptyBox(): Box {
+  return { x0: Infinity, y0: Infinity, x1: -Infinity, y1: -Infinity };
+}
+
+function boxUnion(a: Box, b: Box): Box {
+  return { x0: Math.min(a.x0, b.x0), y0: Math.min(a.y0, b.y0), x1: Math.max(a.x1, b.x1), y1: Math.max(a.y1, b.y1) };
+}
+
+function boxGap(a: Box, b: Box): number {
+  const gx = Math.max(0, Math.max(a.x0, b.x0) - Math.min(a.x1, b.x1) - 1);
+  const gy = Math.max(0, Math.max(a.y0, b.y0) - Math.min(a.y1, b.y1) - 1);
+  return Math.max(gx, gy);
+}
+
+/** Tight box of the set bits of mask `m` inside block (bx, by); grows `box` in place. */
+function blockBox(m: Uint32Array, stride: number, height: number, bx: number, by: number, box: Box): void {
+  let or = 0;
+  const y0 = by * 32, y1 = Math.min(height, y0 + 32);
+  for (let y = y0; y < y1; y++) {
+    const w = m[y * stride + bx]!;
+    if (w !== 0) {
+      or |= w;
+      if (y < box.y0) box.y0 = y;
+      if (y > box.y1) box.y1 = y;
+    }
+  }
+  if (or !== 0) {
+    const lo = 31 - Math.clz32(or & -or), hi = 31 - Math.clz32(or);
+    if (bx * 32 + lo < box.x0) box.x0 = bx * 32 + lo;
+    if (bx * 32 + hi > box.x1) box.x1 = bx * 32 + hi;
+  }
+}
+
+function bitAt(m: Uint32Array, stride: number, x: number, y: number): number {
+  return (m[y * stride + (x >> 5)]! >>> (x & 31)) & 1;
+}
+
+/** Count set bits of `m` inside `box`. */
+function countIn(m: Uint32Array, stride: number, box: Box): number {
+  let n = 0;
+  for (let y = box.y0; y <= box.y1; y++) for (let x = box.x0; x <= box.x1; x++) n += bitAt(m, stride, x, y);
+  return n;
+}
+
+/**
+ * Does the removed ink in `rb`, shifted by (dx, dy), land on added ink (±1 px) in `ab`?
+ * Returns the matched share of the removed pixels (0..1). Regions are small, so per-pixel is fine.
+ */
+function shapeMatch(d: DiffResult, rb: Box, ab: Box, dx: number, dy: number): number {
+  let hit = 0, tot = 0;
+  const { stride, width, height, removed, added } = d;
+  for (let y = rb.y0; y <= rb.y1; y++) {
+    for (let x = rb.x0; x <= rb.x1; x++) {
+      if (!bitAt(removed, stride, x, y)) continue;
+      tot++;
+      const tx = x + dx, ty = y + dy;
+      let found = 0;
+      for (let yy = ty - 1; yy <= ty + 1 && !found; yy++) {
+        if (yy < ab.y0 - 1 || yy > ab.y1 + 1 || yy < 0 || yy >= height) continue;
+        for (let xx = tx - 1; xx <= tx + 1; xx++) {
+          if (xx < 0 || xx >= width) continue;
+          if (bitAt(added, stride, xx, yy)) { found = 1; break; }
+        }
+      }
+      hit += found;
+    }
+  }
+  return tot > 0 ? hit / tot : 0;
+}
+
+interface Comp {
+  box: Box;
+  addBox: Box;
+  remBox: Box;
+  added: number;
+  removed: number;
+}
+
+export function findRegions(d: DiffResult, opts: RegionOptions = {}): ChangeRegion[] {
+  const bridgePx = opts.bridgePx ?? 40;
+  const minArea = opts.minAreaPx ?? 24;
+  const minBlock = opts.minBlockPx ?? 4;
+  const alignConf = opts.alignmentConfidence ?? 1;
+  const maxMove = opts.maxMovePx ?? 400;
+  const { stride, height, added, removed } = d;
+  const bw = stride, bh = Math.ceil(height / 32);
+
+  // 1. block counts (only words that hold changes cost a popcount)
+  const addCnt = new Uint32Array(bw * bh), remCnt = new Uint32Array(bw * bh);
+  for (let y = 0; y < height; y++) {
+    const rb = y * stride, brow = (y >> 5) * bw;
+    for (let k = 0; k < stride; k++) {
+      const a = added[rb + k]!, r = removed[rb + k]!;
+      if ((a | r) === 0) continue;
+      if (a !== 0) addCnt[brow + k] = addCnt[brow + k]! + popcount32(a);
+      if (r !== 0) remCnt[brow + k] = remCnt[brow + k]! + popcount32(r);
+    }
+  }
+  const flagged: number[] = [];
+  for (let i = 0; i < bw * bh; i++) if (addCnt[i]! + remCnt[i]! >= minBlock) flagged.push(i);
+
+  // 2. components over flagged blocks, joined within the bridge distance (Chebyshev, in blocks)
+  const R = 1 + Math.max(0, Math.round(bridgePx / 32));
+  const label = new Int32Array(bw * bh).fill(-1);
+  const isFlag = new Uint8Array(bw * bh);
+  for (const i of flagged) isFlag[i] = 1;
+  const comps: Comp[] = [];
+  const stack: number[] = [];
+  for (const seed of flagged) {
+    if (label[seed] !== -1) continue;
+    const c: Comp = { box: emptyBox(), addBox: emptyBox(), remBox: emptyBox(), added: 0, removed: 0 };
+    const id = comps.length;
+    comps.push(c);
+    label[seed] = id;
+    stack.push(seed);
+    while (stack.length > 0) {
+      const i = stack.pop()!;
+      const bx = i % bw, by = (i / bw) | 0;
+      if (addCnt[i]! > 0) blockBox(added, stride, height, bx, by, c.addBox);
+      if (remCnt[i]! > 0) blockBox(removed, stride, height, bx, by, c.remBox);
+      c.added += addCnt[i]!;
+      c.removed += remCnt[i]!;
+      for (let y = Math.max(0, by - R); y <= Math.min(bh - 1, by + R); y++) {
+        for (let x = Math.max(0, bx - R); x <= Math.min(bw - 1, bx + R); x++) {
+          const j = y * bw + x;
+          if (isFlag[j] && label[j] === -1) { label[j] = id; stack.push(j); }
+        }
+      }
+    }
+    c.box = boxUnion(c.addBox, c.remBox);
+  }
+  // Blocks with fewer than minBlock changed pixels are left out entirely (isolated specks of 1 px).
+
+  // 3. merge overlapping / touching boxes until stable, then drop specks
+  let merged = true;
+  let list = comps.filter((c) => c.added + c.removed > 0);
+  while (merged) {
+    merged = false;
+    outer: for (let i = 0; i < list.length; i++) {
+      for (let j = i + 1; j < list.length; j++) {
+        if (boxGap(list[i]!.box, list[j]!.box) <= 0) {
+          const a = list[i]!, b = list[j]!;
+          const addBox = a.added > 0 && b.added > 0 ? boxUnion(a.addBox, b.addBox) : a.added > 0 ? a.addBox : b.addBox;
+          const remBox = a.removed > 0 && b.removed > 0 ? boxUnion(a.remBox, b.remBox) : a.removed > 0 ? a.remBox : b.removed > 0 ? b.remBox : emptyBox();
+          list[i] = { box: boxUnion(a.box, b.box), addBox, remBox, added: a.added + b.added, removed: a.removed + b.removed };
+          list.splice(j, 1);
+          merged = true;
+          break outer;
+        }
+      }
+    }
+  }
+  list = list.filter((c) => c.added + c.removed >= minArea);
+
+  // 4. kinds
+  const out: ChangeRegion[] = list.map((c) => {
+    const area = c.added + c.removed;
+    const fa = c.added / area;
+    let kind: ChangeKind = fa >= 0.9 ? 'added' : fa <= 0.1 ? 'removed' : 'modified';
+    if (kind === 'modified' && c.added > 0 && c.removed > 0) {
+      const dx = Math.round((c.addBox.x0 + c.addBox.x1 - c.remBox.x0 - c.remBox.x1) / 2);
+      const dy = Math.round((c.addBox.y0 + c.addBox.y1 - c.remBox.y0 - c.remBox.y1) / 2);
+      const ratio = c.added / c.removed;
+      if ((Math.abs(dx) > 2 || Math.abs(dy) > 2) && ratio > 0.7 && ratio < 1.4 && shapeMatch(d, c.remBox, c.addBox, dx, dy) > 0.8) {
+        kind = 'moved';
+      }
+    }
+    const confidence = alignConf * (0.5 + 0.5 * Math.min(1, area / (10 * minArea)));
+    return {
+      bbox: { x: c.box.x0, y: c.box.y0, width: c.box.x1 - c.box.x0 + 1, height: c.box.y1 - c.box.y0 + 1 },
+      area_px: area,
+      added_px: c.added,
+      removed_px: c.removed,
+      kind,
+      confidence,
+    };
+  });
+
+  // Removed region + added region of the same shape nearby → both moved (nearest pairs first).
+  const rems = out.map((r, i) => ({ r, i })).filter((o) => o.r.kind === 'removed');
+  const adds = out.map((r, i) => ({ r, i })).filter((o) => o.r.kind === 'added');
+  const pairs: { ri: number; ai: number; dist: number; dx: number; dy: number }[] = [];
+  for (const { r, i } of rems) {
+    for (const { r: a, i: j } of adds) {
+      const ratio = a.area_px / r.area_px;
+      if (ratio < 0.75 || ratio > 1.33) continue;
+      if (Math.abs(a.bbox.width - r.bbox.width) > Math.max(3, 0.2 * r.bbox.width)) continue;
+      if (Math.abs(a.bbox.height - r.bbox.height) > Math.max(3, 0.2 * r.bbox.height)) continue;
+      const dx = a.bbox.x + a.bbox.width / 2 - (r.bbox.x + r.bbox.width / 2);
+      const dy = a.bbox.y + a.bbox.height / 2 - (r.bbox.y + r.bbox.height / 2);
+      const dist = Math.hypot(dx, dy);
+      if (dist > maxMove) continue;
+      pairs.push({ ri: i, ai: j, dist, dx: Math.round(dx), dy: Math.round(dy) });
+    }
+  }
+  pairs.sort((p, q) => p.dist - q.dist);
+  const used = new Set<number>();
+  for (const p of pairs) {
+    if (used.has(p.ri) || used.has(p.ai)) continue;
+    const r = out[p.ri]!, a = out[p.ai]!;
+    const rb: Box = { x0: r.bbox.x, y0: r.bbox.y, x1: r.bbox.x + r.bbox.width - 1, y1: r.bbox.y + r.bbox.height - 1 };
+    const ab: Box = { x0: a.bbox.x, y0: a.bbox.y, x1: a.bbox.x + a.bbox.width - 1, y1: a.bbox.y + a.bbox.height - 1 };
+    if (shapeMatch(d, rb, ab, p.dx, p.dy) < 0.8) continue;
+    used.add(p.ri);
+    used.add(p.ai);
+    r.kind = 'moved';
+    a.kind = 'moved';
+    r.moved_with = p.ai;
+    a.moved_with = p.ri;
+  }
+  return out;
+}
+
+export const _internal = { countIn, boxGap };
