@@ -1,0 +1,46 @@
+// Hash routes: the renderer is a static bundle (file:// in Electron, `/` in browser mode), so
+// the location fragment carries the screen. A reload keeps the screen.
+
+export type ProjectTab = 'drawings' | 'compare' | 'search';
+
+export type Route =
+  | { name: 'projects' }
+  | { name: 'project'; projectId: string; tab: ProjectTab }
+  | { name: 'sheet'; projectId: string; sheetId: string }
+  | { name: 'comparison'; projectId: string; jobId: string }
+  | { name: 'overlay'; projectId: string; overlayId: string; jobId: string | null };
+
+const ID = /^[a-z]{3}_[A-Za-z0-9]+$/;
+
+export function parseRoute(hash: string): Route {
+  const path = hash.replace(/^#/, '').split('?')[0] ?? '';
+  const query = new URLSearchParams(hash.includes('?') ? hash.slice(hash.indexOf('?') + 1) : '');
+  const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
+  if (parts[0] !== 'projects' || !parts[1] || !ID.test(parts[1])) return { name: 'projects' };
+  const projectId = parts[1];
+  const [, , section, id] = parts;
+  if (section === 'sheets' && id && ID.test(id)) return { name: 'sheet', projectId, sheetId: id };
+  if (section === 'comparisons' && id && ID.test(id)) return { name: 'comparison', projectId, jobId: id };
+  if (section === 'overlays' && id && ID.test(id)) {
+    const job = query.get('job');
+    return { name: 'overlay', projectId, overlayId: id, jobId: job && ID.test(job) ? job : null };
+  }
+  if (section === 'compare' || section === 'search' || section === 'drawings') return { name: 'project', projectId, tab: section };
+  return { name: 'project', projectId, tab: 'drawings' };
+}
+
+export function formatRoute(route: Route): string {
+  const e = encodeURIComponent;
+  switch (route.name) {
+    case 'projects':
+      return '#/';
+    case 'project':
+      return route.tab === 'drawings' ? `#/projects/${e(route.projectId)}` : `#/projects/${e(route.projectId)}/${route.tab}`;
+    case 'sheet':
+      return `#/projects/${e(route.projectId)}/sheets/${e(route.sheetId)}`;
+    case 'comparison':
+      return `#/projects/${e(route.projectId)}/comparisons/${e(route.jobId)}`;
+    case 'overlay':
+      return `#/projects/${e(route.projectId)}/overlays/${e(route.overlayId)}${route.jobId ? `?job=${e(route.jobId)}` : ''}`;
+  }
+}

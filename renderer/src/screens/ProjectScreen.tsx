@@ -1,0 +1,507 @@
+import { useEffect, useMemo, useRef, useState, type DragEvent, type FormEvent } from 'react';
+import { useQueryClient } from '@tanstack/react-query';
+import { errorDetail } from '../api/client';
+import { useApi, useCompareDrawings, useDrawings, useJobs, useLiveJob, useProject, useSearch, useSheets } from '../api/hooks';
+import { uploadDrawing } from '../api/upload';
+import type { Drawing, Sheet } from '../api/types';
+import { DISCIPLINES, isTerminal } from '../api/types';
+import type { ProjectTab } from '../app/route';
+import { href, navigate } from '../app/use-route';
+import { disciplineLabel, Empty, ErrorNote, formatBytes, formatTime, ProgressBar, Spinner, StatusBadge } from '../components/common';
+import { ui, useUi, type Upload } from '../state/ui-store';
+
+export function ProjectScreen({ projectId, tab }: { projectId: string; tab: ProjectTab }) {
+  const project = useProject(projectId);
+  if (project.isPending) return <Spinner label="Loading project…" />;
+  if (project.isError) {
+    return (
+      <div className="page">
+        <ErrorNote error={project.error} title="Could not open the project" />
+        <p>
+          <a href="#/">Back to projects</a>
+        </p>
+      </div>
+    );
+  }
+  const tabs: { id: ProjectTab; label: string }[] = [
+    { id: 'drawings', label: 'Drawings & sheets' },
+    { id: 'compare', label: 'Compare' },
+    { id: 'search', label: 'Search' },
+  ];
+  return (
+    <div className="page">
+      <div className="page-head row between">
+        <div>
+          <h1>{project.data.name}</h1>
+          {project.data.description && <p className="muted">{project.data.description}</p>}
+        </div>
+      </div>
+      <nav className="tabs" role="tablist" aria-label="Project sections">
+        {tabs.map((t) => (
+          <a key={t.id} role="tab" aria-selected={tab === t.id} className={`tab${tab === t.id ? ' active' : ''}`} href={href({ name: 'project', projectId, tab: t.id })}>
+            {t.label}
+          </a>
+        ))}
+      </nav>
+      {tab === 'drawings' && <DrawingsTab projectId={projectId} />}
+      {tab === 'compare' && <CompareTab projectId={projectId} />}
+      {tab === 'search' && <SearchTab projectId={projectId} />}
+    </div>
+  );
+}
+
+// ───────────────────────────── Drawings & sheets ─────────────────────────────
+
+function DrawingsTab({ projectId }: { projectId: string }) {
+  const drawings = useDrawings(projectId);
+  return (
+    <div className="stack">
+      <UploadZone projectId={projectId} />
+      <section className="card" aria-labelledby="drw-h">
+        <h2 id="drw-h" className="card-title">
+          Drawing sets {drawings.data && <span className="count">{drawings.data.length}</span>}
+        </h2>
+        {drawings.isPending && <Spinner label="Loading drawings…" />}
+        {drawings.isError && <ErrorNote error={drawings.error} title="Could not load drawings" onRetry={() => void drawings.refetch()} />}
+        {drawings.isSuccess && drawings.data.length === 0 && <Empty title="No drawing sets yet">Drop a PDF issue above to add one.</Empty>}
+        {drawings.isSuccess && drawings.data.length > 0 && (
+          <table className="table" data-testid="drawing-table">
+            <thead>
+              <tr>
+                <th>Name</th>
+                <th>Revision</th>
+                <th>Status</th>
+                <th className="num">Sheets</th>
+                <th>Added</th>
+              </tr>
+            </thead>
+            <tbody>
+              {drawings.data.map((d) => (
+                <DrawingRow key={d.id} drawing={d} />
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+      <SheetBrowser projectId={projectId} drawings={drawings.data ?? []} />
+    </div>
+  );
+}
+
+function DrawingRow({ drawing }: { drawing: Drawing }) {
+  const processing = drawing.status === 'Processing';
+  const job = useLiveJob(processing ? drawing.job_id : null);
+  const p = job.data?.progress;
+  return (
+    <tr data-testid="drawing-row" data-status={drawing.status}>
+      <td className="strong">{drawing.name}</td>
+      <td>{drawing.revision || <span className="muted">—</span>}</td>
+      <td>
+        <div className="row gap-s">
+          <StatusBadge status={drawing.status} />
+          {processing && p && p.total > 0 && (
+            <span className="muted small">
+              {p.completed}/{p.total} pages
+            </span>
+          )}
+        </div>
+        {processing && <ProgressBar value={p?.completed ?? 0} total={p?.total ?? 0} label="Processing" />}
+        {drawing.status === 'Failed' && job.data?.error && <div className="state-error-inline small">{job.data.error.detail}</div>}
+      </td>
+      <td className="num">{drawing.sheet_count ?? '—'}</td>
+      <td className="muted nowrap">{formatTime(drawing.created_at)}</td>
+    </tr>
+  );
+}
+
+function UploadZone({ projectId }: { projectId: string }) {
+  const api = useApi();
+  const qc = useQueryClient();
+  const uploads = useUi((s) => s.uploads).filter((u) => u.projectId === projectId);
+  const [over, setOver] = useState(false);
+  const input = useRef<HTMLInputElement>(null);
+
+  const start = (files: FileList | File[]) => {
+    for (const f of Array.from(files)) void uploadDrawing(api, qc, projectId, f);
+  };
+  const onDrop = (e: DragEvent) => {
+    e.preventDefault();
+    setOver(false);
+    if (e.dataTransfer.files.length) start(e.dataTransfer.files);
+  };
+
+  return (
+    <section className="card" aria-labelledby="up-h">
+      <h2 id="up-h" className="card-title">
+        Upload drawing sets
+      </h2>
+      <div
+        className={`dropzone${over ? ' over' : ''}`}
+        data-testid="dropzone"
+        onDragOver={(e) => {
+          e.preventDefault();
+          setOver(true);
+        }}
+        onDragLeave={() => setOver(false)}
+        onDrop={onDrop}
+        role="button"
+        tabIndex={0}
+        onKeyDown={(e) => {
+          if (e.key === 'Enter' || e.key === ' ') {
+            e.preventDefault();
+            input.current?.click();
+          }
+        }}
+        onClick={() => input.current?.click()}
+      >
+        <strong>Drop PDF issues here</strong>
+        <span className="muted">or click to choose files — each file becomes one drawing set, split into sheets</span>
+        <input
+          ref={input}
+          type="file"
+          accept=".pdf,application/pdf,image/png,image/jpeg,image/tiff"
+          multiple
+          hidden
+          data-testid="file-input"
+          onChange={(e) => {
+            if (e.target.files) start(e.target.files);
+            e.target.value = '';
+          }}
+        />
+      </div>
+      {uploads.length > 0 && (
+        <>
+          <ul className="upload-list" aria-label="Uploads">
+            {uploads.map((u) => (
+              <UploadItem key={u.localId} upload={u} />
+            ))}
+          </ul>
+          {uploads.some((u) => u.phase === 'ready' || u.phase === 'failed') && (
+            <button type="button" className="btn btn-small" onClick={ui.clearFinishedUploads}>
+              Clear finished
+            </button>
+          )}
+        </>
+      )}
+    </section>
+  );
+}
+
+const PHASE_LABEL: Record<Upload['phase'], string> = {
+  uploading: 'Uploading',
+  registering: 'Registering',
+  processing: 'Processing',
+  ready: 'Ready',
+  failed: 'Failed',
+};
+
+function UploadItem({ upload }: { upload: Upload }) {
+  const job = useLiveJob(upload.phase === 'processing' ? upload.jobId : null);
+  const status = job.data?.status;
+  useEffect(() => {
+    if (!status || !isTerminal(status) || upload.phase !== 'processing') return;
+    if (status === 'Completed') ui.updateUpload(upload.localId, { phase: 'ready' });
+    else ui.updateUpload(upload.localId, { phase: 'failed', error: job.data?.error?.detail ?? `Processing ${status.toLowerCase()}.` });
+  }, [status, upload.localId, upload.phase, job.data?.error?.detail]);
+  const p = job.data?.progress;
+  return (
+    <li className="upload-item" data-testid="upload-item" data-phase={upload.phase}>
+      <div className="row between">
+        <span className="strong ellipsis">{upload.filename}</span>
+        <span className={`phase phase-${upload.phase}`}>{PHASE_LABEL[upload.phase]}</span>
+      </div>
+      {upload.phase === 'uploading' && (
+        <>
+          <ProgressBar value={upload.uploaded} total={upload.size} label={`Uploading ${upload.filename}`} />
+          <span className="muted small">
+            {formatBytes(upload.uploaded)} of {formatBytes(upload.size)}
+          </span>
+        </>
+      )}
+      {upload.phase === 'processing' && (
+        <>
+          <ProgressBar value={p?.completed ?? 0} total={p?.total ?? 0} label={`Processing ${upload.filename}`} />
+          <span className="muted small">{p && p.total > 0 ? `${p.completed} of ${p.total} pages processed` : 'Waiting for the processor…'}</span>
+        </>
+      )}
+      {upload.error && <div className="state-error-inline small">{upload.error}</div>}
+    </li>
+  );
+}
+
+function SheetBrowser({ projectId, drawings }: { projectId: string; drawings: Drawing[] }) {
+  const filter = useUi((s) => s.sheetFilter);
+  const [numberDraft, setNumberDraft] = useState(filter.sheetNumber);
+  const drawingKnown = !filter.drawingId || drawings.some((d) => d.id === filter.drawingId);
+  const sheets = useSheets({
+    project_id: filter.drawingId && drawingKnown ? undefined : projectId,
+    drawing_id: filter.drawingId && drawingKnown ? filter.drawingId : undefined,
+    discipline: filter.discipline || undefined,
+    sheet_number: filter.sheetNumber || undefined,
+  });
+  const byDrawing = useMemo(() => new Map(drawings.map((d) => [d.id, d])), [drawings]);
+  const readyCount = drawings.filter((d) => d.status === 'Ready').length;
+  return (
+    <section className="card" aria-labelledby="sheets-h">
+      <div className="row between wrap">
+        <h2 id="sheets-h" className="card-title">
+          Sheets {sheets.data && <span className="count">{sheets.data.length}</span>}
+        </h2>
+        <form
+          className="filters"
+          onSubmit={(e) => {
+            e.preventDefault();
+            ui.setSheetFilter({ sheetNumber: numberDraft.trim() });
+          }}
+        >
+          <label>
+            <span>Set</span>
+            <select value={drawingKnown ? filter.drawingId : ''} onChange={(e) => ui.setSheetFilter({ drawingId: e.target.value })}>
+              <option value="">All sets</option>
+              {drawings.map((d) => (
+                <option key={d.id} value={d.id}>
+                  {d.name}
+                  {d.revision ? ` (${d.revision})` : ''}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            <span>Discipline</span>
+            <select value={filter.discipline} onChange={(e) => ui.setSheetFilter({ discipline: e.target.value })} data-testid="discipline-filter">
+              <option value="">All</option>
+              {DISCIPLINES.map((d) => (
+                <option key={d} value={d}>
+                  {disciplineLabel(d)}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            <span>Sheet no.</span>
+            <input
+              value={numberDraft}
+              onChange={(e) => setNumberDraft(e.target.value)}
+              onBlur={() => ui.setSheetFilter({ sheetNumber: numberDraft.trim() })}
+              placeholder="exact, e.g. S101"
+              size={12}
+              data-testid="sheet-number-filter"
+            />
+          </label>
+          {(filter.discipline || filter.sheetNumber || filter.drawingId) && (
+            <button
+              type="button"
+              className="btn btn-small"
+              onClick={() => {
+                setNumberDraft('');
+                ui.setSheetFilter({ discipline: '', sheetNumber: '', drawingId: '' });
+              }}
+            >
+              Clear
+            </button>
+          )}
+        </form>
+      </div>
+      {sheets.isPending && <Spinner label="Loading sheets…" />}
+      {sheets.isError && <ErrorNote error={sheets.error} title="Could not load sheets" onRetry={() => void sheets.refetch()} />}
+      {sheets.isSuccess && sheets.data.length === 0 && (
+        <Empty title={filter.discipline || filter.sheetNumber ? 'No sheets match these filters' : 'No sheets yet'}>
+          {readyCount === 0 && !filter.discipline && !filter.sheetNumber ? 'Sheets appear once a drawing set has been processed.' : null}
+        </Empty>
+      )}
+      {sheets.isSuccess && sheets.data.length > 0 && (
+        <ul className="sheet-grid" data-testid="sheet-grid">
+          {sortSheets(sheets.data).map((s) => (
+            <li key={s.id}>
+              <a className="sheet-card" href={href({ name: 'sheet', projectId, sheetId: s.id })} data-testid="sheet-card">
+                <div className="thumb">{s.thumbnail_uri ? <img src={s.thumbnail_uri} alt={`Sheet ${s.sheet_number ?? s.index + 1}`} loading="lazy" /> : <span className="muted">No preview</span>}</div>
+                <div className="sheet-meta">
+                  <div className="row between">
+                    <span className="sheet-number">{s.sheet_number || `p. ${s.index + 1}`}</span>
+                    <span className="disc">{disciplineLabel(s.discipline)}</span>
+                  </div>
+                  <div className="sheet-title ellipsis" title={s.title ?? ''}>
+                    {s.title || <span className="muted">Untitled</span>}
+                  </div>
+                  <div className="muted small ellipsis">{byDrawing.get(s.drawing_id)?.name ?? s.drawing_id}</div>
+                </div>
+              </a>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+function sortSheets(list: Sheet[]): Sheet[] {
+  return [...list].sort((a, b) => (a.drawing_id === b.drawing_id ? a.index - b.index : a.drawing_id < b.drawing_id ? 1 : -1));
+}
+
+// ───────────────────────────── Compare ─────────────────────────────
+
+function CompareTab({ projectId }: { projectId: string }) {
+  const drawings = useDrawings(projectId);
+  const jobs = useJobs(projectId, false);
+  const compare = useCompareDrawings();
+  const ready = useMemo(() => (drawings.data ?? []).filter((d) => d.status === 'Ready'), [drawings.data]);
+  // Lists are newest first: default newer = newest, older = the one before it.
+  const [newer, setNewer] = useState('');
+  const [older, setOlder] = useState('');
+  const newerId = newer || ready[0]?.id || '';
+  const olderId = older || ready.find((d) => d.id !== newerId)?.id || '';
+  const comparisons = (jobs.data?.data ?? []).filter((j) => j.type === 'compare' && !j.parent_id);
+  const byId = new Map((drawings.data ?? []).map((d) => [d.id, d]));
+
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    if (!newerId || !olderId || newerId === olderId) return;
+    compare.mutate(
+      { newerId, olderId },
+      {
+        onSuccess: (r) => navigate({ name: 'comparison', projectId, jobId: r.job_id }),
+      },
+    );
+  };
+
+  return (
+    <div className="grid-2">
+      <section className="card" aria-labelledby="cmp-h">
+        <h2 id="cmp-h" className="card-title">
+          Compare two issues
+        </h2>
+        {drawings.isPending && <Spinner />}
+        {drawings.isError && <ErrorNote error={drawings.error} onRetry={() => void drawings.refetch()} />}
+        {drawings.isSuccess && ready.length < 2 && (
+          <Empty title="Two processed drawing sets are needed">
+            {ready.length} of {drawings.data.length} sets are ready. <a href={href({ name: 'project', projectId, tab: 'drawings' })}>Upload or wait for processing</a>.
+          </Empty>
+        )}
+        {ready.length >= 2 && (
+          <form onSubmit={submit} className="form">
+            <label className="field">
+              <span>Newer issue</span>
+              <select value={newerId} onChange={(e) => setNewer(e.target.value)} data-testid="compare-newer">
+                {ready.map((d) => (
+                  <option key={d.id} value={d.id}>
+                    {d.name}
+                    {d.revision ? ` — ${d.revision}` : ''} · {d.sheet_count ?? '?'} sheets
+                  </option>
+                ))}
+              </select>
+            </label>
+            <div className="row">
+              <button
+                type="button"
+                className="btn btn-small"
+                onClick={() => {
+                  setNewer(olderId);
+                  setOlder(newerId);
+                }}
+                title="Swap newer and older"
+              >
+                ⇅ Swap
+              </button>
+            </div>
+            <label className="field">
+              <span>Older issue (compare to)</span>
+              <select value={olderId} onChange={(e) => setOlder(e.target.value)} data-testid="compare-older">
+                {ready.map((d) => (
+                  <option key={d.id} value={d.id}>
+                    {d.name}
+                    {d.revision ? ` — ${d.revision}` : ''} · {d.sheet_count ?? '?'} sheets
+                  </option>
+                ))}
+              </select>
+            </label>
+            {newerId === olderId && <div className="state-error-inline small">Pick two different sets.</div>}
+            {compare.isError && <ErrorNote error={compare.error} title="Could not start the comparison" />}
+            <button type="submit" className="btn btn-primary" disabled={compare.isPending || newerId === olderId} data-testid="start-compare">
+              {compare.isPending ? 'Starting…' : 'Compare sheets and detect changes'}
+            </button>
+            <p className="muted small">Pairs sheets by number, aligns each pair and finds change regions. Costs one credit per overlay for comparison and one for change detection.</p>
+          </form>
+        )}
+      </section>
+      <section className="card" aria-labelledby="cmp-prev-h">
+        <h2 id="cmp-prev-h" className="card-title">
+          Comparisons
+        </h2>
+        {jobs.isPending && <Spinner />}
+        {jobs.isError && <ErrorNote error={jobs.error} onRetry={() => void jobs.refetch()} />}
+        {jobs.isSuccess && comparisons.length === 0 && <Empty title="No comparisons yet" />}
+        <ul className="plain-list">
+          {comparisons.map((j) => (
+            <li key={j.id} className="row between">
+              <a href={href({ name: 'comparison', projectId, jobId: j.id })}>{byId.get(j.target_id)?.name ?? j.target_id}</a>
+              <span className="row gap-s">
+                <StatusBadge status={j.status} />
+                <span className="muted small">{formatTime(j.created_at)}</span>
+              </span>
+            </li>
+          ))}
+        </ul>
+      </section>
+    </div>
+  );
+}
+
+// ───────────────────────────── Search ─────────────────────────────
+
+function SearchTab({ projectId }: { projectId: string }) {
+  const api = useApi();
+  const search = useSearch(projectId);
+  const [query, setQuery] = useState('');
+  const [discipline, setDiscipline] = useState('');
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    if (query.trim()) search.mutate({ query: query.trim(), ...(discipline ? { discipline } : {}), limit: 50 });
+  };
+  const open = async (hit: { type: string; id: string; sheet_id: string | null }) => {
+    try {
+      if (hit.id.startsWith('chg_')) {
+        const change = await api.getChange(hit.id);
+        navigate({ name: 'overlay', projectId, overlayId: change.overlay_id, jobId: null });
+      } else if (hit.sheet_id) {
+        navigate({ name: 'sheet', projectId, sheetId: hit.sheet_id });
+      }
+    } catch (err) {
+      ui.toast(errorDetail(err), 'error');
+    }
+  };
+  return (
+    <section className="card">
+      <form className="search-bar" onSubmit={submit} role="search">
+        <input type="search" value={query} onChange={(e) => setQuery(e.target.value)} placeholder="Search sheet text, view titles, changes, symbols…" aria-label="Search the project" data-testid="search-input" autoFocus />
+        <select value={discipline} onChange={(e) => setDiscipline(e.target.value)} aria-label="Discipline">
+          <option value="">All disciplines</option>
+          {DISCIPLINES.map((d) => (
+            <option key={d} value={d}>
+              {disciplineLabel(d)}
+            </option>
+          ))}
+        </select>
+        <button type="submit" className="btn btn-primary" disabled={!query.trim() || search.isPending}>
+          Search
+        </button>
+      </form>
+      {search.isPending && <Spinner label="Searching…" />}
+      {search.isError && <ErrorNote error={search.error} title="Search failed" />}
+      {search.isSuccess && search.data.data.length === 0 && <Empty title="No matches">Try fewer or different words.</Empty>}
+      {search.isSuccess && search.data.data.length > 0 && (
+        <ul className="hit-list" data-testid="search-results">
+          {search.data.data.map((h) => (
+            <li key={`${h.type}:${h.id}`}>
+              <button type="button" className="hit" onClick={() => void open(h)}>
+                <span className="hit-type">{h.type}</span>
+                <span className="sheet-number">{h.sheet_number ?? '—'}</span>
+                <span className="hit-snippet">{h.snippet}</span>
+                <span className="muted small mono">{h.score.toFixed(2)}</span>
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}

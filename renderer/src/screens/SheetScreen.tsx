@@ -1,0 +1,163 @@
+import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
+import { useBlocks, usePatchSheet, useSheet } from '../api/hooks';
+import type { Sheet } from '../api/types';
+import { DISCIPLINES } from '../api/types';
+import { disciplineLabel, ErrorNote, Spinner } from '../components/common';
+import { ui } from '../state/ui-store';
+import { SheetCanvas, type RegionSpec } from '../viewer/SheetCanvas';
+import type { Size, View } from '../viewer/view-transform';
+import { centreOn, fitView, regionView, viewCentre } from '../viewer/view-transform';
+
+export function SheetScreen({ projectId, sheetId }: { projectId: string; sheetId: string }) {
+  const sheet = useSheet(sheetId);
+  if (sheet.isPending) return <Spinner label="Loading sheet…" />;
+  if (sheet.isError) {
+    return (
+      <div className="page">
+        <ErrorNote error={sheet.error} title="Could not open the sheet" onRetry={() => void sheet.refetch()} />
+      </div>
+    );
+  }
+  return <SheetView sheet={sheet.data} projectId={projectId} />;
+}
+
+function SheetView({ sheet }: { sheet: Sheet; projectId: string }) {
+  const blocks = useBlocks(sheet.id);
+  const world = useMemo(() => ({ width: sheet.width, height: sheet.height }), [sheet.width, sheet.height]);
+  const [view, setView] = useState<View | null>(null);
+  const viewport = useRef<Size | null>(null);
+  const [selected, setSelected] = useState<string | null>(null);
+
+  const onViewport = useCallback(
+    (s: Size) => {
+      const prev = viewport.current;
+      viewport.current = s;
+      setView((v) => (!v || !prev ? fitView(s, { x: 0, y: 0, ...world }) : centreOn(s, viewCentre(v, prev), v.scale)));
+    },
+    [world],
+  );
+
+  const regions: RegionSpec[] = (blocks.data ?? []).map((b) => ({ id: b.id, bbox: b.bbox, colour: '#1f5fbf', dim: b.id !== selected }));
+  const focus = (id: string | null) => {
+    setSelected(id);
+    const b = blocks.data?.find((x) => x.id === id);
+    if (b && viewport.current) setView(regionView(viewport.current, b.bbox, 600, 1));
+  };
+
+  return (
+    <div className="viewer" data-testid="sheet-viewer">
+      <div className="viewer-toolbar">
+        <div className="viewer-title">
+          <span className="sheet-number">{sheet.sheet_number ?? `Page ${sheet.index + 1}`}</span>
+          <span className="ellipsis">{sheet.title}</span>
+          <span className="muted small">{sheet.drawing?.name}</span>
+        </div>
+        <div className="zoom-controls">
+          <span className="mono small">{view ? `${Math.round(view.scale * 100)}%` : '—'}</span>
+          <button type="button" className="btn btn-small" onClick={() => viewport.current && setView(fitView(viewport.current, { x: 0, y: 0, ...world }))}>
+            Fit
+          </button>
+        </div>
+      </div>
+      <div className="viewer-body">
+        <div className="viewer-stage">
+          <SheetCanvas world={world} layers={[{ key: 'sheet', src: sheet.uri }]} regions={regions} selectedId={selected} view={view} onView={setView} onViewport={onViewport} onRegionClick={focus} testId="canvas-sheet" />
+        </div>
+        <aside className="change-panel" aria-label="Sheet details">
+          <SheetMetaForm sheet={sheet} />
+          <div className="panel-section grow">
+            <h2 className="card-title">
+              Views <span className="count">{blocks.data?.length ?? ''}</span>
+            </h2>
+            {blocks.isPending && <Spinner />}
+            {blocks.isError && <ErrorNote error={blocks.error} />}
+            <ol className="change-list">
+              {(blocks.data ?? []).map((b) => (
+                <li key={b.id}>
+                  <button type="button" className={`change-item${b.id === selected ? ' selected' : ''}`} onClick={() => focus(b.id)}>
+                    <span className="change-idx">{b.identifier ?? '·'}</span>
+                    <span className="change-text">
+                      <span className="change-kind">{b.type}</span>
+                      <span className="ellipsis small muted">
+                        {b.title ?? b.description ?? '—'}
+                        {b.scale ? ` · ${b.scale}` : ''}
+                      </span>
+                    </span>
+                  </button>
+                </li>
+              ))}
+            </ol>
+          </div>
+          <div className="panel-section small muted">
+            {sheet.width}×{sheet.height} px · {sheet.dpi} DPI · text {sheet.text_source}
+          </div>
+        </aside>
+      </div>
+    </div>
+  );
+}
+
+function SheetMetaForm({ sheet }: { sheet: Sheet }) {
+  const patch = usePatchSheet();
+  const [number, setNumber] = useState(sheet.sheet_number ?? '');
+  const [title, setTitle] = useState(sheet.title ?? '');
+  const [discipline, setDiscipline] = useState(sheet.discipline ?? '');
+  useEffect(() => {
+    setNumber(sheet.sheet_number ?? '');
+    setTitle(sheet.title ?? '');
+    setDiscipline(sheet.discipline ?? '');
+  }, [sheet.sheet_number, sheet.title, sheet.discipline]);
+  const dirty = number !== (sheet.sheet_number ?? '') || title !== (sheet.title ?? '') || discipline !== (sheet.discipline ?? '');
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    const body: { sheet_number?: string; title?: string; discipline?: string } = {};
+    if (number !== (sheet.sheet_number ?? '')) body.sheet_number = number.trim();
+    if (title !== (sheet.title ?? '')) body.title = title.trim();
+    if (discipline !== (sheet.discipline ?? '')) body.discipline = discipline;
+    patch.mutate({ id: sheet.id, body }, { onSuccess: () => ui.toast('Sheet details saved') });
+  };
+  return (
+    <form className="panel-section form" onSubmit={submit} aria-label="Sheet metadata">
+      <h2 className="card-title">Sheet details</h2>
+      <label className="field">
+        <span>Sheet number</span>
+        <input value={number} onChange={(e) => setNumber(e.target.value)} data-testid="meta-number" />
+      </label>
+      <label className="field">
+        <span>Title</span>
+        <input value={title} onChange={(e) => setTitle(e.target.value)} data-testid="meta-title" />
+      </label>
+      <label className="field">
+        <span>Discipline</span>
+        <select value={discipline} onChange={(e) => setDiscipline(e.target.value)}>
+          {!DISCIPLINES.includes(discipline as (typeof DISCIPLINES)[number]) && <option value={discipline}>{disciplineLabel(discipline) || '—'}</option>}
+          {DISCIPLINES.map((d) => (
+            <option key={d} value={d}>
+              {disciplineLabel(d)}
+            </option>
+          ))}
+        </select>
+      </label>
+      {patch.isError && <ErrorNote error={patch.error} title="Could not save" />}
+      <div className="row gap-s">
+        <button type="submit" className="btn btn-primary btn-small" disabled={!dirty || patch.isPending}>
+          {patch.isPending ? 'Saving…' : 'Save'}
+        </button>
+        {dirty && (
+          <button
+            type="button"
+            className="btn btn-small"
+            onClick={() => {
+              setNumber(sheet.sheet_number ?? '');
+              setTitle(sheet.title ?? '');
+              setDiscipline(sheet.discipline ?? '');
+            }}
+          >
+            Revert
+          </button>
+        )}
+      </div>
+      <p className="muted small">Your corrections win over what was read from the title block and survive re-processing.</p>
+    </form>
+  );
+}

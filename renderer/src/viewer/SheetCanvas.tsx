@@ -1,0 +1,256 @@
+// One Konva stage showing image layers in a shared world frame (overlay or sheet pixels) under
+// a controlled View. Pointer input goes through the pure tool machine; wheel zoom is anchored
+// at the cursor. Side-by-side mode renders two of these with the same View, which is what
+// keeps them in sync.
+
+import { useEffect, useMemo, useRef, useState, type CSSProperties } from 'react';
+import { Group, Image as KImage, Layer, Rect, Stage } from 'react-konva';
+import type { BBox, TilePyramid } from '../api/types';
+import { levelForScale, tilesForView } from './tiles';
+import { sourceForScale, useImageLevels } from './use-image-levels';
+import type { Point, Size, View } from './view-transform';
+import { constrainView, hitTest, wheelZoomFactor, zoomAt } from './view-transform';
+import { initialToolState, step, type ToolEvent, type ToolState } from './viewer-tool.machine';
+
+export interface ImageLayerSpec {
+  key: string;
+  src: string | null;
+  tiles?: TilePyramid | null;
+  opacity?: number;
+  /** Hidden layers stay mounted (no reload when switching modes) but are not drawn. */
+  visible?: boolean;
+  /** Show only world x < clipRightOf (swipe: the old image left of the divider). */
+  clipRightOf?: number;
+}
+
+export interface RegionSpec {
+  id: string;
+  bbox: BBox;
+  colour: string;
+  dim?: boolean;
+}
+
+interface Props {
+  world: Size;
+  layers: ImageLayerSpec[];
+  regions?: RegionSpec[];
+  selectedId?: string | null;
+  view: View | null;
+  onView: (v: View) => void;
+  onViewport?: (s: Size) => void;
+  onRegionClick?: (id: string | null) => void;
+  swipeFraction?: number | null;
+  onSwipe?: (f: number) => void;
+  label?: string;
+  testId?: string;
+  style?: CSSProperties;
+}
+
+export function SheetCanvas(props: Props) {
+  const { world, layers, regions = [], selectedId, view, onView, onViewport, onRegionClick, swipeFraction, onSwipe, label } = props;
+  const hostRef = useRef<HTMLDivElement>(null);
+  const [size, setSize] = useState<Size>({ width: 0, height: 0 });
+  const tool = useRef<ToolState>(initialToolState);
+  const viewRef = useRef<View | null>(view);
+  viewRef.current = view;
+  const [cursor, setCursor] = useState<string>('default');
+  const dpr = typeof window !== 'undefined' ? window.devicePixelRatio || 1 : 1;
+
+  // Track the host's size; report it so the parent can fit views.
+  useEffect(() => {
+    const el = hostRef.current;
+    if (!el) return;
+    const ro = new ResizeObserver(() => {
+      const s = { width: el.clientWidth, height: el.clientHeight };
+      setSize(s);
+      onViewport?.(s);
+    });
+    ro.observe(el);
+    return () => ro.disconnect();
+  }, [onViewport]);
+
+  // Wheel: zoom at cursor (ctrl/pinch too); shift+wheel or horizontal deltas pan. A native
+  // listener because React's wheel listener is passive and cannot preventDefault.
+  const onViewRef = useRef(onView);
+  onViewRef.current = onView;
+  const pending = useRef<View | null>(null);
+  const raf = useRef(0);
+  const commit = (v: View) => {
+    pending.current = v;
+    viewRef.current = v;
+    if (!raf.current) {
+      raf.current = requestAnimationFrame(() => {
+        raf.current = 0;
+        if (pending.current) onViewRef.current(pending.current);
+      });
+    }
+  };
+  const sizeRef = useRef(size);
+  sizeRef.current = size;
+  const worldRef = useRef(world);
+  worldRef.current = world;
+  useEffect(() => {
+    const el = hostRef.current;
+    if (!el) return;
+    const onWheel = (e: WheelEvent) => {
+      const v = viewRef.current;
+      if (!v) return;
+      e.preventDefault();
+      const r = el.getBoundingClientRect();
+      const anchor = { x: e.clientX - r.left, y: e.clientY - r.top };
+      let next: View;
+      if (e.shiftKey || (Math.abs(e.deltaX) > Math.abs(e.deltaY) && !e.ctrlKey)) {
+        next = { ...v, x: v.x - (e.shiftKey ? e.deltaY : e.deltaX), y: e.shiftKey ? v.y : v.y - e.deltaY };
+      } else {
+        next = zoomAt(v, wheelZoomFactor(e.deltaY, e.deltaMode, e.ctrlKey), anchor);
+      }
+      commit(constrainView(next, sizeRef.current, worldRef.current));
+    };
+    el.addEventListener('wheel', onWheel, { passive: false });
+    return () => el.removeEventListener('wheel', onWheel);
+  }, []); // commit reads refs only, so the listener is installed once
+  useEffect(() => () => cancelAnimationFrame(raf.current), []);
+
+  const feed = (ev: ToolEvent) => {
+    const v = viewRef.current;
+    if (!v) return;
+    const r = step(tool.current, ev, { view: v, viewportWidth: sizeRef.current.width });
+    tool.current = r.state;
+    for (const eff of r.effects) {
+      if (eff.type === 'view') commit(constrainView(eff.view, sizeRef.current, worldRef.current));
+      else if (eff.type === 'swipe') onSwipe?.(eff.fraction);
+      else if (eff.type === 'cursor') setCursor(eff.cursor);
+      else if (eff.type === 'click' && onRegionClick) {
+        const hit = hitTest(regions, eff.world, 6 / v.scale);
+        onRegionClick(hit ? hit.id : null);
+      }
+    }
+  };
+  const local = (e: React.PointerEvent): Point => {
+    const r = (hostRef.current as HTMLDivElement).getBoundingClientRect();
+    return { x: e.clientX - r.left, y: e.clientY - r.top };
+  };
+
+  const v = view;
+  const swipeWorldX =
+    v && swipeFraction != null && size.width > 0 ? (swipeFraction * size.width - v.x) / v.scale : null;
+
+  return (
+    <div
+      ref={hostRef}
+      className="sheet-canvas"
+      data-testid={props.testId}
+      style={{ cursor: cursor === 'default' ? 'grab' : cursor, ...props.style }}
+      onPointerDown={(e) => {
+        const target = (e.target as HTMLElement).dataset.role === 'swipe-handle' ? 'swipe-handle' : 'canvas';
+        (e.currentTarget as HTMLDivElement).setPointerCapture(e.pointerId);
+        feed({ type: 'down', p: local(e), target, button: e.button });
+      }}
+      onPointerMove={(e) => feed({ type: 'move', p: local(e) })}
+      onPointerUp={(e) => feed({ type: 'up', p: local(e) })}
+      onPointerCancel={() => feed({ type: 'cancel' })}
+    >
+      {v && size.width > 0 && size.height > 0 && (
+        <Stage width={size.width} height={size.height} scaleX={v.scale} scaleY={v.scale} x={v.x} y={v.y} listening={false}>
+          <Layer listening={false} imageSmoothingEnabled={v.scale < 2}>
+            <Rect x={0} y={0} width={world.width} height={world.height} fill="#ffffff" shadowColor="#000" shadowOpacity={0.18} shadowBlur={12 / v.scale} perfectDrawEnabled={false} />
+            {layers.map((l) => (
+              // Every layer sits in a Group so toggling the swipe clip never remounts (and reloads) the image.
+              <Group key={l.key} clipX={0} clipY={0} clipWidth={l.clipRightOf != null ? Math.max(0, Math.min(world.width, l.clipRightOf)) : world.width} clipHeight={world.height}>
+                <ImageLayer spec={l} world={world} view={v} viewport={size} dpr={dpr} />
+              </Group>
+            ))}
+          </Layer>
+          {regions.length > 0 && (
+            <Layer listening={false}>
+              {regions.map((r) => {
+                const sel = r.id === selectedId;
+                const pad = 4 / v.scale; // a few screen px outside the ink
+                return (
+                  <Rect
+                    key={r.id}
+                    x={r.bbox.x - pad}
+                    y={r.bbox.y - pad}
+                    width={r.bbox.width + 2 * pad}
+                    height={r.bbox.height + 2 * pad}
+                    stroke={r.colour}
+                    strokeWidth={sel ? 3 : 1.5}
+                    strokeScaleEnabled={false}
+                    dash={r.dim ? [6, 4] : undefined}
+                    opacity={r.dim && !sel ? 0.55 : 1}
+                    fill={sel ? hexAlpha(r.colour, 0.1) : undefined}
+                    perfectDrawEnabled={false}
+                  />
+                );
+              })}
+            </Layer>
+          )}
+        </Stage>
+      )}
+      {swipeWorldX !== null && swipeFraction != null && (
+        <div className="swipe-handle" data-role="swipe-handle" style={{ left: `${swipeFraction * 100}%` }} title="Drag to compare old (left) and new (right)">
+          <span data-role="swipe-handle">◀ ▶</span>
+        </div>
+      )}
+      {label && <div className="canvas-label">{label}</div>}
+    </div>
+  );
+}
+
+function ImageLayer({ spec, world, view, viewport, dpr }: { spec: ImageLayerSpec; world: Size; view: View; viewport: Size; dpr: number }) {
+  const visible = spec.visible ?? true;
+  if (spec.tiles) return visible ? <TiledImage pyramid={spec.tiles} world={world} view={view} viewport={viewport} dpr={dpr} opacity={spec.opacity ?? 1} /> : null;
+  return <WholeImage src={spec.src} world={world} view={view} dpr={dpr} opacity={spec.opacity ?? 1} visible={visible} />;
+}
+
+function WholeImage({ src, world, view, dpr, opacity, visible }: { src: string | null; world: Size; view: View; dpr: number; opacity: number; visible: boolean }) {
+  const levels = useImageLevels(src);
+  // The image is stretched to the world frame (overlay images are exactly the frame's size).
+  const scaleToScreen = levels.full ? (view.scale * world.width) / levels.full.naturalWidth : view.scale;
+  const source = sourceForScale(levels, scaleToScreen, dpr);
+  if (!source) return null;
+  return <KImage image={source} x={0} y={0} width={world.width} height={world.height} opacity={opacity} visible={visible && opacity > 0} listening={false} perfectDrawEnabled={false} />;
+}
+
+const tileCache = new Map<string, HTMLImageElement>();
+
+function TiledImage({ pyramid, world, view, viewport, dpr, opacity }: { pyramid: TilePyramid; world: Size; view: View; viewport: Size; dpr: number; opacity: number }) {
+  const [, bump] = useState(0);
+  const sx = world.width / pyramid.width;
+  const sy = world.height / pyramid.height;
+  const tiles = useMemo(() => {
+    const v = { scale: view.scale * sx, x: view.x, y: view.y };
+    const z = levelForScale(v.scale, pyramid, dpr);
+    // A coarse backdrop three levels down keeps the sheet visible while finer tiles load.
+    const backdropLevel = Math.max(pyramid.min_level ?? 0, z - 3);
+    const backdrop = backdropLevel < z ? tilesForView(v, viewport, pyramid, dpr, 64, backdropLevel) : [];
+    return [...backdrop, ...tilesForView(v, viewport, pyramid, dpr, 400, z)];
+  }, [view, viewport, pyramid, dpr, sx]);
+  useEffect(() => {
+    for (const t of tiles) {
+      if (tileCache.has(t.url)) continue;
+      const img = new window.Image();
+      img.onload = () => bump((n) => n + 1);
+      img.src = t.url;
+      tileCache.set(t.url, img);
+      if (tileCache.size > 600) {
+        const first = tileCache.keys().next().value;
+        if (first) tileCache.delete(first);
+      }
+    }
+  }, [tiles]);
+  return (
+    <Group opacity={opacity} listening={false}>
+      {tiles.map((t) => {
+        const img = tileCache.get(t.url);
+        if (!img || !img.complete || img.naturalWidth === 0) return null;
+        return <KImage key={t.url} image={img} x={t.rect.x * sx} y={t.rect.y * sy} width={t.rect.width * sx} height={t.rect.height * sy} listening={false} perfectDrawEnabled={false} />;
+      })}
+    </Group>
+  );
+}
+
+function hexAlpha(hex: string, a: number): string {
+  const n = parseInt(hex.slice(1), 16);
+  return `rgba(${(n >> 16) & 255}, ${(n >> 8) & 255}, ${n & 255}, ${a})`;
+}

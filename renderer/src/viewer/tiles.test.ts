@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { levelForScale, tilesForView } from './tiles';
+
+const pyramid = { url_template: '/t/{z}/{x}/{y}.webp?sig=1', tile_size: 256, max_level: 6, width: 10200, height: 6600 };
+
+describe('tiles', () => {
+  it('picks full resolution at 100 % and halves per level below', () => {
+    expect(levelForScale(1, pyramid)).toBe(6);
+    expect(levelForScale(0.5, pyramid)).toBe(5);
+    expect(levelForScale(0.3, pyramid)).toBe(5); // needs ≥ 0.3 → 0.5
+    expect(levelForScale(0.25, pyramid)).toBe(4);
+    expect(levelForScale(4, pyramid)).toBe(6);
+    expect(levelForScale(0.0001, pyramid)).toBe(0);
+    expect(levelForScale(0.5, pyramid, 2)).toBe(6);
+  });
+
+  it('covers exactly the visible part at full resolution', () => {
+    // Viewport 512x256 at scale 1 showing image pixels [256, 768) x [0, 256).
+    const tiles = tilesForView({ scale: 1, x: -256, y: 0 }, { width: 512, height: 256 }, pyramid);
+    expect(tiles.map((t) => `${t.z}/${t.x}/${t.y}`)).toEqual(['6/1/0', '6/2/0']);
+    expect(tiles[0]?.url).toBe('/t/6/1/0.webp?sig=1');
+    expect(tiles[1]?.rect).toEqual({ x: 512, y: 0, width: 256, height: 256 });
+  });
+
+  it('clips edge tiles to the image and never asks for tiles outside it', () => {
+    // Whole sheet at 1/64: level 0, one tile of 16384 image px covers it all.
+    const tiles = tilesForView({ scale: 1 / 64, x: 0, y: 0 }, { width: 800, height: 600 }, pyramid);
+    expect(tiles).toHaveLength(1);
+    expect(tiles[0]?.rect).toEqual({ x: 0, y: 0, width: 10200, height: 6600 });
+    const none = tilesForView({ scale: 1, x: 20000, y: 0 }, { width: 800, height: 600 }, pyramid);
+    expect(none).toEqual([]);
+  });
+});
