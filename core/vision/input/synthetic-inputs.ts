@@ -1,0 +1,189 @@
+// Small hand-built inputs for tests and benches: minimal PDFs (plain, zero-page, huge MediaBox,
+// password-protected) and a PNG whose header lies about its size. Built byte by byte so the tests need
+// no external tool and exercise exactly the case named. Not used on the production path.
+
+import { createHash } from 'node:crypto';
+import { deflateSync } from 'node:zlib';
+
+const enc = new TextEncoder();
+
+/** PDF standard security handler padding string (ISO 32000-1, 7.6.3.3, Algorithm 2 step a). */
+const PASSWORD_PAD = Uint8Array.from([
+  0x28, 0xbf, 0x4e, 0x5e, 0x4e, 0x75, 0x8a, 0x41, 0x64, 0x00, 0x4e, 0x56, 0xff, 0xfa, 0x01, 0x08,
+  0x2e, 0x2e, 0x00, 0xb6, 0xd0, 0x68, 0x3e, 0x80, 0x2f, 0x0c, 0xa9, 0xfe, 0x64, 0x53, 0x69, 0x7a,
+]);
+
+function rc4(key: Uint8Array, data: Uint8Array): Uint8Array {
+  const s = new Uint8Array(256);
+  for (let i = 0; i < 256; i++) s[i] = i;
+  let j = 0;
+  for (let i = 0; i < 256; i++) {
+    j = (j + s[i]! + key[i % key.length]!) & 255;
+    const t = s[i]!;
+    s[i] = s[j]!;
+    s[j] = t;
+  }
+  const out = new Uint8Array(data.length);
+  let a = 0;
+  let b = 0;
+  for (let k = 0; k < data.length; k++) {
+    a = (a + 1) & 255;
+    b = (b + s[a]!) & 255;
+    const t = s[a]!;
+    s[a] = s[b]!;
+    s[b] = t;
+    out[k] = data[k]! ^ s[(s[a]! + s[b]!) & 255]!;
+  }
+  return out;
+}
+
+function md5(...parts: Uint8Array[]): Uint8Array {
+  const h = createHash('md5');
+  for (const p of parts) h.update(p);
+  return new Uint8Array(h.digest());
+}
+
+function padPassword(pw: string): Uint8Array {
+  const out = new Uint8Array(32);
+  const b = enc.encode(pw).subarray(0, 32);
+  out.set(b);
+  out.set(PASSWORD_PAD.subarray(0, 32 - b.length), b.length);
+  return out;
+}
+
+const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
+
+export interface SyntheticPdfOptions {
+  /** Page size in PDF points; default US Letter. */
+  widthPt?: number;
+  heightPt?: number;
+  /** /Rotate of every page. */
+  rotate?: number;
+  /** Number of pages (0 gives a /Pages node with no kids). */
+  pages?: number;
+  /** Content stream of every page (PDF operators). Default: a thick diagonal and a rectangle frame. */
+  content?: string;
+  /** When set, encrypt with the standard security handler (RC4 40-bit, R2) and this user password. */
+  userPassword?: string;
+}
+
+/** A minimal, valid PDF with correct xref offsets. */
+export function buildPdf(opts: SyntheticPdfOptions = {}): Uint8Array {
+  const w = opts.widthPt ?? 612;
+  const h = opts.heightPt ?? 792;
+  const n = opts.pages ?? 1;
+  const content =
+    opts.content ?? `q 4 w 36 36 m ${w - 36} ${h - 36} l S 36 36 ${w - 72} ${h - 72} re S Q`;
+  const fileId = md5(enc.encode(`blueline-synthetic-${w}x${h}x${n}`));
+
+  // Encryption parameters (Algorithms 2, 3, 4 of ISO 32000-1 for R2).
+  let fileKey: Uint8Array | undefined;
+  let encryptDict = '';
+  if (opts.userPassword !== undefined) {
+    const ownerKey = md5(padPassword(`${opts.userPassword}-owner`)).subarray(0, 5);
+    const O = rc4(ownerKey, padPassword(opts.userPassword));
+    const P = -44; // print allowed, modify/copy not
+    const pBytes = new Uint8Array(4);
+    new DataView(pBytes.buffer).setInt32(0, P, true);
+    fileKey = md5(padPassword(opts.userPassword), O, pBytes, fileId).subarray(0, 5);
+    const U = rc4(fileKey, PASSWORD_PAD);
+    encryptDict = `<< /Filter /Standard /V 1 /R 2 /Length 40 /O <${hex(O)}> /U <${hex(U)}> /P ${P} >>`;
+  }
+  const objectKey = (num: number) => {
+    const k = new Uint8Array(fileKey!.length + 5);
+    k.set(fileKey!);
+    k.set([num & 255, (num >> 8) & 255, (num >> 16) & 255, 0, 0], fileKey!.length);
+    return md5(k).subarray(0, Math.min(fileKey!.length + 5, 16));
+  };
+
+  // Objects: 1 catalog, 2 pages, then per page: page, content; last: encrypt dict (if any).
+  const objs: (string | Uint8Array)[] = [];
+  const pageNums: number[] = [];
+  for (let i = 0; i < n; i++) pageNums.push(3 + 2 * i);
+  objs[1] = `<< /Type /Catalog /Pages 2 0 R >>`;
+  objs[2] = `<< /Type /Pages /Kids [${pageNums.map((p) => `${p} 0 R`).join(' ')}] /Count ${n} >>`;
+  for (let i = 0; i < n; i++) {
+    const pn = pageNums[i]!;
+    objs[pn] =
+      `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 ${w} ${h}]` +
+      (opts.rotate ? ` /Rotate ${opts.rotate}` : '') +
+      ` /Resources << /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >> >> /Contents ${pn + 1} 0 R >>`;
+    let data: Uint8Array = enc.encode(content);
+    if (fileKey) data = rc4(objectKey(pn + 1), data);
+    const head = enc.encode(`<< /Length ${data.length} >>\nstream\n`);
+    const tail = enc.encode(`\nendstream`);
+    const body = new Uint8Array(head.length + data.length + tail.length);
+    body.set(head);
+    body.set(data, head.length);
+    body.set(tail, head.length + data.length);
+    objs[pn + 1] = body;
+  }
+  const encNum = objs.length;
+  if (fileKey) objs[encNum] = encryptDict;
+
+  const chunks: Uint8Array[] = [enc.encode('%PDF-1.4\n%\xE2\xE3\xCF\xD3\n')];
+  let offset = chunks[0]!.length;
+  const offsets: number[] = [];
+  for (let i = 1; i < objs.length; i++) {
+    const body = objs[i]!;
+    const head = enc.encode(`${i} 0 obj\n`);
+    const b = typeof body === 'string' ? enc.encode(body) : body;
+    const foot = enc.encode(`\nendobj\n`);
+    offsets[i] = offset;
+    for (const c of [head, b, foot]) {
+      chunks.push(c);
+      offset += c.length;
+    }
+  }
+  const xrefAt = offset;
+  let xref = `xref\n0 ${objs.length}\n0000000000 65535 f \n`;
+  for (let i = 1; i < objs.length; i++)
+    xref += `${String(offsets[i]).padStart(10, '0')} 00000 n \n`;
+  xref +=
+    `trailer\n<< /Size ${objs.length} /Root 1 0 R /ID [<${hex(fileId)}> <${hex(fileId)}>]` +
+    (fileKey ? ` /Encrypt ${encNum} 0 R` : '') +
+    ` >>\nstartxref\n${xrefAt}\n%%EOF\n`;
+  chunks.push(enc.encode(xref));
+  return new Uint8Array(Buffer.concat(chunks)); // a plain Uint8Array: pdfjs refuses Buffer
+}
+
+function crc32(buf: Uint8Array): number {
+  let c = ~0;
+  for (let i = 0; i < buf.length; i++) {
+    c ^= buf[i]!;
+    for (let k = 0; k < 8; k++) c = (c >>> 1) ^ (0xedb88320 & -(c & 1));
+  }
+  return ~c >>> 0;
+}
+
+function pngChunk(type: string, data: Uint8Array): Uint8Array {
+  const out = new Uint8Array(12 + data.length);
+  const dv = new DataView(out.buffer);
+  dv.setUint32(0, data.length);
+  out.set(enc.encode(type), 4);
+  out.set(data, 8);
+  dv.setUint32(8 + data.length, crc32(out.subarray(4, 8 + data.length)));
+  return out;
+}
+
+/**
+ * A structurally valid PNG header (correct CRCs) claiming width x height 8-bit grey pixels, followed by
+ * one small IDAT: the shape of a decompression bomb / lying header. Nothing in it decodes to that size.
+ */
+export function buildLyingPng(width: number, height: number): Uint8Array {
+  const ihdr = new Uint8Array(13);
+  const dv = new DataView(ihdr.buffer);
+  dv.setUint32(0, width);
+  dv.setUint32(4, height);
+  ihdr[8] = 8; // bit depth
+  ihdr[9] = 0; // grey
+  const idat = deflateSync(Buffer.alloc(4096, 0)); // a few filter bytes and zeros
+  return new Uint8Array(
+    Buffer.concat([
+      Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+      pngChunk('IHDR', ihdr),
+      pngChunk('IDAT', idat),
+      pngChunk('IEND', new Uint8Array(0)),
+    ]),
+  );
+}
