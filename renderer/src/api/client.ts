@@ -44,8 +44,18 @@ export class ApiError extends Error {
   }
 }
 
-export function clientProblem(code: 'network_error' | 'bad_response', detail: string, status = 0): Problem {
-  return { type: 'about:blank', title: code === 'network_error' ? 'Network error' : 'Unexpected response', status, detail, code };
+export function clientProblem(
+  code: 'network_error' | 'bad_response',
+  detail: string,
+  status = 0,
+): Problem {
+  return {
+    type: 'about:blank',
+    title: code === 'network_error' ? 'Network error' : 'Unexpected response',
+    status,
+    detail,
+    code,
+  };
 }
 
 /** Turns any non-2xx response into a Problem, even when the body is not Problem Details. */
@@ -65,7 +75,11 @@ export async function problemFromResponse(res: Response): Promise<Problem> {
   } catch {
     // fall through: not JSON
   }
-  return clientProblem('bad_response', `The service answered ${res.status} ${res.statusText}.`.trim(), res.status);
+  return clientProblem(
+    'bad_response',
+    `The service answered ${res.status} ${res.statusText}.`.trim(),
+    res.status,
+  );
 }
 
 export type Query = Record<string, string | number | boolean | undefined | null>;
@@ -101,7 +115,11 @@ export class ApiClient {
   constructor(readonly connection: Connection) {}
 
   private headers(extra?: Record<string, string>): Record<string, string> {
-    return { Authorization: `Bearer ${this.connection.apiKey}`, Accept: 'application/json', ...extra };
+    return {
+      Authorization: `Bearer ${this.connection.apiKey}`,
+      Accept: 'application/json',
+      ...extra,
+    };
   }
 
   async request<T>(path: string, opts: RequestOptions = {}): Promise<T> {
@@ -118,24 +136,39 @@ export class ApiClient {
       });
     } catch (err) {
       if ((err as Error).name === 'AbortError') throw err;
-      throw new ApiError(clientProblem('network_error', 'Cannot reach the Blueline service. Is it running?'));
+      throw new ApiError(
+        clientProblem('network_error', 'Cannot reach the Blueline service. Is it running?'),
+      );
     }
     if (!res.ok) throw new ApiError(await problemFromResponse(res));
     if (res.status === 204) return undefined as T;
     try {
       return (await res.json()) as T;
     } catch {
-      throw new ApiError(clientProblem('bad_response', 'The service sent a response that is not JSON.', res.status));
+      throw new ApiError(
+        clientProblem('bad_response', 'The service sent a response that is not JSON.', res.status),
+      );
     }
   }
 
   /** Follows `_meta.next` until the end (or `max` items), 100 per page. */
-  async listAll<T>(path: string, query: Query = {}, max = 2000, signal?: AbortSignal): Promise<T[]> {
+  async listAll<T>(
+    path: string,
+    query: Query = {},
+    max = 2000,
+    signal?: AbortSignal,
+  ): Promise<T[]> {
     const out: T[] = [];
-    let page = await this.request<ListEnvelope<T>>(path, { query: { ...query, limit: 100 }, signal });
+    let page = await this.request<ListEnvelope<T>>(path, {
+      query: { ...query, limit: 100 },
+      signal,
+    });
     out.push(...page.data);
     while (page._meta.next && out.length < max) {
-      page = await this.request<ListEnvelope<T>>(path, { query: { cursor: page._meta.next, limit: 100 }, signal });
+      page = await this.request<ListEnvelope<T>>(path, {
+        query: { cursor: page._meta.next, limit: 100 },
+        signal,
+      });
       out.push(...page.data);
     }
     return out;
@@ -144,11 +177,13 @@ export class ApiClient {
   // Projects
   listProjects = (signal?: AbortSignal) => this.listAll<Project>('/projects', {}, 2000, signal);
   getProject = (id: Id) => this.request<Project>(`/projects/${enc(id)}`);
-  createProject = (body: CreateProjectBody) => this.request<Project>('/projects', { method: 'POST', body, idempotencyKey: newKey() });
+  createProject = (body: CreateProjectBody) =>
+    this.request<Project>('/projects', { method: 'POST', body, idempotencyKey: newKey() });
   deleteProject = (id: Id) => this.request<void>(`/projects/${enc(id)}`, { method: 'DELETE' });
 
   // Files
-  createFile = (body: CreateFileBody) => this.request<CreatedFile>('/files', { method: 'POST', body, idempotencyKey: newKey() });
+  createFile = (body: CreateFileBody) =>
+    this.request<CreatedFile>('/files', { method: 'POST', body, idempotencyKey: newKey() });
   getFile = (id: Id) => this.request<FileRecord>(`/files/${enc(id)}`);
 
   // Drawings
@@ -157,32 +192,56 @@ export class ApiClient {
   createDrawing = (body: CreateDrawingBody, idempotencyKey = newKey()) =>
     this.request<Drawing>('/drawings', { method: 'POST', body, idempotencyKey });
   compareDrawings = (newerId: Id, body: CompareDrawingsBody, idempotencyKey = newKey()) =>
-    this.request<JobAccepted>(`/drawings/${enc(newerId)}/compare`, { method: 'POST', body, idempotencyKey });
+    this.request<JobAccepted>(`/drawings/${enc(newerId)}/compare`, {
+      method: 'POST',
+      body,
+      idempotencyKey,
+    });
 
   // Sheets and blocks
-  listSheets = (query: { drawing_id?: Id; project_id?: Id; discipline?: string; sheet_number?: string }) =>
-    this.listAll<Sheet>('/sheets', query);
-  getSheet = (id: Id) => this.request<Sheet>(`/sheets/${enc(id)}`, { query: { expand: 'drawing' } });
-  patchSheet = (id: Id, body: PatchSheetBody) => this.request<Sheet>(`/sheets/${enc(id)}`, { method: 'PATCH', body });
+  listSheets = (query: {
+    drawing_id?: Id;
+    project_id?: Id;
+    discipline?: string;
+    sheet_number?: string;
+  }) => this.listAll<Sheet>('/sheets', query);
+  getSheet = (id: Id) =>
+    this.request<Sheet>(`/sheets/${enc(id)}`, { query: { expand: 'drawing' } });
+  patchSheet = (id: Id, body: PatchSheetBody) =>
+    this.request<Sheet>(`/sheets/${enc(id)}`, { method: 'PATCH', body });
   listBlocks = (sheetId: Id) => this.listAll<Block>('/blocks', { sheet_id: sheetId });
 
   // Jobs
-  listJobs = (projectId: Id) => this.request<ListEnvelope<Job>>('/jobs', { query: { project_id: projectId, limit: 50 } });
+  listJobs = (projectId: Id) =>
+    this.request<ListEnvelope<Job>>('/jobs', { query: { project_id: projectId, limit: 50 } });
   getJob = (id: Id) => this.request<Job>(`/jobs/${enc(id)}`);
   cancelJob = (id: Id) => this.request<Job>(`/jobs/${enc(id)}/cancel`, { method: 'POST' });
 
   // Overlays and changes
-  listOverlays = (query: { job_id?: Id; project_id?: Id; drawing_id?: Id }, expand = 'block_a.sheet,block_b.sheet') =>
-    this.listAll<Overlay>('/overlays', { ...query, expand });
-  getOverlay = (id: Id) => this.request<Overlay>(`/overlays/${enc(id)}`, { query: { expand: 'block_a.sheet,block_b.sheet' } });
-  analyzeOverlay = (id: Id) => this.request<JobAccepted>(`/overlays/${enc(id)}/analyze`, { method: 'POST', idempotencyKey: newKey() });
+  listOverlays = (
+    query: { job_id?: Id; project_id?: Id; drawing_id?: Id },
+    expand = 'block_a.sheet,block_b.sheet',
+  ) => this.listAll<Overlay>('/overlays', { ...query, expand });
+  getOverlay = (id: Id) =>
+    this.request<Overlay>(`/overlays/${enc(id)}`, {
+      query: { expand: 'block_a.sheet,block_b.sheet' },
+    });
+  analyzeOverlay = (id: Id) =>
+    this.request<JobAccepted>(`/overlays/${enc(id)}/analyze`, {
+      method: 'POST',
+      idempotencyKey: newKey(),
+    });
   listChanges = (overlayId: Id) => this.listAll<Change>('/changes', { overlay_id: overlayId });
   getChange = (id: Id) => this.request<Change>(`/changes/${enc(id)}`);
-  patchChange = (id: Id, body: PatchChangeBody) => this.request<Change>(`/changes/${enc(id)}`, { method: 'PATCH', body });
+  patchChange = (id: Id, body: PatchChangeBody) =>
+    this.request<Change>(`/changes/${enc(id)}`, { method: 'PATCH', body });
 
   // Search
   search = (projectId: Id, body: SearchBody) =>
-    this.request<ListEnvelope<SearchHit>>(`/projects/${enc(projectId)}/search`, { method: 'POST', body });
+    this.request<ListEnvelope<SearchHit>>(`/projects/${enc(projectId)}/search`, {
+      method: 'POST',
+      body,
+    });
 
   /**
    * Streams `GET /jobs/{id}/events` (the job object on every change, ending at a terminal
@@ -197,7 +256,9 @@ export class ApiClient {
       });
     } catch (err) {
       if ((err as Error).name === 'AbortError') throw err;
-      throw new ApiError(clientProblem('network_error', 'Lost the connection to the Blueline service.'));
+      throw new ApiError(
+        clientProblem('network_error', 'Lost the connection to the Blueline service.'),
+      );
     }
     if (!res.ok || !res.body) throw new ApiError(await problemFromResponse(res));
     const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
@@ -234,7 +295,8 @@ export function uploadBytes(
     xhr.setRequestHeader('Content-Type', contentType);
     xhr.responseType = 'text';
     xhr.upload.onprogress = (e) => onProgress(e.loaded, e.lengthComputable ? e.total : file.size);
-    xhr.onerror = () => reject(new ApiError(clientProblem('network_error', 'The upload was interrupted.')));
+    xhr.onerror = () =>
+      reject(new ApiError(clientProblem('network_error', 'The upload was interrupted.')));
     xhr.onabort = () => reject(new DOMException('Upload canceled', 'AbortError'));
     xhr.onload = () => {
       if (xhr.status >= 200 && xhr.status < 300) {
@@ -245,7 +307,10 @@ export function uploadBytes(
           resolve({} as FileRecord);
         }
       } else {
-        const res = new Response(xhr.responseText, { status: xhr.status, statusText: xhr.statusText });
+        const res = new Response(xhr.responseText, {
+          status: xhr.status,
+          statusText: xhr.statusText,
+        });
         void problemFromResponse(res).then((p) => reject(new ApiError(p)));
       }
     };

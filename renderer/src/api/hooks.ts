@@ -1,10 +1,27 @@
 // React Query hooks over ApiClient. Query keys live in one table so invalidation stays
 // consistent; job progress arrives by SSE and is written straight into the query cache.
 
-import { createContext, createElement, useContext, useEffect, useState, type ReactNode } from 'react';
+import {
+  createContext,
+  createElement,
+  useContext,
+  useEffect,
+  useState,
+  type ReactNode,
+} from 'react';
 import { useMutation, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
-import { ApiClient, ApiError } from './client';
-import type { Change, Id, Job, ListEnvelope, PatchChangeBody, PatchSheetBody, SearchBody, SearchHit, Sheet } from './types';
+import { type ApiClient, ApiError } from './client';
+import type {
+  Change,
+  Id,
+  Job,
+  ListEnvelope,
+  PatchChangeBody,
+  PatchSheetBody,
+  SearchBody,
+  SearchHit,
+  Sheet,
+} from './types';
 import { isTerminal } from './types';
 
 const ApiContext = createContext<ApiClient | null>(null);
@@ -35,7 +52,8 @@ export const qk = {
 
 /** Do not retry what retrying cannot fix (4xx); retry network blips and 5xx twice. */
 export function shouldRetry(failureCount: number, err: unknown): boolean {
-  if (err instanceof ApiError && err.status >= 400 && err.status < 500 && err.status !== 429) return false;
+  if (err instanceof ApiError && err.status >= 400 && err.status < 500 && err.status !== 429)
+    return false;
   return failureCount < 2;
 }
 
@@ -87,7 +105,8 @@ export interface SheetFilter {
 export function useSheets(filter: SheetFilter, enabled = true) {
   const api = useApi();
   const clean: SheetFilter = {};
-  for (const [k, v] of Object.entries(filter) as [keyof SheetFilter, string | undefined][]) if (v) clean[k] = v;
+  for (const [k, v] of Object.entries(filter) as [keyof SheetFilter, string | undefined][])
+    if (v) clean[k] = v;
   return useQuery({ queryKey: qk.sheets(clean), queryFn: () => api.listSheets(clean), enabled });
 }
 
@@ -118,7 +137,8 @@ export function useJobs(projectId: Id, live: boolean) {
   return useQuery({
     queryKey: qk.jobs(projectId),
     queryFn: () => api.listJobs(projectId),
-    refetchInterval: (q) => (live || q.state.data?.data.some((j) => !isTerminal(j.status)) ? 2000 : false),
+    refetchInterval: (q) =>
+      live || q.state.data?.data.some((j) => !isTerminal(j.status)) ? 2000 : false,
   });
 }
 
@@ -160,7 +180,8 @@ export function useLiveJob(id: Id | null) {
     queryKey: qk.job(id ?? ''),
     queryFn: () => api.getJob(id as Id),
     enabled: !!id,
-    refetchInterval: (q) => (streamFailed && q.state.data && !isTerminal(q.state.data.status) ? 1500 : false),
+    refetchInterval: (q) =>
+      streamFailed && q.state.data && !isTerminal(q.state.data.status) ? 1500 : false,
   });
   const terminal = query.data ? isTerminal(query.data.status) : false;
 
@@ -214,7 +235,11 @@ export function useCompareDrawings() {
 
 export function useOverlays(jobId: Id, enabled = true) {
   const api = useApi();
-  return useQuery({ queryKey: qk.overlays(jobId), queryFn: () => api.listOverlays({ job_id: jobId }), enabled });
+  return useQuery({
+    queryKey: qk.overlays(jobId),
+    queryFn: () => api.listOverlays({ job_id: jobId }),
+    enabled,
+  });
 }
 
 export function useOverlay(id: Id) {
@@ -229,7 +254,11 @@ export function useAnalyzeOverlay() {
 
 export function useChanges(overlayId: Id, enabled = true) {
   const api = useApi();
-  return useQuery({ queryKey: qk.changes(overlayId), queryFn: () => api.listChanges(overlayId), enabled });
+  return useQuery({
+    queryKey: qk.changes(overlayId),
+    queryFn: () => api.listChanges(overlayId),
+    enabled,
+  });
 }
 
 /** Review status is applied optimistically: the reviewer keeps moving while the PATCH lands. */
@@ -242,7 +271,9 @@ export function usePatchChange(overlayId: Id) {
     onMutate: async ({ id, body }) => {
       await qc.cancelQueries({ queryKey: key });
       const before = qc.getQueryData<Change[]>(key);
-      qc.setQueryData<Change[]>(key, (list) => list?.map((c) => (c.id === id ? { ...c, ...body } : c)));
+      qc.setQueryData<Change[]>(key, (list) =>
+        list?.map((c) => (c.id === id ? { ...c, ...body } : c)),
+      );
       return { before };
     },
     onError: (_err, _vars, ctx) => {

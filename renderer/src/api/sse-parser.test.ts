@@ -5,7 +5,9 @@ describe('SseParser', () => {
   it('dispatches on a blank line and joins data lines', () => {
     const p = new SseParser();
     expect(p.push('data: {"a":1}\n')).toEqual([]);
-    expect(p.push('data: second\n\n')).toEqual([{ event: 'message', data: '{"a":1}\nsecond', id: null }]);
+    expect(p.push('data: second\n\n')).toEqual([
+      { event: 'message', data: '{"a":1}\nsecond', id: null },
+    ]);
   });
 
   it('handles events split across chunks, CRLF line ends, comments, event and id fields', () => {
@@ -23,6 +25,8 @@ describe('SseParser', () => {
 
   it('ignores a blank line with no data and keeps only one leading space', () => {
     const p = new SseParser();
-    expect(p.push('event: ping\n\ndata:  two\n\n')).toEqual([{ event: 'message', data: ' two', id: null }]);
+    expect(p.push('event: ping\n\ndata:  two\n\n')).toEqual([
+      { event: 'message', data: ' two', id: null },
+    ]);
   });
 });

@@ -45,7 +45,11 @@ export class SseParser {
         this.eventType = '';
         return null;
       }
-      const ev: SseEvent = { event: this.eventType || 'message', data: this.data.join('\n'), id: this.lastId };
+      const ev: SseEvent = {
+        event: this.eventType || 'message',
+        data: this.data.join('\n'),
+        id: this.lastId,
+      };
       this.data = [];
       this.eventType = '';
       return ev;

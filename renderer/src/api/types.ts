@@ -274,7 +274,8 @@ export interface Overlay {
 }
 
 export type ChangeKind = 'added' | 'removed' | 'modified' | 'moved';
-export type ChangeCategory = 'geometry' | 'text' | 'dimension' | 'annotation' | 'title_block' | 'noise';
+export type ChangeCategory =
+  'geometry' | 'text' | 'dimension' | 'annotation' | 'title_block' | 'noise';
 export type ReviewStatus = 'open' | 'accepted' | 'rejected' | 'flagged';
 
 export interface Change {
@@ -315,7 +316,8 @@ export interface SheetPair {
 }
 
 /** Sheets only on one side: the contract writes `[...]`, so accept ids or sheet-like objects. */
-export type UnpairedSheetRef = Id | { id?: Id; sheet_id?: Id; sheet_number?: string | null; title?: string | null };
+export type UnpairedSheetRef =
+  Id | { id?: Id; sheet_id?: Id; sheet_number?: string | null; title?: string | null };
 
 export interface CompareResult {
   pairs: SheetPair[];

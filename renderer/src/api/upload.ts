@@ -3,7 +3,7 @@
 
 import type { QueryClient } from '@tanstack/react-query';
 import { ui } from '../state/ui-store';
-import { ApiClient, errorDetail, newKey, uploadBytes } from './client';
+import { type ApiClient, errorDetail, newKey, uploadBytes } from './client';
 import type { AcceptedContentType, Drawing, Id } from './types';
 
 const TYPES: Record<string, AcceptedContentType> = {
@@ -30,7 +30,12 @@ export function drawingNameFor(filename: string): string {
 
 let seq = 0;
 
-export async function uploadDrawing(api: ApiClient, qc: QueryClient, projectId: Id, file: File): Promise<Drawing | null> {
+export async function uploadDrawing(
+  api: ApiClient,
+  qc: QueryClient,
+  projectId: Id,
+  file: File,
+): Promise<Drawing | null> {
   const localId = `up${++seq}`;
   ui.addUpload({
     localId,
@@ -45,16 +50,34 @@ export async function uploadDrawing(api: ApiClient, qc: QueryClient, projectId: 
   });
   const contentType = contentTypeFor(file);
   if (!contentType) {
-    ui.updateUpload(localId, { phase: 'failed', error: `${file.name} is not a PDF, PNG, JPEG or TIFF file.` });
+    ui.updateUpload(localId, {
+      phase: 'failed',
+      error: `${file.name} is not a PDF, PNG, JPEG or TIFF file.`,
+    });
     return null;
   }
   try {
-    const created = await api.createFile({ project_id: projectId, filename: file.name, content_type: contentType, size_bytes: file.size });
-    await uploadBytes(created.upload_url, file, contentType, (loaded) => ui.updateUpload(localId, { uploaded: loaded }));
+    const created = await api.createFile({
+      project_id: projectId,
+      filename: file.name,
+      content_type: contentType,
+      size_bytes: file.size,
+    });
+    await uploadBytes(created.upload_url, file, contentType, (loaded) =>
+      ui.updateUpload(localId, { uploaded: loaded }),
+    );
     ui.updateUpload(localId, { phase: 'registering', uploaded: file.size });
-    const drawing = await api.createDrawing({ project_id: projectId, name: drawingNameFor(file.name), file_id: created.id }, newKey());
+    const drawing = await api.createDrawing(
+      { project_id: projectId, name: drawingNameFor(file.name), file_id: created.id },
+      newKey(),
+    );
     ui.updateUpload(localId, {
-      phase: drawing.status === 'Ready' ? 'ready' : drawing.status === 'Failed' ? 'failed' : 'processing',
+      phase:
+        drawing.status === 'Ready'
+          ? 'ready'
+          : drawing.status === 'Failed'
+            ? 'failed'
+            : 'processing',
       drawingId: drawing.id,
       jobId: drawing.job_id,
     });

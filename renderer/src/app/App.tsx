@@ -37,7 +37,11 @@ export function App() {
   if (!conn || !client || unauthorized) {
     return (
       <SignIn
-        reason={unauthorized ? 'The service did not accept the key (code unauthorized). Paste a current key.' : null}
+        reason={
+          unauthorized
+            ? 'The service did not accept the key (code unauthorized). Paste a current key.'
+            : null
+        }
         onKey={(key) => {
           saveKey(key);
           setUnauthorized(false);
@@ -85,7 +89,12 @@ function Shell() {
             {palette === 'colorblind' ? 'CB-safe colours' : 'Standard colours'}
           </button>
           {projectId && (
-            <button type="button" className={`btn btn-ghost${jobsOpen ? ' active' : ''}`} aria-pressed={jobsOpen} onClick={() => ui.toggleJobsPanel()}>
+            <button
+              type="button"
+              className={`btn btn-ghost${jobsOpen ? ' active' : ''}`}
+              aria-pressed={jobsOpen}
+              onClick={() => ui.toggleJobsPanel()}
+            >
               Jobs
             </button>
           )}
@@ -107,11 +116,20 @@ function Screen({ route }: { route: Route }) {
     case 'project':
       return <ProjectScreen key={route.projectId} projectId={route.projectId} tab={route.tab} />;
     case 'sheet':
-      return <SheetScreen key={route.sheetId} projectId={route.projectId} sheetId={route.sheetId} />;
+      return (
+        <SheetScreen key={route.sheetId} projectId={route.projectId} sheetId={route.sheetId} />
+      );
     case 'comparison':
       return <ComparisonScreen key={route.jobId} projectId={route.projectId} jobId={route.jobId} />;
     case 'overlay':
-      return <OverlayScreen key={route.overlayId} projectId={route.projectId} overlayId={route.overlayId} jobId={route.jobId} />;
+      return (
+        <OverlayScreen
+          key={route.overlayId}
+          projectId={route.projectId}
+          overlayId={route.overlayId}
+          jobId={route.jobId}
+        />
+      );
   }
 }
 
@@ -133,7 +151,11 @@ function Breadcrumbs({ route }: { route: Route }) {
           {route.jobId && (
             <>
               <span className="sep">/</span>
-              <a href={href({ name: 'comparison', projectId: route.projectId, jobId: route.jobId })}>Comparison</a>
+              <a
+                href={href({ name: 'comparison', projectId: route.projectId, jobId: route.jobId })}
+              >
+                Comparison
+              </a>
             </>
           )}
           <span className="sep">/</span>
@@ -160,9 +182,18 @@ function Toasts() {
   return (
     <div className="toasts" aria-live="polite">
       {toasts.map((t) => (
-        <div key={t.id} className={`toast toast-${t.kind}`} role={t.kind === 'error' ? 'alert' : 'status'}>
+        <div
+          key={t.id}
+          className={`toast toast-${t.kind}`}
+          role={t.kind === 'error' ? 'alert' : 'status'}
+        >
           <span>{t.text}</span>
-          <button type="button" className="btn-x" aria-label="Dismiss" onClick={() => ui.dismissToast(t.id)}>
+          <button
+            type="button"
+            className="btn-x"
+            aria-label="Dismiss"
+            onClick={() => ui.dismissToast(t.id)}
+          >
             ×
           </button>
         </div>
@@ -182,7 +213,8 @@ function SignIn({ reason, onKey }: { reason: string | null; onKey: (key: string)
       <form className="card signin-card" onSubmit={submit}>
         <h1>Blueline</h1>
         <p className="muted">
-          Open the sign-in link that <code>blueline serve</code> printed (it ends in <code>#key=sk_…</code>), or paste the API key here.
+          Open the sign-in link that <code>blueline serve</code> printed (it ends in{' '}
+          <code>#key=sk_…</code>), or paste the API key here.
         </p>
         {reason && (
           <p className="state-error-inline" role="alert">
@@ -191,7 +223,14 @@ function SignIn({ reason, onKey }: { reason: string | null; onKey: (key: string)
         )}
         <label className="field">
           <span>API key</span>
-          <input type="password" autoComplete="off" value={key} onChange={(e) => setKey(e.target.value)} placeholder="sk_…" autoFocus />
+          <input
+            type="password"
+            autoComplete="off"
+            value={key}
+            onChange={(e) => setKey(e.target.value)}
+            placeholder="sk_…"
+            autoFocus
+          />
         </label>
         <button type="submit" className="btn btn-primary" disabled={!key.trim()}>
           Sign in

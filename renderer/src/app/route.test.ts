@@ -20,6 +20,10 @@ describe('routes', () => {
     expect(parseRoute('')).toEqual({ name: 'projects' });
     expect(parseRoute('#/nope')).toEqual({ name: 'projects' });
     expect(parseRoute('#/projects/<script>')).toEqual({ name: 'projects' });
-    expect(parseRoute('#/projects/prj_1/overlays/bad id')).toEqual({ name: 'project', projectId: 'prj_1', tab: 'drawings' });
+    expect(parseRoute('#/projects/prj_1/overlays/bad id')).toEqual({
+      name: 'project',
+      projectId: 'prj_1',
+      tab: 'drawings',
+    });
   });
 });

@@ -20,12 +20,14 @@ export function parseRoute(hash: string): Route {
   const projectId = parts[1];
   const [, , section, id] = parts;
   if (section === 'sheets' && id && ID.test(id)) return { name: 'sheet', projectId, sheetId: id };
-  if (section === 'comparisons' && id && ID.test(id)) return { name: 'comparison', projectId, jobId: id };
+  if (section === 'comparisons' && id && ID.test(id))
+    return { name: 'comparison', projectId, jobId: id };
   if (section === 'overlays' && id && ID.test(id)) {
     const job = query.get('job');
     return { name: 'overlay', projectId, overlayId: id, jobId: job && ID.test(job) ? job : null };
   }
-  if (section === 'compare' || section === 'search' || section === 'drawings') return { name: 'project', projectId, tab: section };
+  if (section === 'compare' || section === 'search' || section === 'drawings')
+    return { name: 'project', projectId, tab: section };
   return { name: 'project', projectId, tab: 'drawings' };
 }
 
@@ -35,7 +37,9 @@ export function formatRoute(route: Route): string {
     case 'projects':
       return '#/';
     case 'project':
-      return route.tab === 'drawings' ? `#/projects/${e(route.projectId)}` : `#/projects/${e(route.projectId)}/${route.tab}`;
+      return route.tab === 'drawings'
+        ? `#/projects/${e(route.projectId)}`
+        : `#/projects/${e(route.projectId)}/${route.tab}`;
     case 'sheet':
       return `#/projects/${e(route.projectId)}/sheets/${e(route.sheetId)}`;
     case 'comparison':

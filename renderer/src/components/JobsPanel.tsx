@@ -23,23 +23,45 @@ export function JobsPanel({ projectId }: { projectId: string }) {
     <aside className="side-panel" aria-label="Jobs">
       <div className="panel-head">
         <h2>Jobs</h2>
-        <button type="button" className="btn-x" aria-label="Close jobs panel" onClick={() => ui.toggleJobsPanel(false)}>
+        <button
+          type="button"
+          className="btn-x"
+          aria-label="Close jobs panel"
+          onClick={() => ui.toggleJobsPanel(false)}
+        >
           ×
         </button>
       </div>
       {jobs.isPending && <Spinner />}
       {jobs.isError && <ErrorNote error={jobs.error} onRetry={() => void jobs.refetch()} />}
-      {jobs.isSuccess && top.length === 0 && <Empty title="No jobs yet">Uploading a drawing or starting a comparison creates one.</Empty>}
+      {jobs.isSuccess && top.length === 0 && (
+        <Empty title="No jobs yet">Uploading a drawing or starting a comparison creates one.</Empty>
+      )}
       <ul className="job-list">
         {top.map((j) => (
-          <JobRow key={j.id} job={j} projectId={projectId} onCancel={() => cancel.mutate(j.id, { onError: (e) => ui.toast(errorDetail(e), 'error') })} />
+          <JobRow
+            key={j.id}
+            job={j}
+            projectId={projectId}
+            onCancel={() =>
+              cancel.mutate(j.id, { onError: (e) => ui.toast(errorDetail(e), 'error') })
+            }
+          />
         ))}
       </ul>
     </aside>
   );
 }
 
-function JobRow({ job, projectId, onCancel }: { job: Job; projectId: string; onCancel: () => void }) {
+function JobRow({
+  job,
+  projectId,
+  onCancel,
+}: {
+  job: Job;
+  projectId: string;
+  onCancel: () => void;
+}) {
   const running = !isTerminal(job.status);
   const p = job.progress;
   return (
@@ -49,17 +71,27 @@ function JobRow({ job, projectId, onCancel }: { job: Job; projectId: string; onC
         <StatusBadge status={job.status} />
       </div>
       <div className="muted small mono">{job.id}</div>
-      {running && <ProgressBar value={p?.completed ?? 0} total={p?.total ?? 0} label={`${job.type} progress`} />}
+      {running && (
+        <ProgressBar
+          value={p?.completed ?? 0}
+          total={p?.total ?? 0}
+          label={`${job.type} progress`}
+        />
+      )}
       {p && p.total > 0 && (
         <div className="muted small">
           {p.completed} of {p.total}
         </div>
       )}
-      {job.status === 'Failed' && job.error && <div className="state-error-inline small">{job.error.detail}</div>}
+      {job.status === 'Failed' && job.error && (
+        <div className="state-error-inline small">{job.error.detail}</div>
+      )}
       <div className="row between small">
         <span className="muted">{formatTime(job.created_at)}</span>
         <span className="row gap-s">
-          {job.type === 'compare' && job.status === 'Completed' && <a href={href({ name: 'comparison', projectId, jobId: job.id })}>Open</a>}
+          {job.type === 'compare' && job.status === 'Completed' && (
+            <a href={href({ name: 'comparison', projectId, jobId: job.id })}>Open</a>
+          )}
           {running && (
             <button type="button" className="btn btn-small" onClick={onCancel}>
               Cancel

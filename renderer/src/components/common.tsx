@@ -14,7 +14,15 @@ export function Spinner({ label = 'Loading…' }: { label?: string }) {
 }
 
 /** Shows the API's `detail` (and its `code`, small) — never a stack trace. */
-export function ErrorNote({ error, title = 'Something went wrong', onRetry }: { error: unknown; title?: string; onRetry?: () => void }) {
+export function ErrorNote({
+  error,
+  title = 'Something went wrong',
+  onRetry,
+}: {
+  error: unknown;
+  title?: string;
+  onRetry?: () => void;
+}) {
   const code = errorCode(error);
   return (
     <div className="state state-error" role="alert">
@@ -41,11 +49,29 @@ export function Empty({ title, children }: { title: string; children?: ReactNode
   );
 }
 
-export function ProgressBar({ value, total, label }: { value: number; total: number; label?: string }) {
+export function ProgressBar({
+  value,
+  total,
+  label,
+}: {
+  value: number;
+  total: number;
+  label?: string;
+}) {
   const pct = total > 0 ? Math.min(100, Math.round((value / total) * 100)) : null;
   return (
-    <div className="progress" role="progressbar" aria-valuemin={0} aria-valuemax={100} aria-valuenow={pct ?? undefined} aria-label={label}>
-      <div className={`progress-fill${pct === null ? ' indeterminate' : ''}`} style={{ width: pct === null ? '30%' : `${pct}%` }} />
+    <div
+      className="progress"
+      role="progressbar"
+      aria-valuemin={0}
+      aria-valuemax={100}
+      aria-valuenow={pct ?? undefined}
+      aria-label={label}
+    >
+      <div
+        className={`progress-fill${pct === null ? ' indeterminate' : ''}`}
+        style={{ width: pct === null ? '30%' : `${pct}%` }}
+      />
     </div>
   );
 }
@@ -95,7 +121,13 @@ export function formatTime(ts: string | null | undefined): string {
   if (!ts) return '—';
   const d = new Date(ts);
   if (Number.isNaN(d.getTime())) return ts;
-  return d.toLocaleString(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
+  return d.toLocaleString(undefined, {
+    year: 'numeric',
+    month: 'short',
+    day: 'numeric',
+    hour: '2-digit',
+    minute: '2-digit',
+  });
 }
 
 export function disciplineLabel(d: string | null | undefined): string {

@@ -4,7 +4,16 @@ import { useDrawings, useLiveJob, useOverlays, useSheets } from '../api/hooks';
 import type { CompareResult, Overlay, Sheet, UnpairedSheetRef } from '../api/types';
 import { isTerminal } from '../api/types';
 import { href } from '../app/use-route';
-import { Empty, ErrorNote, formatTime, ProgressBar, ScoreBadge, scoreBand, Spinner, StatusBadge } from '../components/common';
+import {
+  Empty,
+  ErrorNote,
+  formatTime,
+  ProgressBar,
+  ScoreBadge,
+  scoreBand,
+  Spinner,
+  StatusBadge,
+} from '../components/common';
 import { buildPairRows, type PairRow } from './pair-rows';
 
 export function ComparisonScreen({ projectId, jobId }: { projectId: string; jobId: string }) {
@@ -15,11 +24,22 @@ export function ComparisonScreen({ projectId, jobId }: { projectId: string; jobI
   const drawings = useDrawings(projectId);
 
   const result = (job.data?.result ?? null) as CompareResult | null;
-  const sheetById = useMemo(() => new Map((sheets.data ?? []).map((s) => [s.id, s])), [sheets.data]);
-  const rows = useMemo(() => buildPairRows(result, overlays.data ?? [], sheetById), [result, overlays.data, sheetById]);
+  const sheetById = useMemo(
+    () => new Map((sheets.data ?? []).map((s) => [s.id, s])),
+    [sheets.data],
+  );
+  const rows = useMemo(
+    () => buildPairRows(result, overlays.data ?? [], sheetById),
+    [result, overlays.data, sheetById],
+  );
 
   if (job.isPending) return <Spinner label="Loading comparison…" />;
-  if (job.isError) return <div className="page"><ErrorNote error={job.error} title="Could not load the comparison" /></div>;
+  if (job.isError)
+    return (
+      <div className="page">
+        <ErrorNote error={job.error} title="Could not load the comparison" />
+      </div>
+    );
   const j = job.data;
   const newer = drawings.data?.find((d) => d.id === j.target_id);
   const p = j.progress;
@@ -30,7 +50,14 @@ export function ComparisonScreen({ projectId, jobId }: { projectId: string; jobI
       <div className="page-head">
         <h1>Comparison</h1>
         <p className="muted">
-          {newer ? <>Newer issue <strong>{newer.name}</strong> against its predecessor</> : <span className="mono">{j.target_id}</span>} · started {formatTime(j.created_at)}
+          {newer ? (
+            <>
+              Newer issue <strong>{newer.name}</strong> against its predecessor
+            </>
+          ) : (
+            <span className="mono">{j.target_id}</span>
+          )}{' '}
+          · started {formatTime(j.created_at)}
         </p>
       </div>
 
@@ -46,8 +73,16 @@ export function ComparisonScreen({ projectId, jobId }: { projectId: string; jobI
             </span>
           )}
         </div>
-        {!isTerminal(j.status) && <ProgressBar value={p?.completed ?? 0} total={p?.total ?? 0} label="Comparison progress" />}
-        {j.status === 'Failed' && j.error && <ErrorNote error={new ApiError(j.error)} title="The comparison failed" />}
+        {!isTerminal(j.status) && (
+          <ProgressBar
+            value={p?.completed ?? 0}
+            total={p?.total ?? 0}
+            label="Comparison progress"
+          />
+        )}
+        {j.status === 'Failed' && j.error && (
+          <ErrorNote error={new ApiError(j.error)} title="The comparison failed" />
+        )}
         {j.status === 'Canceled' && <p className="muted">The comparison was canceled.</p>}
       </section>
 
@@ -59,11 +94,18 @@ export function ComparisonScreen({ projectId, jobId }: { projectId: string; jobI
                 Sheet pairs <span className="count">{rows.length}</span>
               </h2>
               <span className="muted small" data-testid="pairs-summary">
-                {changed} changed · {rows.length - changed} unchanged · sorted by similarity, most changed first
+                {changed} changed · {rows.length - changed} unchanged · sorted by similarity, most
+                changed first
               </span>
             </div>
             {overlays.isPending && <Spinner label="Loading overlays…" />}
-            {overlays.isError && <ErrorNote error={overlays.error} title="Could not load overlays" onRetry={() => void overlays.refetch()} />}
+            {overlays.isError && (
+              <ErrorNote
+                error={overlays.error}
+                title="Could not load overlays"
+                onRetry={() => void overlays.refetch()}
+              />
+            )}
             {overlays.isSuccess && rows.length === 0 && <Empty title="No sheets could be paired" />}
             {rows.length > 0 && (
               <table className="table pair-table" data-testid="pair-table">
@@ -87,8 +129,20 @@ export function ComparisonScreen({ projectId, jobId }: { projectId: string; jobI
             )}
           </section>
           <div className="grid-2">
-            <UnpairedList title="Added sheets" hint="only in the newer issue" refs={result?.added_sheets ?? []} sheetById={sheetById} testId="added-sheets" />
-            <UnpairedList title="Removed sheets" hint="only in the older issue" refs={result?.removed_sheets ?? []} sheetById={sheetById} testId="removed-sheets" />
+            <UnpairedList
+              title="Added sheets"
+              hint="only in the newer issue"
+              refs={result?.added_sheets ?? []}
+              sheetById={sheetById}
+              testId="added-sheets"
+            />
+            <UnpairedList
+              title="Removed sheets"
+              hint="only in the older issue"
+              refs={result?.removed_sheets ?? []}
+              sheetById={sheetById}
+              testId="removed-sheets"
+            />
           </div>
         </>
       )}
@@ -96,18 +150,30 @@ export function ComparisonScreen({ projectId, jobId }: { projectId: string; jobI
   );
 }
 
-function PairRowView({ row, projectId, jobId }: { row: PairRow; projectId: string; jobId: string }) {
+function PairRowView({
+  row,
+  projectId,
+  jobId,
+}: {
+  row: PairRow;
+  projectId: string;
+  jobId: string;
+}) {
   const band = scoreBand(row.score);
   const first: Overlay | undefined = row.overlays[0];
   return (
     <tr data-testid="pair-row" data-sheet={row.sheetNumber}>
       <td>
         <span className="sheet-number">{row.sheetNumber}</span>
-        {row.oldNumber && row.oldNumber !== row.sheetNumber && <span className="muted small"> (was {row.oldNumber})</span>}
+        {row.oldNumber && row.oldNumber !== row.sheetNumber && (
+          <span className="muted small"> (was {row.oldNumber})</span>
+        )}
       </td>
       <td className="ellipsis" title={row.title}>
         {row.title || <span className="muted">—</span>}
-        {row.overlays.length > 1 && <span className="muted small"> · {row.overlays.length} views</span>}
+        {row.overlays.length > 1 && (
+          <span className="muted small"> · {row.overlays.length} views</span>
+        )}
       </td>
       <td className="muted small">
         {row.method ?? '—'}
@@ -119,10 +185,16 @@ function PairRowView({ row, projectId, jobId }: { row: PairRow; projectId: strin
       <td>
         <span className={`band ${band.cls}`}>{band.label}</span>
       </td>
-      <td className="num" data-testid="pair-change-count">{row.changeCount ?? '—'}</td>
+      <td className="num" data-testid="pair-change-count">
+        {row.changeCount ?? '—'}
+      </td>
       <td className="nowrap">
         {first ? (
-          <a className="btn btn-small" href={href({ name: 'overlay', projectId, overlayId: first.id, jobId })} data-testid="open-overlay">
+          <a
+            className="btn btn-small"
+            href={href({ name: 'overlay', projectId, overlayId: first.id, jobId })}
+            data-testid="open-overlay"
+          >
             Open overlay
           </a>
         ) : (
@@ -133,11 +205,24 @@ function PairRowView({ row, projectId, jobId }: { row: PairRow; projectId: strin
   );
 }
 
-function UnpairedList({ title, hint, refs, sheetById, testId }: { title: string; hint: string; refs: UnpairedSheetRef[]; sheetById: Map<string, Sheet>; testId: string }) {
+function UnpairedList({
+  title,
+  hint,
+  refs,
+  sheetById,
+  testId,
+}: {
+  title: string;
+  hint: string;
+  refs: UnpairedSheetRef[];
+  sheetById: Map<string, Sheet>;
+  testId: string;
+}) {
   return (
     <section className="card" data-testid={testId}>
       <h2 className="card-title">
-        {title} <span className="count">{refs.length}</span> <span className="muted small">{hint}</span>
+        {title} <span className="count">{refs.length}</span>{' '}
+        <span className="muted small">{hint}</span>
       </h2>
       {refs.length === 0 ? (
         <p className="muted small">None.</p>

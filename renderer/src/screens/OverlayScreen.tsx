@@ -1,37 +1,94 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
 import { errorDetail, withParam } from '../api/client';
-import { qk, useAnalyzeOverlay, useChanges, useLiveJob, useOverlay, useOverlays, usePatchChange } from '../api/hooks';
+import {
+  qk,
+  useAnalyzeOverlay,
+  useChanges,
+  useLiveJob,
+  useOverlay,
+  useOverlays,
+  usePatchChange,
+} from '../api/hooks';
 import type { Change, Overlay, ReviewStatus } from '../api/types';
 import { isTerminal } from '../api/types';
 import { navigate } from '../app/use-route';
-import { Empty, ErrorNote, Kbd, ProgressBar, ScoreBadge, Spinner, StatusBadge } from '../components/common';
+import {
+  Empty,
+  ErrorNote,
+  Kbd,
+  ProgressBar,
+  ScoreBadge,
+  Spinner,
+  StatusBadge,
+} from '../components/common';
 import { ui, useUi, VIEWER_MODES, type ViewerMode } from '../state/ui-store';
 import { readingOrder, stepIndex } from '../viewer/change-nav';
 import { KIND_COLOURS, OVERLAY_PALETTE_PARAM, REVIEW_LABELS } from '../viewer/palette';
 import { SheetCanvas, type ImageLayerSpec, type RegionSpec } from '../viewer/SheetCanvas';
 import type { Size, View } from '../viewer/view-transform';
-import { centreOn, easeInOutCubic, fitView, lerpView, MAX_SCALE, regionView, viewCentre, zoomAt } from '../viewer/view-transform';
+import {
+  centreOn,
+  easeInOutCubic,
+  fitView,
+  lerpView,
+  MAX_SCALE,
+  regionView,
+  viewCentre,
+  zoomAt,
+} from '../viewer/view-transform';
 
-export function OverlayScreen({ projectId, overlayId, jobId }: { projectId: string; overlayId: string; jobId: string | null }) {
+export function OverlayScreen({
+  projectId,
+  overlayId,
+  jobId,
+}: {
+  projectId: string;
+  overlayId: string;
+  jobId: string | null;
+}) {
   const overlay = useOverlay(overlayId);
   if (overlay.isPending) return <Spinner label="Loading overlay…" />;
   if (overlay.isError) {
     return (
       <div className="page">
-        <ErrorNote error={overlay.error} title="Could not open the overlay" onRetry={() => void overlay.refetch()} />
+        <ErrorNote
+          error={overlay.error}
+          title="Could not open the overlay"
+          onRetry={() => void overlay.refetch()}
+        />
       </div>
     );
   }
-  return <OverlayViewer overlay={overlay.data} projectId={projectId} jobId={jobId ?? overlay.data.job_id ?? null} />;
+  return (
+    <OverlayViewer
+      overlay={overlay.data}
+      projectId={projectId}
+      jobId={jobId ?? overlay.data.job_id ?? null}
+    />
+  );
 }
 
 function isTyping(e: KeyboardEvent): boolean {
   const t = e.target as HTMLElement | null;
-  return !!t && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.tagName === 'SELECT' || t.isContentEditable);
+  return (
+    !!t &&
+    (t.tagName === 'INPUT' ||
+      t.tagName === 'TEXTAREA' ||
+      t.tagName === 'SELECT' ||
+      t.isContentEditable)
+  );
 }
 
-function OverlayViewer({ overlay, projectId, jobId }: { overlay: Overlay; projectId: string; jobId: string | null }) {
+function OverlayViewer({
+  overlay,
+  projectId,
+  jobId,
+}: {
+  overlay: Overlay;
+  projectId: string;
+  jobId: string | null;
+}) {
   const qc = useQueryClient();
   const mode = useUi((s) => s.viewerMode);
   const palette = useUi((s) => s.palette);
@@ -45,7 +102,10 @@ function OverlayViewer({ overlay, projectId, jobId }: { overlay: Overlay; projec
   const [selected, setSelected] = useState(-1);
   const current: Change | undefined = selected >= 0 ? changes[selected] : undefined;
 
-  const world = useMemo(() => ({ width: overlay.width, height: overlay.height }), [overlay.width, overlay.height]);
+  const world = useMemo(
+    () => ({ width: overlay.width, height: overlay.height }),
+    [overlay.width, overlay.height],
+  );
   const [view, setView] = useState<View | null>(null);
   const viewport = useRef<Size | null>(null);
   const viewRef = useRef<View | null>(null);
@@ -128,7 +188,10 @@ function OverlayViewer({ overlay, projectId, jobId }: { overlay: Overlay; projec
 
   // Sibling overlays of the same comparison, for [ and ].
   const siblings = useOverlays(jobId ?? '', !!jobId);
-  const ordered = useMemo(() => [...(siblings.data ?? [])].sort((a, b) => a.score - b.score), [siblings.data]);
+  const ordered = useMemo(
+    () => [...(siblings.data ?? [])].sort((a, b) => a.score - b.score),
+    [siblings.data],
+  );
   const myIndex = ordered.findIndex((o) => o.id === overlay.id);
   const goSibling = useCallback(
     (dir: 1 | -1) => {
@@ -146,15 +209,19 @@ function OverlayViewer({ overlay, projectId, jobId }: { overlay: Overlay; projec
       const k = e.key;
       const modeKey = VIEWER_MODES.find((m) => m.key === k);
       if (modeKey) ui.setViewerMode(modeKey.mode);
-      else if (k === 'j' || k === 'ArrowDown' || k === 'n') select(stepIndex(selected, changes.length, 1));
-      else if (k === 'k' || k === 'ArrowUp' || k === 'p') select(stepIndex(selected, changes.length, -1));
+      else if (k === 'j' || k === 'ArrowDown' || k === 'n')
+        select(stepIndex(selected, changes.length, 1));
+      else if (k === 'k' || k === 'ArrowUp' || k === 'p')
+        select(stepIndex(selected, changes.length, -1));
       else if (k === 'a') review('accepted');
       else if (k === 'x') review('rejected');
       else if (k === 'f') review('flagged');
       else if (k === 'o') review('open');
       else if (k === '0') fit();
-      else if ((k === '+' || k === '=') && vp && v) animateTo(zoomAt(v, 1.5, { x: vp.width / 2, y: vp.height / 2 }));
-      else if (k === '-' && vp && v) animateTo(zoomAt(v, 1 / 1.5, { x: vp.width / 2, y: vp.height / 2 }));
+      else if ((k === '+' || k === '=') && vp && v)
+        animateTo(zoomAt(v, 1.5, { x: vp.width / 2, y: vp.height / 2 }));
+      else if (k === '-' && vp && v)
+        animateTo(zoomAt(v, 1 / 1.5, { x: vp.width / 2, y: vp.height / 2 }));
       else if (k === 'r') ui.toggleRegions();
       else if (k === 'c') ui.togglePalette();
       else if (k === '[') goSibling(-1);
@@ -194,13 +261,30 @@ function OverlayViewer({ overlay, projectId, jobId }: { overlay: Overlay; projec
     };
     return [
       { key: 'new', src: newUri, visible: show(mode, 'new') },
-      { key: 'old', src: oldUri, visible: show(mode, 'old'), clipRightOf: mode === 'swipe' && side === 'main' && swipeWorldX !== null ? swipeWorldX : undefined },
-      { key: 'overlay', src: overlayUri, tiles: overlay.tiles ?? null, visible: show(mode, 'overlay'), opacity: mode === 'overlay' ? opacity : 1 },
+      {
+        key: 'old',
+        src: oldUri,
+        visible: show(mode, 'old'),
+        clipRightOf:
+          mode === 'swipe' && side === 'main' && swipeWorldX !== null ? swipeWorldX : undefined,
+      },
+      {
+        key: 'overlay',
+        src: overlayUri,
+        tiles: overlay.tiles ?? null,
+        visible: show(mode, 'overlay'),
+        opacity: mode === 'overlay' ? opacity : 1,
+      },
     ];
   };
 
   const regions: RegionSpec[] = showRegions
-    ? changes.map((c) => ({ id: c.id, bbox: c.bbox, colour: KIND_COLOURS[palette][c.kind] ?? '#555', dim: c.review_status !== 'open' }))
+    ? changes.map((c) => ({
+        id: c.id,
+        bbox: c.bbox,
+        colour: KIND_COLOURS[palette][c.kind] ?? '#555',
+        dim: c.review_status !== 'open',
+      }))
     : [];
   const onRegionClick = (id: string | null) => {
     if (!id) return;
@@ -221,37 +305,82 @@ function OverlayViewer({ overlay, projectId, jobId }: { overlay: Overlay; projec
   const a = overlay.block_a?.sheet;
   const b = overlay.block_b?.sheet;
   const reviewed = changes.filter((c) => c.review_status !== 'open').length;
-  const modeLabel = mode === 'blink' ? (blinkOld ? 'OLD' : 'NEW') : mode === 'old' ? 'OLD' : mode === 'new' ? 'NEW' : undefined;
+  const modeLabel =
+    mode === 'blink'
+      ? blinkOld
+        ? 'OLD'
+        : 'NEW'
+      : mode === 'old'
+        ? 'OLD'
+        : mode === 'new'
+          ? 'NEW'
+          : undefined;
 
   return (
     <div className="viewer" data-testid="overlay-viewer">
       <div className="viewer-toolbar" role="toolbar" aria-label="Viewer">
         <div className="viewer-title">
-          <span className="sheet-number" data-testid="viewer-sheet-number">{b?.sheet_number ?? a?.sheet_number ?? '—'}</span>
+          <span className="sheet-number" data-testid="viewer-sheet-number">
+            {b?.sheet_number ?? a?.sheet_number ?? '—'}
+          </span>
           <span className="ellipsis">{b?.title ?? a?.title ?? ''}</span>
           <ScoreBadge score={overlay.score} />
         </div>
         <div className="segmented" role="radiogroup" aria-label="View mode">
           {VIEWER_MODES.map((m) => (
-            <button key={m.mode} type="button" role="radio" aria-checked={mode === m.mode} className={mode === m.mode ? 'active' : ''} onClick={() => ui.setViewerMode(m.mode)} title={`${m.label} (${m.key})`}>
+            <button
+              key={m.mode}
+              type="button"
+              role="radio"
+              aria-checked={mode === m.mode}
+              className={mode === m.mode ? 'active' : ''}
+              onClick={() => ui.setViewerMode(m.mode)}
+              title={`${m.label} (${m.key})`}
+            >
               {m.label}
             </button>
           ))}
         </div>
         <label className="slider" title="Overlay opacity over the new drawing">
           <span>Opacity</span>
-          <input type="range" min={0} max={1} step={0.05} value={opacity} onChange={(e) => ui.setOpacity(Number(e.target.value))} disabled={mode !== 'overlay'} aria-label="Overlay opacity" />
+          <input
+            type="range"
+            min={0}
+            max={1}
+            step={0.05}
+            value={opacity}
+            onChange={(e) => ui.setOpacity(Number(e.target.value))}
+            disabled={mode !== 'overlay'}
+            aria-label="Overlay opacity"
+          />
           <span className="mono small">{Math.round(opacity * 100)}%</span>
         </label>
         <label className="check">
           <input type="checkbox" checked={showRegions} onChange={ui.toggleRegions} /> Regions
         </label>
         <div className="zoom-controls">
-          <button type="button" className="btn btn-small" onClick={() => vp && view && animateTo(zoomAt(view, 1 / 1.5, { x: vp.width / 2, y: vp.height / 2 }))} aria-label="Zoom out">
+          <button
+            type="button"
+            className="btn btn-small"
+            onClick={() =>
+              vp && view && animateTo(zoomAt(view, 1 / 1.5, { x: vp.width / 2, y: vp.height / 2 }))
+            }
+            aria-label="Zoom out"
+          >
             −
           </button>
-          <span className="mono small zoom-pct" data-testid="zoom-pct">{view ? `${Math.round(view.scale * 100)}%` : '—'}</span>
-          <button type="button" className="btn btn-small" onClick={() => vp && view && animateTo(zoomAt(view, 1.5, { x: vp.width / 2, y: vp.height / 2 }))} aria-label="Zoom in" disabled={!!view && view.scale >= MAX_SCALE}>
+          <span className="mono small zoom-pct" data-testid="zoom-pct">
+            {view ? `${Math.round(view.scale * 100)}%` : '—'}
+          </span>
+          <button
+            type="button"
+            className="btn btn-small"
+            onClick={() =>
+              vp && view && animateTo(zoomAt(view, 1.5, { x: vp.width / 2, y: vp.height / 2 }))
+            }
+            aria-label="Zoom in"
+            disabled={!!view && view.scale >= MAX_SCALE}
+          >
             +
           </button>
           <button type="button" className="btn btn-small" onClick={fit} title="Fit sheet (0)">
@@ -260,13 +389,25 @@ function OverlayViewer({ overlay, projectId, jobId }: { overlay: Overlay; projec
         </div>
         {jobId && ordered.length > 1 && (
           <div className="row gap-s">
-            <button type="button" className="btn btn-small" disabled={myIndex <= 0} onClick={() => goSibling(-1)} title="Previous sheet ([)">
+            <button
+              type="button"
+              className="btn btn-small"
+              disabled={myIndex <= 0}
+              onClick={() => goSibling(-1)}
+              title="Previous sheet ([)"
+            >
               ‹ Sheet
             </button>
             <span className="muted small">
               {myIndex + 1}/{ordered.length}
             </span>
-            <button type="button" className="btn btn-small" disabled={myIndex < 0 || myIndex >= ordered.length - 1} onClick={() => goSibling(1)} title="Next sheet (])">
+            <button
+              type="button"
+              className="btn btn-small"
+              disabled={myIndex < 0 || myIndex >= ordered.length - 1}
+              onClick={() => goSibling(1)}
+              title="Next sheet (])"
+            >
               Sheet ›
             </button>
           </div>
@@ -277,11 +418,28 @@ function OverlayViewer({ overlay, projectId, jobId }: { overlay: Overlay; projec
         <div className={`viewer-stage${mode === 'side-by-side' ? ' split' : ''}`}>
           {mode === 'side-by-side' ? (
             <>
-              <SheetCanvas {...canvasProps} layers={layersFor('old')} label={`OLD · ${a?.sheet_number ?? ''}`} testId="canvas-old" />
-              <SheetCanvas {...canvasProps} layers={layersFor('new')} label={`NEW · ${b?.sheet_number ?? ''}`} testId="canvas-new" />
+              <SheetCanvas
+                {...canvasProps}
+                layers={layersFor('old')}
+                label={`OLD · ${a?.sheet_number ?? ''}`}
+                testId="canvas-old"
+              />
+              <SheetCanvas
+                {...canvasProps}
+                layers={layersFor('new')}
+                label={`NEW · ${b?.sheet_number ?? ''}`}
+                testId="canvas-new"
+              />
             </>
           ) : (
-            <SheetCanvas {...canvasProps} layers={layersFor('main')} label={modeLabel} swipeFraction={mode === 'swipe' ? swipe : null} onSwipe={setSwipe} testId="canvas-main" />
+            <SheetCanvas
+              {...canvasProps}
+              layers={layersFor('main')}
+              label={modeLabel}
+              swipeFraction={mode === 'swipe' ? swipe : null}
+              onSwipe={setSwipe}
+              testId="canvas-main"
+            />
           )}
           <Legend palette={palette} mode={mode} />
         </div>
@@ -298,12 +456,15 @@ function OverlayViewer({ overlay, projectId, jobId }: { overlay: Overlay; projec
                 {b?.sheet_number ?? '—'} <span className="muted small">{b?.title}</span>
               </dd>
               <dt>View</dt>
-              <dd>{overlay.block_b?.title ?? overlay.block_b?.type ?? overlay.block_a?.type ?? '—'}</dd>
+              <dd>
+                {overlay.block_b?.title ?? overlay.block_b?.type ?? overlay.block_a?.type ?? '—'}
+              </dd>
               {overlay.alignment && (
                 <>
                   <dt>Aligned</dt>
                   <dd className="small">
-                    {overlay.alignment.method} · {Math.round(overlay.alignment.confidence * 100)}% · {overlay.alignment.residual_px.toFixed(1)} px
+                    {overlay.alignment.method} · {Math.round(overlay.alignment.confidence * 100)}% ·{' '}
+                    {overlay.alignment.residual_px.toFixed(1)} px
                   </dd>
                 </>
               )}
@@ -311,7 +472,8 @@ function OverlayViewer({ overlay, projectId, jobId }: { overlay: Overlay; projec
                 <>
                   <dt>Ink</dt>
                   <dd className="small">
-                    <span className="ink-add">+{overlay.stats.added_px.toLocaleString()}</span> <span className="ink-rem">−{overlay.stats.removed_px.toLocaleString()}</span> px
+                    <span className="ink-add">+{overlay.stats.added_px.toLocaleString()}</span>{' '}
+                    <span className="ink-rem">−{overlay.stats.removed_px.toLocaleString()}</span> px
                   </dd>
                 </>
               )}
@@ -336,30 +498,50 @@ function OverlayViewer({ overlay, projectId, jobId }: { overlay: Overlay; projec
                 <strong>
                   Change {selected + 1} of {changes.length}
                 </strong>
-                <span className={`review review-${current.review_status}`} data-testid="change-status">
+                <span
+                  className={`review review-${current.review_status}`}
+                  data-testid="change-status"
+                >
                   {REVIEW_LABELS[current.review_status]}
                 </span>
               </div>
               <p className="small">
-                <span className="kind-chip" style={{ borderColor: KIND_COLOURS[palette][current.kind] }}>
+                <span
+                  className="kind-chip"
+                  style={{ borderColor: KIND_COLOURS[palette][current.kind] }}
+                >
                   {current.kind}
                 </span>{' '}
-                {current.category.replace('_', ' ')} · {Math.round(current.confidence * 100)}% confidence
+                {current.category.replace('_', ' ')} · {Math.round(current.confidence * 100)}%
+                confidence
               </p>
               {current.description && <p>{current.description}</p>}
               {(current.text_before || current.text_after) && (
                 <p className="mono small">
-                  {current.text_before && <del>{current.text_before}</del>} {current.text_after && <ins>{current.text_after}</ins>}
+                  {current.text_before && <del>{current.text_before}</del>}{' '}
+                  {current.text_after && <ins>{current.text_after}</ins>}
                 </p>
               )}
               <div className="review-buttons" role="group" aria-label="Review">
-                <button type="button" className={`btn btn-small btn-accept${current.review_status === 'accepted' ? ' active' : ''}`} onClick={() => review('accepted')}>
+                <button
+                  type="button"
+                  className={`btn btn-small btn-accept${current.review_status === 'accepted' ? ' active' : ''}`}
+                  onClick={() => review('accepted')}
+                >
                   Accept <Kbd>a</Kbd>
                 </button>
-                <button type="button" className={`btn btn-small btn-reject${current.review_status === 'rejected' ? ' active' : ''}`} onClick={() => review('rejected')}>
+                <button
+                  type="button"
+                  className={`btn btn-small btn-reject${current.review_status === 'rejected' ? ' active' : ''}`}
+                  onClick={() => review('rejected')}
+                >
                   Reject <Kbd>x</Kbd>
                 </button>
-                <button type="button" className={`btn btn-small btn-flag${current.review_status === 'flagged' ? ' active' : ''}`} onClick={() => review('flagged')}>
+                <button
+                  type="button"
+                  className={`btn btn-small btn-flag${current.review_status === 'flagged' ? ' active' : ''}`}
+                  onClick={() => review('flagged')}
+                >
                   Flag <Kbd>f</Kbd>
                 </button>
                 {current.review_status !== 'open' && (
@@ -371,7 +553,9 @@ function OverlayViewer({ overlay, projectId, jobId }: { overlay: Overlay; projec
             </div>
           )}
           <div className="panel-section keys small muted">
-            <Kbd>j</Kbd>/<Kbd>k</Kbd> next/previous change · <Kbd>1</Kbd>–<Kbd>6</Kbd> modes · <Kbd>0</Kbd> fit · <Kbd>+</Kbd>/<Kbd>−</Kbd> zoom · <Kbd>r</Kbd> regions · <Kbd>c</Kbd> colours · <Kbd>[</Kbd>/<Kbd>]</Kbd> sheets · wheel zooms at the cursor, drag pans
+            <Kbd>j</Kbd>/<Kbd>k</Kbd> next/previous change · <Kbd>1</Kbd>–<Kbd>6</Kbd> modes ·{' '}
+            <Kbd>0</Kbd> fit · <Kbd>+</Kbd>/<Kbd>−</Kbd> zoom · <Kbd>r</Kbd> regions · <Kbd>c</Kbd>{' '}
+            colours · <Kbd>[</Kbd>/<Kbd>]</Kbd> sheets · wheel zooms at the cursor, drag pans
           </div>
         </aside>
       </div>
@@ -392,7 +576,9 @@ function ChangeList(props: {
   const { overlay, changesQ, changes, selected, reviewed, palette, onSelect } = props;
   const listRef = useRef<HTMLOListElement>(null);
   useEffect(() => {
-    listRef.current?.querySelector<HTMLElement>(`[data-index="${selected}"]`)?.scrollIntoView({ block: 'nearest' });
+    listRef.current
+      ?.querySelector<HTMLElement>(`[data-index="${selected}"]`)
+      ?.scrollIntoView({ block: 'nearest' });
   }, [selected]);
 
   if (!overlay.has_changes) return <AnalyzePrompt overlay={overlay} onDone={props.onAnalyzed} />;
@@ -400,7 +586,10 @@ function ChangeList(props: {
     <div className="panel-section grow">
       <div className="row between">
         <h2 className="card-title">
-          Changes <span className="count" data-testid="change-count">{changes.length}</span>
+          Changes{' '}
+          <span className="count" data-testid="change-count">
+            {changes.length}
+          </span>
         </h2>
         {changes.length > 0 && (
           <span className="muted small" data-testid="reviewed-count">
@@ -409,21 +598,47 @@ function ChangeList(props: {
         )}
       </div>
       {changesQ.isPending && <Spinner label="Loading changes…" />}
-      {changesQ.isError && <ErrorNote error={changesQ.error} title="Could not load changes" onRetry={() => void changesQ.refetch()} />}
-      {changesQ.isSuccess && changes.length === 0 && <Empty title="No changes found">After alignment, nothing on this view differs beyond noise.</Empty>}
+      {changesQ.isError && (
+        <ErrorNote
+          error={changesQ.error}
+          title="Could not load changes"
+          onRetry={() => void changesQ.refetch()}
+        />
+      )}
+      {changesQ.isSuccess && changes.length === 0 && (
+        <Empty title="No changes found">
+          After alignment, nothing on this view differs beyond noise.
+        </Empty>
+      )}
       <ol className="change-list" ref={listRef} data-testid="change-list">
         {changes.map((c, i) => (
           <li key={c.id} data-index={i}>
-            <button type="button" className={`change-item${i === selected ? ' selected' : ''}`} onClick={() => onSelect(i)} aria-current={i === selected}>
+            <button
+              type="button"
+              className={`change-item${i === selected ? ' selected' : ''}`}
+              onClick={() => onSelect(i)}
+              aria-current={i === selected}
+            >
               <span className="change-idx">{i + 1}</span>
-              <span className="kind-dot" style={{ background: KIND_COLOURS[palette][c.kind] }} aria-hidden />
+              <span
+                className="kind-dot"
+                style={{ background: KIND_COLOURS[palette][c.kind] }}
+                aria-hidden
+              />
               <span className="change-text">
                 <span className="change-kind">
                   {c.kind} · {c.category.replace('_', ' ')}
                 </span>
-                <span className="ellipsis small muted">{c.description ?? c.text_after ?? c.text_before ?? `${Math.round(c.bbox.width)}×${Math.round(c.bbox.height)} px`}</span>
+                <span className="ellipsis small muted">
+                  {c.description ??
+                    c.text_after ??
+                    c.text_before ??
+                    `${Math.round(c.bbox.width)}×${Math.round(c.bbox.height)} px`}
+                </span>
               </span>
-              <span className={`review review-${c.review_status}`}>{REVIEW_LABELS[c.review_status]}</span>
+              <span className={`review review-${c.review_status}`}>
+                {REVIEW_LABELS[c.review_status]}
+              </span>
             </button>
           </li>
         ))}
@@ -445,18 +660,33 @@ function AnalyzePrompt({ overlay, onDone }: { overlay: Overlay; onDone: () => vo
       <h2 className="card-title">Changes</h2>
       <p className="muted small">Change detection has not run on this overlay yet.</p>
       {!jobId && (
-        <button type="button" className="btn btn-primary btn-small" disabled={analyze.isPending} onClick={() => analyze.mutate(overlay.id, { onSuccess: (r) => setJobId(r.job_id) })}>
+        <button
+          type="button"
+          className="btn btn-primary btn-small"
+          disabled={analyze.isPending}
+          onClick={() => analyze.mutate(overlay.id, { onSuccess: (r) => setJobId(r.job_id) })}
+        >
           Detect changes
         </button>
       )}
       {job.data && (
         <div className="stack-s">
           <StatusBadge status={job.data.status} />
-          {!isTerminal(job.data.status) && <ProgressBar value={job.data.progress?.completed ?? 0} total={job.data.progress?.total ?? 0} label="Change detection" />}
-          {job.data.error && <div className="state-error-inline small">{job.data.error.detail}</div>}
+          {!isTerminal(job.data.status) && (
+            <ProgressBar
+              value={job.data.progress?.completed ?? 0}
+              total={job.data.progress?.total ?? 0}
+              label="Change detection"
+            />
+          )}
+          {job.data.error && (
+            <div className="state-error-inline small">{job.data.error.detail}</div>
+          )}
         </div>
       )}
-      {analyze.isError && <ErrorNote error={analyze.error} title="Could not start change detection" />}
+      {analyze.isError && (
+        <ErrorNote error={analyze.error} title="Could not start change detection" />
+      )}
     </div>
   );
 }

@@ -1,13 +1,31 @@
 import { useEffect, useMemo, useRef, useState, type DragEvent, type FormEvent } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
 import { errorDetail } from '../api/client';
-import { useApi, useCompareDrawings, useDrawings, useJobs, useLiveJob, useProject, useSearch, useSheets } from '../api/hooks';
+import {
+  useApi,
+  useCompareDrawings,
+  useDrawings,
+  useJobs,
+  useLiveJob,
+  useProject,
+  useSearch,
+  useSheets,
+} from '../api/hooks';
 import { uploadDrawing } from '../api/upload';
 import type { Drawing, Sheet } from '../api/types';
 import { DISCIPLINES, isTerminal } from '../api/types';
 import type { ProjectTab } from '../app/route';
 import { href, navigate } from '../app/use-route';
-import { disciplineLabel, Empty, ErrorNote, formatBytes, formatTime, ProgressBar, Spinner, StatusBadge } from '../components/common';
+import {
+  disciplineLabel,
+  Empty,
+  ErrorNote,
+  formatBytes,
+  formatTime,
+  ProgressBar,
+  Spinner,
+  StatusBadge,
+} from '../components/common';
 import { ui, useUi, type Upload } from '../state/ui-store';
 
 export function ProjectScreen({ projectId, tab }: { projectId: string; tab: ProjectTab }) {
@@ -38,7 +56,13 @@ export function ProjectScreen({ projectId, tab }: { projectId: string; tab: Proj
       </div>
       <nav className="tabs" role="tablist" aria-label="Project sections">
         {tabs.map((t) => (
-          <a key={t.id} role="tab" aria-selected={tab === t.id} className={`tab${tab === t.id ? ' active' : ''}`} href={href({ name: 'project', projectId, tab: t.id })}>
+          <a
+            key={t.id}
+            role="tab"
+            aria-selected={tab === t.id}
+            className={`tab${tab === t.id ? ' active' : ''}`}
+            href={href({ name: 'project', projectId, tab: t.id })}
+          >
             {t.label}
           </a>
         ))}
@@ -62,8 +86,16 @@ function DrawingsTab({ projectId }: { projectId: string }) {
           Drawing sets {drawings.data && <span className="count">{drawings.data.length}</span>}
         </h2>
         {drawings.isPending && <Spinner label="Loading drawings…" />}
-        {drawings.isError && <ErrorNote error={drawings.error} title="Could not load drawings" onRetry={() => void drawings.refetch()} />}
-        {drawings.isSuccess && drawings.data.length === 0 && <Empty title="No drawing sets yet">Drop a PDF issue above to add one.</Empty>}
+        {drawings.isError && (
+          <ErrorNote
+            error={drawings.error}
+            title="Could not load drawings"
+            onRetry={() => void drawings.refetch()}
+          />
+        )}
+        {drawings.isSuccess && drawings.data.length === 0 && (
+          <Empty title="No drawing sets yet">Drop a PDF issue above to add one.</Empty>
+        )}
         {drawings.isSuccess && drawings.data.length > 0 && (
           <table className="table" data-testid="drawing-table">
             <thead>
@@ -105,8 +137,12 @@ function DrawingRow({ drawing }: { drawing: Drawing }) {
             </span>
           )}
         </div>
-        {processing && <ProgressBar value={p?.completed ?? 0} total={p?.total ?? 0} label="Processing" />}
-        {drawing.status === 'Failed' && job.data?.error && <div className="state-error-inline small">{job.data.error.detail}</div>}
+        {processing && (
+          <ProgressBar value={p?.completed ?? 0} total={p?.total ?? 0} label="Processing" />
+        )}
+        {drawing.status === 'Failed' && job.data?.error && (
+          <div className="state-error-inline small">{job.data.error.detail}</div>
+        )}
       </td>
       <td className="num">{drawing.sheet_count ?? '—'}</td>
       <td className="muted nowrap">{formatTime(drawing.created_at)}</td>
@@ -155,7 +191,9 @@ function UploadZone({ projectId }: { projectId: string }) {
         onClick={() => input.current?.click()}
       >
         <strong>Drop PDF issues here</strong>
-        <span className="muted">or click to choose files — each file becomes one drawing set, split into sheets</span>
+        <span className="muted">
+          or click to choose files — each file becomes one drawing set, split into sheets
+        </span>
         <input
           ref={input}
           type="file"
@@ -201,7 +239,11 @@ function UploadItem({ upload }: { upload: Upload }) {
   useEffect(() => {
     if (!status || !isTerminal(status) || upload.phase !== 'processing') return;
     if (status === 'Completed') ui.updateUpload(upload.localId, { phase: 'ready' });
-    else ui.updateUpload(upload.localId, { phase: 'failed', error: job.data?.error?.detail ?? `Processing ${status.toLowerCase()}.` });
+    else
+      ui.updateUpload(upload.localId, {
+        phase: 'failed',
+        error: job.data?.error?.detail ?? `Processing ${status.toLowerCase()}.`,
+      });
   }, [status, upload.localId, upload.phase, job.data?.error?.detail]);
   const p = job.data?.progress;
   return (
@@ -212,7 +254,11 @@ function UploadItem({ upload }: { upload: Upload }) {
       </div>
       {upload.phase === 'uploading' && (
         <>
-          <ProgressBar value={upload.uploaded} total={upload.size} label={`Uploading ${upload.filename}`} />
+          <ProgressBar
+            value={upload.uploaded}
+            total={upload.size}
+            label={`Uploading ${upload.filename}`}
+          />
           <span className="muted small">
             {formatBytes(upload.uploaded)} of {formatBytes(upload.size)}
           </span>
@@ -220,8 +266,16 @@ function UploadItem({ upload }: { upload: Upload }) {
       )}
       {upload.phase === 'processing' && (
         <>
-          <ProgressBar value={p?.completed ?? 0} total={p?.total ?? 0} label={`Processing ${upload.filename}`} />
-          <span className="muted small">{p && p.total > 0 ? `${p.completed} of ${p.total} pages processed` : 'Waiting for the processor…'}</span>
+          <ProgressBar
+            value={p?.completed ?? 0}
+            total={p?.total ?? 0}
+            label={`Processing ${upload.filename}`}
+          />
+          <span className="muted small">
+            {p && p.total > 0
+              ? `${p.completed} of ${p.total} pages processed`
+              : 'Waiting for the processor…'}
+          </span>
         </>
       )}
       {upload.error && <div className="state-error-inline small">{upload.error}</div>}
@@ -256,7 +310,10 @@ function SheetBrowser({ projectId, drawings }: { projectId: string; drawings: Dr
         >
           <label>
             <span>Set</span>
-            <select value={drawingKnown ? filter.drawingId : ''} onChange={(e) => ui.setSheetFilter({ drawingId: e.target.value })}>
+            <select
+              value={drawingKnown ? filter.drawingId : ''}
+              onChange={(e) => ui.setSheetFilter({ drawingId: e.target.value })}
+            >
               <option value="">All sets</option>
               {drawings.map((d) => (
                 <option key={d.id} value={d.id}>
@@ -268,7 +325,11 @@ function SheetBrowser({ projectId, drawings }: { projectId: string; drawings: Dr
           </label>
           <label>
             <span>Discipline</span>
-            <select value={filter.discipline} onChange={(e) => ui.setSheetFilter({ discipline: e.target.value })} data-testid="discipline-filter">
+            <select
+              value={filter.discipline}
+              onChange={(e) => ui.setSheetFilter({ discipline: e.target.value })}
+              data-testid="discipline-filter"
+            >
               <option value="">All</option>
               {DISCIPLINES.map((d) => (
                 <option key={d} value={d}>
@@ -303,18 +364,46 @@ function SheetBrowser({ projectId, drawings }: { projectId: string; drawings: Dr
         </form>
       </div>
       {sheets.isPending && <Spinner label="Loading sheets…" />}
-      {sheets.isError && <ErrorNote error={sheets.error} title="Could not load sheets" onRetry={() => void sheets.refetch()} />}
+      {sheets.isError && (
+        <ErrorNote
+          error={sheets.error}
+          title="Could not load sheets"
+          onRetry={() => void sheets.refetch()}
+        />
+      )}
       {sheets.isSuccess && sheets.data.length === 0 && (
-        <Empty title={filter.discipline || filter.sheetNumber ? 'No sheets match these filters' : 'No sheets yet'}>
-          {readyCount === 0 && !filter.discipline && !filter.sheetNumber ? 'Sheets appear once a drawing set has been processed.' : null}
+        <Empty
+          title={
+            filter.discipline || filter.sheetNumber
+              ? 'No sheets match these filters'
+              : 'No sheets yet'
+          }
+        >
+          {readyCount === 0 && !filter.discipline && !filter.sheetNumber
+            ? 'Sheets appear once a drawing set has been processed.'
+            : null}
         </Empty>
       )}
       {sheets.isSuccess && sheets.data.length > 0 && (
         <ul className="sheet-grid" data-testid="sheet-grid">
           {sortSheets(sheets.data).map((s) => (
             <li key={s.id}>
-              <a className="sheet-card" href={href({ name: 'sheet', projectId, sheetId: s.id })} data-testid="sheet-card">
-                <div className="thumb">{s.thumbnail_uri ? <img src={s.thumbnail_uri} alt={`Sheet ${s.sheet_number ?? s.index + 1}`} loading="lazy" /> : <span className="muted">No preview</span>}</div>
+              <a
+                className="sheet-card"
+                href={href({ name: 'sheet', projectId, sheetId: s.id })}
+                data-testid="sheet-card"
+              >
+                <div className="thumb">
+                  {s.thumbnail_uri ? (
+                    <img
+                      src={s.thumbnail_uri}
+                      alt={`Sheet ${s.sheet_number ?? s.index + 1}`}
+                      loading="lazy"
+                    />
+                  ) : (
+                    <span className="muted">No preview</span>
+                  )}
+                </div>
                 <div className="sheet-meta">
                   <div className="row between">
                     <span className="sheet-number">{s.sheet_number || `p. ${s.index + 1}`}</span>
@@ -323,7 +412,9 @@ function SheetBrowser({ projectId, drawings }: { projectId: string; drawings: Dr
                   <div className="sheet-title ellipsis" title={s.title ?? ''}>
                     {s.title || <span className="muted">Untitled</span>}
                   </div>
-                  <div className="muted small ellipsis">{byDrawing.get(s.drawing_id)?.name ?? s.drawing_id}</div>
+                  <div className="muted small ellipsis">
+                    {byDrawing.get(s.drawing_id)?.name ?? s.drawing_id}
+                  </div>
                 </div>
               </a>
             </li>
@@ -335,7 +426,9 @@ function SheetBrowser({ projectId, drawings }: { projectId: string; drawings: Dr
 }
 
 function sortSheets(list: Sheet[]): Sheet[] {
-  return [...list].sort((a, b) => (a.drawing_id === b.drawing_id ? a.index - b.index : a.drawing_id < b.drawing_id ? 1 : -1));
+  return [...list].sort((a, b) =>
+    a.drawing_id === b.drawing_id ? a.index - b.index : a.drawing_id < b.drawing_id ? 1 : -1,
+  );
 }
 
 // ───────────────────────────── Compare ─────────────────────────────
@@ -344,7 +437,10 @@ function CompareTab({ projectId }: { projectId: string }) {
   const drawings = useDrawings(projectId);
   const jobs = useJobs(projectId, false);
   const compare = useCompareDrawings();
-  const ready = useMemo(() => (drawings.data ?? []).filter((d) => d.status === 'Ready'), [drawings.data]);
+  const ready = useMemo(
+    () => (drawings.data ?? []).filter((d) => d.status === 'Ready'),
+    [drawings.data],
+  );
   // Lists are newest first: default newer = newest, older = the one before it.
   const [newer, setNewer] = useState('');
   const [older, setOlder] = useState('');
@@ -371,17 +467,27 @@ function CompareTab({ projectId }: { projectId: string }) {
           Compare two issues
         </h2>
         {drawings.isPending && <Spinner />}
-        {drawings.isError && <ErrorNote error={drawings.error} onRetry={() => void drawings.refetch()} />}
+        {drawings.isError && (
+          <ErrorNote error={drawings.error} onRetry={() => void drawings.refetch()} />
+        )}
         {drawings.isSuccess && ready.length < 2 && (
           <Empty title="Two processed drawing sets are needed">
-            {ready.length} of {drawings.data.length} sets are ready. <a href={href({ name: 'project', projectId, tab: 'drawings' })}>Upload or wait for processing</a>.
+            {ready.length} of {drawings.data.length} sets are ready.{' '}
+            <a href={href({ name: 'project', projectId, tab: 'drawings' })}>
+              Upload or wait for processing
+            </a>
+            .
           </Empty>
         )}
         {ready.length >= 2 && (
           <form onSubmit={submit} className="form">
             <label className="field">
               <span>Newer issue</span>
-              <select value={newerId} onChange={(e) => setNewer(e.target.value)} data-testid="compare-newer">
+              <select
+                value={newerId}
+                onChange={(e) => setNewer(e.target.value)}
+                data-testid="compare-newer"
+              >
                 {ready.map((d) => (
                   <option key={d.id} value={d.id}>
                     {d.name}
@@ -405,7 +511,11 @@ function CompareTab({ projectId }: { projectId: string }) {
             </div>
             <label className="field">
               <span>Older issue (compare to)</span>
-              <select value={olderId} onChange={(e) => setOlder(e.target.value)} data-testid="compare-older">
+              <select
+                value={olderId}
+                onChange={(e) => setOlder(e.target.value)}
+                data-testid="compare-older"
+              >
                 {ready.map((d) => (
                   <option key={d.id} value={d.id}>
                     {d.name}
@@ -414,12 +524,24 @@ function CompareTab({ projectId }: { projectId: string }) {
                 ))}
               </select>
             </label>
-            {newerId === olderId && <div className="state-error-inline small">Pick two different sets.</div>}
-            {compare.isError && <ErrorNote error={compare.error} title="Could not start the comparison" />}
-            <button type="submit" className="btn btn-primary" disabled={compare.isPending || newerId === olderId} data-testid="start-compare">
+            {newerId === olderId && (
+              <div className="state-error-inline small">Pick two different sets.</div>
+            )}
+            {compare.isError && (
+              <ErrorNote error={compare.error} title="Could not start the comparison" />
+            )}
+            <button
+              type="submit"
+              className="btn btn-primary"
+              disabled={compare.isPending || newerId === olderId}
+              data-testid="start-compare"
+            >
               {compare.isPending ? 'Starting…' : 'Compare sheets and detect changes'}
             </button>
-            <p className="muted small">Pairs sheets by number, aligns each pair and finds change regions. Costs one credit per overlay for comparison and one for change detection.</p>
+            <p className="muted small">
+              Pairs sheets by number, aligns each pair and finds change regions. Costs one credit
+              per overlay for comparison and one for change detection.
+            </p>
           </form>
         )}
       </section>
@@ -433,7 +555,9 @@ function CompareTab({ projectId }: { projectId: string }) {
         <ul className="plain-list">
           {comparisons.map((j) => (
             <li key={j.id} className="row between">
-              <a href={href({ name: 'comparison', projectId, jobId: j.id })}>{byId.get(j.target_id)?.name ?? j.target_id}</a>
+              <a href={href({ name: 'comparison', projectId, jobId: j.id })}>
+                {byId.get(j.target_id)?.name ?? j.target_id}
+              </a>
               <span className="row gap-s">
                 <StatusBadge status={j.status} />
                 <span className="muted small">{formatTime(j.created_at)}</span>
@@ -455,7 +579,8 @@ function SearchTab({ projectId }: { projectId: string }) {
   const [discipline, setDiscipline] = useState('');
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    if (query.trim()) search.mutate({ query: query.trim(), ...(discipline ? { discipline } : {}), limit: 50 });
+    if (query.trim())
+      search.mutate({ query: query.trim(), ...(discipline ? { discipline } : {}), limit: 50 });
   };
   const open = async (hit: { type: string; id: string; sheet_id: string | null }) => {
     try {
@@ -472,8 +597,20 @@ function SearchTab({ projectId }: { projectId: string }) {
   return (
     <section className="card">
       <form className="search-bar" onSubmit={submit} role="search">
-        <input type="search" value={query} onChange={(e) => setQuery(e.target.value)} placeholder="Search sheet text, view titles, changes, symbols…" aria-label="Search the project" data-testid="search-input" autoFocus />
-        <select value={discipline} onChange={(e) => setDiscipline(e.target.value)} aria-label="Discipline">
+        <input
+          type="search"
+          value={query}
+          onChange={(e) => setQuery(e.target.value)}
+          placeholder="Search sheet text, view titles, changes, symbols…"
+          aria-label="Search the project"
+          data-testid="search-input"
+          autoFocus
+        />
+        <select
+          value={discipline}
+          onChange={(e) => setDiscipline(e.target.value)}
+          aria-label="Discipline"
+        >
           <option value="">All disciplines</option>
           {DISCIPLINES.map((d) => (
             <option key={d} value={d}>
@@ -481,13 +618,19 @@ function SearchTab({ projectId }: { projectId: string }) {
             </option>
           ))}
         </select>
-        <button type="submit" className="btn btn-primary" disabled={!query.trim() || search.isPending}>
+        <button
+          type="submit"
+          className="btn btn-primary"
+          disabled={!query.trim() || search.isPending}
+        >
           Search
         </button>
       </form>
       {search.isPending && <Spinner label="Searching…" />}
       {search.isError && <ErrorNote error={search.error} title="Search failed" />}
-      {search.isSuccess && search.data.data.length === 0 && <Empty title="No matches">Try fewer or different words.</Empty>}
+      {search.isSuccess && search.data.data.length === 0 && (
+        <Empty title="No matches">Try fewer or different words.</Empty>
+      )}
       {search.isSuccess && search.data.data.length > 0 && (
         <ul className="hit-list" data-testid="search-results">
           {search.data.data.map((h) => (

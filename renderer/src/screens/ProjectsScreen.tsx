@@ -36,8 +36,16 @@ export function ProjectsScreen() {
             All projects {projects.data && <span className="count">{projects.data.length}</span>}
           </h2>
           {projects.isPending && <Spinner label="Loading projects…" />}
-          {projects.isError && <ErrorNote error={projects.error} title="Could not load projects" onRetry={() => void projects.refetch()} />}
-          {projects.isSuccess && projects.data.length === 0 && <Empty title="No projects yet">Create one to start uploading drawing sets.</Empty>}
+          {projects.isError && (
+            <ErrorNote
+              error={projects.error}
+              title="Could not load projects"
+              onRetry={() => void projects.refetch()}
+            />
+          )}
+          {projects.isSuccess && projects.data.length === 0 && (
+            <Empty title="No projects yet">Create one to start uploading drawing sets.</Empty>
+          )}
           {projects.isSuccess && projects.data.length > 0 && (
             <table className="table" data-testid="project-table">
               <thead>
@@ -51,7 +59,10 @@ export function ProjectsScreen() {
                 {projects.data.map((p) => (
                   <tr key={p.id}>
                     <td>
-                      <a className="strong" href={href({ name: 'project', projectId: p.id, tab: 'drawings' })}>
+                      <a
+                        className="strong"
+                        href={href({ name: 'project', projectId: p.id, tab: 'drawings' })}
+                      >
                         {p.name}
                       </a>
                     </td>
@@ -70,14 +81,30 @@ export function ProjectsScreen() {
           <form onSubmit={submit} className="form">
             <label className="field">
               <span>Name</span>
-              <input value={name} onChange={(e) => setName(e.target.value)} placeholder="e.g. Lake Kegonsa Home" required maxLength={200} />
+              <input
+                value={name}
+                onChange={(e) => setName(e.target.value)}
+                placeholder="e.g. Lake Kegonsa Home"
+                required
+                maxLength={200}
+              />
             </label>
             <label className="field">
               <span>Description (optional)</span>
-              <textarea value={description} onChange={(e) => setDescription(e.target.value)} rows={3} />
+              <textarea
+                value={description}
+                onChange={(e) => setDescription(e.target.value)}
+                rows={3}
+              />
             </label>
-            {create.isError && <ErrorNote error={create.error} title="Could not create the project" />}
-            <button type="submit" className="btn btn-primary" disabled={!name.trim() || create.isPending}>
+            {create.isError && (
+              <ErrorNote error={create.error} title="Could not create the project" />
+            )}
+            <button
+              type="submit"
+              className="btn btn-primary"
+              disabled={!name.trim() || create.isPending}
+            >
               {create.isPending ? 'Creating…' : 'Create project'}
             </button>
           </form>

@@ -14,7 +14,11 @@ export function SheetScreen({ projectId, sheetId }: { projectId: string; sheetId
   if (sheet.isError) {
     return (
       <div className="page">
-        <ErrorNote error={sheet.error} title="Could not open the sheet" onRetry={() => void sheet.refetch()} />
+        <ErrorNote
+          error={sheet.error}
+          title="Could not open the sheet"
+          onRetry={() => void sheet.refetch()}
+        />
       </div>
     );
   }
@@ -23,7 +27,10 @@ export function SheetScreen({ projectId, sheetId }: { projectId: string; sheetId
 
 function SheetView({ sheet }: { sheet: Sheet; projectId: string }) {
   const blocks = useBlocks(sheet.id);
-  const world = useMemo(() => ({ width: sheet.width, height: sheet.height }), [sheet.width, sheet.height]);
+  const world = useMemo(
+    () => ({ width: sheet.width, height: sheet.height }),
+    [sheet.width, sheet.height],
+  );
   const [view, setView] = useState<View | null>(null);
   const viewport = useRef<Size | null>(null);
   const [selected, setSelected] = useState<string | null>(null);
@@ -32,12 +39,21 @@ function SheetView({ sheet }: { sheet: Sheet; projectId: string }) {
     (s: Size) => {
       const prev = viewport.current;
       viewport.current = s;
-      setView((v) => (!v || !prev ? fitView(s, { x: 0, y: 0, ...world }) : centreOn(s, viewCentre(v, prev), v.scale)));
+      setView((v) =>
+        !v || !prev
+          ? fitView(s, { x: 0, y: 0, ...world })
+          : centreOn(s, viewCentre(v, prev), v.scale),
+      );
     },
     [world],
   );
 
-  const regions: RegionSpec[] = (blocks.data ?? []).map((b) => ({ id: b.id, bbox: b.bbox, colour: '#1f5fbf', dim: b.id !== selected }));
+  const regions: RegionSpec[] = (blocks.data ?? []).map((b) => ({
+    id: b.id,
+    bbox: b.bbox,
+    colour: '#1f5fbf',
+    dim: b.id !== selected,
+  }));
   const focus = (id: string | null) => {
     setSelected(id);
     const b = blocks.data?.find((x) => x.id === id);
@@ -54,14 +70,30 @@ function SheetView({ sheet }: { sheet: Sheet; projectId: string }) {
         </div>
         <div className="zoom-controls">
           <span className="mono small">{view ? `${Math.round(view.scale * 100)}%` : '—'}</span>
-          <button type="button" className="btn btn-small" onClick={() => viewport.current && setView(fitView(viewport.current, { x: 0, y: 0, ...world }))}>
+          <button
+            type="button"
+            className="btn btn-small"
+            onClick={() =>
+              viewport.current && setView(fitView(viewport.current, { x: 0, y: 0, ...world }))
+            }
+          >
             Fit
           </button>
         </div>
       </div>
       <div className="viewer-body">
         <div className="viewer-stage">
-          <SheetCanvas world={world} layers={[{ key: 'sheet', src: sheet.uri }]} regions={regions} selectedId={selected} view={view} onView={setView} onViewport={onViewport} onRegionClick={focus} testId="canvas-sheet" />
+          <SheetCanvas
+            world={world}
+            layers={[{ key: 'sheet', src: sheet.uri }]}
+            regions={regions}
+            selectedId={selected}
+            view={view}
+            onView={setView}
+            onViewport={onViewport}
+            onRegionClick={focus}
+            testId="canvas-sheet"
+          />
         </div>
         <aside className="change-panel" aria-label="Sheet details">
           <SheetMetaForm sheet={sheet} />
@@ -74,7 +106,11 @@ function SheetView({ sheet }: { sheet: Sheet; projectId: string }) {
             <ol className="change-list">
               {(blocks.data ?? []).map((b) => (
                 <li key={b.id}>
-                  <button type="button" className={`change-item${b.id === selected ? ' selected' : ''}`} onClick={() => focus(b.id)}>
+                  <button
+                    type="button"
+                    className={`change-item${b.id === selected ? ' selected' : ''}`}
+                    onClick={() => focus(b.id)}
+                  >
                     <span className="change-idx">{b.identifier ?? '·'}</span>
                     <span className="change-text">
                       <span className="change-kind">{b.type}</span>
@@ -107,7 +143,10 @@ function SheetMetaForm({ sheet }: { sheet: Sheet }) {
     setTitle(sheet.title ?? '');
     setDiscipline(sheet.discipline ?? '');
   }, [sheet.sheet_number, sheet.title, sheet.discipline]);
-  const dirty = number !== (sheet.sheet_number ?? '') || title !== (sheet.title ?? '') || discipline !== (sheet.discipline ?? '');
+  const dirty =
+    number !== (sheet.sheet_number ?? '') ||
+    title !== (sheet.title ?? '') ||
+    discipline !== (sheet.discipline ?? '');
   const submit = (e: FormEvent) => {
     e.preventDefault();
     const body: { sheet_number?: string; title?: string; discipline?: string } = {};
@@ -121,7 +160,11 @@ function SheetMetaForm({ sheet }: { sheet: Sheet }) {
       <h2 className="card-title">Sheet details</h2>
       <label className="field">
         <span>Sheet number</span>
-        <input value={number} onChange={(e) => setNumber(e.target.value)} data-testid="meta-number" />
+        <input
+          value={number}
+          onChange={(e) => setNumber(e.target.value)}
+          data-testid="meta-number"
+        />
       </label>
       <label className="field">
         <span>Title</span>
@@ -130,7 +173,9 @@ function SheetMetaForm({ sheet }: { sheet: Sheet }) {
       <label className="field">
         <span>Discipline</span>
         <select value={discipline} onChange={(e) => setDiscipline(e.target.value)}>
-          {!DISCIPLINES.includes(discipline as (typeof DISCIPLINES)[number]) && <option value={discipline}>{disciplineLabel(discipline) || '—'}</option>}
+          {!DISCIPLINES.includes(discipline as (typeof DISCIPLINES)[number]) && (
+            <option value={discipline}>{disciplineLabel(discipline) || '—'}</option>
+          )}
           {DISCIPLINES.map((d) => (
             <option key={d} value={d}>
               {disciplineLabel(d)}
@@ -140,7 +185,11 @@ function SheetMetaForm({ sheet }: { sheet: Sheet }) {
       </label>
       {patch.isError && <ErrorNote error={patch.error} title="Could not save" />}
       <div className="row gap-s">
-        <button type="submit" className="btn btn-primary btn-small" disabled={!dirty || patch.isPending}>
+        <button
+          type="submit"
+          className="btn btn-primary btn-small"
+          disabled={!dirty || patch.isPending}
+        >
           {patch.isPending ? 'Saving…' : 'Save'}
         </button>
         {dirty && (
@@ -157,7 +206,9 @@ function SheetMetaForm({ sheet }: { sheet: Sheet }) {
           </button>
         )}
       </div>
-      <p className="muted small">Your corrections win over what was read from the title block and survive re-processing.</p>
+      <p className="muted small">
+        Your corrections win over what was read from the title block and survive re-processing.
+      </p>
     </form>
   );
 }

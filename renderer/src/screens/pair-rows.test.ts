@@ -2,9 +2,16 @@ import { describe, expect, it } from 'vitest';
 import type { Overlay, Sheet } from '../api/types';
 import { buildPairRows } from './pair-rows';
 
-const sheet = (id: string, n: string, title = `T ${n}`) => ({ id, sheet_number: n, title }) as Sheet;
+const sheet = (id: string, n: string, title = `T ${n}`) =>
+  ({ id, sheet_number: n, title }) as Sheet;
 const overlay = (id: string, a: string, b: string, score: number, change_count: number | null) =>
-  ({ id, score, change_count, block_a: { sheet_id: a }, block_b: { sheet_id: b } }) as unknown as Overlay;
+  ({
+    id,
+    score,
+    change_count,
+    block_a: { sheet_id: a },
+    block_b: { sheet_id: b },
+  }) as unknown as Overlay;
 
 describe('buildPairRows', () => {
   const sheets = new Map([
@@ -29,7 +36,12 @@ describe('buildPairRows', () => {
   it('makes one row per sheet pair, scored by its most changed overlay, most changed first', () => {
     const rows = buildPairRows(
       result,
-      [overlay('o2', 'sa2', 'sb2', 1, 0), overlay('o1a', 'sa1', 'sb1', 0.99, 0), overlay('o1b', 'sa1', 'sb1', 0.91, 2), overlay('o3', 'sa3', 'sb3', 1, null)],
+      [
+        overlay('o2', 'sa2', 'sb2', 1, 0),
+        overlay('o1a', 'sa1', 'sb1', 0.99, 0),
+        overlay('o1b', 'sa1', 'sb1', 0.91, 2),
+        overlay('o3', 'sa3', 'sb3', 1, null),
+      ],
       sheets,
     );
     expect(rows.map((r) => r.sheetNumber)).toEqual(['S101', 'S102', 'S103']);

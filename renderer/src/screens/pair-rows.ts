@@ -21,9 +21,14 @@ export interface PairRow {
   overlays: Overlay[];
 }
 
-export function buildPairRows(result: CompareResult | null, overlays: Overlay[], sheetById: Map<string, Sheet>): PairRow[] {
+export function buildPairRows(
+  result: CompareResult | null,
+  overlays: Overlay[],
+  sheetById: Map<string, Sheet>,
+): PairRow[] {
   const rows = new Map<string, PairRow>();
-  const sheetOf = (id: string | null | undefined, embedded?: Sheet): Sheet | undefined => embedded ?? (id ? sheetById.get(id) : undefined);
+  const sheetOf = (id: string | null | undefined, embedded?: Sheet): Sheet | undefined =>
+    embedded ?? (id ? sheetById.get(id) : undefined);
 
   const ensure = (a: string | null, b: string | null): PairRow => {
     const key = `${a ?? '?'}|${b ?? '?'}`;
@@ -72,9 +77,14 @@ export function buildPairRows(result: CompareResult | null, overlays: Overlay[],
     if (row.overlays.length > 0) {
       row.score = row.overlays[0]?.score ?? 1;
       const counts = row.overlays.map((o) => o.change_count);
-      row.changeCount = counts.every((c) => c == null) ? null : counts.reduce<number>((s, c) => s + (c ?? 0), 0);
+      row.changeCount = counts.every((c) => c == null)
+        ? null
+        : counts.reduce<number>((s, c) => s + (c ?? 0), 0);
     }
   }
 
-  return [...rows.values()].sort((x, y) => x.score - y.score || x.sheetNumber.localeCompare(y.sheetNumber, undefined, { numeric: true }));
+  return [...rows.values()].sort(
+    (x, y) =>
+      x.score - y.score || x.sheetNumber.localeCompare(y.sheetNumber, undefined, { numeric: true }),
+  );
 }

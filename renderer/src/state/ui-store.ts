@@ -54,7 +54,8 @@ function loadPrefs(): Partial<UiState> {
     const p = JSON.parse(raw) as Partial<UiState>;
     return {
       palette: p.palette === 'colorblind' ? 'colorblind' : 'standard',
-      overlayOpacity: typeof p.overlayOpacity === 'number' ? Math.min(1, Math.max(0, p.overlayOpacity)) : 1,
+      overlayOpacity:
+        typeof p.overlayOpacity === 'number' ? Math.min(1, Math.max(0, p.overlayOpacity)) : 1,
     };
   } catch {
     return {};
@@ -78,7 +79,10 @@ const useStore = create<UiState>(() => ({
 useStore.subscribe((s, prev) => {
   if (s.palette !== prev.palette || s.overlayOpacity !== prev.overlayOpacity) {
     try {
-      localStorage.setItem(PREFS_KEY, JSON.stringify({ palette: s.palette, overlayOpacity: s.overlayOpacity }));
+      localStorage.setItem(
+        PREFS_KEY,
+        JSON.stringify({ palette: s.palette, overlayOpacity: s.overlayOpacity }),
+      );
     } catch {
       // storage full or disabled: preferences just do not persist
     }
@@ -94,20 +98,33 @@ let toastSeq = 0;
 export const ui = {
   get: (): UiState => useStore.getState(),
   setPalette: (palette: PaletteName) => useStore.setState({ palette }),
-  togglePalette: () => useStore.setState((s) => ({ palette: s.palette === 'standard' ? 'colorblind' : 'standard' })),
+  togglePalette: () =>
+    useStore.setState((s) => ({ palette: s.palette === 'standard' ? 'colorblind' : 'standard' })),
   setViewerMode: (viewerMode: ViewerMode) => useStore.setState({ viewerMode }),
-  setOpacity: (overlayOpacity: number) => useStore.setState({ overlayOpacity: Math.min(1, Math.max(0, overlayOpacity)) }),
+  setOpacity: (overlayOpacity: number) =>
+    useStore.setState({ overlayOpacity: Math.min(1, Math.max(0, overlayOpacity)) }),
   toggleRegions: () => useStore.setState((s) => ({ showRegions: !s.showRegions })),
-  toggleJobsPanel: (open?: boolean) => useStore.setState((s) => ({ jobsPanelOpen: open ?? !s.jobsPanelOpen })),
-  setSheetFilter: (patch: Partial<UiState['sheetFilter']>) => useStore.setState((s) => ({ sheetFilter: { ...s.sheetFilter, ...patch } })),
+  toggleJobsPanel: (open?: boolean) =>
+    useStore.setState((s) => ({ jobsPanelOpen: open ?? !s.jobsPanelOpen })),
+  setSheetFilter: (patch: Partial<UiState['sheetFilter']>) =>
+    useStore.setState((s) => ({ sheetFilter: { ...s.sheetFilter, ...patch } })),
   addUpload: (u: Upload) => useStore.setState((s) => ({ uploads: [...s.uploads, u] })),
   updateUpload: (localId: string, patch: Partial<Upload>) =>
-    useStore.setState((s) => ({ uploads: s.uploads.map((u) => (u.localId === localId ? { ...u, ...patch } : u)) })),
-  clearFinishedUploads: () => useStore.setState((s) => ({ uploads: s.uploads.filter((u) => u.phase !== 'ready' && u.phase !== 'failed') })),
+    useStore.setState((s) => ({
+      uploads: s.uploads.map((u) => (u.localId === localId ? { ...u, ...patch } : u)),
+    })),
+  clearFinishedUploads: () =>
+    useStore.setState((s) => ({
+      uploads: s.uploads.filter((u) => u.phase !== 'ready' && u.phase !== 'failed'),
+    })),
   toast: (text: string, kind: Toast['kind'] = 'info') => {
     const id = ++toastSeq;
     useStore.setState((s) => ({ toasts: [...s.toasts.slice(-3), { id, kind, text }] }));
-    setTimeout(() => useStore.setState((s) => ({ toasts: s.toasts.filter((t) => t.id !== id) })), kind === 'error' ? 8000 : 4000);
+    setTimeout(
+      () => useStore.setState((s) => ({ toasts: s.toasts.filter((t) => t.id !== id) })),
+      kind === 'error' ? 8000 : 4000,
+    );
   },
-  dismissToast: (id: number) => useStore.setState((s) => ({ toasts: s.toasts.filter((t) => t.id !== id) })),
+  dismissToast: (id: number) =>
+    useStore.setState((s) => ({ toasts: s.toasts.filter((t) => t.id !== id) })),
 };

@@ -47,7 +47,19 @@ interface Props {
 }
 
 export function SheetCanvas(props: Props) {
-  const { world, layers, regions = [], selectedId, view, onView, onViewport, onRegionClick, swipeFraction, onSwipe, label } = props;
+  const {
+    world,
+    layers,
+    regions = [],
+    selectedId,
+    view,
+    onView,
+    onViewport,
+    onRegionClick,
+    swipeFraction,
+    onSwipe,
+    label,
+  } = props;
   const hostRef = useRef<HTMLDivElement>(null);
   const [size, setSize] = useState<Size>({ width: 0, height: 0 });
   const tool = useRef<ToolState>(initialToolState);
@@ -100,7 +112,11 @@ export function SheetCanvas(props: Props) {
       const anchor = { x: e.clientX - r.left, y: e.clientY - r.top };
       let next: View;
       if (e.shiftKey || (Math.abs(e.deltaX) > Math.abs(e.deltaY) && !e.ctrlKey)) {
-        next = { ...v, x: v.x - (e.shiftKey ? e.deltaY : e.deltaX), y: e.shiftKey ? v.y : v.y - e.deltaY };
+        next = {
+          ...v,
+          x: v.x - (e.shiftKey ? e.deltaY : e.deltaX),
+          y: e.shiftKey ? v.y : v.y - e.deltaY,
+        };
       } else {
         next = zoomAt(v, wheelZoomFactor(e.deltaY, e.deltaMode, e.ctrlKey), anchor);
       }
@@ -133,7 +149,9 @@ export function SheetCanvas(props: Props) {
 
   const v = view;
   const swipeWorldX =
-    v && swipeFraction != null && size.width > 0 ? (swipeFraction * size.width - v.x) / v.scale : null;
+    v && swipeFraction != null && size.width > 0
+      ? (swipeFraction * size.width - v.x) / v.scale
+      : null;
 
   return (
     <div
@@ -142,7 +160,8 @@ export function SheetCanvas(props: Props) {
       data-testid={props.testId}
       style={{ cursor: cursor === 'default' ? 'grab' : cursor, ...props.style }}
       onPointerDown={(e) => {
-        const target = (e.target as HTMLElement).dataset.role === 'swipe-handle' ? 'swipe-handle' : 'canvas';
+        const target =
+          (e.target as HTMLElement).dataset.role === 'swipe-handle' ? 'swipe-handle' : 'canvas';
         (e.currentTarget as HTMLDivElement).setPointerCapture(e.pointerId);
         feed({ type: 'down', p: local(e), target, button: e.button });
       }}
@@ -151,12 +170,40 @@ export function SheetCanvas(props: Props) {
       onPointerCancel={() => feed({ type: 'cancel' })}
     >
       {v && size.width > 0 && size.height > 0 && (
-        <Stage width={size.width} height={size.height} scaleX={v.scale} scaleY={v.scale} x={v.x} y={v.y} listening={false}>
+        <Stage
+          width={size.width}
+          height={size.height}
+          scaleX={v.scale}
+          scaleY={v.scale}
+          x={v.x}
+          y={v.y}
+          listening={false}
+        >
           <Layer listening={false} imageSmoothingEnabled={v.scale < 2}>
-            <Rect x={0} y={0} width={world.width} height={world.height} fill="#ffffff" shadowColor="#000" shadowOpacity={0.18} shadowBlur={12 / v.scale} perfectDrawEnabled={false} />
+            <Rect
+              x={0}
+              y={0}
+              width={world.width}
+              height={world.height}
+              fill="#ffffff"
+              shadowColor="#000"
+              shadowOpacity={0.18}
+              shadowBlur={12 / v.scale}
+              perfectDrawEnabled={false}
+            />
             {layers.map((l) => (
               // Every layer sits in a Group so toggling the swipe clip never remounts (and reloads) the image.
-              <Group key={l.key} clipX={0} clipY={0} clipWidth={l.clipRightOf != null ? Math.max(0, Math.min(world.width, l.clipRightOf)) : world.width} clipHeight={world.height}>
+              <Group
+                key={l.key}
+                clipX={0}
+                clipY={0}
+                clipWidth={
+                  l.clipRightOf != null
+                    ? Math.max(0, Math.min(world.width, l.clipRightOf))
+                    : world.width
+                }
+                clipHeight={world.height}
+              >
                 <ImageLayer spec={l} world={world} view={v} viewport={size} dpr={dpr} />
               </Group>
             ))}
@@ -188,7 +235,12 @@ export function SheetCanvas(props: Props) {
         </Stage>
       )}
       {swipeWorldX !== null && swipeFraction != null && (
-        <div className="swipe-handle" data-role="swipe-handle" style={{ left: `${swipeFraction * 100}%` }} title="Drag to compare old (left) and new (right)">
+        <div
+          className="swipe-handle"
+          data-role="swipe-handle"
+          style={{ left: `${swipeFraction * 100}%` }}
+          title="Drag to compare old (left) and new (right)"
+        >
           <span data-role="swipe-handle">◀ ▶</span>
         </div>
       )}
@@ -197,24 +249,97 @@ export function SheetCanvas(props: Props) {
   );
 }
 
-function ImageLayer({ spec, world, view, viewport, dpr }: { spec: ImageLayerSpec; world: Size; view: View; viewport: Size; dpr: number }) {
+function ImageLayer({
+  spec,
+  world,
+  view,
+  viewport,
+  dpr,
+}: {
+  spec: ImageLayerSpec;
+  world: Size;
+  view: View;
+  viewport: Size;
+  dpr: number;
+}) {
   const visible = spec.visible ?? true;
-  if (spec.tiles) return visible ? <TiledImage pyramid={spec.tiles} world={world} view={view} viewport={viewport} dpr={dpr} opacity={spec.opacity ?? 1} /> : null;
-  return <WholeImage src={spec.src} world={world} view={view} dpr={dpr} opacity={spec.opacity ?? 1} visible={visible} />;
+  if (spec.tiles)
+    return visible ? (
+      <TiledImage
+        pyramid={spec.tiles}
+        world={world}
+        view={view}
+        viewport={viewport}
+        dpr={dpr}
+        opacity={spec.opacity ?? 1}
+      />
+    ) : null;
+  return (
+    <WholeImage
+      src={spec.src}
+      world={world}
+      view={view}
+      dpr={dpr}
+      opacity={spec.opacity ?? 1}
+      visible={visible}
+    />
+  );
 }
 
-function WholeImage({ src, world, view, dpr, opacity, visible }: { src: string | null; world: Size; view: View; dpr: number; opacity: number; visible: boolean }) {
+function WholeImage({
+  src,
+  world,
+  view,
+  dpr,
+  opacity,
+  visible,
+}: {
+  src: string | null;
+  world: Size;
+  view: View;
+  dpr: number;
+  opacity: number;
+  visible: boolean;
+}) {
   const levels = useImageLevels(src);
   // The image is stretched to the world frame (overlay images are exactly the frame's size).
-  const scaleToScreen = levels.full ? (view.scale * world.width) / levels.full.naturalWidth : view.scale;
+  const scaleToScreen = levels.full
+    ? (view.scale * world.width) / levels.full.naturalWidth
+    : view.scale;
   const source = sourceForScale(levels, scaleToScreen, dpr);
   if (!source) return null;
-  return <KImage image={source} x={0} y={0} width={world.width} height={world.height} opacity={opacity} visible={visible && opacity > 0} listening={false} perfectDrawEnabled={false} />;
+  return (
+    <KImage
+      image={source}
+      x={0}
+      y={0}
+      width={world.width}
+      height={world.height}
+      opacity={opacity}
+      visible={visible && opacity > 0}
+      listening={false}
+      perfectDrawEnabled={false}
+    />
+  );
 }
 
 const tileCache = new Map<string, HTMLImageElement>();
 
-function TiledImage({ pyramid, world, view, viewport, dpr, opacity }: { pyramid: TilePyramid; world: Size; view: View; viewport: Size; dpr: number; opacity: number }) {
+function TiledImage({
+  pyramid,
+  world,
+  view,
+  viewport,
+  dpr,
+  opacity,
+}: {
+  pyramid: TilePyramid;
+  world: Size;
+  view: View;
+  viewport: Size;
+  dpr: number;
+  opacity: number;
+}) {
   const [, bump] = useState(0);
   const sx = world.width / pyramid.width;
   const sy = world.height / pyramid.height;
@@ -223,7 +348,8 @@ function TiledImage({ pyramid, world, view, viewport, dpr, opacity }: { pyramid:
     const z = levelForScale(v.scale, pyramid, dpr);
     // A coarse backdrop three levels down keeps the sheet visible while finer tiles load.
     const backdropLevel = Math.max(pyramid.min_level ?? 0, z - 3);
-    const backdrop = backdropLevel < z ? tilesForView(v, viewport, pyramid, dpr, 64, backdropLevel) : [];
+    const backdrop =
+      backdropLevel < z ? tilesForView(v, viewport, pyramid, dpr, 64, backdropLevel) : [];
     return [...backdrop, ...tilesForView(v, viewport, pyramid, dpr, 400, z)];
   }, [view, viewport, pyramid, dpr, sx]);
   useEffect(() => {
@@ -244,7 +370,18 @@ function TiledImage({ pyramid, world, view, viewport, dpr, opacity }: { pyramid:
       {tiles.map((t) => {
         const img = tileCache.get(t.url);
         if (!img || !img.complete || img.naturalWidth === 0) return null;
-        return <KImage key={t.url} image={img} x={t.rect.x * sx} y={t.rect.y * sy} width={t.rect.width * sx} height={t.rect.height * sy} listening={false} perfectDrawEnabled={false} />;
+        return (
+          <KImage
+            key={t.url}
+            image={img}
+            x={t.rect.x * sx}
+            y={t.rect.y * sy}
+            width={t.rect.width * sx}
+            height={t.rect.height * sy}
+            listening={false}
+            perfectDrawEnabled={false}
+          />
+        );
       })}
     </Group>
   );

@@ -6,7 +6,10 @@ import type { BBox } from '../api/types';
  * Reading order: rows of `band` world pixels from the top, left to right within a row, so
  * `j` walks the sheet the way a reviewer scans it rather than in detection order.
  */
-export function readingOrder<T extends { id: string; bbox: BBox }>(items: readonly T[], band = 300): T[] {
+export function readingOrder<T extends { id: string; bbox: BBox }>(
+  items: readonly T[],
+  band = 300,
+): T[] {
   return [...items].sort((a, b) => {
     const ra = Math.floor((a.bbox.y + a.bbox.height / 2) / band);
     const rb = Math.floor((b.bbox.y + b.bbox.height / 2) / band);

@@ -18,7 +18,12 @@ export function mipWidths(fullWidth: number, floor = 1024): number[] {
  * The level to draw: the smallest one whose width still covers the on-screen size, i.e.
  * level width ≥ fullWidth × scale × dpr. `widths` ascending or not; returns -1 for full size.
  */
-export function pickLevel(widths: readonly number[], fullWidth: number, scale: number, dpr = 1): number {
+export function pickLevel(
+  widths: readonly number[],
+  fullWidth: number,
+  scale: number,
+  dpr = 1,
+): number {
   const needed = fullWidth * scale * dpr;
   let best = -1;
   let bestW = Infinity;

@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { levelForScale, tilesForView } from './tiles';
 
-const pyramid = { url_template: '/t/{z}/{x}/{y}.webp?sig=1', tile_size: 256, max_level: 6, width: 10200, height: 6600 };
+const pyramid = {
+  url_template: '/t/{z}/{x}/{y}.webp?sig=1',
+  tile_size: 256,
+  max_level: 6,
+  width: 10200,
+  height: 6600,
+};
 
 describe('tiles', () => {
   it('picks full resolution at 100 % and halves per level below', () => {

@@ -21,7 +21,11 @@ export interface TileRef {
  * The coarsest level whose resolution is at least the on-screen scale (times the device pixel
  * ratio), so tiles are never magnified more than needed.
  */
-export function levelForScale(scale: number, pyramid: Pick<TilePyramid, 'max_level' | 'min_level'>, dpr = 1): number {
+export function levelForScale(
+  scale: number,
+  pyramid: Pick<TilePyramid, 'max_level' | 'min_level'>,
+  dpr = 1,
+): number {
   const min = pyramid.min_level ?? 0;
   const needed = Math.max(1e-6, scale * dpr);
   const z = pyramid.max_level + Math.ceil(Math.log2(needed) - 1e-9);
@@ -32,14 +36,27 @@ export function tileUrl(template: string, z: number, x: number, y: number): stri
   return template.replace('{z}', String(z)).replace('{x}', String(x)).replace('{y}', String(y));
 }
 
-export function tilesForView(view: View, viewport: Size, pyramid: TilePyramid, dpr = 1, maxTiles = 400, level?: number): TileRef[] {
+export function tilesForView(
+  view: View,
+  viewport: Size,
+  pyramid: TilePyramid,
+  dpr = 1,
+  maxTiles = 400,
+  level?: number,
+): TileRef[] {
   const z = level ?? levelForScale(view.scale, pyramid, dpr);
   const span = pyramid.tile_size * Math.pow(2, pyramid.max_level - z); // image pixels per tile
   const vis = visibleWorldRect(view, viewport);
   const x0 = Math.max(0, Math.floor(vis.x / span));
   const y0 = Math.max(0, Math.floor(vis.y / span));
-  const x1 = Math.min(Math.ceil(pyramid.width / span) - 1, Math.ceil((vis.x + vis.width) / span) - 1);
-  const y1 = Math.min(Math.ceil(pyramid.height / span) - 1, Math.ceil((vis.y + vis.height) / span) - 1);
+  const x1 = Math.min(
+    Math.ceil(pyramid.width / span) - 1,
+    Math.ceil((vis.x + vis.width) / span) - 1,
+  );
+  const y1 = Math.min(
+    Math.ceil(pyramid.height / span) - 1,
+    Math.ceil((vis.y + vis.height) / span) - 1,
+  );
   const out: TileRef[] = [];
   for (let ty = y0; ty <= y1; ty++) {
     for (let tx = x0; tx <= x1; tx++) {
@@ -51,7 +68,12 @@ export function tilesForView(view: View, viewport: Size, pyramid: TilePyramid, d
         x: tx,
         y: ty,
         url: tileUrl(pyramid.url_template, z, tx, ty),
-        rect: { x: rx, y: ry, width: Math.min(span, pyramid.width - rx), height: Math.min(span, pyramid.height - ry) },
+        rect: {
+          x: rx,
+          y: ry,
+          width: Math.min(span, pyramid.width - rx),
+          height: Math.min(span, pyramid.height - ry),
+        },
       });
     }
   }

@@ -62,7 +62,11 @@ export function useImageLevels(src: string | null): ImageLevels {
 }
 
 /** The source to draw at `scale` (canvas pixels per image pixel). */
-export function sourceForScale(levels: ImageLevels, scale: number, dpr: number): CanvasImageSource | null {
+export function sourceForScale(
+  levels: ImageLevels,
+  scale: number,
+  dpr: number,
+): CanvasImageSource | null {
   if (!levels.full) return null;
   const i = pickLevel(
     levels.levels.map((l) => l.width),

@@ -42,7 +42,12 @@ export function screenToWorld(view: View, p: Point): Point {
 /** The world-space rectangle the viewport shows. */
 export function visibleWorldRect(view: View, viewport: Size): BBox {
   const tl = screenToWorld(view, { x: 0, y: 0 });
-  return { x: tl.x, y: tl.y, width: viewport.width / view.scale, height: viewport.height / view.scale };
+  return {
+    x: tl.x,
+    y: tl.y,
+    width: viewport.width / view.scale,
+    height: viewport.height / view.scale,
+  };
 }
 
 /** A view that shows `rect` whole and centred, leaving `padding` screen pixels on each side. */
@@ -57,7 +62,11 @@ export function fitView(viewport: Size, rect: BBox, padding = 24, maxScale = MAX
 
 /** A view at `scale` with world point `centre` in the middle of the viewport. */
 export function centreOn(viewport: Size, centre: Point, scale: number): View {
-  return { scale, x: viewport.width / 2 - centre.x * scale, y: viewport.height / 2 - centre.y * scale };
+  return {
+    scale,
+    x: viewport.width / 2 - centre.x * scale,
+    y: viewport.height / 2 - centre.y * scale,
+  };
 }
 
 export function viewCentre(view: View, viewport: Size): Point {
@@ -65,7 +74,13 @@ export function viewCentre(view: View, viewport: Size): Point {
 }
 
 /** Zooms by `factor`, keeping the world point under `anchor` (screen) fixed. */
-export function zoomAt(view: View, factor: number, anchor: Point, min = MIN_SCALE, max = MAX_SCALE): View {
+export function zoomAt(
+  view: View,
+  factor: number,
+  anchor: Point,
+  min = MIN_SCALE,
+  max = MAX_SCALE,
+): View {
   const scale = clampScale(view.scale * factor, min, max);
   const world = screenToWorld(view, anchor);
   return { scale, x: anchor.x - world.x * scale, y: anchor.y - world.y * scale };
@@ -128,12 +143,21 @@ export function intersects(a: BBox, b: BBox): boolean {
  * The region under a world point: the smallest one containing it, so a small change inside a
  * large one stays clickable. `slop` (world pixels) widens thin regions for the pointer.
  */
-export function hitTest<T extends { bbox: BBox }>(items: readonly T[], p: Point, slop = 0): T | null {
+export function hitTest<T extends { bbox: BBox }>(
+  items: readonly T[],
+  p: Point,
+  slop = 0,
+): T | null {
   let best: T | null = null;
   let bestArea = Infinity;
   for (const it of items) {
     const b = it.bbox;
-    if (p.x >= b.x - slop && p.x <= b.x + b.width + slop && p.y >= b.y - slop && p.y <= b.y + b.height + slop) {
+    if (
+      p.x >= b.x - slop &&
+      p.x <= b.x + b.width + slop &&
+      p.y >= b.y - slop &&
+      p.y <= b.y + b.height + slop
+    ) {
       const area = b.width * b.height;
       if (area < bestArea) {
         best = it;

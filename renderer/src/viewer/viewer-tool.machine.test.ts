@@ -5,7 +5,11 @@ const ctx = { view: { scale: 0.5, x: 10, y: 20 }, viewportWidth: 800 };
 
 describe('viewer tool machine', () => {
   it('turns a press and release without travel into a click at the world point', () => {
-    let r = step(initialToolState, { type: 'down', p: { x: 110, y: 70 }, target: 'canvas', button: 0 }, ctx);
+    let r = step(
+      initialToolState,
+      { type: 'down', p: { x: 110, y: 70 }, target: 'canvas', button: 0 },
+      ctx,
+    );
     expect(r.state.kind).toBe('pressing');
     r = step(r.state, { type: 'move', p: { x: 112, y: 71 } }, ctx);
     expect(r.state.kind).toBe('pressing');
@@ -16,7 +20,11 @@ describe('viewer tool machine', () => {
 
   it('pans by pointer deltas once past the slop and never clicks', () => {
     let view = ctx.view;
-    let state: ToolState = step(initialToolState, { type: 'down', p: { x: 0, y: 0 }, target: 'canvas', button: 0 }, ctx).state;
+    let state: ToolState = step(
+      initialToolState,
+      { type: 'down', p: { x: 0, y: 0 }, target: 'canvas', button: 0 },
+      ctx,
+    ).state;
     const apply = (r: ReturnType<typeof step>) => {
       for (const e of r.effects) if (e.type === 'view') view = e.view;
       state = r.state;
@@ -32,7 +40,11 @@ describe('viewer tool machine', () => {
   });
 
   it('drags the swipe divider as a clamped fraction of the width', () => {
-    let r = step(initialToolState, { type: 'down', p: { x: 400, y: 5 }, target: 'swipe-handle', button: 0 }, ctx);
+    let r = step(
+      initialToolState,
+      { type: 'down', p: { x: 400, y: 5 }, target: 'swipe-handle', button: 0 },
+      ctx,
+    );
     expect(r.state.kind).toBe('swiping');
     r = step(r.state, { type: 'move', p: { x: 200, y: 5 } }, ctx);
     expect(r.effects).toEqual([{ type: 'swipe', fraction: 0.25 }]);
@@ -42,7 +54,11 @@ describe('viewer tool machine', () => {
   });
 
   it('ignores the right button', () => {
-    const r = step(initialToolState, { type: 'down', p: { x: 1, y: 1 }, target: 'canvas', button: 2 }, ctx);
+    const r = step(
+      initialToolState,
+      { type: 'down', p: { x: 1, y: 1 }, target: 'canvas', button: 2 },
+      ctx,
+    );
     expect(r.state.kind).toBe('idle');
   });
 });

@@ -73,7 +73,10 @@ export function step(state: ToolState, ev: ToolEvent, ctx: ToolContext): StepRes
         };
       }
       if (ev.type === 'up') {
-        return { state: { kind: 'idle' }, effects: [{ type: 'click', world: screenToWorld(ctx.view, ev.p) }] };
+        return {
+          state: { kind: 'idle' },
+          effects: [{ type: 'click', world: screenToWorld(ctx.view, ev.p) }],
+        };
       }
       if (ev.type === 'cancel') return { state: { kind: 'idle' }, effects: [] };
       return { state, effects: [] };
@@ -82,7 +85,9 @@ export function step(state: ToolState, ev: ToolEvent, ctx: ToolContext): StepRes
       if (ev.type === 'move') {
         return {
           state: { kind: 'panning', last: ev.p },
-          effects: [{ type: 'view', view: panBy(ctx.view, ev.p.x - state.last.x, ev.p.y - state.last.y) }],
+          effects: [
+            { type: 'view', view: panBy(ctx.view, ev.p.x - state.last.x, ev.p.y - state.last.y) },
+          ],
         };
       }
       if (ev.type === 'up' || ev.type === 'cancel') {
