@@ -151,3 +151,19 @@ describe('renderOverlay', () => {
     expect(px(del, 41, 5)).toEqual([255, 255, 255]);
   });
 });
+
+describe('coverage', () => {
+  it('A ink outside B\'s page is not "removed"', () => {
+    const a = blankImage(100, 40);
+    fillRect(a, 2, 10, 6, 6, 0); // near the left edge
+    fillRect(a, 50, 10, 6, 6, 0);
+    // B is A shifted 20 px left (B pixels map to A by +20): A's x < 21 has no B source
+    const b = blankImage(100, 40);
+    fillRect(b, 30, 10, 6, 6, 0);
+    const d = diffImages(a, b, [1, 0, 20, 0, 1, 0]);
+    expect(d.stats.removed_px).toBe(0);
+    expect(d.stats.added_px).toBe(0);
+    // without the shift both squares differ
+    expect(diffImages(a, b).stats.removed_px).toBe(72);
+  });
+});

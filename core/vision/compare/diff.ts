@@ -228,11 +228,55 @@ export function diffImages(a: GreyImage, b: GreyImage, transform: readonly numbe
   const ma = packInk(a, it, wt);
   const mb0 = packInk(b, it, wt);
   const mb = warpMasks(mb0, transform, a.width, a.height);
-  return diffMasks(ma, mb);
+  return diffMasks(ma, mb, coverage(transform, b.width, b.height, a.width, a.height));
+}
+
+/** Per row of the output frame, the inclusive x range whose B source lies inside B (lo > hi: none). */
+export interface Coverage {
+  lo: Int32Array;
+  hi: Int32Array;
+}
+
+/**
+ * Where B covers A's frame. Ink of A outside B's page cannot be judged (B was plotted shifted or on a
+ * smaller sheet), so it is never reported as removed. A 1 px margin inside B keeps edge resampling out.
+ */
+export function coverage(transform: readonly number[], bw: number, bh: number, outW: number, outH: number): Coverage {
+  const inv = invertAffine(transform as Affine);
+  const lo = new Int32Array(outH), hi = new Int32Array(outH);
+  for (let y = 0; y < outH; y++) {
+    let x0 = 0, x1 = outW - 1;
+    // sx(x) = inv0·x + kx must stay in [1, bw − 2]; sy(x) = inv3·x + ky in [1, bh − 2].
+    const lims: [number, number, number][] = [
+      [inv[0], inv[1] * y + inv[2], bw],
+      [inv[3], inv[4] * y + inv[5], bh],
+    ];
+    for (const [c, k, size] of lims) {
+      const min = 1, max = size - 2;
+      if (Math.abs(c) < 1e-12) {
+        if (k < min || k > max) { x0 = 1; x1 = 0; }
+      } else {
+        const p = (min - k) / c, q = (max - k) / c;
+        x0 = Math.max(x0, Math.ceil(Math.min(p, q)));
+        x1 = Math.min(x1, Math.floor(Math.max(p, q)));
+      }
+    }
+    lo[y] = x0;
+    hi[y] = x1;
+  }
+  return { lo, hi };
+}
+
+/** Bits of word k (pixels 32k..32k+31) that fall inside [lo, hi]. */
+function rangeBits(k: number, lo: number, hi: number): number {
+  const a = Math.max(lo - k * 32, 0), b = Math.min(hi - k * 32, 31);
+  if (a > b) return 0;
+  const upper = b === 31 ? 0xffffffff : (1 << (b + 1)) - 1;
+  return (upper & ~((1 << a) - 1)) | 0;
 }
 
 /** The mask-level part of diffImages, for callers that already hold packed masks in one frame. */
-export function diffMasks(ma: InkMasks, mb: InkMasks): DiffResult {
+export function diffMasks(ma: InkMasks, mb: InkMasks, cover?: Coverage): DiffResult {
   const { width, height, stride } = ma;
   if (mb.width !== width || mb.height !== height) throw new Error('Masks must share one frame');
   for (const m of [ma.strong, ma.weak, mb.strong, mb.weak]) clearPadding(m, stride, height, width);
@@ -250,7 +294,11 @@ export function diffMasks(ma: InkMasks, mb: InkMasks): DiffResult {
       const u = sa | sb;
       if (u === 0) continue;
       unionPx += popcount32(u);
-      const rem = sa & ~(hB[up + k]! | hB[b + k]! | hB[dn + k]!);
+      let rem = sa & ~(hB[up + k]! | hB[b + k]! | hB[dn + k]!);
+      if (cover && rem !== 0) {
+        const lo = cover.lo[y]!, hi = cover.hi[y]!;
+        if (k * 32 < lo || k * 32 + 31 > hi) rem &= rangeBits(k, lo, hi);
+      }
       const add = sb & ~(hA[up + k]! | hA[b + k]! | hA[dn + k]!);
       if (rem !== 0) { removed[b + k] = rem; removedPx += popcount32(rem); }
       if (add !== 0) { added[b + k] = add; addedPx += popcount32(add); }
