@@ -1,0 +1,266 @@
+// SQL for the `jobs` table, and nothing else. Every method is synchronous (better-sqlite3), so a
+// caller can enqueue a job inside the same transaction as the row the job acts on: either both
+// are committed or neither is (architecture.md, habit 4).
+//
+// Status writes carry their legality in the WHERE clause (`sourcesOf` from the status machine),
+// so a status never goes backwards and never leaves a terminal status, whatever races in memory:
+// e.g. a handler that finishes after its job was canceled updates 0 rows. The one exception is
+// `resetStarted`, crash recovery at boot (contract §4: jobs found Started go back to Queued).
+import type { Db } from '../store/db';
+import { newId } from '../domain/ids';
+import { monotonicNow } from '../domain/clock';
+import { sourcesOf, TERMINAL_JOB_STATUSES, type JobStatus } from '../domain/job-status';
+import type Database from 'better-sqlite3';
+
+export type JobTargetType = 'drawing' | 'sheet' | 'block' | 'overlay';
+
+/** A row of `jobs` as stored: JSON columns are still text. */
+export interface JobRow {
+  id: string;
+  organization_id: string;
+  project_id: string | null;
+  type: string;
+  status: JobStatus;
+  target_type: JobTargetType;
+  target_id: string;
+  parent_id: string | null;
+  child_key: string | null;
+  /** JSON text. */
+  payload: string;
+  progress_completed: number;
+  progress_total: number;
+  /** JSON text or null. */
+  result: string | null;
+  /** JSON text of a Problem Details object, or null. */
+  error: string | null;
+  credits_reserved: number;
+  credits_charged: number;
+  attempts: number;
+  created_at: string;
+  updated_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+}
+
+export interface NewJob {
+  organization_id: string;
+  project_id?: string | null;
+  type: string;
+  target_type: JobTargetType;
+  target_id: string;
+  /** Any JSON value; stored as text and handed back parsed to the handler. */
+  payload?: unknown;
+  parent_id?: string | null;
+  /** With parent_id: the idempotency key of this child within its parent (UNIQUE together). */
+  child_key?: string | null;
+  credits_reserved?: number;
+}
+
+export interface InsertedJob {
+  row: JobRow;
+  /** False when (parent_id, child_key) already existed and the existing row was returned. */
+  created: boolean;
+}
+
+/** The listed statuses as a SQL list literal. Statuses are our own constants, never user input. */
+const sqlList = (statuses: readonly JobStatus[]): string =>
+  statuses.map((s) => `'${s}'`).join(', ');
+const TERMINAL = sqlList(TERMINAL_JOB_STATUSES);
+
+/** No child of `jobs.id` is still Queued or Started. A parent is terminal only when all its children are. */
+const NO_OPEN_CHILDREN = `NOT EXISTS (SELECT 1 FROM jobs AS c WHERE c.parent_id = jobs.id AND c.status NOT IN (${TERMINAL}))`;
+
+/** A recursive CTE named `tree(id, depth)` of a root (bound as the first parameter) and its descendants. */
+const TREE = `WITH RECURSIVE tree(id, depth) AS (
+  SELECT id, 0 FROM jobs WHERE id = ?
+  UNION ALL
+  SELECT j.id, t.depth + 1 FROM jobs AS j JOIN tree AS t ON j.parent_id = t.id
+)`;
+
+export class JobsRepository {
+  private readonly s: ReturnType<typeof prepare>;
+
+  constructor(readonly db: Db) {
+    this.s = prepare(db);
+  }
+
+  /**
+   * Inserts a Queued job. With a parent_id and child_key the insert is idempotent: a second call
+   * with the same pair returns the first row (created: false), so a parent that runs again after a
+   * crash never creates duplicate children.
+   */
+  insert(job: NewJob): InsertedJob {
+    const now = monotonicNow();
+    const params = {
+      id: newId('job'),
+      organization_id: job.organization_id,
+      project_id: job.project_id ?? null,
+      type: job.type,
+      target_type: job.target_type,
+      target_id: job.target_id,
+      parent_id: job.parent_id ?? null,
+      child_key: job.child_key ?? null,
+      payload: JSON.stringify(job.payload ?? {}),
+      credits_reserved: job.credits_reserved ?? 0,
+      now,
+    };
+    if (params.child_key !== null && params.parent_id === null) {
+      throw new Error('A child_key needs a parent_id: it is unique only within one parent.');
+    }
+    const inserted = this.s.insert.get(params) as JobRow | undefined;
+    if (inserted) return { row: inserted, created: true };
+    const existing = this.s.byChildKey.get(params.parent_id, params.child_key) as
+      JobRow | undefined;
+    if (!existing)
+      throw new Error(`Job insert for child '${params.child_key}' conflicted but found no row.`);
+    if (existing.type !== job.type || existing.target_id !== job.target_id) {
+      // Same key, different work: a bug in the parent handler, not something to paper over.
+      throw new Error(
+        `Child key '${params.child_key}' of job ${params.parent_id} already names a ${existing.type} job on ${existing.target_id}.`,
+      );
+    }
+    return { row: existing, created: false };
+  }
+
+  /** A job of this organization, or undefined (another organization's job is not visible). */
+  get(organizationId: string, id: string): JobRow | undefined {
+    return this.s.get.get(id, organizationId) as JobRow | undefined;
+  }
+
+  /** Any job by id. For the runner's own bookkeeping, never for answering a request. */
+  getById(id: string): JobRow | undefined {
+    return this.s.getById.get(id) as JobRow | undefined;
+  }
+
+  /**
+   * Atomically moves the oldest Queued job of one of `types` to Started (attempts + 1) and returns
+   * it; undefined when there is none. One statement, so two claimers never get the same job.
+   */
+  claimNext(types: readonly string[]): JobRow | undefined {
+    if (types.length === 0) return undefined;
+    const now = monotonicNow();
+    return this.s.claim.get({ now, types: JSON.stringify(types) }) as JobRow | undefined;
+  }
+
+  /** Records progress of a Started job; undefined when it is not Started or nothing changed. */
+  updateProgress(id: string, completed: number, total: number): JobRow | undefined {
+    return this.s.progress.get({ id, completed, total, now: monotonicNow() }) as JobRow | undefined;
+  }
+
+  /**
+   * Started → Completed with its result. Undefined (nothing written) when the job is no longer
+   * Started (e.g. canceled meanwhile) or still has children that are not terminal.
+   */
+  complete(id: string, result: unknown): JobRow | undefined {
+    return this.s.complete.get({
+      id,
+      result: JSON.stringify(result ?? null),
+      now: monotonicNow(),
+    }) as JobRow | undefined;
+  }
+
+  /** Started → Failed with a Problem Details error (and optionally a result). Guarded like complete. */
+  fail(id: string, error: object, result: unknown = null): JobRow | undefined {
+    return this.s.fail.get({
+      id,
+      error: JSON.stringify(error),
+      result: result === null || result === undefined ? null : JSON.stringify(result),
+      now: monotonicNow(),
+    }) as JobRow | undefined;
+  }
+
+  /**
+   * Cancels a job and every non-terminal descendant (children, grandchildren, ...) in one
+   * statement. Returns the rows it changed (in no particular order); terminal ones are left as
+   * they are.
+   */
+  cancelTree(rootId: string): JobRow[] {
+    return this.s.cancelTree.all(rootId, { now: monotonicNow() }) as JobRow[];
+  }
+
+  /** Direct children, oldest first. */
+  children(parentId: string): JobRow[] {
+    return this.s.children.all(parentId) as JobRow[];
+  }
+
+  /** How many direct children are still Queued or Started. */
+  openChildCount(parentId: string): number {
+    return (this.s.openChildren.get(parentId) as { n: number }).n;
+  }
+
+  /** Every descendant (not the root itself), nearest generation first, then oldest first. */
+  descendants(rootId: string): JobRow[] {
+    return this.s.descendants.all(rootId) as JobRow[];
+  }
+
+  /**
+   * Crash recovery at boot: every Started job goes back to Queued to run again (its progress is
+   * kept; started_at is cleared because the next claim starts a new attempt). Only call this when
+   * no runner is working on the database, i.e. before this process starts its own runner.
+   */
+  resetStarted(): JobRow[] {
+    return this.s.reset.all({ now: monotonicNow() }) as JobRow[];
+  }
+
+  /** Hook for the credits service (contract §7): what the job is charged when it ends. */
+  setCreditsCharged(id: string, credits: number): void {
+    this.s.setCharged.run({ id, credits, now: monotonicNow() });
+  }
+}
+
+function prepare(db: Db) {
+  const st = (sql: string): Database.Statement => db.prepare(sql);
+  return {
+    insert: st(`
+      INSERT INTO jobs (id, organization_id, project_id, type, status, target_type, target_id,
+        parent_id, child_key, payload, credits_reserved, created_at, updated_at)
+      VALUES (@id, @organization_id, @project_id, @type, 'Queued', @target_type, @target_id,
+        @parent_id, @child_key, @payload, @credits_reserved, @now, @now)
+      ON CONFLICT (parent_id, child_key) DO NOTHING
+      RETURNING *`),
+    byChildKey: st(`SELECT * FROM jobs WHERE parent_id = ? AND child_key = ?`),
+    get: st(`SELECT * FROM jobs WHERE id = ? AND organization_id = ?`),
+    getById: st(`SELECT * FROM jobs WHERE id = ?`),
+    claim: st(`
+      UPDATE jobs SET status = 'Started', attempts = attempts + 1, started_at = @now, updated_at = @now
+      WHERE id = (
+        SELECT id FROM jobs
+        WHERE status = 'Queued' AND type IN (SELECT value FROM json_each(@types))
+        ORDER BY created_at, id LIMIT 1
+      ) AND status IN (${sqlList(sourcesOf('Started'))})
+      RETURNING *`),
+    progress: st(`
+      UPDATE jobs SET progress_completed = @completed, progress_total = @total, updated_at = @now
+      WHERE id = @id AND status = 'Started'
+        AND (progress_completed <> @completed OR progress_total <> @total)
+      RETURNING *`),
+    complete: st(`
+      UPDATE jobs SET status = 'Completed', result = @result, error = NULL,
+        finished_at = @now, updated_at = @now
+      WHERE id = @id AND status IN (${sqlList(sourcesOf('Completed'))}) AND ${NO_OPEN_CHILDREN}
+      RETURNING *`),
+    fail: st(`
+      UPDATE jobs SET status = 'Failed', result = @result, error = @error,
+        finished_at = @now, updated_at = @now
+      WHERE id = @id AND status IN (${sqlList(sourcesOf('Failed'))}) AND ${NO_OPEN_CHILDREN}
+      RETURNING *`),
+    cancelTree: st(`
+      ${TREE}
+      UPDATE jobs SET status = 'Canceled', finished_at = @now, updated_at = @now
+      WHERE id IN (SELECT id FROM tree) AND status IN (${sqlList(sourcesOf('Canceled'))})
+      RETURNING *`),
+    children: st(`SELECT * FROM jobs WHERE parent_id = ? ORDER BY created_at, id`),
+    openChildren: st(
+      `SELECT count(*) AS n FROM jobs WHERE parent_id = ? AND status NOT IN (${TERMINAL})`,
+    ),
+    descendants: st(`
+      ${TREE}
+      SELECT jobs.* FROM tree JOIN jobs ON jobs.id = tree.id
+      WHERE tree.depth > 0 ORDER BY tree.depth, jobs.created_at, jobs.id`),
+    reset: st(`
+      UPDATE jobs SET status = 'Queued', started_at = NULL, updated_at = @now
+      WHERE status = 'Started'
+      RETURNING *`),
+    setCharged: st(`UPDATE jobs SET credits_charged = @credits, updated_at = @now WHERE id = @id`),
+  };
+}
