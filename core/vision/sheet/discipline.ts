@@ -6,30 +6,30 @@
 // sequence number: "A-101", "AD101", "S1.01". Office-specific prefixes such as "ASK" (architectural
 // sketch) still start with their discipline letter, so the first letter decides.
 
-import type { Discipline } from "../types";
+import type { Discipline } from '../types';
 
 const LEVEL1: Record<string, Discipline> = {
-  G: "general",
-  H: "hazardous_materials",
-  V: "survey",
-  B: "geotechnical",
-  C: "civil",
-  L: "landscape",
-  S: "structural",
-  A: "architectural",
-  I: "interiors",
-  Q: "equipment",
-  F: "fire_protection",
-  P: "plumbing",
-  D: "process",
-  M: "mechanical",
-  E: "electrical",
-  W: "distributed_energy",
-  T: "telecommunications",
-  R: "resource",
-  X: "other",
-  Z: "contractor",
-  O: "operations",
+  G: 'general',
+  H: 'hazardous_materials',
+  V: 'survey',
+  B: 'geotechnical',
+  C: 'civil',
+  L: 'landscape',
+  S: 'structural',
+  A: 'architectural',
+  I: 'interiors',
+  Q: 'equipment',
+  F: 'fire_protection',
+  P: 'plumbing',
+  D: 'process',
+  M: 'mechanical',
+  E: 'electrical',
+  W: 'distributed_energy',
+  T: 'telecommunications',
+  R: 'resource',
+  X: 'other',
+  Z: 'contractor',
+  O: 'operations',
 };
 
 /**
@@ -37,23 +37,23 @@ const LEVEL1: Record<string, Discipline> = {
  * "SK" / "SKE" are sketches and "DWG" / "NO" are labels, not S / D / N sheets.
  */
 const NOT_A_DESIGNATOR = new Set([
-  "SK",
-  "SKT",
-  "SKE",
-  "SKETCH",
-  "DWG",
-  "NO",
-  "NUM",
-  "REF",
-  "DET",
-  "SHT",
-  "SHEET",
+  'SK',
+  'SKT',
+  'SKE',
+  'SKETCH',
+  'DWG',
+  'NO',
+  'NUM',
+  'REF',
+  'DET',
+  'SHT',
+  'SHEET',
 ]);
 
 /** The longest leading run of letters of a (trimmed, upper-cased) sheet number. */
 function letterPrefix(sheetNumber: string): string {
   const m = /^\s*([A-Za-z]+)/.exec(sheetNumber);
-  return m?.[1]?.toUpperCase() ?? "";
+  return m?.[1]?.toUpperCase() ?? '';
 }
 
 /**
@@ -61,18 +61,16 @@ function letterPrefix(sheetNumber: string): string {
  * "S101" → structural). Returns 'unknown' when the number has no letter prefix, or a prefix that is
  * not a designator (e.g. "SK-1", "12").
  */
-export function disciplineFromSheetNumber(
-  sheetNumber: string | null | undefined,
-): Discipline {
-  if (!sheetNumber) return "unknown";
+export function disciplineFromSheetNumber(sheetNumber: string | null | undefined): Discipline {
+  if (!sheetNumber) return 'unknown';
   const prefix = letterPrefix(sheetNumber);
-  if (prefix.length === 0 || prefix.length > 4) return "unknown";
-  if (NOT_A_DESIGNATOR.has(prefix)) return "unknown";
+  if (prefix.length === 0 || prefix.length > 4) return 'unknown';
+  if (NOT_A_DESIGNATOR.has(prefix)) return 'unknown';
   // A designator must be followed by the numeric part (possibly after a separator), otherwise the
   // token is a word ("SECTION", "DATE") rather than a sheet number.
   const rest = sheetNumber.trim().slice(prefix.length);
-  if (!/^[\s.\-_]*[0-9OIl]/.test(rest)) return "unknown";
-  return LEVEL1[prefix[0] as string] ?? "unknown";
+  if (!/^[\s.\-_]*[0-9OIl]/.test(rest)) return 'unknown';
+  return LEVEL1[prefix[0] as string] ?? 'unknown';
 }
 
 /**
@@ -89,24 +87,20 @@ export function disciplineFromSheetNumber(
  * rare, and dropping them would merge distinct sheets like "A-01" and "A-1" in one set.
  */
 export function normalizeSheetNumber(sheetNumber: string): string {
-  const compact = sheetNumber.toUpperCase().replace(/[\s\-._/]+/g, "");
+  const compact = sheetNumber.toUpperCase().replace(/[\s\-._/]+/g, '');
   const m = /^([A-Z]*)(.*)$/.exec(compact);
   if (!m) return compact;
-  let prefix = m[1] ?? "";
-  let rest = m[2] ?? "";
+  let prefix = m[1] ?? '';
+  let rest = m[2] ?? '';
   // An O or I ending a multi-letter prefix right before a digit is more often a misread digit
   // ("AI01" is rare; "A1O1" typed as "AIO1" happens): only fold it when the prefix without it is a
   // known single designator and the remaining letters are O/I/L only.
   const tail = /^([A-Z])([OIL]+)$/.exec(prefix);
-  if (
-    tail &&
-    (rest === "" || /^[0-9]/.test(rest)) &&
-    LEVEL1[tail[1] as string] !== undefined
-  ) {
+  if (tail && (rest === '' || /^[0-9]/.test(rest)) && LEVEL1[tail[1] as string] !== undefined) {
     prefix = tail[1] as string;
     rest = (tail[2] as string) + rest;
   }
-  rest = rest.replace(/O/g, "0").replace(/[IL]/g, "1");
+  rest = rest.replace(/O/g, '0').replace(/[IL]/g, '1');
   return prefix + rest;
 }
 
