@@ -16,7 +16,12 @@ export default defineConfig({
   main: {
     build: {
       rolldownOptions: {
-        input: { index: resolve(root, 'electron/main/index.ts') },
+        input: {
+          index: resolve(root, 'electron/main/index.ts'),
+          // core's worker-pool thread, as its own file: a bundled main cannot start the .ts
+          // source. The main process hands out/main/worker-entry.js to createService.
+          'worker-entry': resolve(root, 'core/jobs/worker-entry.ts'),
+        },
       },
     },
   },
@@ -37,6 +42,8 @@ export default defineConfig({
     build: {
       outDir: resolve(root, 'out/renderer'),
       emptyOutDir: true,
+      // electron-vite leaves minification off by default; the bundle is loaded on every start.
+      minify: true,
       chunkSizeWarningLimit: 1200,
       rolldownOptions: {
         input: { index: resolve(root, 'renderer/index.html') },

@@ -11,9 +11,10 @@
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { app, BrowserWindow, dialog, ipcMain, session, type WebContents } from 'electron';
-import { createService, type Service } from '../../core/index';
+import { createService, type Service, type ServiceOptions } from '../../core/index';
 import { BRIDGE_CONFIG_CHANNEL, type BluelineBridge } from '../shared/bridge';
 import { installAppMenu } from './app-menu';
+import { redirectBetterSqliteAddon } from './native-binding';
 import {
   buildContentSecurityPolicy,
   certificateMatchesPin,
@@ -96,16 +97,25 @@ async function startApp(): Promise<void> {
 }
 
 async function startService(): Promise<Running> {
+  if (!app.isPackaged) {
+    // A checkout's node_modules holds better-sqlite3's Node build; use the cached Electron build.
+    const addon = redirectBetterSqliteAddon(app.getAppPath());
+    console.log(`[blueline] better-sqlite3 addon: ${addon ?? 'as installed'}`);
+  }
   const dataDir = path.join(app.getPath('userData'), 'service');
   // electron-vite emits main to out/main and the renderer to out/renderer (inside app.asar
   // when packaged; Electron's fs reads asar paths transparently).
   const webRoot = fileURLToPath(new URL('../renderer', import.meta.url));
-  const service = await createService({
+  const options: ServiceOptions & { workerUrl?: URL } = {
     dataDir,
     host: SERVICE_HOST,
     port: 0, // any free loopback port; nothing outside this machine can reach it
     webRoot,
-  });
+    // core's worker-pool thread, emitted beside this file by electron.vite.config.ts: a bundled
+    // main process cannot start the worker from its .ts source (see core/jobs/worker-pool.ts).
+    workerUrl: unpackedUrl(new URL('./worker-entry.js', import.meta.url)),
+  };
+  const service = await createService(options);
   const { baseUrl, origin } = await service.start();
   const apiKey = service.createSessionKey(`desktop session ${new Date().toISOString()}`);
   const devOrigin = devServerUrl ? originOf(devServerUrl) : null;
@@ -116,6 +126,14 @@ async function startService(): Promise<Running> {
     bridge: Object.freeze({ baseUrl, apiKey }),
     allowedOrigins: devOrigin ? [origin, devOrigin] : [origin],
   };
+}
+
+/**
+ * Worker threads cannot load files from inside app.asar, so electron-builder unpacks out/main
+ * (asarUnpack) and the worker is started from app.asar.unpacked. Unchanged outside a package.
+ */
+function unpackedUrl(url: URL): URL {
+  return new URL(url.href.replace(/\/app\.asar\//, '/app.asar.unpacked/'));
 }
 
 /**
@@ -272,7 +290,9 @@ function fail(err: unknown): void {
   const abiHint = /NODE_MODULE_VERSION|was compiled against a different Node\.js version/.test(
     message,
   )
-    ? '\n\nA native module was built for Node.js, not Electron. Run `npm run rebuild:electron` (or `npm start`, which does it).'
+    ? '\n\nbetter-sqlite3 is built for Node.js, not Electron. Start the app with `npm start`, which builds ' +
+      'it for Electron once (cached in node_modules/.cache/blueline-native), or run ' +
+      '`node electron/tools/native-modules.mjs electron`.'
     : '';
   dialog.showErrorBox('Blueline could not start', `${message}${abiHint}`);
   quitState = 'stopped';

@@ -7,4 +7,3 @@ export declare function cachedBinary(abi: string): string;
 export declare function addonAbi(file?: string): string | null;
 export declare function ensureNodeBuild(): void;
 export declare function prepareElectronBuild(): string;
-export declare function ensureElectronBuild(): void;

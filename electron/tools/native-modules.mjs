@@ -5,17 +5,17 @@
 // needs its own (145, see node_modules/electron/abi_version). sharp and @napi-rs/canvas are
 // N-API and load in both unchanged.
 //
-// Builds are cached per ABI in node_modules/.cache/blueline-native/abi-<N>/better_sqlite3.node.
-// The Electron build is made with @electron/rebuild in a scratch copy of the package, so the
-// Node build that tests use is never overwritten while tests may be running. `npm start` swaps
-// the Electron build in for the app's lifetime and swaps the Node build back afterwards; the
-// `test:unit` script calls `node electron/tools/native-modules.mjs node` first, so an
-// interrupted `npm start` cannot break the tests.
+// The installed addon stays the Node build (tests, `blueline serve`). An Electron build is made
+// once with @electron/rebuild in a scratch copy of the package (it downloads Electron's headers,
+// so it needs the network) and cached in node_modules/.cache/blueline-native/abi-<N>/. In
+// development the Electron main process loads that file instead of the installed one
+// (electron/main/native-binding.ts), so the app, tests and the headless service can run from
+// the same node_modules at the same time. Packaged apps do not use any of this:
+// electron-builder rebuilds native modules for Electron (`npmRebuild: true`).
 //
-// Packaged apps do not use any of this: electron-builder rebuilds native modules for Electron
-// (`npmRebuild: true` in electron-builder.yml).
-//
-// CLI: node electron/tools/native-modules.mjs node|electron|status
+// CLI: node electron/tools/native-modules.mjs status   what is installed and cached
+//      node electron/tools/native-modules.mjs electron build/cache the Electron addon
+//      node electron/tools/native-modules.mjs node     repair: make the installed addon Node's
 import { spawnSync } from 'node:child_process';
 import {
   copyFileSync,
@@ -163,19 +163,10 @@ export function prepareElectronBuild() {
   }
 }
 
-/** Put the Electron build in place for the app (`npm start`); undo with ensureNodeBuild(). */
-export function ensureElectronBuild() {
-  const { abi } = electronTarget();
-  cacheInstalled();
-  if (addonAbi() === abi) return;
-  installCopy(prepareElectronBuild(), installedBinary);
-  log(`better-sqlite3 now built for Electron (ABI ${abi}); the Node build is kept in ${cacheRoot}`);
-}
-
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const command = process.argv[2] ?? 'status';
   if (command === 'node') ensureNodeBuild();
-  else if (command === 'electron') ensureElectronBuild();
+  else if (command === 'electron') console.log(prepareElectronBuild());
   else if (command === 'status') {
     const { version, abi } = electronTarget();
     console.log(
