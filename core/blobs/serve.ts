@@ -107,10 +107,8 @@ export function parseRange(value: string, size: number): RangeResult {
   const m = /^\s*bytes\s*=\s*(.*)$/i.exec(value);
   if (!m) return { kind: 'none' };
   const specs = m[1]!.split(',').map((s) => s.trim());
-  if (specs.length !== 1) {
-    // Several ranges: served whole (documented above), as long as they are well-formed at all.
-    return { kind: 'none' };
-  }
+  // Several ranges: the whole body is served (see the header comment); no multipart/byteranges.
+  if (specs.length !== 1) return { kind: 'none' };
   const spec = /^(\d*)\s*-\s*(\d*)$/.exec(specs[0]!);
   if (!spec || (spec[1] === '' && spec[2] === '')) return { kind: 'none' };
   const [, a, b] = spec as unknown as [string, string, string];
