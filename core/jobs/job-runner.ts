@@ -1,0 +1,648 @@
+// The persisted job queue's runner: claims Queued jobs from SQLite, runs their handlers with a
+// concurrency limit, records progress and outcome, and emits the API job object on every change.
+//
+// Guarantees (contract §4, §11):
+// - Status writes are guarded in SQL by the status machine (jobs.repository.ts), so a status never
+//   goes backwards: a handler that finishes after its job was canceled changes nothing.
+// - A parent is terminal only when all its children are, and Failed when any child failed (its
+//   result lists which). A parent waiting for children gives its slot back while it waits, so a
+//   tree of jobs never deadlocks, even at concurrency 1.
+// - Cancel marks the job and every non-terminal descendant Canceled in one transaction and aborts
+//   their running handlers (and through the signal, their worker-pool tasks).
+// - Shutdown (`stop`) stops claiming, aborts running handlers with reason 'shutdown' and leaves
+//   their jobs Started; `start` (at the next boot) puts Started jobs back to Queued to run again.
+//   A shutdown never marks a job Failed.
+// - New work is noticed at once when enqueued in this process (an in-process wake-up, no busy
+//   loop), and within `pollIntervalMs` when another process wrote it.
+import { EventEmitter } from 'node:events';
+import type { Db } from '../store/db';
+import { ApiError, notFound, PROBLEMS } from '../domain/errors';
+import { isTerminal } from '../domain/job-status';
+import type { WorkerTaskRegistry } from './worker-protocol';
+import type { WorkerTasks } from './worker-tasks';
+import type { WorkerPool } from './worker-pool';
+import { JobsRepository, type JobRow, type JobTargetType, type NewJob } from './jobs.repository';
+import { toApiJob, type ApiJob, type JobProblem } from './job.serializer';
+
+export { toApiJob, type ApiJob, type JobProblem } from './job.serializer';
+export type { JobRow, NewJob, JobTargetType } from './jobs.repository';
+
+/** pino-compatible (Fastify's logger fits): structured fields first, message second. */
+export interface JobLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+const SILENT: JobLogger = { info() {}, warn() {}, error() {} };
+
+export type JobAbortReason = 'canceled' | 'shutdown';
+
+/** The reason of a handler's AbortSignal: its job was canceled, or the service is stopping. */
+export class JobAbortedError extends Error {
+  constructor(readonly reason: JobAbortReason) {
+    super(reason === 'canceled' ? 'The job was canceled.' : 'The service is shutting down.');
+    this.name = 'JobAbortedError';
+  }
+}
+
+export interface ChildJobSpec {
+  type: string;
+  target_type: JobTargetType;
+  target_id: string;
+  payload?: unknown;
+}
+
+export interface JobContext<P = unknown, R extends WorkerTaskRegistry = WorkerTasks> {
+  /** The job as claimed (status Started; `attempts` counts this run). */
+  readonly job: JobRow;
+  /** The parsed payload it was enqueued with. */
+  readonly payload: P;
+  /** Aborted with a JobAbortedError when the job is canceled or the service stops. Pass it on to pool.run. */
+  readonly signal: AbortSignal;
+  /** Records progress (written and emitted at once; call it per unit of work, not per pixel). */
+  progress(completed: number, total: number): void;
+  readonly pool: WorkerPool<R>;
+  /**
+   * Creates (or, when it already exists, returns) the child job named `childKey` within this job.
+   * Synchronous, so it may run inside the handler's own transaction. Idempotent by
+   * (parent_id, child_key): a parent that runs again after a restart gets its existing children.
+   */
+  createChild(childKey: string, spec: ChildJobSpec): JobRow;
+  /**
+   * Resolves when every child is terminal, with all children (oldest first). While it waits the
+   * job gives up its concurrency slot. Rejects with the abort reason if the job is canceled or the
+   * service stops meanwhile.
+   */
+  waitForChildren(): Promise<JobRow[]>;
+}
+
+/**
+ * Runs one job; returns its `result` (any JSON value) or throws to fail it. Throw an ApiError to
+ * fail with that code and detail; any other error fails it as `internal_error` with a generic
+ * detail (the real message goes to the log only).
+ *
+ * Handlers MUST be re-runnable. A job whose process died (crash, kill, power loss) or was stopped
+ * mid-run goes back to Queued and its handler runs again from the start, with the same job id and
+ * payload and `job.attempts` one higher. So:
+ * - write effects idempotently: upsert by a key derived from the job (or its target), or check
+ *   what a previous attempt already stored and skip it; commit each unit of work together with its
+ *   record in one transaction, so a unit is either fully stored or not at all;
+ * - create children only through `ctx.createChild` with a stable `childKey` (e.g. the sheet id);
+ * - honour `ctx.signal` between units of work, and pass it to `ctx.pool.run`.
+ * No work is then lost and none is done twice in the store (contract §4).
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type JobHandler<P = any, R extends WorkerTaskRegistry = WorkerTasks> = (
+  ctx: JobContext<P, R>,
+) => unknown;
+
+export interface JobRunnerHooks {
+  /**
+   * Runs inside the transaction that makes a job terminal (Completed, Failed or Canceled), so
+   * credit settlement commits with the status (contract §7: charge what was used, refund what was
+   * reserved when the job failed through no fault of the request). Throwing rolls the status
+   * write back.
+   */
+  onTerminal?(job: JobRow): void;
+}
+
+export interface JobRunnerOptions<R extends WorkerTaskRegistry = WorkerTasks> {
+  db: Db;
+  pool: WorkerPool<R>;
+  /** Handlers running at once (jobs waiting for children do not count). Default: pool.size. */
+  concurrency?: number;
+  log?: JobLogger;
+  /** How often to look for work written by another process. Default 5000 ms. */
+  pollIntervalMs?: number;
+  /**
+   * A job claimed more often than this fails instead of running again: it most likely takes the
+   * process down with it each time. Default 5.
+   */
+  maxAttempts?: number;
+  hooks?: JobRunnerHooks;
+}
+
+export interface StopOptions {
+  /** Let running handlers finish (up to drainTimeoutMs) before aborting what is left. */
+  drain?: boolean;
+  /** Default 10000 ms. */
+  drainTimeoutMs?: number;
+  /** After aborting, how long to wait for handlers to return. Default 5000 ms. */
+  abortGraceMs?: number;
+}
+
+export interface JobEventMeta {
+  organization_id: string;
+}
+
+export interface JobRunner<R extends WorkerTaskRegistry = WorkerTasks> {
+  /**
+   * Registers the handler of a job type. `P` is what the handler expects its payload to be; the
+   * payload is stored JSON and is not validated here, so a handler validates what it relies on.
+   */
+  register<P>(type: string, handler: JobHandler<P, R>): void;
+  /**
+   * Inserts a Queued job and returns its row. Synchronous: call it inside the transaction that
+   * writes the row the job acts on. The runner picks it up once the transaction has committed.
+   */
+  enqueue(job: NewJob): JobRow;
+  /** Resets jobs left Started (crash recovery), then claims and runs jobs. */
+  start(): void;
+  /** Stops claiming; aborts running handlers (reason 'shutdown'), leaving their jobs Started. */
+  stop(options?: StopOptions): Promise<void>;
+  /**
+   * Cancels a job and every non-terminal descendant. 404 not_found for another organization's or
+   * an unknown id; 409 conflict when the job is already terminal. Returns the canceled job.
+   */
+  cancel(organizationId: string, jobId: string): ApiJob;
+  /** The job as the API returns it; 404 not_found when it is not this organization's. */
+  get(organizationId: string, jobId: string): ApiJob;
+  /** 'job' (job: ApiJob, meta: JobEventMeta) after every change of a job. */
+  readonly events: EventEmitter<{ job: [ApiJob, JobEventMeta] }>;
+  readonly repository: JobsRepository;
+}
+
+interface Active {
+  row: JobRow;
+  ac: AbortController;
+  /** Whether this job currently counts against the concurrency limit. */
+  holdsSlot: boolean;
+  done: Promise<void>;
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
+  options: JobRunnerOptions<R>,
+): JobRunner<R> {
+  const { db, pool } = options;
+  const log = options.log ?? SILENT;
+  const concurrency = options.concurrency ?? pool.size;
+  const pollIntervalMs = options.pollIntervalMs ?? 5000;
+  const maxAttempts = options.maxAttempts ?? 5;
+  const hooks = options.hooks ?? {};
+  if (!Number.isInteger(concurrency) || concurrency < 1) {
+    throw new RangeError(
+      `Expected a positive integer for concurrency but received ${String(concurrency)}.`,
+    );
+  }
+
+  const repo = new JobsRepository(db);
+  const events = new EventEmitter<{ job: [ApiJob, JobEventMeta] }>();
+  // Many SSE clients may follow jobs at once; they are not a leak.
+  events.setMaxListeners(0);
+  const handlers = new Map<string, JobHandler<unknown, R>>();
+  const active = new Map<string, Active>();
+  /** Parents waiting in waitForChildren: re-checked whenever one of their children ends. */
+  const childWaiters = new Map<string, Set<() => void>>();
+  /** Parents whose children are done, waiting for a free slot to continue (served first). */
+  const resumers: Array<() => void> = [];
+  const idleWaiters = new Set<() => void>();
+  /** Jobs inserted by this process and not yet announced (see deferEmit). */
+  const pendingInserted = new Map<string, JobRow>();
+  let flushScheduled = false;
+
+  let running = 0;
+  let started = false;
+  let claiming = false;
+  let wakeScheduled = false;
+  let timer: NodeJS.Timeout | undefined;
+
+  function emit(row: JobRow): void {
+    try {
+      events.emit('job', toApiJob(row), { organization_id: row.organization_id });
+    } catch (err) {
+      log.error({ err, job_id: row.id }, 'A job event listener threw');
+    }
+  }
+
+  /** Runs `fill` soon, once, however many times it is asked for before then. */
+  function wake(): void {
+    if (wakeScheduled || !started) return;
+    wakeScheduled = true;
+    setImmediate(() => {
+      wakeScheduled = false;
+      fill();
+    });
+  }
+
+  function fill(): void {
+    if (!started) return;
+    flushInserted();
+    while (running < concurrency) {
+      const resume = resumers.shift();
+      if (resume) {
+        running++;
+        resume();
+        continue;
+      }
+      if (!claiming) break;
+      let row: JobRow | undefined;
+      try {
+        row = repo.claimNext([...handlers.keys()]);
+      } catch (err) {
+        log.error({ err }, 'Could not claim a job; retrying at the next poll');
+        break;
+      }
+      if (!row) break;
+      running++;
+      startJob(row);
+    }
+    notifyIdle();
+  }
+
+  function releaseSlot(entry: Active): void {
+    if (!entry.holdsSlot) return;
+    entry.holdsSlot = false;
+    running--;
+    wake();
+    notifyIdle();
+  }
+
+  function notifyIdle(): void {
+    if (running === 0 && resumers.length === 0) for (const f of idleWaiters) f();
+  }
+
+  /** Waits for a slot as a resumer. Rejects if the job is aborted first. */
+  function acquireSlot(entry: Active): Promise<void> {
+    const signal = entry.ac.signal;
+    if (signal.aborted) return Promise.reject(signal.reason);
+    return new Promise((resolve, reject) => {
+      const grant = () => {
+        signal.removeEventListener('abort', onAbort);
+        entry.holdsSlot = true;
+        resolve();
+      };
+      const onAbort = () => {
+        const i = resumers.indexOf(grant);
+        if (i >= 0) resumers.splice(i, 1);
+        notifyIdle();
+        reject(signal.reason);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      resumers.push(grant);
+      wake();
+    });
+  }
+
+  function notifyParent(parentId: string | null): void {
+    if (!parentId) return;
+    const waiters = childWaiters.get(parentId);
+    if (waiters) for (const f of [...waiters]) f();
+  }
+
+  /** Resolves once no child of `entry` is open, without holding a slot meanwhile. */
+  async function awaitChildren(entry: Active): Promise<void> {
+    const id = entry.row.id;
+    if (repo.openChildCount(id) === 0) return;
+    releaseSlot(entry);
+    const signal = entry.ac.signal;
+    await new Promise<void>((resolve, reject) => {
+      let set = childWaiters.get(id);
+      if (!set) childWaiters.set(id, (set = new Set()));
+      const waiters = set;
+      const done = (err?: unknown) => {
+        waiters.delete(check);
+        if (waiters.size === 0) childWaiters.delete(id);
+        signal.removeEventListener('abort', onAbort);
+        if (err === undefined) resolve();
+        else reject(err);
+      };
+      const check = () => {
+        try {
+          if (repo.openChildCount(id) === 0) done();
+        } catch (err) {
+          done(err);
+        }
+      };
+      const onAbort = () => done(signal.reason);
+      if (signal.aborted) return done(signal.reason);
+      signal.addEventListener('abort', onAbort, { once: true });
+      waiters.add(check);
+      check();
+    });
+    await acquireSlot(entry);
+  }
+
+  function toProblem(row: JobRow, err: unknown): JobProblem {
+    const instance = `/v1/jobs/${row.id}`;
+    if (err instanceof ApiError) {
+      return {
+        type: `/problems/${err.code}`,
+        title: PROBLEMS[err.code].title,
+        status: err.status,
+        detail: err.detail,
+        instance,
+        code: err.code,
+        ...(err.errors ? { errors: err.errors } : {}),
+        ...err.extra,
+      };
+    }
+    log.error({ err, job_id: row.id, job_type: row.type }, 'Job handler failed');
+    return {
+      type: '/problems/internal_error',
+      title: PROBLEMS.internal_error.title,
+      status: PROBLEMS.internal_error.status,
+      detail: `The ${row.type} job failed because of an internal error. It was logged with the job id ${row.id}.`,
+      instance,
+      code: 'internal_error',
+    };
+  }
+
+  /**
+   * Fails a job, first canceling its descendants that are still open (a parent is terminal only
+   * when all its children are). One transaction; events and aborts follow the commit.
+   */
+  function failJob(row: JobRow, problem: JobProblem, result: unknown = null): void {
+    const canceled: JobRow[] = [];
+    const failed = db.transaction(() => {
+      for (const child of repo.children(row.id)) {
+        if (isTerminal(child.status)) continue;
+        for (const r of repo.cancelTree(child.id)) {
+          hooks.onTerminal?.(r);
+          canceled.push(r);
+        }
+      }
+      const out = repo.fail(row.id, problem, result);
+      if (out) hooks.onTerminal?.(out);
+      return out;
+    })();
+    afterCancel(canceled);
+    if (failed) {
+      emit(failed);
+      notifyParent(failed.parent_id);
+    }
+  }
+
+  function afterCancel(rows: readonly JobRow[]): void {
+    for (const r of rows) active.get(r.id)?.ac.abort(new JobAbortedError('canceled'));
+    for (const r of rows) emit(r);
+    for (const r of rows) notifyParent(r.parent_id);
+  }
+
+  /** Records a handler's success: Completed, or Failed when a child failed. Waits for open children. */
+  async function completeJob(entry: Active, output: unknown): Promise<void> {
+    const id = entry.row.id;
+    for (;;) {
+      await awaitChildren(entry);
+      const children = repo.children(id);
+      const failedChildren = children.filter((c) => c.status === 'Failed');
+      const written = db.transaction(() => {
+        let out: JobRow | undefined;
+        if (failedChildren.length > 0) {
+          const list = failedChildren.map((c) => ({
+            id: c.id,
+            type: c.type,
+            target_type: c.target_type,
+            target_id: c.target_id,
+            error: c.error === null ? null : (JSON.parse(c.error) as unknown),
+          }));
+          const result = { ...(isPlainObject(output) ? output : {}), failed_children: list };
+          out = repo.fail(
+            id,
+            childFailureProblem(entry.row, failedChildren, children.length),
+            result,
+          );
+        } else {
+          out = repo.complete(id, output ?? null);
+        }
+        if (out) hooks.onTerminal?.(out);
+        return out;
+      })();
+      if (written) {
+        emit(written);
+        notifyParent(written.parent_id);
+        return;
+      }
+      const current = repo.getById(id);
+      // Canceled (or otherwise moved on) meanwhile: the guard refused the write, which is right.
+      if (!current || current.status !== 'Started') return;
+      // Still Started: a child was created after we looked. Wait for it too.
+    }
+  }
+
+  function childFailureProblem(row: JobRow, failed: JobRow[], total: number): JobProblem {
+    // The first failed child's problem code explains the failure best (a validation problem
+    // stays a validation problem); the detail counts them all.
+    const first = failed[0]!.error ? (JSON.parse(failed[0]!.error) as Partial<JobProblem>) : {};
+    const code =
+      typeof first.code === 'string' && first.code in PROBLEMS ? first.code : 'internal_error';
+    const def = PROBLEMS[code as keyof typeof PROBLEMS];
+    return {
+      type: `/problems/${code}`,
+      title: def.title,
+      status: def.status,
+      detail: `${failed.length} of ${total} child jobs failed (first: ${failed[0]!.id}${first.detail ? `: ${first.detail}` : ''}). result.failed_children lists them.`,
+      instance: `/v1/jobs/${row.id}`,
+      code,
+    };
+  }
+
+  function startJob(row: JobRow): void {
+    const ac = new AbortController();
+    const entry: Active = { row, ac, holdsSlot: true, done: Promise.resolve() };
+    active.set(row.id, entry);
+    entry.done = runJob(entry).finally(() => {
+      active.delete(row.id);
+      releaseSlot(entry);
+    });
+  }
+
+  async function runJob(entry: Active): Promise<void> {
+    const { row, ac } = entry;
+    emit(row);
+    const handler = handlers.get(row.type);
+    if (!handler) return; // unreachable: only registered types are claimed
+    if (row.attempts > maxAttempts) {
+      log.error({ job_id: row.id, attempts: row.attempts }, 'Job failed after too many attempts');
+      failJob(row, toProblem(row, new Error(`gave up after ${row.attempts - 1} attempts`)));
+      return;
+    }
+    let output: unknown;
+    try {
+      output = await handler(makeContext(entry));
+    } catch (err) {
+      if (ac.signal.aborted) {
+        const reason = (ac.signal.reason as JobAbortedError).reason;
+        if (reason === 'shutdown') {
+          log.info({ job_id: row.id }, 'Job interrupted by shutdown; it resumes at the next start');
+        }
+        return; // canceled: already Canceled; shutdown: stays Started for resume
+      }
+      try {
+        failJob(row, toProblem(row, err));
+      } catch (writeErr) {
+        log.error({ err: writeErr, job_id: row.id }, 'Could not record a job failure');
+      }
+      return;
+    }
+    try {
+      await completeJob(entry, output);
+    } catch (err) {
+      if (ac.signal.aborted) return;
+      log.error({ err, job_id: row.id }, 'Could not record a job result');
+    }
+  }
+
+  function makeContext(entry: Active): JobContext<unknown, R> {
+    const { row, ac } = entry;
+    return {
+      job: row,
+      payload: JSON.parse(row.payload) as unknown,
+      signal: ac.signal,
+      pool,
+      progress(completed, total) {
+        if (
+          !Number.isInteger(completed) ||
+          !Number.isInteger(total) ||
+          completed < 0 ||
+          total < 0
+        ) {
+          throw new RangeError(
+            `Expected non-negative integers for progress but received ${completed}/${total}.`,
+          );
+        }
+        const out = repo.updateProgress(row.id, completed, total);
+        if (out) emit(out);
+      },
+      createChild(childKey, spec) {
+        if (ac.signal.aborted) throw ac.signal.reason;
+        if (!handlers.has(spec.type)) {
+          log.warn({ job_id: row.id, type: spec.type }, 'Child job of a type with no handler');
+        }
+        const inserted = db.transaction(() => {
+          const parent = repo.getById(row.id);
+          if (parent?.status !== 'Started') throw new JobAbortedError('canceled');
+          return repo.insert({
+            organization_id: row.organization_id,
+            project_id: row.project_id,
+            parent_id: row.id,
+            child_key: childKey,
+            ...spec,
+          });
+        })();
+        if (inserted.created) deferEmit(inserted.row);
+        return inserted.row;
+      },
+      async waitForChildren() {
+        await awaitChildren(entry);
+        return repo.children(row.id);
+      },
+    };
+  }
+
+  /**
+   * Announces a new job once the caller's transaction is over, and only if it committed (a job
+   * enqueued in a transaction that rolled back never existed). Flushed before any claim, so a
+   * job's Queued event always precedes its Started event.
+   */
+  function deferEmit(row: JobRow): void {
+    pendingInserted.set(row.id, row);
+    if (!flushScheduled) {
+      flushScheduled = true;
+      setImmediate(flushInserted);
+    }
+    wake();
+  }
+
+  function flushInserted(): void {
+    flushScheduled = false;
+    if (pendingInserted.size === 0) return;
+    const rows = [...pendingInserted.values()];
+    pendingInserted.clear();
+    if (!db.open) return;
+    for (const row of rows) {
+      try {
+        if (repo.getById(row.id)) emit(row);
+      } catch (err) {
+        log.error({ err, job_id: row.id }, 'Could not announce a new job');
+      }
+    }
+  }
+
+  return {
+    events,
+    repository: repo,
+    register(type, handler) {
+      if (handlers.has(type))
+        throw new Error(`A handler for job type '${type}' is already registered.`);
+      handlers.set(type, handler as JobHandler<unknown, R>);
+      wake();
+    },
+    enqueue(job) {
+      const { row, created } = repo.insert(job);
+      if (created) deferEmit(row);
+      return row;
+    },
+    start() {
+      if (started) return;
+      for (const row of repo.resetStarted()) {
+        log.info({ job_id: row.id }, 'Job found Started at boot; queued to run again');
+        emit(row);
+      }
+      started = true;
+      claiming = true;
+      timer = setInterval(() => {
+        // Children finished by another process, and jobs enqueued by one, show up here.
+        for (const parentId of [...childWaiters.keys()]) notifyParent(parentId);
+        wake();
+      }, pollIntervalMs);
+      timer.unref();
+      wake();
+    },
+    async stop({ drain = false, drainTimeoutMs = 10_000, abortGraceMs = 5_000 } = {}) {
+      if (!started) return;
+      claiming = false;
+      if (timer) clearInterval(timer);
+      if (drain) {
+        // Jobs holding a slot finish; parents whose children finish still resume; nothing new starts.
+        await waitUntil(
+          new Promise<void>((resolve) => {
+            const f = () => {
+              idleWaiters.delete(f);
+              resolve();
+            };
+            idleWaiters.add(f);
+            notifyIdle();
+          }),
+          drainTimeoutMs,
+        );
+      }
+      started = false;
+      const remaining = [...active.values()];
+      for (const entry of remaining) entry.ac.abort(new JobAbortedError('shutdown'));
+      await waitUntil(Promise.allSettled(remaining.map((e) => e.done)), abortGraceMs);
+      idleWaiters.clear();
+    },
+    cancel(organizationId, jobId) {
+      const canceled = db.transaction(() => {
+        const row = repo.get(organizationId, jobId);
+        if (!row) throw notFound('job', jobId);
+        if (isTerminal(row.status)) {
+          throw new ApiError(
+            'conflict',
+            `Job ${jobId} is already ${row.status}; only a Queued or Started job can be canceled.`,
+          );
+        }
+        const rows = repo.cancelTree(jobId);
+        for (const r of rows) hooks.onTerminal?.(r);
+        return rows;
+      })();
+      afterCancel(canceled);
+      return toApiJob(repo.getById(jobId)!);
+    },
+    get(organizationId, jobId) {
+      const row = repo.get(organizationId, jobId);
+      if (!row) throw notFound('job', jobId);
+      return toApiJob(row);
+    },
+  };
+}
+
+async function waitUntil(p: Promise<unknown>, ms: number): Promise<void> {
+  let t: NodeJS.Timeout | undefined;
+  await Promise.race([p, new Promise((r) => (t = setTimeout(r, ms)))]);
+  clearTimeout(t);
+}
