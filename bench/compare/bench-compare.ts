@@ -1,0 +1,118 @@
+// Side-by-side bench of the compare engine against odiff and pixelmatch on one pre-rendered sheet pair.
+//   node --import tsx bench/compare/bench-compare.ts [--dpi 200,300] [--runs 3] [--out /tmp/blueline-bench-compare]
+// Every tool runs in its own child process under /usr/bin/time -v (wall clock and peak RSS of that
+// process); our runners are bundled with esbuild first so tsx's start-up compile is not measured.
+// odiff and pixelmatch get the pre-aligned pair (a plain pixel diff); ours gets the shifted/scaled pair
+// and registers it (plus a pre-aligned run with registration skipped).
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { transformError, type Affine } from '../../core/vision/compare/register';
+import { preparePair } from './prepare';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, '../..');
+const arg = (name: string, def: string): string => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1]! : def;
+};
+const dpis = arg('dpi', '200,300').split(',').map(Number);
+const runs = Number(arg('runs', '3'));
+const outDir = arg('out', path.join(os.tmpdir(), 'blueline-bench-compare'));
+const buildDir = path.join(repo, 'node_modules/.cache/blueline-bench-compare');
+mkdirSync(buildDir, { recursive: true });
+
+function bundle(entry: string): string {
+  const out = path.join(buildDir, path.basename(entry).replace(/\.ts$/, '.mjs'));
+  const r = spawnSync(path.join(repo, 'node_modules/.bin/esbuild'), [path.join(here, entry), '--bundle', '--platform=node', '--format=esm', '--target=node20', '--external:sharp', `--outfile=${out}`], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`esbuild failed: ${r.stderr}`);
+  return out;
+}
+
+interface Run {
+  wall_ms: number;
+  rss_mb: number;
+  json?: Record<string, unknown>;
+}
+
+function timed(cmd: string, args: string[]): Run {
+  const r = spawnSync('/usr/bin/time', ['-v', cmd, ...args], { encoding: 'utf8', timeout: 300_000, maxBuffer: 64 << 20 });
+  const err = r.stderr ?? '';
+  const wall = /Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)/.exec(err)?.[1];
+  const rss = /Maximum resident set size \(kbytes\): (\d+)/.exec(err)?.[1];
+  if (!wall || !rss) throw new Error(`no /usr/bin/time output for ${cmd}: ${err.slice(-2000)}`);
+  const parts = wall.split(':').map(Number);
+  const sec = parts.reduce((acc, p) => acc * 60 + p, 0);
+  const line = (r.stdout ?? '').trim().split('\n').pop() ?? '';
+  let json: Record<string, unknown> | undefined;
+  try { json = line.startsWith('{') ? JSON.parse(line) : undefined; } catch { json = undefined; }
+  return { wall_ms: sec * 1000, rss_mb: Number(rss) / 1024, json };
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[s.length >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+}
+
+const ours = bundle('run-ours.ts');
+const pm = bundle('run-pixelmatch.ts');
+const odiff = path.join(repo, 'node_modules/@odiff/linux-x64/odiff');
+const results: Record<string, unknown>[] = [];
+const lines: string[] = [];
+lines.push(`loadavg at start: ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}; runs: ${runs} timed after 1 warm-up; median`);
+lines.push('');
+lines.push('| DPI | size | tool | pair | wall ms (median) | min–max | in-process ms | MP/s | peak RSS MB | notes |');
+lines.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+for (const dpi of dpis) {
+  const p = await preparePair(path.join(outDir, 'data'), dpi);
+  const tools: { name: string; pair: string; cmd: string; args: string[] }[] = [
+    { name: 'blueline compare (register)', pair: 'shifted+scaled', cmd: process.execPath, args: [ours, p.base, p.rev, path.join(outDir, `ours_${dpi}.png`), 'register'] },
+    { name: 'blueline compare (pre-aligned)', pair: 'aligned', cmd: process.execPath, args: [ours, p.base, p.revaligned, path.join(outDir, `ours_al_${dpi}.png`), 'aligned'] },
+    { name: 'odiff', pair: 'aligned', cmd: odiff, args: [p.base, p.revaligned, path.join(outDir, `odiff_${dpi}.png`)] },
+    { name: 'odiff --enable-asm', pair: 'aligned', cmd: odiff, args: [p.base, p.revaligned, path.join(outDir, `odiff_asm_${dpi}.png`), '--enable-asm'] },
+    { name: 'pixelmatch (sharp decode)', pair: 'aligned', cmd: process.execPath, args: [pm, p.base, p.revaligned, path.join(outDir, `pm_${dpi}.png`)] },
+  ];
+  let w = 0, h = 0;
+  {
+    const meta = JSON.parse((await import('node:fs')).readFileSync(path.join(outDir, 'data', `truth_${dpi}.json`), 'utf8')) as { width: number; height: number };
+    w = meta.width; h = meta.height;
+  }
+  const mp = (w * h) / 1e6;
+  // Interleave tools run by run so load changes hit all of them alike.
+  const perTool = tools.map(() => [] as Run[]);
+  for (let i = 0; i <= runs; i++) {
+    tools.forEach((t, ti) => {
+      const r = timed(t.cmd, t.args);
+      if (i > 0) perTool[ti]!.push(r);
+      process.stderr.write(`${dpi} ${t.name} run ${i}: ${r.wall_ms.toFixed(0)} ms ${r.rss_mb.toFixed(0)} MB\n`);
+    });
+  }
+  tools.forEach((t, ti) => {
+    const rs = perTool[ti]!;
+    const walls = rs.map((r) => r.wall_ms);
+    const med = median(walls);
+    const inproc = rs.map((r) => Number(r.json?.total_ms ?? NaN));
+    const rss = median(rs.map((r) => r.rss_mb));
+    let notes = '';
+    const last = rs[rs.length - 1]!.json;
+    if (last && t.name.startsWith('blueline')) {
+      const tr = last.transform as Affine;
+      const err = transformError(tr, t.pair === 'aligned' ? [1, 0, 0, 0, 1, 0] : p.truth, w, h);
+      const ph = last.phases as Record<string, number>;
+      notes = `score ${(last.score as number).toFixed(4)}, ${last.regions} regions, reg. err max ${err.max.toFixed(3)} px rms ${err.rms.toFixed(3)}; phases ${Object.entries(ph).map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ')}`;
+      results.push({ dpi, tool: t.name, err, last });
+    } else if (last) {
+      const ph = last.phases as Record<string, number>;
+      notes = `${last.diff_px} px differ; phases ${Object.entries(ph).map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ')}`;
+    }
+    results.push({ dpi, tool: t.name, walls, rss_mb: rs.map((r) => r.rss_mb), inproc });
+    lines.push(`| ${dpi} | ${w}x${h} (${mp.toFixed(1)} MP) | ${t.name} | ${t.pair} | ${med.toFixed(0)} | ${Math.min(...walls).toFixed(0)}–${Math.max(...walls).toFixed(0)} | ${Number.isFinite(median(inproc)) ? median(inproc).toFixed(0) : '—'} | ${(mp / (med / 1000)).toFixed(1)} | ${rss.toFixed(0)} | ${notes} |`);
+  });
+}
+lines.push('');
+lines.push(`loadavg at end: ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+writeFileSync(path.join(outDir, 'results.json'), JSON.stringify(results, null, 1));
+writeFileSync(path.join(outDir, 'table.md'), lines.join('\n') + '\n');
+console.log(lines.join('\n'));
