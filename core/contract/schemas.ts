@@ -1,0 +1,333 @@
+// Request and response schemas of the HTTP API (contract §4). The same TypeBox objects validate
+// requests (Fastify/Ajv) and generate /v1/openapi.json; `Static<>` gives the TypeScript types the
+// renderer imports (types only).
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+
+const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601, UTC' });
+const Id = (prefix: string) => Type.String({ pattern: `^${prefix}_[0-9a-z]+$`, description: `${prefix}_ id` });
+
+export const BBox = Type.Object(
+  { x: Type.Number(), y: Type.Number(), width: Type.Number(), height: Type.Number() },
+  { $id: 'BBox', description: 'Box in pixels, origin top-left' },
+);
+
+export const Problem = Type.Object(
+  {
+    type: Type.String({ description: '/problems/<code>' }),
+    title: Type.String(),
+    status: Type.Integer(),
+    detail: Type.String(),
+    instance: Type.String(),
+    code: Type.String(),
+    request_id: Type.String(),
+    errors: Type.Optional(
+      Type.Array(Type.Object({ field: Type.String(), code: Type.String(), message: Type.String() })),
+    ),
+  },
+  { $id: 'Problem', additionalProperties: true },
+);
+
+export const ListMeta = Type.Object({
+  next: Nullable(Type.String()),
+  prev: Nullable(Type.String()),
+  limit: Type.Integer(),
+});
+
+export const listOf = <T extends TSchema>(item: T) => Type.Object({ data: Type.Array(item), _meta: ListMeta });
+
+export const Project = Type.Object(
+  {
+    id: Id('prj'),
+    name: Type.String(),
+    description: Nullable(Type.String()),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { $id: 'Project' },
+);
+export type Project = Static<typeof Project>;
+
+export const ProjectCreate = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    description: Type.Optional(Nullable(Type.String({ maxLength: 5000 }))),
+  },
+  { additionalProperties: false },
+);
+export const ProjectPatch = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    description: Type.Optional(Nullable(Type.String({ maxLength: 5000 }))),
+  },
+  { additionalProperties: false },
+);
+
+export const FILE_CONTENT_TYPES = ['application/pdf', 'image/png', 'image/jpeg', 'image/tiff'] as const;
+
+export const FileObject = Type.Object(
+  {
+    id: Id('fil'),
+    project_id: Id('prj'),
+    filename: Type.String(),
+    content_type: Type.Union(FILE_CONTENT_TYPES.map((t) => Type.Literal(t))),
+    size_bytes: Nullable(Type.Integer()),
+    sha256: Nullable(Type.String()),
+    status: Type.Union([Type.Literal('pending'), Type.Literal('uploaded')]),
+    uri: Nullable(Type.String({ description: 'Signed download URL (1 h), null while pending' })),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { $id: 'File' },
+);
+export type FileObject = Static<typeof FileObject>;
+
+export const FileCreate = Type.Object(
+  {
+    project_id: Id('prj'),
+    filename: Type.String({ minLength: 1, maxLength: 255 }),
+    content_type: Type.Union(FILE_CONTENT_TYPES.map((t) => Type.Literal(t))),
+    size_bytes: Type.Optional(Type.Integer({ minimum: 1 })),
+  },
+  { additionalProperties: false },
+);
+
+export const JOB_STATUSES = ['Queued', 'Started', 'Completed', 'Failed', 'Canceled'] as const;
+export const JOB_TYPES = ['process', 'compare', 'analyze', 'parse'] as const;
+export const TARGET_TYPES = ['drawing', 'sheet', 'block', 'overlay'] as const;
+
+export const Job = Type.Object(
+  {
+    id: Id('job'),
+    project_id: Nullable(Type.String()),
+    type: Type.String(),
+    status: Type.Union(JOB_STATUSES.map((s) => Type.Literal(s))),
+    target_type: Type.Union(TARGET_TYPES.map((s) => Type.Literal(s))),
+    target_id: Type.String(),
+    parent_id: Nullable(Type.String()),
+    progress: Type.Object({ completed: Type.Integer(), total: Type.Integer() }),
+    result: Type.Unknown(),
+    error: Nullable(Problem),
+    credits_charged: Type.Integer(),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    started_at: Nullable(Timestamp),
+    finished_at: Nullable(Timestamp),
+  },
+  { $id: 'Job' },
+);
+export type Job = Static<typeof Job>;
+
+export const DRAWING_STATUSES = ['Processing', 'Ready', 'Failed'] as const;
+export const Drawing = Type.Object(
+  {
+    id: Id('drw'),
+    project_id: Id('prj'),
+    name: Type.String(),
+    file_id: Id('fil'),
+    revision: Nullable(Type.String()),
+    status: Type.Union(DRAWING_STATUSES.map((s) => Type.Literal(s))),
+    sheet_count: Type.Integer(),
+    job_id: Nullable(Type.String()),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { $id: 'Drawing' },
+);
+export type Drawing = Static<typeof Drawing>;
+
+export const DrawingCreate = Type.Object(
+  {
+    project_id: Id('prj'),
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    file_id: Id('fil'),
+    revision: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
+  },
+  { additionalProperties: false },
+);
+export const DrawingPatch = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    revision: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
+  },
+  { additionalProperties: false },
+);
+
+export const DISCIPLINES = [
+  'general',
+  'hazardous_materials',
+  'survey',
+  'geotechnical',
+  'civil',
+  'landscape',
+  'structural',
+  'architectural',
+  'interiors',
+  'equipment',
+  'fire_protection',
+  'plumbing',
+  'process',
+  'mechanical',
+  'electrical',
+  'distributed_energy',
+  'telecommunications',
+  'resource',
+  'other',
+  'contractor',
+  'operations',
+  'unknown',
+] as const;
+
+export const Sheet = Type.Object(
+  {
+    id: Id('sht'),
+    drawing_id: Id('drw'),
+    project_id: Id('prj'),
+    index: Type.Integer({ description: '0-based page' }),
+    sheet_number: Nullable(Type.String()),
+    title: Nullable(Type.String()),
+    discipline: Type.Union(DISCIPLINES.map((d) => Type.Literal(d))),
+    revision: Nullable(Type.String()),
+    uri: Nullable(Type.String()),
+    thumbnail_uri: Nullable(Type.String()),
+    width: Type.Integer(),
+    height: Type.Integer(),
+    dpi: Type.Integer(),
+    text_source: Type.Union([Type.Literal('vector'), Type.Literal('ocr'), Type.Literal('none')]),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { $id: 'Sheet' },
+);
+export const SheetPatch = Type.Object(
+  {
+    sheet_number: Type.Optional(Type.String({ minLength: 1, maxLength: 50 })),
+    title: Type.Optional(Type.String({ maxLength: 300 })),
+    discipline: Type.Optional(Type.Union(DISCIPLINES.map((d) => Type.Literal(d)))),
+  },
+  { additionalProperties: false },
+);
+
+export const BLOCK_TYPES = [
+  'Plan',
+  'Elevation',
+  'Section',
+  'Detail',
+  'Schedule',
+  'Legend',
+  'Notes',
+  'KeyPlan',
+  'TitleBlock',
+  'Diagram',
+  'Other',
+] as const;
+export const Block = Type.Object(
+  {
+    id: Id('blk'),
+    sheet_id: Id('sht'),
+    drawing_id: Id('drw'),
+    project_id: Id('prj'),
+    type: Type.Union(BLOCK_TYPES.map((t) => Type.Literal(t))),
+    uri: Nullable(Type.String()),
+    description: Nullable(Type.String()),
+    bbox: BBox,
+    identifier: Nullable(Type.String()),
+    title: Nullable(Type.String()),
+    scale: Nullable(Type.String()),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { $id: 'Block' },
+);
+export const BlockPatch = Type.Object(
+  {
+    type: Type.Optional(Type.Union(BLOCK_TYPES.map((t) => Type.Literal(t)))),
+    title: Type.Optional(Nullable(Type.String({ maxLength: 300 }))),
+    description: Type.Optional(Nullable(Type.String({ maxLength: 5000 }))),
+  },
+  { additionalProperties: false },
+);
+
+export const Overlay = Type.Object(
+  {
+    id: Id('ovl'),
+    project_id: Id('prj'),
+    job_id: Nullable(Type.String()),
+    block_a_id: Id('blk'),
+    block_b_id: Id('blk'),
+    score: Nullable(Type.Number({ minimum: 0, maximum: 1 })),
+    uri: Nullable(Type.String()),
+    addition_uri: Nullable(Type.String()),
+    deletion_uri: Nullable(Type.String()),
+    aligned_b_uri: Nullable(Type.String()),
+    width: Nullable(Type.Integer()),
+    height: Nullable(Type.Integer()),
+    transform: Nullable(Type.Array(Type.Number(), { minItems: 6, maxItems: 6 })),
+    alignment: Nullable(
+      Type.Object({ method: Type.String(), confidence: Type.Number(), residual_px: Type.Number() }),
+    ),
+    stats: Nullable(
+      Type.Object({
+        added_px: Type.Integer(),
+        removed_px: Type.Integer(),
+        unchanged_px: Type.Integer(),
+        changed_fraction: Type.Number(),
+      }),
+    ),
+    has_changes: Type.Boolean(),
+    change_count: Type.Integer(),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { $id: 'Overlay' },
+);
+
+export const CHANGE_KINDS = ['added', 'removed', 'modified', 'moved'] as const;
+export const CHANGE_CATEGORIES = ['geometry', 'text', 'dimension', 'annotation', 'title_block', 'noise'] as const;
+export const REVIEW_STATUSES = ['open', 'accepted', 'rejected', 'flagged'] as const;
+export const Change = Type.Object(
+  {
+    id: Id('chg'),
+    overlay_id: Id('ovl'),
+    project_id: Id('prj'),
+    bbox: BBox,
+    kind: Type.Union(CHANGE_KINDS.map((k) => Type.Literal(k))),
+    category: Type.Union(CHANGE_CATEGORIES.map((k) => Type.Literal(k))),
+    area_px: Type.Integer(),
+    confidence: Type.Number(),
+    text_before: Nullable(Type.String()),
+    text_after: Nullable(Type.String()),
+    description: Nullable(Type.String()),
+    review_status: Type.Union(REVIEW_STATUSES.map((k) => Type.Literal(k))),
+    note: Nullable(Type.String()),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { $id: 'Change' },
+);
+export const ChangePatch = Type.Object(
+  {
+    review_status: Type.Optional(Type.Union(REVIEW_STATUSES.map((k) => Type.Literal(k)))),
+    note: Type.Optional(Nullable(Type.String({ maxLength: 5000 }))),
+  },
+  { additionalProperties: false },
+);
+
+export const SymbolInstance = Type.Object(
+  {
+    id: Id('sym'),
+    project_id: Id('prj'),
+    job_id: Nullable(Type.String()),
+    sheet_id: Id('sht'),
+    block_id: Nullable(Type.String()),
+    label: Type.String(),
+    bbox: BBox,
+    confidence: Type.Number(),
+    rotation: Type.Union([Type.Literal(0), Type.Literal(90), Type.Literal(180), Type.Literal(270)]),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { $id: 'Symbol' },
+);
+
+export const JobAccepted = Type.Object({ job_id: Id('job'), status: Type.String() });

@@ -1,0 +1,177 @@
+import { randomUUID } from 'node:crypto';
+import type { Server } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import swagger from '@fastify/swagger';
+import { ApiError, PROBLEMS } from '../domain/errors';
+import { findActiveKey, looksLikeKey } from '../store/repositories/organizations.repository';
+import type { Db } from '../store/db';
+import type { Logger } from '../services/context';
+import { sendProblem, toApiError } from './problem';
+import { registerIdempotency } from './plugins/idempotency.plugin';
+import { RateLimiter, type RateLimits } from './plugins/rate-limit';
+import type { RouteConfig } from './router';
+
+// The HTTP app as a factory (no listen): the server bootstrap in service.ts owns the port and
+// TLS. Cross-cutting rules live here once: request ids, auth, rate limits, JSON-only bodies,
+// idempotency, Problem Details for every error, 404/405.
+
+export const JSON_BODY_LIMIT = 1024 * 1024;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    auth?: { organizationId: string; keyId: string };
+  }
+}
+
+export interface AppOptions {
+  db: Db;
+  log: Logger;
+  rateLimits: RateLimits;
+  serverFactory: (handler: (req: IncomingMessage, res: ServerResponse) => void) => Server;
+  /** True once shutdown has begun: new requests get 503. */
+  isShuttingDown: () => boolean;
+}
+
+export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    serverFactory: opts.serverFactory as never,
+    bodyLimit: JSON_BODY_LIMIT,
+    genReqId: () => `req_${randomUUID().replaceAll('-', '')}`,
+    requestIdHeader: false,
+    logger: false,
+    return503OnClosing: false,
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: true, useDefaults: true } },
+    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 500 },
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Blueline API',
+        version: '1.0.0',
+        description:
+          'Local HTTPS API of Blueline: projects, drawings, sheets, blocks, overlays, changes, symbols and jobs. ' +
+          'Errors are RFC 9457 Problem Details (see /problems/<code>). Lists are cursor-paginated, newest first.',
+      },
+      servers: [{ url: '/' }],
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
+    },
+    transform: ({ schema, url }) => {
+      const s = { ...(schema as Record<string, unknown>) };
+      const responses = s['x-responses'] as Record<string, unknown> | undefined;
+      delete s['x-responses'];
+      if (responses) s.response = responses;
+      return { schema: s as never, url };
+    },
+  });
+
+  const limiter = new RateLimiter(opts.rateLimits);
+  const routes: { method: string; re: RegExp }[] = [];
+  app.addHook('onRoute', (r) => {
+    const methods = Array.isArray(r.method) ? r.method : [r.method];
+    const re = new RegExp(
+      `^${r.url
+        .replace(/[.+?^${}()|[\]\\]/g, '\\$&')
+        .replace(/\/:[^/]+/g, '/[^/]+')
+        .replace(/\/\*$/, '/.*')}/?$`,
+    );
+    for (const m of methods) routes.push({ method: m, re });
+  });
+
+  // JSON bodies only (the raw upload route adds its own parsers). Empty body = no body.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: JSON_BODY_LIMIT }, (_req, body, done) => {
+    const text = String(body);
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch {
+      done(new ApiError('invalid_json', 'The request body is not valid JSON; send a JSON object.'), undefined);
+    }
+  });
+  for (const type of ['application/pdf', 'image/png', 'image/jpeg', 'image/tiff', 'application/octet-stream']) {
+    app.addContentTypeParser(type, (_req, payload, done) => done(null, payload));
+  }
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    if (opts.isShuttingDown()) {
+      throw new ApiError('unavailable', 'The service is shutting down; retry shortly.', { headers: { 'retry-after': '5' } });
+    }
+    const config = (request.routeOptions.config ?? {}) as RouteConfig;
+    const path = (request.raw.url ?? '/').split('?')[0]!;
+    const needsAuth = !config.public && path.startsWith('/v1/');
+    if (!needsAuth) return;
+    authenticate(request, opts.db);
+    const headers = limiter.take(request.auth!.keyId, config.area ?? 'document');
+    reply.headers(headers);
+  });
+
+  app.addHook('preValidation', async (request) => {
+    const config = (request.routeOptions.config ?? {}) as RouteConfig;
+    const body = request.body as unknown;
+    if (!config.rawBody && body && typeof (body as { pipe?: unknown }).pipe === 'function') {
+      (body as NodeJS.ReadableStream).resume();
+      throw new ApiError('unsupported_media_type', 'This route accepts only Content-Type: application/json.');
+    }
+  });
+
+  registerIdempotency(app, opts.db);
+
+  app.setErrorHandler((error, request, reply) => {
+    const apiError = toApiError(error);
+    if (apiError.status >= 500) {
+      opts.log.error({ err: error, request_id: request.id, url: request.raw.url }, 'request failed');
+    }
+    return sendProblem(reply, request, apiError);
+  });
+
+  app.setNotFoundHandler(async (request, reply) => {
+    const path = (request.raw.url ?? '/').split('?')[0]!;
+    const allowed = [...new Set(routes.filter((r) => r.re.test(path)).map((r) => r.method))];
+    if (allowed.length > 0) {
+      return sendProblem(
+        reply,
+        request,
+        new ApiError('method_not_allowed', `${request.method} is not allowed on ${path.slice(0, 200)}; allowed: ${allowed.join(', ')}.`, {
+          headers: { allow: allowed.join(', ') },
+        }),
+      );
+    }
+    return sendProblem(reply, request, new ApiError('not_found', `No route ${request.method} ${path.slice(0, 200)} exists.`));
+  });
+
+  // Problem type documentation (contract §3): GET /problems/<code>, no auth.
+  app.get('/problems/:code', { config: { public: true }, schema: { hide: true } as never }, async (request, reply) => {
+    const { code } = request.params as { code: string };
+    if (!Object.hasOwn(PROBLEMS, code)) throw new ApiError('not_found', `No problem type '${code.slice(0, 100)}' exists.`);
+    const def = PROBLEMS[code as keyof typeof PROBLEMS];
+    return reply.send({ type: `/problems/${code}`, code, title: def.title, status: def.status, description: def.description });
+  });
+
+  app.get('/v1/openapi.json', { config: { public: true }, schema: { hide: true } as never }, async () => app.swagger());
+
+  return app;
+}
+
+function authenticate(request: FastifyRequest, db: Db): void {
+  const header = request.headers.authorization;
+  const fail = (detail: string) =>
+    new ApiError('unauthorized', detail, {
+      headers: { 'www-authenticate': 'Bearer realm="blueline", error="invalid_token"' },
+    });
+  if (!header) {
+    throw new ApiError('unauthorized', 'Send your API key as Authorization: Bearer <key>.', {
+      headers: { 'www-authenticate': 'Bearer realm="blueline"' },
+    });
+  }
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!m) throw fail('The Authorization header must be "Bearer <key>".');
+  const secret = m[1]!;
+  if (!looksLikeKey(secret)) throw fail('The API key is malformed; keys look like sk_ followed by 40 letters and digits.');
+  const key = findActiveKey(db, secret);
+  if (!key) throw fail('The API key is unknown or has been revoked.');
+  request.auth = { organizationId: key.organization_id, keyId: key.id };
+}

@@ -1,0 +1,31 @@
+import type { Db } from '../store/db';
+
+// What every route and service receives: built once by createService, never a global.
+export interface ServiceConfig {
+  dataDir: string;
+  maxUploadBytes: number;
+  maxPagesPerDrawing: number;
+  maxPixelsPerPage: number;
+  rateLimits: { document: number; vision: number };
+  maxSseStreamsPerKey: number;
+}
+
+export const DEFAULT_CONFIG: Omit<ServiceConfig, 'dataDir'> = {
+  maxUploadBytes: 1024 ** 3,
+  maxPagesPerDrawing: 2000,
+  maxPixelsPerPage: 300_000_000,
+  rateLimits: { document: 600, vision: 120 },
+  maxSseStreamsPerKey: 20,
+};
+
+export interface Logger {
+  info(obj: object | string, msg?: string): void;
+  warn(obj: object | string, msg?: string): void;
+  error(obj: object | string, msg?: string): void;
+}
+
+export interface BaseContext {
+  db: Db;
+  config: ServiceConfig;
+  log: Logger;
+}

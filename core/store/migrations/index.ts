@@ -1,0 +1,10 @@
+import { sql as initial } from './001-initial.migration';
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+// Numbered, forward-only. Append new migrations; never edit one that has shipped.
+export const MIGRATIONS: readonly Migration[] = [{ version: 1, name: 'initial', sql: initial }];

@@ -1,0 +1,77 @@
+import type { Db } from '../db';
+import { prepared } from '../statement-cache';
+
+export interface IdempotencyRow {
+  organization_id: string;
+  idem_key: string;
+  method: string;
+  route: string;
+  body_hash: string;
+  state: 'processing' | 'done';
+  response_status: number | null;
+  response_headers: string | null;
+  response_body: string | null;
+  created_at: string;
+  expires_at: string;
+}
+
+export type ClaimResult = { outcome: 'claimed' } | { outcome: 'existing'; row: IdempotencyRow };
+
+/**
+ * Atomically claims a key for a request, or returns the record already holding it. Expired records
+ * (older than their 24 h lifetime) are replaced, so a key can be reused after it expires.
+ */
+export function claimKey(
+  db: Db,
+  a: { organizationId: string; key: string; method: string; route: string; bodyHash: string; now: Date; ttlMs: number },
+): ClaimResult {
+  return db.transaction((): ClaimResult => {
+    const row = prepared(db, 'SELECT * FROM idempotency_keys WHERE organization_id = ? AND idem_key = ?').get(
+      a.organizationId,
+      a.key,
+    ) as IdempotencyRow | undefined;
+    if (row && row.expires_at > a.now.toISOString()) return { outcome: 'existing', row };
+    if (row) prepared(db, 'DELETE FROM idempotency_keys WHERE organization_id = ? AND idem_key = ?').run(a.organizationId, a.key);
+    prepared(
+      db,
+      `INSERT INTO idempotency_keys (organization_id, idem_key, method, route, body_hash, state, created_at, expires_at)
+       VALUES (?, ?, ?, ?, ?, 'processing', ?, ?)`,
+    ).run(a.organizationId, a.key, a.method, a.route, a.bodyHash, a.now.toISOString(), new Date(a.now.getTime() + a.ttlMs).toISOString());
+    return { outcome: 'claimed' };
+  })();
+}
+
+export function getKey(db: Db, organizationId: string, key: string): IdempotencyRow | undefined {
+  return prepared(db, 'SELECT * FROM idempotency_keys WHERE organization_id = ? AND idem_key = ?').get(organizationId, key) as
+    | IdempotencyRow
+    | undefined;
+}
+
+export function completeKey(
+  db: Db,
+  organizationId: string,
+  key: string,
+  response: { status: number; headers: Record<string, string>; body: string },
+): void {
+  prepared(
+    db,
+    `UPDATE idempotency_keys SET state = 'done', response_status = ?, response_headers = ?, response_body = ?
+     WHERE organization_id = ? AND idem_key = ? AND state = 'processing'`,
+  ).run(response.status, JSON.stringify(response.headers), response.body, organizationId, key);
+}
+
+export function releaseKey(db: Db, organizationId: string, key: string): void {
+  prepared(db, `DELETE FROM idempotency_keys WHERE organization_id = ? AND idem_key = ? AND state = 'processing'`).run(
+    organizationId,
+    key,
+  );
+}
+
+/** Boot-time reconciliation: requests that were in flight when the process died are released. */
+export function releaseAllProcessing(db: Db): number {
+  return prepared(db, `DELETE FROM idempotency_keys WHERE state = 'processing'`).run().changes;
+}
+
+export function deleteExpired(db: Db, now: Date): number {
+  return prepared(db, 'DELETE FROM idempotency_keys WHERE expires_at <= ?').run(now.toISOString()).changes;
+}

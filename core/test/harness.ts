@@ -1,0 +1,107 @@
+import https from 'node:https';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createService, type Service, type ServiceOptions } from '../service';
+import { createApiKey, ensureOrganization } from '../store/repositories/organizations.repository';
+
+// Service tests go over real HTTPS (real TLS, real SQLite file in a temp data dir), verifying the
+// service's own certificate like any client would.
+
+export interface HttpResult<T = any> {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  body: T;
+}
+
+export interface RequestOptions {
+  body?: unknown;
+  rawBody?: Buffer | string;
+  headers?: Record<string, string>;
+  /** API key to send; null sends none. Defaults to the harness key. */
+  key?: string | null;
+}
+
+export interface TestService {
+  svc: Service;
+  dataDir: string;
+  origin: string;
+  port: number;
+  key: string;
+  agent: https.Agent;
+  request<T = any>(method: string, path: string, opts?: RequestOptions): Promise<HttpResult<T>>;
+  newOrgKey(name: string): string;
+  stop(opts?: { keepDir?: boolean }): Promise<void>;
+}
+
+const silent = { info: () => {}, warn: () => {}, error: () => {} };
+
+export async function startTestService(options: Partial<ServiceOptions> = {}): Promise<TestService> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'blueline-test-'));
+  const svc = await createService({
+    port: 0,
+    log: process.env.BLUELINE_TEST_LOG ? undefined : silent,
+    ...options,
+    dataDir,
+    config: { rateLimits: { document: 100_000, vision: 100_000 }, ...options.config },
+  });
+  const { origin, port } = await svc.start();
+  const key = createApiKey(svc.db, ensureOrganization(svc.db, 'Test Org').id).secret;
+  const agent = new https.Agent({ ca: svc.caCertPem, keepAlive: true, maxSockets: 64 });
+  const request = <T>(method: string, path: string, opts: RequestOptions = {}): Promise<HttpResult<T>> =>
+    httpsRequest<T>(agent, origin, method, path, { ...opts, key: opts.key === undefined ? key : opts.key });
+  return {
+    svc,
+    dataDir,
+    origin,
+    port,
+    key,
+    agent,
+    request,
+    newOrgKey: (name) => createApiKey(svc.db, ensureOrganization(svc.db, name).id).secret,
+    async stop({ keepDir = false } = {}) {
+      agent.destroy();
+      await svc.stop();
+      if (!keepDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export function httpsRequest<T = any>(
+  agent: https.Agent,
+  origin: string,
+  method: string,
+  path: string,
+  opts: RequestOptions = {},
+): Promise<HttpResult<T>> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = { ...opts.headers };
+    let payload: Buffer | undefined;
+    if (opts.rawBody !== undefined) payload = Buffer.from(opts.rawBody);
+    else if (opts.body !== undefined) {
+      payload = Buffer.from(JSON.stringify(opts.body));
+      headers['content-type'] ??= 'application/json';
+    }
+    if (payload) headers['content-length'] = String(payload.length);
+    if (opts.key) headers.authorization = `Bearer ${opts.key}`;
+    const req = https.request(new URL(path, origin), { method, agent, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let body: unknown = undefined;
+        try {
+          body = text ? JSON.parse(text) : undefined;
+        } catch {
+          body = undefined;
+        }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body: body as T });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    if (payload) req.write(payload);
+    req.end();
+  });
+}
