@@ -26,7 +26,19 @@ mkdirSync(buildDir, { recursive: true });
 
 function bundle(entry: string): string {
   const out = path.join(buildDir, path.basename(entry).replace(/\.ts$/, '.mjs'));
-  const r = spawnSync(path.join(repo, 'node_modules/.bin/esbuild'), [path.join(here, entry), '--bundle', '--platform=node', '--format=esm', '--target=node20', '--external:sharp', `--outfile=${out}`], { encoding: 'utf8' });
+  const r = spawnSync(
+    path.join(repo, 'node_modules/.bin/esbuild'),
+    [
+      path.join(here, entry),
+      '--bundle',
+      '--platform=node',
+      '--format=esm',
+      '--target=node20',
+      '--external:sharp',
+      `--outfile=${out}`,
+    ],
+    { encoding: 'utf8' },
+  );
   if (r.status !== 0) throw new Error(`esbuild failed: ${r.stderr}`);
   return out;
 }
@@ -38,7 +50,11 @@ interface Run {
 }
 
 function timed(cmd: string, args: string[]): Run {
-  const r = spawnSync('/usr/bin/time', ['-v', cmd, ...args], { encoding: 'utf8', timeout: 300_000, maxBuffer: 64 << 20 });
+  const r = spawnSync('/usr/bin/time', ['-v', cmd, ...args], {
+    encoding: 'utf8',
+    timeout: 300_000,
+    maxBuffer: 64 << 20,
+  });
   const err = r.stderr ?? '';
   const wall = /Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)/.exec(err)?.[1];
   const rss = /Maximum resident set size \(kbytes\): (\d+)/.exec(err)?.[1];
@@ -47,7 +63,11 @@ function timed(cmd: string, args: string[]): Run {
   const sec = parts.reduce((acc, p) => acc * 60 + p, 0);
   const line = (r.stdout ?? '').trim().split('\n').pop() ?? '';
   let json: Record<string, unknown> | undefined;
-  try { json = line.startsWith('{') ? JSON.parse(line) : undefined; } catch { json = undefined; }
+  try {
+    json = line.startsWith('{') ? JSON.parse(line) : undefined;
+  } catch {
+    json = undefined;
+  }
   return { wall_ms: sec * 1000, rss_mb: Number(rss) / 1024, json };
 }
 
@@ -61,23 +81,62 @@ const pm = bundle('run-pixelmatch.ts');
 const odiff = path.join(repo, 'node_modules/@odiff/linux-x64/odiff');
 const results: Record<string, unknown>[] = [];
 const lines: string[] = [];
-lines.push(`loadavg at start: ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}; runs: ${runs} timed after 1 warm-up; median`);
+lines.push(
+  `loadavg at start: ${os
+    .loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')}; runs: ${runs} timed after 1 warm-up; median`,
+);
 lines.push('');
-lines.push('| DPI | size | tool | pair | wall ms (median) | min–max | in-process ms | MP/s | peak RSS MB | notes |');
+lines.push(
+  '| DPI | size | tool | pair | wall ms (median) | min–max | in-process ms | MP/s | peak RSS MB | notes |',
+);
 lines.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
 for (const dpi of dpis) {
   const p = await preparePair(path.join(outDir, 'data'), dpi);
   const tools: { name: string; pair: string; cmd: string; args: string[] }[] = [
-    { name: 'blueline compare (register)', pair: 'shifted+scaled', cmd: process.execPath, args: [ours, p.base, p.rev, path.join(outDir, `ours_${dpi}.png`), 'register'] },
-    { name: 'blueline compare (pre-aligned)', pair: 'aligned', cmd: process.execPath, args: [ours, p.base, p.revaligned, path.join(outDir, `ours_al_${dpi}.png`), 'aligned'] },
-    { name: 'odiff', pair: 'aligned', cmd: odiff, args: [p.base, p.revaligned, path.join(outDir, `odiff_${dpi}.png`)] },
-    { name: 'odiff --enable-asm', pair: 'aligned', cmd: odiff, args: [p.base, p.revaligned, path.join(outDir, `odiff_asm_${dpi}.png`), '--enable-asm'] },
-    { name: 'pixelmatch (sharp decode)', pair: 'aligned', cmd: process.execPath, args: [pm, p.base, p.revaligned, path.join(outDir, `pm_${dpi}.png`)] },
+    {
+      name: 'blueline compare (register)',
+      pair: 'shifted+scaled',
+      cmd: process.execPath,
+      args: [ours, p.base, p.rev, path.join(outDir, `ours_${dpi}.png`), 'register'],
+    },
+    {
+      name: 'blueline compare (pre-aligned)',
+      pair: 'aligned',
+      cmd: process.execPath,
+      args: [ours, p.base, p.revaligned, path.join(outDir, `ours_al_${dpi}.png`), 'aligned'],
+    },
+    {
+      name: 'odiff',
+      pair: 'aligned',
+      cmd: odiff,
+      args: [p.base, p.revaligned, path.join(outDir, `odiff_${dpi}.png`)],
+    },
+    {
+      name: 'odiff --enable-asm',
+      pair: 'aligned',
+      cmd: odiff,
+      args: [p.base, p.revaligned, path.join(outDir, `odiff_asm_${dpi}.png`), '--enable-asm'],
+    },
+    {
+      name: 'pixelmatch (sharp decode)',
+      pair: 'aligned',
+      cmd: process.execPath,
+      args: [pm, p.base, p.revaligned, path.join(outDir, `pm_${dpi}.png`)],
+    },
   ];
-  let w = 0, h = 0;
+  let w = 0,
+    h = 0;
   {
-    const meta = JSON.parse((await import('node:fs')).readFileSync(path.join(outDir, 'data', `truth_${dpi}.json`), 'utf8')) as { width: number; height: number };
-    w = meta.width; h = meta.height;
+    const meta = JSON.parse(
+      (await import('node:fs')).readFileSync(
+        path.join(outDir, 'data', `truth_${dpi}.json`),
+        'utf8',
+      ),
+    ) as { width: number; height: number };
+    w = meta.width;
+    h = meta.height;
   }
   const mp = (w * h) / 1e6;
   // Interleave tools run by run so load changes hit all of them alike.
@@ -86,7 +145,9 @@ for (const dpi of dpis) {
     tools.forEach((t, ti) => {
       const r = timed(t.cmd, t.args);
       if (i > 0) perTool[ti]!.push(r);
-      process.stderr.write(`${dpi} ${t.name} run ${i}: ${r.wall_ms.toFixed(0)} ms ${r.rss_mb.toFixed(0)} MB\n`);
+      process.stderr.write(
+        `${dpi} ${t.name} run ${i}: ${r.wall_ms.toFixed(0)} ms ${r.rss_mb.toFixed(0)} MB\n`,
+      );
     });
   }
   tools.forEach((t, ti) => {
@@ -101,18 +162,31 @@ for (const dpi of dpis) {
       const tr = last.transform as Affine;
       const err = transformError(tr, t.pair === 'aligned' ? [1, 0, 0, 0, 1, 0] : p.truth, w, h);
       const ph = last.phases as Record<string, number>;
-      notes = `score ${(last.score as number).toFixed(4)}, ${last.regions} regions, reg. err max ${err.max.toFixed(3)} px rms ${err.rms.toFixed(3)}; phases ${Object.entries(ph).map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ')}`;
+      notes = `score ${(last.score as number).toFixed(4)}, ${last.regions} regions, reg. err max ${err.max.toFixed(3)} px rms ${err.rms.toFixed(3)}; phases ${Object.entries(
+        ph,
+      )
+        .map(([k, v]) => `${k} ${v.toFixed(0)}`)
+        .join(', ')}`;
       results.push({ dpi, tool: t.name, err, last });
     } else if (last) {
       const ph = last.phases as Record<string, number>;
-      notes = `${last.diff_px} px differ; phases ${Object.entries(ph).map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ')}`;
+      notes = `${last.diff_px} px differ; phases ${Object.entries(ph)
+        .map(([k, v]) => `${k} ${v.toFixed(0)}`)
+        .join(', ')}`;
     }
     results.push({ dpi, tool: t.name, walls, rss_mb: rs.map((r) => r.rss_mb), inproc });
-    lines.push(`| ${dpi} | ${w}x${h} (${mp.toFixed(1)} MP) | ${t.name} | ${t.pair} | ${med.toFixed(0)} | ${Math.min(...walls).toFixed(0)}–${Math.max(...walls).toFixed(0)} | ${Number.isFinite(median(inproc)) ? median(inproc).toFixed(0) : '—'} | ${(mp / (med / 1000)).toFixed(1)} | ${rss.toFixed(0)} | ${notes} |`);
+    lines.push(
+      `| ${dpi} | ${w}x${h} (${mp.toFixed(1)} MP) | ${t.name} | ${t.pair} | ${med.toFixed(0)} | ${Math.min(...walls).toFixed(0)}–${Math.max(...walls).toFixed(0)} | ${Number.isFinite(median(inproc)) ? median(inproc).toFixed(0) : '—'} | ${(mp / (med / 1000)).toFixed(1)} | ${rss.toFixed(0)} | ${notes} |`,
+    );
   });
 }
 lines.push('');
-lines.push(`loadavg at end: ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+lines.push(
+  `loadavg at end: ${os
+    .loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')}`,
+);
 writeFileSync(path.join(outDir, 'results.json'), JSON.stringify(results, null, 1));
 writeFileSync(path.join(outDir, 'table.md'), lines.join('\n') + '\n');
 console.log(lines.join('\n'));

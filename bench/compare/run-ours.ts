@@ -6,7 +6,12 @@ import sharp from 'sharp';
 import { compareImages } from '../../core/vision/compare/compare';
 import { decodeGrey, encodeRgbPng } from '../../core/vision/compare/encode.adapter';
 
-const [basePath, revPath, outPath, mode] = process.argv.slice(2) as [string, string, string, string | undefined];
+const [basePath, revPath, outPath, mode] = process.argv.slice(2) as [
+  string,
+  string,
+  string,
+  string | undefined,
+];
 sharp.concurrency(2);
 const t0 = performance.now();
 const [a, b] = await Promise.all([decodeGrey(basePath), decodeGrey(revPath)]);

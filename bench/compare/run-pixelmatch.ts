@@ -14,6 +14,18 @@ const { width, height } = a.info;
 const diff = Buffer.alloc(width * height * 4);
 const n = pixelmatch(a.data, b.data, diff, width, height, { threshold: 0.1 });
 const t2 = performance.now();
-writeFileSync(outPath, await sharp(diff, { raw: { width, height, channels: 4 } }).png({ compressionLevel: 1 }).toBuffer());
+writeFileSync(
+  outPath,
+  await sharp(diff, { raw: { width, height, channels: 4 } })
+    .png({ compressionLevel: 1 })
+    .toBuffer(),
+);
 const t3 = performance.now();
-console.log(JSON.stringify({ total_ms: t3 - t0, phases: { decode: t1 - t0, match: t2 - t1, png: t3 - t2 }, diff_px: n, maxRSS_kb: process.resourceUsage().maxRSS }));
+console.log(
+  JSON.stringify({
+    total_ms: t3 - t0,
+    phases: { decode: t1 - t0, match: t2 - t1, png: t3 - t2 },
+    diff_px: n,
+    maxRSS_kb: process.resourceUsage().maxRSS,
+  }),
+);

@@ -3,7 +3,17 @@ import type { BBox, GreyImage } from '../types';
 import { compareImages } from './compare';
 import { decodeGrey, encodeGreyPng, encodeRgbPng } from './encode.adapter';
 import { invertAffine, transformError, type Affine } from './register';
-import { cloneImage, drawGlyphs, drawLine, fillRect, fixture, renderPdfPage, rng, strokeRect, warpAffine } from './test-support';
+import {
+  cloneImage,
+  drawGlyphs,
+  drawLine,
+  fillRect,
+  fixture,
+  renderPdfPage,
+  rng,
+  strokeRect,
+  warpAffine,
+} from './test-support';
 
 const DPI = 100;
 const OLD = fixture('20190601_beam-proposal_5-sheets.pdf');
@@ -11,18 +21,26 @@ const NEW = fixture('20190602_beam-proposal_5-sheets.pdf');
 
 function similarity(s: number, deg: number, tx: number, ty: number, w: number, h: number): Affine {
   const th = (deg * Math.PI) / 180;
-  const a = s * Math.cos(th), d = s * Math.sin(th);
-  const cx = w / 2, cy = h / 2;
+  const a = s * Math.cos(th),
+    d = s * Math.sin(th);
+  const cx = w / 2,
+    cy = h / 2;
   return [a, -d, cx - a * cx + d * cy + tx, d, a, cy - d * cx - a * cy + ty];
 }
 
 function overlaps(a: BBox, b: BBox, margin = 0): boolean {
-  return a.x - margin < b.x + b.width && b.x - margin < a.x + a.width && a.y - margin < b.y + b.height && b.y - margin < a.y + a.height;
+  return (
+    a.x - margin < b.x + b.width &&
+    b.x - margin < a.x + a.width &&
+    a.y - margin < b.y + b.height &&
+    b.y - margin < a.y + a.height
+  );
 }
 
 function strongInk(img: GreyImage, box: BBox): number {
   let n = 0;
-  for (let y = box.y; y < box.y + box.height; y++) for (let x = box.x; x < box.x + box.width; x++) if (img.data[y * img.width + x]! < 160) n++;
+  for (let y = box.y; y < box.y + box.height; y++)
+    for (let x = box.x; x < box.x + box.width; x++) if (img.data[y * img.width + x]! < 160) n++;
   return n;
 }
 
@@ -34,15 +52,22 @@ function makeEdits(a: GreyImage, seed: number): { edited: GreyImage; boxes: BBox
   const r = rng(seed);
   const edited = cloneImage(a);
   const boxes: BBox[] = [];
-  const cols = 7, rows = 5;
+  const cols = 7,
+    rows = 5;
   for (let cy = 0; cy < rows; cy++) {
     for (let cx = 0; cx < cols; cx++) {
       const kind = (cx + cy * cols) % 3; // 0,1: add, 2: remove
-      const cellW = a.width / cols, cellH = a.height / rows;
+      const cellW = a.width / cols,
+        cellH = a.height / rows;
       if (kind === 2) {
         // remove: find a 50x40 window with plenty of strong ink
         for (let tries = 0; tries < 60; tries++) {
-          const box = { x: Math.floor(cx * cellW + 100 + r() * (cellW - 250)), y: Math.floor(cy * cellH + 100 + r() * (cellH - 240)), width: 50, height: 40 };
+          const box = {
+            x: Math.floor(cx * cellW + 100 + r() * (cellW - 250)),
+            y: Math.floor(cy * cellH + 100 + r() * (cellH - 240)),
+            width: 50,
+            height: 40,
+          };
           if (strongInk(a, box) >= 150) {
             fillRect(edited, box.x, box.y, box.width, box.height, 255);
             boxes.push(box);
@@ -50,12 +75,18 @@ function makeEdits(a: GreyImage, seed: number): { edited: GreyImage; boxes: BBox
           }
         }
       } else {
-        const x = Math.floor(cx * cellW + 100 + r() * (cellW - 260)), y = Math.floor(cy * cellH + 100 + r() * (cellH - 200));
+        const x = Math.floor(cx * cellW + 100 + r() * (cellW - 260)),
+          y = Math.floor(cy * cellH + 100 + r() * (cellH - 200));
         const style = (cx + cy) % 3;
         if (style === 0) strokeRect(edited, x, y, 60, 40, 2);
         else if (style === 1) drawLine(edited, x, y, x + 70, y + 30, 2);
         else drawGlyphs(edited, x, y, 80, 14, r);
-        boxes.push({ x: x - 2, y: y - 2, width: style === 2 ? 84 : 74, height: style === 2 ? 18 : 44 });
+        boxes.push({
+          x: x - 2,
+          y: y - 2,
+          width: style === 2 ? 84 : 74,
+          height: style === 2 ? 18 : 44,
+        });
       }
     }
   }
@@ -87,7 +118,10 @@ describe('compareImages — ground truth on a real sheet (S101 at 100 dpi)', () 
       const err = transformError(res.transform, truth, A.width, A.height);
       expect(err.max, JSON.stringify(res.alignment)).toBeLessThanOrEqual(1);
       const found = boxes.filter((b) => res.regions.some((r) => overlaps(r.bbox, b)));
-      expect(found.length / boxes.length, `found ${found.length}/${boxes.length}`).toBeGreaterThanOrEqual(0.95);
+      expect(
+        found.length / boxes.length,
+        `found ${found.length}/${boxes.length}`,
+      ).toBeGreaterThanOrEqual(0.95);
       const falseRegions = res.regions.filter((r) => !boxes.some((b) => overlaps(r.bbox, b, 3)));
       expect(falseRegions, JSON.stringify(falseRegions)).toEqual([]);
       expect(res.score).toBeGreaterThan(0.8);
@@ -123,7 +157,8 @@ describe('compareImages — the real revision pair (beam proposal 20190601 → 2
     const o = res.overlays.combined!;
     expect([o.width, o.height]).toEqual([A.width, A.height]);
     let green = 0;
-    for (let i = 0; i < o.data.length; i += 3) if (o.data[i] === 0 && o.data[i + 1] === 170) green++;
+    for (let i = 0; i < o.data.length; i += 3)
+      if (o.data[i] === 0 && o.data[i + 1] === 170) green++;
     expect(green).toBe(res.stats.added_px);
     const png = await encodeRgbPng(o);
     const back = await decodeGrey(png);
@@ -133,14 +168,23 @@ describe('compareImages — the real revision pair (beam proposal 20190601 → 2
 
 describe('encode.adapter', () => {
   it('round-trips a grey image through a 1-channel PNG', async () => {
-    const img: GreyImage = { width: 5, height: 3, data: new Uint8Array([0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110, 120, 130, 255]) };
+    const img: GreyImage = {
+      width: 5,
+      height: 3,
+      data: new Uint8Array([0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110, 120, 130, 255]),
+    };
     const png = await encodeGreyPng(img);
     expect(png[25]).toBe(0); // PNG colour type 0 = greyscale (IHDR byte 25)
     const back = await decodeGrey(png);
     expect(Array.from(back.data)).toEqual(Array.from(img.data));
   });
   it('writes RGB overlays as colour type 2', async () => {
-    const png = await encodeRgbPng({ width: 2, height: 1, channels: 3, data: new Uint8Array([255, 0, 0, 0, 255, 0]) });
+    const png = await encodeRgbPng({
+      width: 2,
+      height: 1,
+      channels: 3,
+      data: new Uint8Array([255, 0, 0, 0, 255, 0]),
+    });
     expect(png[25]).toBe(2);
   });
 });

@@ -2,8 +2,24 @@
 // for two grey renders of one sheet. A is the older revision and the output frame (sheet pixels of A,
 // origin top-left); B is the newer one, mapped into A by `transform` (B pixels → A pixels).
 import type { GreyImage } from '../types';
-import { diffImages, alignGrey, renderOverlay, type DiffOptions, type DiffResult, type DiffStats, type OverlayKind, type PaletteName, type RgbImage } from './diff';
-import { IDENTITY, registerImages, type Affine, type RegisterOptions, type Registration } from './register';
+import {
+  diffImages,
+  alignGrey,
+  renderOverlay,
+  type DiffOptions,
+  type DiffResult,
+  type DiffStats,
+  type OverlayKind,
+  type PaletteName,
+  type RgbImage,
+} from './diff';
+import {
+  IDENTITY,
+  registerImages,
+  type Affine,
+  type RegisterOptions,
+  type Registration,
+} from './register';
 import { findRegions, type ChangeRegion, type RegionOptions } from './regions';
 
 export interface CompareOptions {
@@ -50,7 +66,11 @@ export interface CompareResult {
   timings: Record<string, number>;
 }
 
-export function compareImages(a: GreyImage, b: GreyImage, opts: CompareOptions = {}): CompareResult {
+export function compareImages(
+  a: GreyImage,
+  b: GreyImage,
+  opts: CompareOptions = {},
+): CompareResult {
   const timings: Record<string, number> = {};
   let t0 = performance.now();
   const lap = (name: string): void => {
@@ -67,16 +87,25 @@ export function compareImages(a: GreyImage, b: GreyImage, opts: CompareOptions =
   } else {
     reg = registerImages(a, b, opts.register);
     transform = reg.transform;
-    alignment = { method: reg.method, confidence: reg.confidence, residual_px: reg.residual_px, inliers: reg.inliers };
+    alignment = {
+      method: reg.method,
+      confidence: reg.confidence,
+      residual_px: reg.residual_px,
+      inliers: reg.inliers,
+    };
     lap('register');
   }
   const diff = diffImages(a, b, transform, opts.diff);
   lap('diff');
   const minConf = opts.minAlignmentConfidence ?? 0.3;
-  const regions = alignment.confidence >= minConf ? findRegions(diff, { alignmentConfidence: alignment.confidence, ...opts.regions }) : [];
+  const regions =
+    alignment.confidence >= minConf
+      ? findRegions(diff, { alignmentConfidence: alignment.confidence, ...opts.regions })
+      : [];
   lap('regions');
   const overlays: Partial<Record<OverlayKind, RgbImage>> = {};
-  for (const kind of opts.overlays ?? ['combined']) overlays[kind] = renderOverlay(diff, kind, opts.palette ?? 'standard');
+  for (const kind of opts.overlays ?? ['combined'])
+    overlays[kind] = renderOverlay(diff, kind, opts.palette ?? 'standard');
   lap('overlay');
   const result: CompareResult = {
     width: a.width,

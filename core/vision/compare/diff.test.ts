@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { GreyImage } from '../types';
-import { alignGrey, dilate3x3, diffImages, packInk, popcount32, renderOverlay, warpMasks } from './diff';
+import {
+  alignGrey,
+  dilate3x3,
+  diffImages,
+  packInk,
+  popcount32,
+  renderOverlay,
+  warpMasks,
+} from './diff';
 import { blankImage, drawLine, fillRect, rng, strokeRect, warpAffine } from './test-support';
 
 function bitAt(m: Uint32Array, stride: number, x: number, y: number): number {
@@ -15,10 +23,16 @@ function countBits(m: Uint32Array): number {
 
 describe('packInk', () => {
   it('matches a per-pixel threshold for every grey level, odd widths included', () => {
-    const W = 37, Ht = 7;
+    const W = 37,
+      Ht = 7;
     const img: GreyImage = { width: W, height: Ht, data: new Uint8Array(W * Ht) };
     for (let i = 0; i < img.data.length; i++) img.data[i] = (i * 7) % 256;
-    for (const [t, wt] of [[160, 208], [128, 128], [100, 129], [1, 255]] as const) {
+    for (const [t, wt] of [
+      [160, 208],
+      [128, 128],
+      [100, 129],
+      [1, 255],
+    ] as const) {
       const m = packInk(img, t, wt);
       for (let y = 0; y < Ht; y++)
         for (let x = 0; x < W; x++) {
@@ -38,14 +52,21 @@ describe('packInk', () => {
 
 describe('dilate3x3', () => {
   it('grows a single pixel into a 3x3 block, across word boundaries', () => {
-    const W = 70, Ht = 5;
+    const W = 70,
+      Ht = 5;
     const img = blankImage(W, Ht);
     img.data[2 * W + 31] = 0; // last bit of word 0
     img.data[2 * W + 64] = 0; // first bit of word 2
     const m = packInk(img);
     const d = dilate3x3(m.strong, m.stride, Ht);
     expect(countBits(d)).toBe(18);
-    for (const [x, y] of [[30, 1], [32, 3], [63, 1], [65, 3]]) expect(bitAt(d, m.stride, x!, y!)).toBe(1);
+    for (const [x, y] of [
+      [30, 1],
+      [32, 3],
+      [63, 1],
+      [65, 3],
+    ])
+      expect(bitAt(d, m.stride, x!, y!)).toBe(1);
     expect(bitAt(d, m.stride, 33, 2)).toBe(0);
   });
 });
@@ -101,8 +122,10 @@ describe('diffImages', () => {
   it('rotated + scaled + blurred resampling of a drawing stays below 0.2 % changed', () => {
     const r = rng(5);
     const img = blankImage(600, 400);
-    for (let i = 0; i < 60; i++) drawLine(img, r() * 600, r() * 400, r() * 600, r() * 400, 1 + Math.floor(r() * 3));
-    const th = (0.7 * Math.PI) / 180, s = 1.013;
+    for (let i = 0; i < 60; i++)
+      drawLine(img, r() * 600, r() * 400, r() * 600, r() * 400, 1 + Math.floor(r() * 3));
+    const th = (0.7 * Math.PI) / 180,
+      s = 1.013;
     const t = [s * Math.cos(th), -s * Math.sin(th), 5.3, s * Math.sin(th), s * Math.cos(th), -4.6]; // B → A
     const inv = [t[4]! / (s * s), -t[1]! / (s * s), 0, -t[3]! / (s * s), t[0]! / (s * s), 0];
     inv[2] = -(inv[0]! * t[2]! + inv[1]! * t[5]!);

@@ -79,8 +79,11 @@ function nibble(m: number): number {
 }
 
 function thresholdConst(t: number): { T: number; high: boolean } {
-  if (!(t >= 1 && t <= 255) || !Number.isInteger(t)) throw new Error(`Expected an integer ink threshold in 1..255 but received ${t}`);
-  return t > 128 ? { T: (t - 128) * 0x01010101, high: true } : { T: (t * 0x01010101) >>> 0, high: false };
+  if (!(t >= 1 && t <= 255) || !Number.isInteger(t))
+    throw new Error(`Expected an integer ink threshold in 1..255 but received ${t}`);
+  return t > 128
+    ? { T: (t - 128) * 0x01010101, high: true }
+    : { T: (t * 0x01010101) >>> 0, high: false };
 }
 
 /**
@@ -89,36 +92,57 @@ function thresholdConst(t: number): { T: number; high: boolean } {
  * bytes are all ≥ weakThreshold (the common case: paper) are skipped with one test.
  */
 export function packInk(img: GreyImage, inkThreshold = 160, weakThreshold = 208): InkMasks {
-  if (weakThreshold < inkThreshold) throw new Error(`Expected weakThreshold ≥ inkThreshold but received ${weakThreshold} < ${inkThreshold}`);
+  if (weakThreshold < inkThreshold)
+    throw new Error(
+      `Expected weakThreshold ≥ inkThreshold but received ${weakThreshold} < ${inkThreshold}`,
+    );
   const { width: W, height: Ht, data } = img;
   const stride = Math.ceil(W / 32);
   const strong = new Uint32Array(stride * Ht);
   const weak = new Uint32Array(stride * Ht);
   const row = new Uint8Array(stride * 32);
   const r32 = new Uint32Array(row.buffer);
-  const s = thresholdConst(inkThreshold), wk = thresholdConst(weakThreshold);
-  const sT = s.T, sH = s.high, wT = wk.T, wH = wk.high;
+  const s = thresholdConst(inkThreshold),
+    wk = thresholdConst(weakThreshold);
+  const sT = s.T,
+    sH = s.high,
+    wT = wk.T,
+    wH = wk.high;
   row.fill(255);
   for (let y = 0; y < Ht; y++) {
     row.set(data.subarray(y * W, y * W + W));
     const ob = y * stride;
     for (let k = 0; k < stride; k++) {
       const b = k * 8;
-      const w0 = r32[b]!, w1 = r32[b + 1]!, w2 = r32[b + 2]!, w3 = r32[b + 3]!;
-      const w4 = r32[b + 4]!, w5 = r32[b + 5]!, w6 = r32[b + 6]!, w7 = r32[b + 7]!;
+      const w0 = r32[b]!,
+        w1 = r32[b + 1]!,
+        w2 = r32[b + 2]!,
+        w3 = r32[b + 3]!;
+      const w4 = r32[b + 4]!,
+        w5 = r32[b + 5]!,
+        w6 = r32[b + 6]!,
+        w7 = r32[b + 7]!;
       // AND of the bytes is ≤ each byte: if it is paper-light everywhere, so are all 32 pixels.
       if (lessThanMask(w0 & w1 & w2 & w3 & w4 & w5 & w6 & w7, wT, wH) === 0) continue;
       const wm =
-        nibble(lessThanMask(w0, wT, wH)) | (nibble(lessThanMask(w1, wT, wH)) << 4) |
-        (nibble(lessThanMask(w2, wT, wH)) << 8) | (nibble(lessThanMask(w3, wT, wH)) << 12) |
-        (nibble(lessThanMask(w4, wT, wH)) << 16) | (nibble(lessThanMask(w5, wT, wH)) << 20) |
-        (nibble(lessThanMask(w6, wT, wH)) << 24) | (nibble(lessThanMask(w7, wT, wH)) << 28);
+        nibble(lessThanMask(w0, wT, wH)) |
+        (nibble(lessThanMask(w1, wT, wH)) << 4) |
+        (nibble(lessThanMask(w2, wT, wH)) << 8) |
+        (nibble(lessThanMask(w3, wT, wH)) << 12) |
+        (nibble(lessThanMask(w4, wT, wH)) << 16) |
+        (nibble(lessThanMask(w5, wT, wH)) << 20) |
+        (nibble(lessThanMask(w6, wT, wH)) << 24) |
+        (nibble(lessThanMask(w7, wT, wH)) << 28);
       weak[ob + k] = wm;
       strong[ob + k] =
-        nibble(lessThanMask(w0, sT, sH)) | (nibble(lessThanMask(w1, sT, sH)) << 4) |
-        (nibble(lessThanMask(w2, sT, sH)) << 8) | (nibble(lessThanMask(w3, sT, sH)) << 12) |
-        (nibble(lessThanMask(w4, sT, sH)) << 16) | (nibble(lessThanMask(w5, sT, sH)) << 20) |
-        (nibble(lessThanMask(w6, sT, sH)) << 24) | (nibble(lessThanMask(w7, sT, sH)) << 28);
+        nibble(lessThanMask(w0, sT, sH)) |
+        (nibble(lessThanMask(w1, sT, sH)) << 4) |
+        (nibble(lessThanMask(w2, sT, sH)) << 8) |
+        (nibble(lessThanMask(w3, sT, sH)) << 12) |
+        (nibble(lessThanMask(w4, sT, sH)) << 16) |
+        (nibble(lessThanMask(w5, sT, sH)) << 20) |
+        (nibble(lessThanMask(w6, sT, sH)) << 24) |
+        (nibble(lessThanMask(w7, sT, sH)) << 28);
     }
   }
   return { width: W, height: Ht, stride, strong, weak };
@@ -132,38 +156,61 @@ function isIdentity(t: readonly number[]): boolean {
  * Resample B's masks into an outW x outH frame through `t` (B → A), nearest neighbour. Works per
  * 32-pixel output word: when every source word the output word can touch is empty, the word stays 0.
  */
-export function warpMasks(src: InkMasks, t: readonly number[], outW: number, outH: number): InkMasks {
+export function warpMasks(
+  src: InkMasks,
+  t: readonly number[],
+  outW: number,
+  outH: number,
+): InkMasks {
   const stride = Math.ceil(outW / 32);
   if (isIdentity(t) && src.width === outW && src.height === outH) return src;
   const strong = new Uint32Array(stride * outH);
   const weak = new Uint32Array(stride * outH);
   const inv = invertAffine(t);
-  const ia = inv[0], ib = inv[1], ic = inv[2], id = inv[3], ie = inv[4], iF = inv[5];
-  const SW = src.width, SH = src.height, ss = src.stride, sw = src.weak, sst = src.strong;
+  const ia = inv[0],
+    ib = inv[1],
+    ic = inv[2],
+    id = inv[3],
+    ie = inv[4],
+    iF = inv[5];
+  const SW = src.width,
+    SH = src.height,
+    ss = src.stride,
+    sw = src.weak,
+    sst = src.strong;
   for (let y = 0; y < outH; y++) {
     // +0.5 so floor() rounds to the nearest source pixel centre.
-    const rx = ib * y + ic + 0.5, ry = ie * y + iF + 0.5;
+    const rx = ib * y + ic + 0.5,
+      ry = ie * y + iF + 0.5;
     const ob = y * stride;
     for (let k = 0; k < stride; k++) {
       const x0 = k * 32;
       const x1 = Math.min(outW, x0 + 32) - 1;
-      const sx0 = Math.floor(rx + ia * x0), sy0 = Math.floor(ry + id * x0);
-      const sx1 = Math.floor(rx + ia * x1), sy1 = Math.floor(ry + id * x1);
-      const lx = Math.max(0, Math.min(sx0, sx1)), hx = Math.min(SW - 1, Math.max(sx0, sx1));
-      const ly = Math.max(0, Math.min(sy0, sy1)), hy = Math.min(SH - 1, Math.max(sy0, sy1));
+      const sx0 = Math.floor(rx + ia * x0),
+        sy0 = Math.floor(ry + id * x0);
+      const sx1 = Math.floor(rx + ia * x1),
+        sy1 = Math.floor(ry + id * x1);
+      const lx = Math.max(0, Math.min(sx0, sx1)),
+        hx = Math.min(SW - 1, Math.max(sx0, sx1));
+      const ly = Math.max(0, Math.min(sy0, sy1)),
+        hy = Math.min(SH - 1, Math.max(sy0, sy1));
       if (lx > hx || ly > hy) continue; // entirely outside B: paper
       let any = 0;
-      const kx0 = lx >> 5, kx1 = hx >> 5;
+      const kx0 = lx >> 5,
+        kx1 = hx >> 5;
       for (let yy = ly; yy <= hy && any === 0; yy++) {
         const rb = yy * ss;
         for (let kk = kx0; kk <= kx1; kk++) any |= sw[rb + kk]!;
       }
       if (any === 0) continue;
-      let wm = 0, sm = 0;
+      let wm = 0,
+        sm = 0;
       for (let x = x0; x <= x1; x++) {
-        const sx = Math.floor(rx + ia * x), sy = Math.floor(ry + id * x);
+        const sx = Math.floor(rx + ia * x),
+          sy = Math.floor(ry + id * x);
         if (sx < 0 || sy < 0 || sx >= SW || sy >= SH) continue;
-        const wi = sy * ss + (sx >>> 5), sh = sx & 31;
+        const wi = sy * ss + (sx >>> 5),
+          sh = sx & 31;
         wm |= ((sw[wi]! >>> sh) & 1) << (x - x0);
         sm |= ((sst[wi]! >>> sh) & 1) << (x - x0);
       }
@@ -198,7 +245,9 @@ export function dilate3x3(m: Uint32Array, stride: number, height: number): Uint3
   const h = dilateRows(m, stride, height);
   const out = new Uint32Array(m.length);
   for (let y = 0; y < height; y++) {
-    const b = y * stride, up = y > 0 ? b - stride : -1, dn = y + 1 < height ? b + stride : -1;
+    const b = y * stride,
+      up = y > 0 ? b - stride : -1,
+      dn = y + 1 < height ? b + stride : -1;
     for (let k = 0; k < stride; k++) {
       out[b + k] = h[b + k]! | (up >= 0 ? h[up + k]! : 0) | (dn >= 0 ? h[dn + k]! : 0);
     }
@@ -209,7 +258,7 @@ export function dilate3x3(m: Uint32Array, stride: number, height: number): Uint3
 export function popcount32(v: number): number {
   v = v - ((v >>> 1) & 0x55555555);
   v = (v & 0x33333333) + ((v >>> 2) & 0x33333333);
-  return (Math.imul((v + (v >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24);
+  return Math.imul((v + (v >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24;
 }
 
 /** Zero the padding bits beyond `width` in the last word of every row (so counts stay exact). */
@@ -223,8 +272,14 @@ function clearPadding(m: Uint32Array, stride: number, height: number, width: num
 /**
  * Compare A with B (B mapped into A's frame by `transform`, B → A). Output is in A's pixel frame.
  */
-export function diffImages(a: GreyImage, b: GreyImage, transform: readonly number[] = [1, 0, 0, 0, 1, 0], opts: DiffOptions = {}): DiffResult {
-  const it = opts.inkThreshold ?? 160, wt = opts.weakThreshold ?? 208;
+export function diffImages(
+  a: GreyImage,
+  b: GreyImage,
+  transform: readonly number[] = [1, 0, 0, 0, 1, 0],
+  opts: DiffOptions = {},
+): DiffResult {
+  const it = opts.inkThreshold ?? 160,
+    wt = opts.weakThreshold ?? 208;
   const ma = packInk(a, it, wt);
   const mb0 = packInk(b, it, wt);
   const mb = warpMasks(mb0, transform, a.width, a.height);
@@ -241,22 +296,35 @@ export interface Coverage {
  * Where B covers A's frame. Ink of A outside B's page cannot be judged (B was plotted shifted or on a
  * smaller sheet), so it is never reported as removed. A 1 px margin inside B keeps edge resampling out.
  */
-export function coverage(transform: readonly number[], bw: number, bh: number, outW: number, outH: number): Coverage {
+export function coverage(
+  transform: readonly number[],
+  bw: number,
+  bh: number,
+  outW: number,
+  outH: number,
+): Coverage {
   const inv = invertAffine(transform as Affine);
-  const lo = new Int32Array(outH), hi = new Int32Array(outH);
+  const lo = new Int32Array(outH),
+    hi = new Int32Array(outH);
   for (let y = 0; y < outH; y++) {
-    let x0 = 0, x1 = outW - 1;
+    let x0 = 0,
+      x1 = outW - 1;
     // sx(x) = inv0·x + kx must stay in [1, bw − 2]; sy(x) = inv3·x + ky in [1, bh − 2].
     const lims: [number, number, number][] = [
       [inv[0], inv[1] * y + inv[2], bw],
       [inv[3], inv[4] * y + inv[5], bh],
     ];
     for (const [c, k, size] of lims) {
-      const min = 1, max = size - 2;
+      const min = 1,
+        max = size - 2;
       if (Math.abs(c) < 1e-12) {
-        if (k < min || k > max) { x0 = 1; x1 = 0; }
+        if (k < min || k > max) {
+          x0 = 1;
+          x1 = 0;
+        }
       } else {
-        const p = (min - k) / c, q = (max - k) / c;
+        const p = (min - k) / c,
+          q = (max - k) / c;
         x0 = Math.max(x0, Math.ceil(Math.min(p, q)));
         x1 = Math.min(x1, Math.floor(Math.max(p, q)));
       }
@@ -269,7 +337,8 @@ export function coverage(transform: readonly number[], bw: number, bh: number, o
 
 /** Bits of word k (pixels 32k..32k+31) that fall inside [lo, hi]. */
 function rangeBits(k: number, lo: number, hi: number): number {
-  const a = Math.max(lo - k * 32, 0), b = Math.min(hi - k * 32, 31);
+  const a = Math.max(lo - k * 32, 0),
+    b = Math.min(hi - k * 32, 31);
   if (a > b) return 0;
   const upper = b === 31 ? 0xffffffff : (1 << (b + 1)) - 1;
   return (upper & ~((1 << a) - 1)) | 0;
@@ -284,24 +353,36 @@ export function diffMasks(ma: InkMasks, mb: InkMasks, cover?: Coverage): DiffRes
   const hB = dilateRows(mb.weak, stride, height);
   const added = new Uint32Array(stride * height);
   const removed = new Uint32Array(stride * height);
-  const sA = ma.strong, sB = mb.strong;
-  let addedPx = 0, removedPx = 0, unionPx = 0;
+  const sA = ma.strong,
+    sB = mb.strong;
+  let addedPx = 0,
+    removedPx = 0,
+    unionPx = 0;
   for (let y = 0; y < height; y++) {
     const b = y * stride;
-    const up = y > 0 ? b - stride : b, dn = y + 1 < height ? b + stride : b;
+    const up = y > 0 ? b - stride : b,
+      dn = y + 1 < height ? b + stride : b;
     for (let k = 0; k < stride; k++) {
-      const sa = sA[b + k]!, sb = sB[b + k]!;
+      const sa = sA[b + k]!,
+        sb = sB[b + k]!;
       const u = sa | sb;
       if (u === 0) continue;
       unionPx += popcount32(u);
       let rem = sa & ~(hB[up + k]! | hB[b + k]! | hB[dn + k]!);
       if (cover && rem !== 0) {
-        const lo = cover.lo[y]!, hi = cover.hi[y]!;
+        const lo = cover.lo[y]!,
+          hi = cover.hi[y]!;
         if (k * 32 < lo || k * 32 + 31 > hi) rem &= rangeBits(k, lo, hi);
       }
       const add = sb & ~(hA[up + k]! | hA[b + k]! | hA[dn + k]!);
-      if (rem !== 0) { removed[b + k] = rem; removedPx += popcount32(rem); }
-      if (add !== 0) { added[b + k] = add; addedPx += popcount32(add); }
+      if (rem !== 0) {
+        removed[b + k] = rem;
+        removedPx += popcount32(rem);
+      }
+      if (add !== 0) {
+        added[b + k] = add;
+        addedPx += popcount32(add);
+      }
     }
   }
   const changed = addedPx + removedPx;
@@ -316,7 +397,12 @@ export function diffMasks(ma: InkMasks, mb: InkMasks, cover?: Coverage): DiffRes
     weakB: mb.weak,
     added,
     removed,
-    stats: { added_px: addedPx, removed_px: removedPx, unchanged_px: unionPx - changed, changed_fraction: changedFraction },
+    stats: {
+      added_px: addedPx,
+      removed_px: removedPx,
+      unchanged_px: unionPx - changed,
+      changed_fraction: changedFraction,
+    },
     score: 1 - changedFraction,
   };
 }
@@ -328,9 +414,27 @@ export type OverlayKind = 'combined' | 'additions' | 'deletions';
 export type PaletteName = 'standard' | 'colorblind';
 
 /** RGB triples. 'colorblind' uses blue/orange, distinguishable with protanopia and deuteranopia. */
-export const PALETTES: Record<PaletteName, { added: [number, number, number]; removed: [number, number, number]; ink: [number, number, number]; faint: [number, number, number] }> = {
-  standard: { added: [0, 170, 0], removed: [225, 20, 20], ink: [70, 70, 70], faint: [200, 200, 200] },
-  colorblind: { added: [0, 114, 178], removed: [230, 120, 0], ink: [70, 70, 70], faint: [200, 200, 200] },
+export const PALETTES: Record<
+  PaletteName,
+  {
+    added: [number, number, number];
+    removed: [number, number, number];
+    ink: [number, number, number];
+    faint: [number, number, number];
+  }
+> = {
+  standard: {
+    added: [0, 170, 0],
+    removed: [225, 20, 20],
+    ink: [70, 70, 70],
+    faint: [200, 200, 200],
+  },
+  colorblind: {
+    added: [0, 114, 178],
+    removed: [230, 120, 0],
+    ink: [70, 70, 70],
+    faint: [200, 200, 200],
+  },
 };
 
 export interface RgbImage {
@@ -348,15 +452,25 @@ export interface RgbImage {
  *   additions — B's ink, added coloured;
  *   deletions — A's ink, removed coloured.
  */
-export function renderOverlay(d: DiffResult, kind: OverlayKind = 'combined', palette: PaletteName = 'standard', out?: Uint8Array): RgbImage {
+export function renderOverlay(
+  d: DiffResult,
+  kind: OverlayKind = 'combined',
+  palette: PaletteName = 'standard',
+  out?: Uint8Array,
+): RgbImage {
   const { width, height, stride } = d;
   const n = width * height * 3;
   const data = out && out.length >= n ? out.subarray(0, n) : new Uint8Array(n);
   data.fill(255);
   const p = PALETTES[palette];
-  const [ar, ag, ab] = p.added, [rr, rg, rb] = p.removed, [ir, ig, ib] = p.ink, [fr, fg, fb] = p.faint;
-  const useA = kind !== 'additions', useB = kind !== 'deletions';
-  const showAdd = kind !== 'deletions', showRem = kind !== 'additions';
+  const [ar, ag, ab] = p.added,
+    [rr, rg, rb] = p.removed,
+    [ir, ig, ib] = p.ink,
+    [fr, fg, fb] = p.faint;
+  const useA = kind !== 'additions',
+    useB = kind !== 'deletions';
+  const showAdd = kind !== 'deletions',
+    showRem = kind !== 'additions';
   const { weakA, weakB, strongA, strongB, added, removed } = d;
   for (let y = 0; y < height; y++) {
     const b = y * stride;
@@ -373,10 +487,23 @@ export function renderOverlay(d: DiffResult, kind: OverlayKind = 'combined', pal
         const j = 31 - Math.clz32(bit);
         m ^= bit;
         const o = (rowBase + x0 + j) * 3;
-        if ((ad & bit) !== 0) { data[o] = ar; data[o + 1] = ag; data[o + 2] = ab; }
-        else if ((rm & bit) !== 0) { data[o] = rr; data[o + 1] = rg; data[o + 2] = rb; }
-        else if ((st & bit) !== 0) { data[o] = ir; data[o + 1] = ig; data[o + 2] = ib; }
-        else { data[o] = fr; data[o + 1] = fg; data[o + 2] = fb; }
+        if ((ad & bit) !== 0) {
+          data[o] = ar;
+          data[o + 1] = ag;
+          data[o + 2] = ab;
+        } else if ((rm & bit) !== 0) {
+          data[o] = rr;
+          data[o + 1] = rg;
+          data[o + 2] = rb;
+        } else if ((st & bit) !== 0) {
+          data[o] = ir;
+          data[o + 1] = ig;
+          data[o + 2] = ib;
+        } else {
+          data[o] = fr;
+          data[o + 1] = fg;
+          data[o + 2] = fb;
+        }
       }
     }
   }
@@ -387,7 +514,12 @@ export function renderOverlay(d: DiffResult, kind: OverlayKind = 'combined', pal
  * B resampled into A's frame (outW x outH), nearest neighbour, white outside B: the "aligned B" image.
  * Only made on request (it is a full grey copy); the compare itself never needs it.
  */
-export function alignGrey(b: GreyImage, transform: readonly number[], outW: number, outH: number): GreyImage {
+export function alignGrey(
+  b: GreyImage,
+  transform: readonly number[],
+  outW: number,
+  outH: number,
+): GreyImage {
   const out = new Uint8Array(outW * outH);
   if (isIdentity(transform) && b.width === outW && b.height === outH) {
     out.set(b.data);
@@ -395,12 +527,16 @@ export function alignGrey(b: GreyImage, transform: readonly number[], outW: numb
   }
   const inv = invertAffine(transform as Affine);
   const [ia, ib, ic, id, ie, iF] = inv;
-  const SW = b.width, SH = b.height, s = b.data;
+  const SW = b.width,
+    SH = b.height,
+    s = b.data;
   for (let y = 0; y < outH; y++) {
-    const rx = ib * y + ic + 0.5, ry = ie * y + iF + 0.5;
+    const rx = ib * y + ic + 0.5,
+      ry = ie * y + iF + 0.5;
     const ob = y * outW;
     for (let x = 0; x < outW; x++) {
-      const sx = Math.floor(rx + ia * x), sy = Math.floor(ry + id * x);
+      const sx = Math.floor(rx + ia * x),
+        sy = Math.floor(ry + id * x);
       out[ob + x] = sx < 0 || sy < 0 || sx >= SW || sy >= SH ? 255 : s[sy * SW + sx]!;
     }
   }

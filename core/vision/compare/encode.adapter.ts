@@ -9,9 +9,17 @@ import type { RgbImage } from './diff';
  * sharp hands back 3-channel sRGB (3x the bytes and ~3x slower).
  */
 export async function decodeGrey(input: string | Buffer): Promise<GreyImage> {
-  const { data, info } = await sharp(input).toColourspace('b-w').raw().toBuffer({ resolveWithObject: true });
-  if (info.channels !== 1) throw new Error(`Expected a 1-channel decode but sharp returned ${info.channels} channels`);
-  return { width: info.width, height: info.height, data: new Uint8Array(data.buffer, data.byteOffset, data.length) };
+  const { data, info } = await sharp(input)
+    .toColourspace('b-w')
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  if (info.channels !== 1)
+    throw new Error(`Expected a 1-channel decode but sharp returned ${info.channels} channels`);
+  return {
+    width: info.width,
+    height: info.height,
+    data: new Uint8Array(data.buffer, data.byteOffset, data.length),
+  };
 }
 
 export interface PngOptions {

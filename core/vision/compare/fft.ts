@@ -7,7 +7,8 @@ const twiddleCache = new Map<number, { cos: Float64Array; sin: Float64Array; rev
 function plan(n: number): { cos: Float64Array; sin: Float64Array; rev: Uint32Array } {
   let p = twiddleCache.get(n);
   if (p) return p;
-  if (n < 1 || (n & (n - 1)) !== 0) throw new Error(`FFT size must be a power of two but received ${n}`);
+  if (n < 1 || (n & (n - 1)) !== 0)
+    throw new Error(`FFT size must be a power of two but received ${n}`);
   const cos = new Float64Array(n / 2);
   const sin = new Float64Array(n / 2);
   for (let i = 0; i < n / 2; i++) {
@@ -30,38 +31,59 @@ function plan(n: number): { cos: Float64Array; sin: Float64Array; rev: Uint32Arr
  * In-place FFT of `n` contiguous complex values starting at re[off], im[off].
  * inverse=true computes the unscaled inverse. Twiddles are hoisted out of the butterfly loop.
  */
-export function fft1d(re: Float64Array, im: Float64Array, off: number, n: number, inverse: boolean): void {
+export function fft1d(
+  re: Float64Array,
+  im: Float64Array,
+  off: number,
+  n: number,
+  inverse: boolean,
+): void {
   const p = plan(n);
-  const cos = p.cos, sin = p.sin, rev = p.rev;
+  const cos = p.cos,
+    sin = p.sin,
+    rev = p.rev;
   for (let i = 0; i < n; i++) {
     const j = rev[i]!;
     if (j > i) {
-      const a = off + i, b = off + j;
-      const tr = re[a]!; re[a] = re[b]!; re[b] = tr;
-      const ti = im[a]!; im[a] = im[b]!; im[b] = ti;
+      const a = off + i,
+        b = off + j;
+      const tr = re[a]!;
+      re[a] = re[b]!;
+      re[b] = tr;
+      const ti = im[a]!;
+      im[a] = im[b]!;
+      im[b] = ti;
     }
   }
   const sgn = inverse ? -1 : 1;
   // size-2 stage without multiplications
   for (let a = off, end = off + n; a < end; a += 2) {
     const b = a + 1;
-    const xr = re[b]!, xi = im[b]!;
-    re[b] = re[a]! - xr; im[b] = im[a]! - xi;
-    re[a] = re[a]! + xr; im[a] = im[a]! + xi;
+    const xr = re[b]!,
+      xi = im[b]!;
+    re[b] = re[a]! - xr;
+    im[b] = im[a]! - xi;
+    re[a] = re[a]! + xr;
+    im[a] = im[a]! + xi;
   }
   for (let size = 4; size <= n; size <<= 1) {
     const half = size >> 1;
     const step = n / size;
     for (let k = 0; k < half; k++) {
-      const wr = cos[k * step]!, wi = sgn * sin[k * step]!;
+      const wr = cos[k * step]!,
+        wi = sgn * sin[k * step]!;
       for (let a = off + k, end = off + n; a < end; a += size) {
         const b = a + half;
-        const br = re[b]!, bi = im[b]!;
+        const br = re[b]!,
+          bi = im[b]!;
         const xr = br * wr - bi * wi;
         const xi = br * wi + bi * wr;
-        const ar = re[a]!, ai = im[a]!;
-        re[b] = ar - xr; im[b] = ai - xi;
-        re[a] = ar + xr; im[a] = ai + xi;
+        const ar = re[a]!,
+          ai = im[a]!;
+        re[b] = ar - xr;
+        im[b] = ai - xi;
+        re[a] = ar + xr;
+        im[a] = ai + xi;
       }
     }
   }
@@ -77,10 +99,20 @@ function transpose(src: Float64Array, dst: Float64Array, rows: number, cols: num
 const tScratch = { re: new Float64Array(0), im: new Float64Array(0) };
 
 /** 2-D FFT of a rows x cols grid (row-major), in place: rows, transpose, rows, transpose back. */
-export function fft2d(re: Float64Array, im: Float64Array, rows: number, cols: number, inverse: boolean): void {
+export function fft2d(
+  re: Float64Array,
+  im: Float64Array,
+  rows: number,
+  cols: number,
+  inverse: boolean,
+): void {
   const n = rows * cols;
-  if (tScratch.re.length < n) { tScratch.re = new Float64Array(n); tScratch.im = new Float64Array(n); }
-  const tr = tScratch.re, ti = tScratch.im;
+  if (tScratch.re.length < n) {
+    tScratch.re = new Float64Array(n);
+    tScratch.im = new Float64Array(n);
+  }
+  const tr = tScratch.re,
+    ti = tScratch.im;
   for (let r = 0; r < rows; r++) fft1d(re, im, r * cols, cols, inverse);
   transpose(re, tr, rows, cols);
   transpose(im, ti, rows, cols);
@@ -127,7 +159,8 @@ export function phaseCorrelate(
   const bi = scratch?.bi ?? new Float64Array(n);
   // Two real FFTs for the price of one: z = a + i·b, then A(k) = (Z(k) + conj Z(−k))/2 and
   // B(k) = (Z(k) − conj Z(−k))/(2i).
-  ar.set(a); ai.set(b);
+  ar.set(a);
+  ai.set(b);
   fft2d(ar, ai, rows, cols, false);
   // Cross-power spectrum A·conj(B)/|A·conj(B)| into (br, bi); its inverse peaks at the shift of a relative to b.
   for (let r = 0; r < rows; r++) {
@@ -135,33 +168,59 @@ export function phaseCorrelate(
     for (let c = 0; c < cols; c++) {
       const i = r * cols + c;
       const j = nr + ((cols - c) % cols);
-      const zr = ar[i]!, zi = ai[i]!, wr = ar[j]!, wi = ai[j]!;
-      const Ar = zr + wr, Ai = zi - wi; // 2·A
-      const Br = zi + wi, Bi = wr - zr; // 2·B
+      const zr = ar[i]!,
+        zi = ai[i]!,
+        wr = ar[j]!,
+        wi = ai[j]!;
+      const Ar = zr + wr,
+        Ai = zi - wi; // 2·A
+      const Br = zi + wi,
+        Bi = wr - zr; // 2·B
       const xr = Ar * Br + Ai * Bi;
       const xi = Ai * Br - Ar * Bi;
       const mag = Math.sqrt(xr * xr + xi * xi);
-      if (mag > 1e-12) { br[i] = xr / mag; bi[i] = xi / mag; } else { br[i] = 0; bi[i] = 0; }
+      if (mag > 1e-12) {
+        br[i] = xr / mag;
+        bi[i] = xi / mag;
+      } else {
+        br[i] = 0;
+        bi[i] = 0;
+      }
     }
   }
-  ar.set(br); ai.set(bi);
+  ar.set(br);
+  ai.set(bi);
   fft2d(ar, ai, rows, cols, true);
   const scale = 1 / n;
-  let best = -Infinity, bx = 0, by = 0, sumAbs = 0, count = 0;
-  const mx = Math.min(maxShiftX, (cols >> 1) - 1), my = Math.min(maxShiftY, (rows >> 1) - 1);
+  let best = -Infinity,
+    bx = 0,
+    by = 0,
+    sumAbs = 0,
+    count = 0;
+  const mx = Math.min(maxShiftX, (cols >> 1) - 1),
+    my = Math.min(maxShiftY, (rows >> 1) - 1);
   for (let dy = -my; dy <= my; dy++) {
     const row = ((dy + rows) % rows) * cols;
     for (let dx = -mx; dx <= mx; dx++) {
       const v = ar[row + ((dx + cols) % cols)]! * scale;
       sumAbs += Math.abs(v);
       count++;
-      if (v > best) { best = v; bx = dx; by = dy; }
+      if (v > best) {
+        best = v;
+        bx = dx;
+        by = dy;
+      }
     }
   }
-  const at = (dx: number, dy: number): number => ar[((dy + rows) % rows) * cols + ((dx + cols) % cols)]! * scale;
+  const at = (dx: number, dy: number): number =>
+    ar[((dy + rows) % rows) * cols + ((dx + cols) % cols)]! * scale;
   const c = best;
-  const l = at(bx - 1, by), r = at(bx + 1, by), u = at(bx, by - 1), d = at(bx, by + 1);
-  const denX = l - 2 * c + r, denY = u - 2 * c + d;
+  const l = at(bx - 1, by),
+    r = at(bx + 1, by),
+    u = at(bx, by - 1),
+    d = at(bx, by + 1);
+  const denX = l - 2 * c + r,
+    denY = u - 2 * c + d;
   let sx = denX < 0 ? (0.5 * (l - r)) / denX : 0;
   let sy = denY < 0 ? (0.5 * (u - d)) / denY : 0;
   if (!(Math.abs(sx) <= 0.5)) sx = 0;

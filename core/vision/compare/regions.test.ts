@@ -30,7 +30,7 @@ describe('findRegions', () => {
     expect(byKind('removed')).toHaveLength(1);
     expect(byKind('removed')[0]!.bbox).toEqual({ x: 300, y: 200, width: 30, height: 30 });
     expect(byKind('removed')[0]!.area_px).toBe(900);
-    const moved = byKind("moved");
+    const moved = byKind('moved');
     expect(moved).toHaveLength(2);
     expect(moved.map((r) => r.bbox.y).sort((p, q) => p - q)).toEqual([50, 180]);
     expect(regions[moved[0]!.moved_with!]).toBe(moved[1]);

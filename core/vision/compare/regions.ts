@@ -53,7 +53,12 @@ function emptyBox(): Box {
 }
 
 function boxUnion(a: Box, b: Box): Box {
-  return { x0: Math.min(a.x0, b.x0), y0: Math.min(a.y0, b.y0), x1: Math.max(a.x1, b.x1), y1: Math.max(a.y1, b.y1) };
+  return {
+    x0: Math.min(a.x0, b.x0),
+    y0: Math.min(a.y0, b.y0),
+    x1: Math.max(a.x1, b.x1),
+    y1: Math.max(a.y1, b.y1),
+  };
 }
 
 function boxGap(a: Box, b: Box): number {
@@ -63,9 +68,17 @@ function boxGap(a: Box, b: Box): number {
 }
 
 /** Tight box of the set bits of mask `m` inside block (bx, by); grows `box` in place. */
-function blockBox(m: Uint32Array, stride: number, height: number, bx: number, by: number, box: Box): void {
+function blockBox(
+  m: Uint32Array,
+  stride: number,
+  height: number,
+  bx: number,
+  by: number,
+  box: Box,
+): void {
   let or = 0;
-  const y0 = by * 32, y1 = Math.min(height, y0 + 32);
+  const y0 = by * 32,
+    y1 = Math.min(height, y0 + 32);
   for (let y = y0; y < y1; y++) {
     const w = m[y * stride + bx]!;
     if (w !== 0) {
@@ -75,7 +88,8 @@ function blockBox(m: Uint32Array, stride: number, height: number, bx: number, by
     }
   }
   if (or !== 0) {
-    const lo = 31 - Math.clz32(or & -or), hi = 31 - Math.clz32(or);
+    const lo = 31 - Math.clz32(or & -or),
+      hi = 31 - Math.clz32(or);
     if (bx * 32 + lo < box.x0) box.x0 = bx * 32 + lo;
     if (bx * 32 + hi > box.x1) box.x1 = bx * 32 + hi;
   }
@@ -88,7 +102,8 @@ function bitAt(m: Uint32Array, stride: number, x: number, y: number): number {
 /** Count set bits of `m` inside `box`. */
 function countIn(m: Uint32Array, stride: number, box: Box): number {
   let n = 0;
-  for (let y = box.y0; y <= box.y1; y++) for (let x = box.x0; x <= box.x1; x++) n += bitAt(m, stride, x, y);
+  for (let y = box.y0; y <= box.y1; y++)
+    for (let x = box.x0; x <= box.x1; x++) n += bitAt(m, stride, x, y);
   return n;
 }
 
@@ -97,19 +112,24 @@ function countIn(m: Uint32Array, stride: number, box: Box): number {
  * Returns the matched share of the removed pixels (0..1). Regions are small, so per-pixel is fine.
  */
 function shapeMatch(d: DiffResult, rb: Box, ab: Box, dx: number, dy: number): number {
-  let hit = 0, tot = 0;
+  let hit = 0,
+    tot = 0;
   const { stride, width, height, removed, added } = d;
   for (let y = rb.y0; y <= rb.y1; y++) {
     for (let x = rb.x0; x <= rb.x1; x++) {
       if (!bitAt(removed, stride, x, y)) continue;
       tot++;
-      const tx = x + dx, ty = y + dy;
+      const tx = x + dx,
+        ty = y + dy;
       let found = 0;
       for (let yy = ty - 1; yy <= ty + 1 && !found; yy++) {
         if (yy < ab.y0 - 1 || yy > ab.y1 + 1 || yy < 0 || yy >= height) continue;
         for (let xx = tx - 1; xx <= tx + 1; xx++) {
           if (xx < 0 || xx >= width) continue;
-          if (bitAt(added, stride, xx, yy)) { found = 1; break; }
+          if (bitAt(added, stride, xx, yy)) {
+            found = 1;
+            break;
+          }
         }
       }
       hit += found;
@@ -133,14 +153,18 @@ export function findRegions(d: DiffResult, opts: RegionOptions = {}): ChangeRegi
   const alignConf = opts.alignmentConfidence ?? 1;
   const maxMove = opts.maxMovePx ?? 400;
   const { stride, height, added, removed } = d;
-  const bw = stride, bh = Math.ceil(height / 32);
+  const bw = stride,
+    bh = Math.ceil(height / 32);
 
   // 1. block counts (only words that hold changes cost a popcount)
-  const addCnt = new Uint32Array(bw * bh), remCnt = new Uint32Array(bw * bh);
+  const addCnt = new Uint32Array(bw * bh),
+    remCnt = new Uint32Array(bw * bh);
   for (let y = 0; y < height; y++) {
-    const rb = y * stride, brow = (y >> 5) * bw;
+    const rb = y * stride,
+      brow = (y >> 5) * bw;
     for (let k = 0; k < stride; k++) {
-      const a = added[rb + k]!, r = removed[rb + k]!;
+      const a = added[rb + k]!,
+        r = removed[rb + k]!;
       if ((a | r) === 0) continue;
       if (a !== 0) addCnt[brow + k] = addCnt[brow + k]! + popcount32(a);
       if (r !== 0) remCnt[brow + k] = remCnt[brow + k]! + popcount32(r);
@@ -158,14 +182,21 @@ export function findRegions(d: DiffResult, opts: RegionOptions = {}): ChangeRegi
   const stack: number[] = [];
   for (const seed of flagged) {
     if (label[seed] !== -1) continue;
-    const c: Comp = { box: emptyBox(), addBox: emptyBox(), remBox: emptyBox(), added: 0, removed: 0 };
+    const c: Comp = {
+      box: emptyBox(),
+      addBox: emptyBox(),
+      remBox: emptyBox(),
+      added: 0,
+      removed: 0,
+    };
     const id = comps.length;
     comps.push(c);
     label[seed] = id;
     stack.push(seed);
     while (stack.length > 0) {
       const i = stack.pop()!;
-      const bx = i % bw, by = (i / bw) | 0;
+      const bx = i % bw,
+        by = (i / bw) | 0;
       if (addCnt[i]! > 0) blockBox(added, stride, height, bx, by, c.addBox);
       if (remCnt[i]! > 0) blockBox(removed, stride, height, bx, by, c.remBox);
       c.added += addCnt[i]!;
@@ -173,7 +204,10 @@ export function findRegions(d: DiffResult, opts: RegionOptions = {}): ChangeRegi
       for (let y = Math.max(0, by - R); y <= Math.min(bh - 1, by + R); y++) {
         for (let x = Math.max(0, bx - R); x <= Math.min(bw - 1, bx + R); x++) {
           const j = y * bw + x;
-          if (isFlag[j] && label[j] === -1) { label[j] = id; stack.push(j); }
+          if (isFlag[j] && label[j] === -1) {
+            label[j] = id;
+            stack.push(j);
+          }
         }
       }
     }
@@ -189,10 +223,29 @@ export function findRegions(d: DiffResult, opts: RegionOptions = {}): ChangeRegi
     outer: for (let i = 0; i < list.length; i++) {
       for (let j = i + 1; j < list.length; j++) {
         if (boxGap(list[i]!.box, list[j]!.box) <= 0) {
-          const a = list[i]!, b = list[j]!;
-          const addBox = a.added > 0 && b.added > 0 ? boxUnion(a.addBox, b.addBox) : a.added > 0 ? a.addBox : b.addBox;
-          const remBox = a.removed > 0 && b.removed > 0 ? boxUnion(a.remBox, b.remBox) : a.removed > 0 ? a.remBox : b.removed > 0 ? b.remBox : emptyBox();
-          list[i] = { box: boxUnion(a.box, b.box), addBox, remBox, added: a.added + b.added, removed: a.removed + b.removed };
+          const a = list[i]!,
+            b = list[j]!;
+          const addBox =
+            a.added > 0 && b.added > 0
+              ? boxUnion(a.addBox, b.addBox)
+              : a.added > 0
+                ? a.addBox
+                : b.addBox;
+          const remBox =
+            a.removed > 0 && b.removed > 0
+              ? boxUnion(a.remBox, b.remBox)
+              : a.removed > 0
+                ? a.remBox
+                : b.removed > 0
+                  ? b.remBox
+                  : emptyBox();
+          list[i] = {
+            box: boxUnion(a.box, b.box),
+            addBox,
+            remBox,
+            added: a.added + b.added,
+            removed: a.removed + b.removed,
+          };
           list.splice(j, 1);
           merged = true;
           break outer;
@@ -211,13 +264,23 @@ export function findRegions(d: DiffResult, opts: RegionOptions = {}): ChangeRegi
       const dx = Math.round((c.addBox.x0 + c.addBox.x1 - c.remBox.x0 - c.remBox.x1) / 2);
       const dy = Math.round((c.addBox.y0 + c.addBox.y1 - c.remBox.y0 - c.remBox.y1) / 2);
       const ratio = c.added / c.removed;
-      if ((Math.abs(dx) > 2 || Math.abs(dy) > 2) && ratio > 0.7 && ratio < 1.4 && shapeMatch(d, c.remBox, c.addBox, dx, dy) > 0.8) {
+      if (
+        (Math.abs(dx) > 2 || Math.abs(dy) > 2) &&
+        ratio > 0.7 &&
+        ratio < 1.4 &&
+        shapeMatch(d, c.remBox, c.addBox, dx, dy) > 0.8
+      ) {
         kind = 'moved';
       }
     }
     const confidence = alignConf * (0.5 + 0.5 * Math.min(1, area / (10 * minArea)));
     return {
-      bbox: { x: c.box.x0, y: c.box.y0, width: c.box.x1 - c.box.x0 + 1, height: c.box.y1 - c.box.y0 + 1 },
+      bbox: {
+        x: c.box.x0,
+        y: c.box.y0,
+        width: c.box.x1 - c.box.x0 + 1,
+        height: c.box.y1 - c.box.y0 + 1,
+      },
       area_px: area,
       added_px: c.added,
       removed_px: c.removed,
@@ -247,9 +310,20 @@ export function findRegions(d: DiffResult, opts: RegionOptions = {}): ChangeRegi
   const used = new Set<number>();
   for (const p of pairs) {
     if (used.has(p.ri) || used.has(p.ai)) continue;
-    const r = out[p.ri]!, a = out[p.ai]!;
-    const rb: Box = { x0: r.bbox.x, y0: r.bbox.y, x1: r.bbox.x + r.bbox.width - 1, y1: r.bbox.y + r.bbox.height - 1 };
-    const ab: Box = { x0: a.bbox.x, y0: a.bbox.y, x1: a.bbox.x + a.bbox.width - 1, y1: a.bbox.y + a.bbox.height - 1 };
+    const r = out[p.ri]!,
+      a = out[p.ai]!;
+    const rb: Box = {
+      x0: r.bbox.x,
+      y0: r.bbox.y,
+      x1: r.bbox.x + r.bbox.width - 1,
+      y1: r.bbox.y + r.bbox.height - 1,
+    };
+    const ab: Box = {
+      x0: a.bbox.x,
+      y0: a.bbox.y,
+      x1: a.bbox.x + a.bbox.width - 1,
+      y1: a.bbox.y + a.bbox.height - 1,
+    };
     if (shapeMatch(d, rb, ab, p.dx, p.dy) < 0.8) continue;
     used.add(p.ri);
     used.add(p.ai);

@@ -1,8 +1,24 @@
 import { describe, expect, it } from 'vitest';
 import type { GreyImage } from '../types';
 import { nextPow2, phaseCorrelate } from './fft';
-import { _internal, inkDownsample, invertAffine, registerImages, transformError, type Affine } from './register';
-import { blankImage, drawGlyphs, drawLine, fixture, renderPdfPage, rng, strokeRect, warpAffine } from './test-support';
+import {
+  _internal,
+  inkDownsample,
+  invertAffine,
+  registerImages,
+  transformError,
+  type Affine,
+} from './register';
+import {
+  blankImage,
+  drawGlyphs,
+  drawLine,
+  fixture,
+  renderPdfPage,
+  rng,
+  strokeRect,
+  warpAffine,
+} from './test-support';
 
 /** A small synthetic "drawing": frame, grid of boxes, diagonal strokes and glyph rows. */
 function synthSheet(w: number, h: number, seed = 1): GreyImage {
@@ -10,19 +26,31 @@ function synthSheet(w: number, h: number, seed = 1): GreyImage {
   const r = rng(seed);
   strokeRect(img, 10, 10, w - 20, h - 20, 3);
   for (let i = 0; i < 40; i++) {
-    const x = 20 + r() * (w - 120), y = 20 + r() * (h - 80);
+    const x = 20 + r() * (w - 120),
+      y = 20 + r() * (h - 80);
     strokeRect(img, x, y, 20 + r() * 80, 15 + r() * 50, 2);
   }
-  for (let i = 0; i < 30; i++) drawLine(img, 20 + r() * (w - 40), 20 + r() * (h - 40), 20 + r() * (w - 40), 20 + r() * (h - 40), 2);
-  for (let i = 0; i < 25; i++) drawGlyphs(img, 20 + r() * (w - 140), 20 + r() * (h - 40), 60 + r() * 60, 12, r);
+  for (let i = 0; i < 30; i++)
+    drawLine(
+      img,
+      20 + r() * (w - 40),
+      20 + r() * (h - 40),
+      20 + r() * (w - 40),
+      20 + r() * (h - 40),
+      2,
+    );
+  for (let i = 0; i < 25; i++)
+    drawGlyphs(img, 20 + r() * (w - 140), 20 + r() * (h - 40), 60 + r() * 60, 12, r);
   return img;
 }
 
 /** Similarity x_A = s·R(θ)·x_B + t, about the sheet centre. */
 function similarity(s: number, deg: number, tx: number, ty: number, w: number, h: number): Affine {
   const th = (deg * Math.PI) / 180;
-  const a = s * Math.cos(th), d = s * Math.sin(th);
-  const cx = w / 2, cy = h / 2;
+  const a = s * Math.cos(th),
+    d = s * Math.sin(th);
+  const cx = w / 2,
+    cy = h / 2;
   return [a, -d, cx - a * cx + d * cy + tx, d, a, cy - d * cx - a * cy + ty];
 }
 
@@ -33,7 +61,8 @@ describe('phaseCorrelate', () => {
     const a = new Float64Array(n * n);
     const r = rng(3);
     for (let i = 0; i < n * n; i++) b[i] = r();
-    for (let y = 0; y < n; y++) for (let x = 0; x < n; x++) a[y * n + x] = b[((y - 2 + n) % n) * n + ((x - 5 + n) % n)]!;
+    for (let y = 0; y < n; y++)
+      for (let x = 0; x < n; x++) a[y * n + x] = b[((y - 2 + n) % n) * n + ((x - 5 + n) % n)]!;
     const pk = phaseCorrelate(a, b, n, n, 10, 10);
     expect(pk.dx).toBeCloseTo(5, 5);
     expect(pk.dy).toBeCloseTo(2, 5);
@@ -62,8 +91,15 @@ describe('similarity fit', () => {
     const t = similarity(1.01, 0.7, 12, -7, 400, 300);
     const ms = [] as { ax: number; ay: number; bx: number; by: number; peak: number }[];
     for (let i = 0; i < 12; i++) {
-      const bx = (i % 4) * 100 + 20, by = Math.floor(i / 4) * 100 + 30;
-      ms.push({ bx, by, ax: t[0] * bx + t[1] * by + t[2], ay: t[3] * bx + t[4] * by + t[5], peak: 1 });
+      const bx = (i % 4) * 100 + 20,
+        by = Math.floor(i / 4) * 100 + 30;
+      ms.push({
+        bx,
+        by,
+        ax: t[0] * bx + t[1] * by + t[2],
+        ay: t[3] * bx + t[4] * by + t[5],
+        peak: 1,
+      });
     }
     ms[3]!.ax += 40; // gross outlier
     const fit = _internal.robustFit(ms, 2, 'similarity')!;

@@ -71,8 +71,10 @@ export interface InkLevel {
  * Partial blocks at the right/bottom edges average over the pixels they have.
  */
 export function inkDownsample(img: GreyImage, f: number): InkLevel {
-  const W = img.width, H = img.height;
-  const w = Math.ceil(W / f), h = Math.ceil(H / f);
+  const W = img.width,
+    H = img.height;
+  const w = Math.ceil(W / f),
+    h = Math.ceil(H / f);
   const out = new Float32Array(w * h);
   const acc = new Float64Array(w);
   const src = img.data;
@@ -84,17 +86,24 @@ export function inkDownsample(img: GreyImage, f: number): InkLevel {
     const all32 = direct ? new Uint32Array(src.buffer, src.byteOffset, (W * H) >> 2) : null;
     const row = direct ? null : new Uint8Array(nWords * 4);
     const row32 = row ? new Uint32Array(row.buffer) : null;
-    const lo = new Uint32Array(nWords), hi = new Uint32Array(nWords);
+    const lo = new Uint32Array(nWords),
+      hi = new Uint32Array(nWords);
     const wordsPerCell = f / 4;
     for (let oy = 0; oy < h; oy++) {
-      lo.fill(0); hi.fill(0);
-      const y0 = oy * f, y1 = Math.min(H, y0 + f);
+      lo.fill(0);
+      hi.fill(0);
+      const y0 = oy * f,
+        y1 = Math.min(H, y0 + f);
       for (let y = y0; y < y1; y++) {
         let words: Uint32Array, base: number;
-        if (all32) { words = all32; base = y * nWords; } else {
+        if (all32) {
+          words = all32;
+          base = y * nWords;
+        } else {
           row!.fill(255, W);
           row!.set(src.subarray(y * W, y * W + W));
-          words = row32!; base = 0;
+          words = row32!;
+          base = 0;
         }
         for (let k = 0; k < nWords; k++) {
           const v = words[base + k]!;
@@ -107,7 +116,8 @@ export function inkDownsample(img: GreyImage, f: number): InkLevel {
         let sum = 0;
         const k1 = Math.min(nWords, (ox + 1) * wordsPerCell);
         for (let k = ox * wordsPerCell; k < k1; k++) {
-          const l = lo[k]!, u = hi[k]!;
+          const l = lo[k]!,
+            u = hi[k]!;
           sum += (l & 0xffff) + (l >>> 16) + (u & 0xffff) + (u >>> 16);
         }
         // Padding bytes of a partial last word are white (255), so count them as paper.
@@ -119,7 +129,8 @@ export function inkDownsample(img: GreyImage, f: number): InkLevel {
   } else {
     for (let oy = 0; oy < h; oy++) {
       acc.fill(0);
-      const y0 = oy * f, y1 = Math.min(H, y0 + f);
+      const y0 = oy * f,
+        y1 = Math.min(H, y0 + f);
       for (let y = y0; y < y1; y++) {
         const base = y * W;
         for (let x = 0; x < W; x++) {
@@ -143,7 +154,8 @@ export function inkDownsample(img: GreyImage, f: number): InkLevel {
 /** Further box-downsample of an ink level by integer g (cheap: the level is small). */
 export function downsampleLevel(lv: InkLevel, g: number): InkLevel {
   if (g === 1) return lv;
-  const w = Math.ceil(lv.width / g), h = Math.ceil(lv.height / g);
+  const w = Math.ceil(lv.width / g),
+    h = Math.ceil(lv.height / g);
   const out = new Float32Array(w * h);
   const cnt = new Float32Array(w * h);
   for (let y = 0; y < lv.height; y++) {
@@ -163,11 +175,16 @@ export function downsampleLevel(lv: InkLevel, g: number): InkLevel {
  * wraps every nested arrow in a `__name` call, which costs more than the arithmetic in hot loops.
  */
 function sampleLevel(data: Float32Array, W: number, H: number, x: number, y: number): number {
-  const x0 = Math.floor(x), y0 = Math.floor(y);
-  const fx = x - x0, fy = y - y0;
+  const x0 = Math.floor(x),
+    y0 = Math.floor(y);
+  const fx = x - x0,
+    fy = y - y0;
   if (x0 >= 0 && y0 >= 0 && x0 + 1 < W && y0 + 1 < H) {
     const i = y0 * W + x0;
-    return (data[i]! * (1 - fx) + data[i + 1]! * fx) * (1 - fy) + (data[i + W]! * (1 - fx) + data[i + W + 1]! * fx) * fy;
+    return (
+      (data[i]! * (1 - fx) + data[i + 1]! * fx) * (1 - fy) +
+      (data[i + W]! * (1 - fx) + data[i + W + 1]! * fx) * fy
+    );
   }
   if (x0 < -1 || y0 < -1 || x0 >= W || y0 >= H) return 0;
   const v00 = x0 >= 0 && y0 >= 0 ? data[y0 * W + x0]! : 0;
@@ -179,11 +196,17 @@ function sampleLevel(data: Float32Array, W: number, H: number, x: number, y: num
 
 /** Bilinear sample of ink (255 − grey) of a full-resolution image; 0 (paper) outside. */
 function sampleGrey(data: Uint8Array, W: number, H: number, x: number, y: number): number {
-  const x0 = Math.floor(x), y0 = Math.floor(y);
-  const fx = x - x0, fy = y - y0;
+  const x0 = Math.floor(x),
+    y0 = Math.floor(y);
+  const fx = x - x0,
+    fy = y - y0;
   if (x0 >= 0 && y0 >= 0 && x0 + 1 < W && y0 + 1 < H) {
     const i = y0 * W + x0;
-    return 255 - ((data[i]! * (1 - fx) + data[i + 1]! * fx) * (1 - fy) + (data[i + W]! * (1 - fx) + data[i + W + 1]! * fx) * fy);
+    return (
+      255 -
+      ((data[i]! * (1 - fx) + data[i + 1]! * fx) * (1 - fy) +
+        (data[i + W]! * (1 - fx) + data[i + W + 1]! * fx) * fy)
+    );
   }
   if (x0 < -1 || y0 < -1 || x0 >= W || y0 >= H) return 0;
   const v00 = x0 >= 0 && y0 >= 0 ? 255 - data[y0 * W + x0]! : 0;
@@ -211,7 +234,9 @@ function levelSampler(lv: InkLevel): Sampler {
 }
 
 function sampleAt(s: Sampler, x: number, y: number): number {
-  return s.grey ? sampleGrey(s.grey, s.width, s.height, x, y) : sampleLevel(s.level!, s.width, s.height, x, y);
+  return s.grey
+    ? sampleGrey(s.grey, s.width, s.height, x, y)
+    : sampleLevel(s.level!, s.width, s.height, x, y);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -221,7 +246,10 @@ export function invertAffine(t: readonly number[]): Affine {
   const [a, b, c, d, e, f] = t as Affine;
   const det = a * e - b * d;
   if (Math.abs(det) < 1e-12) throw new Error('Transform is singular');
-  const ia = e / det, ib = -b / det, id = -d / det, ie = a / det;
+  const ia = e / det,
+    ib = -b / det,
+    id = -d / det,
+    ie = a / det;
   return [ia, ib, -(ia * c + ib * f), id, ie, -(id * c + ie * f)];
 }
 
@@ -230,11 +258,19 @@ export function applyAffine(t: readonly number[], x: number, y: number): [number
 }
 
 /** Largest distance between two transforms' images of points on an n x n grid over a w x h sheet. */
-export function transformError(t: readonly number[], truth: readonly number[], w: number, h: number, n = 9): { max: number; rms: number } {
-  let max = 0, ss = 0;
+export function transformError(
+  t: readonly number[],
+  truth: readonly number[],
+  w: number,
+  h: number,
+  n = 9,
+): { max: number; rms: number } {
+  let max = 0,
+    ss = 0;
   for (let i = 0; i < n; i++) {
     for (let j = 0; j < n; j++) {
-      const x = ((w - 1) * i) / (n - 1), y = ((h - 1) * j) / (n - 1);
+      const x = ((w - 1) * i) / (n - 1),
+        y = ((h - 1) * j) / (n - 1);
       const [x1, y1] = applyAffine(t, x, y);
       const [x2, y2] = applyAffine(truth, x, y);
       const d = Math.hypot(x1 - x2, y1 - y2);
@@ -258,19 +294,37 @@ interface Match {
 /** Weighted least-squares similarity x_A = s·R·x_B + t (4 dof). */
 function fitSimilarity(ms: Match[]): Affine | null {
   if (ms.length < 2) return null;
-  let n = 0, mbx = 0, mby = 0, max = 0, may = 0;
-  for (const m of ms) { n++; mbx += m.bx; mby += m.by; max += m.ax; may += m.ay; }
-  mbx /= n; mby /= n; max /= n; may /= n;
-  let sxx = 0, sxy = 0, syx = 0, s2 = 0;
+  let n = 0,
+    mbx = 0,
+    mby = 0,
+    max = 0,
+    may = 0;
   for (const m of ms) {
-    const bx = m.bx - mbx, by = m.by - mby, ax = m.ax - max, ay = m.ay - may;
+    n++;
+    mbx += m.bx;
+    mby += m.by;
+    max += m.ax;
+    may += m.ay;
+  }
+  mbx /= n;
+  mby /= n;
+  max /= n;
+  may /= n;
+  let sxx = 0,
+    sxy = 0,
+    s2 = 0;
+  for (const m of ms) {
+    const bx = m.bx - mbx,
+      by = m.by - mby,
+      ax = m.ax - max,
+      ay = m.ay - may;
     sxx += bx * ax + by * ay; // Σ b·a
     sxy += bx * ay - by * ax; // Σ b×a
     s2 += bx * bx + by * by;
-    syx += 0;
   }
   if (s2 < 1e-9) return null;
-  const p = sxx / s2, q = sxy / s2; // a = s cosθ, d = s sinθ
+  const p = sxx / s2,
+    q = sxy / s2; // a = s cosθ, d = s sinθ
   return [p, -q, max - (p * mbx - q * mby), q, p, may - (q * mbx + p * mby)];
 }
 
@@ -278,23 +332,61 @@ function fitSimilarity(ms: Match[]): Affine | null {
 function fitAffine(ms: Match[]): Affine | null {
   if (ms.length < 3) return null;
   // Normal equations for [a b c] from (bx, by, 1) → ax, and [d e f] → ay.
-  let sxx = 0, sxy = 0, sx = 0, syy = 0, sy = 0, n = 0, xa = 0, ya = 0, a1 = 0, xb = 0, yb = 0, b1 = 0;
+  let sxx = 0,
+    sxy = 0,
+    sx = 0,
+    syy = 0,
+    sy = 0,
+    n = 0,
+    xa = 0,
+    ya = 0,
+    a1 = 0,
+    xb = 0,
+    yb = 0,
+    b1 = 0;
   for (const m of ms) {
-    sxx += m.bx * m.bx; sxy += m.bx * m.by; sx += m.bx; syy += m.by * m.by; sy += m.by; n++;
-    xa += m.bx * m.ax; ya += m.by * m.ax; a1 += m.ax;
-    xb += m.bx * m.ay; yb += m.by * m.ay; b1 += m.ay;
+    sxx += m.bx * m.bx;
+    sxy += m.bx * m.by;
+    sx += m.bx;
+    syy += m.by * m.by;
+    sy += m.by;
+    n++;
+    xa += m.bx * m.ax;
+    ya += m.by * m.ax;
+    a1 += m.ax;
+    xb += m.bx * m.ay;
+    yb += m.by * m.ay;
+    b1 += m.ay;
   }
   const M = [sxx, sxy, sx, sxy, syy, sy, sx, sy, n];
   const solve = (r: number[]): number[] | null => {
-    const [m0, m1, m2, m3, m4, m5, m6, m7, m8] = M as [number, number, number, number, number, number, number, number, number];
+    const [m0, m1, m2, m3, m4, m5, m6, m7, m8] = M as [
+      number,
+      number,
+      number,
+      number,
+      number,
+      number,
+      number,
+      number,
+      number,
+    ];
     const det = m0 * (m4 * m8 - m5 * m7) - m1 * (m3 * m8 - m5 * m6) + m2 * (m3 * m7 - m4 * m6);
     if (Math.abs(det) < 1e-9) return null;
     const inv = [
-      m4 * m8 - m5 * m7, m2 * m7 - m1 * m8, m1 * m5 - m2 * m4,
-      m5 * m6 - m3 * m8, m0 * m8 - m2 * m6, m2 * m3 - m0 * m5,
-      m3 * m7 - m4 * m6, m1 * m6 - m0 * m7, m0 * m4 - m1 * m3,
+      m4 * m8 - m5 * m7,
+      m2 * m7 - m1 * m8,
+      m1 * m5 - m2 * m4,
+      m5 * m6 - m3 * m8,
+      m0 * m8 - m2 * m6,
+      m2 * m3 - m0 * m5,
+      m3 * m7 - m4 * m6,
+      m1 * m6 - m0 * m7,
+      m0 * m4 - m1 * m3,
     ];
-    return [0, 1, 2].map((i) => (inv[i * 3]! * r[0]! + inv[i * 3 + 1]! * r[1]! + inv[i * 3 + 2]! * r[2]!) / det);
+    return [0, 1, 2].map(
+      (i) => (inv[i * 3]! * r[0]! + inv[i * 3 + 1]! * r[1]! + inv[i * 3 + 2]! * r[2]!) / det,
+    );
   };
   const p = solve([xa, ya, a1]);
   const q = solve([xb, yb, b1]);
@@ -311,7 +403,11 @@ function residual(t: Affine, m: Match): number {
  * Robust fit: exhaustive 2-point similarity hypotheses (matches are few, ≤ ~50) scored by inlier
  * count within `thr` px, then least squares on the inliers with two rounds of re-selection.
  */
-function robustFit(ms: Match[], thr: number, model: 'similarity' | 'affine'): { t: Affine; inliers: Match[]; rms: number } | null {
+function robustFit(
+  ms: Match[],
+  thr: number,
+  model: 'similarity' | 'affine',
+): { t: Affine; inliers: Match[]; rms: number } | null {
   if (ms.length < 2) return null;
   let best: Match[] = [];
   let bestScore = -1;
@@ -325,16 +421,24 @@ function robustFit(ms: Match[], thr: number, model: 'similarity' | 'affine'): { 
       const inl: Match[] = [];
       for (const m of ms) {
         const r = residual(t, m);
-        if (r < thr) { inl.push(m); score += 1 - r / thr; }
+        if (r < thr) {
+          inl.push(m);
+          score += 1 - r / thr;
+        }
       }
-      if (score > bestScore) { bestScore = score; best = inl; }
+      if (score > bestScore) {
+        bestScore = score;
+        best = inl;
+      }
     }
   }
   if (best.length < 2) return null;
   let inliers = best;
   let t: Affine | null = null;
   for (let round = 0; round < 3; round++) {
-    const fit = (model === 'affine' && inliers.length >= 6 ? fitAffine(inliers) : null) ?? fitSimilarity(inliers);
+    const fit =
+      (model === 'affine' && inliers.length >= 6 ? fitAffine(inliers) : null) ??
+      fitSimilarity(inliers);
     if (!fit) break;
     t = fit;
     const res = ms.map((m) => residual(fit, m));
@@ -355,20 +459,37 @@ function robustFit(ms: Match[], thr: number, model: 'similarity' | 'affine'): { 
 
 /** Ink extents (full-res px) from a level's row/column profiles: the span holding all but ~1 % of the ink. */
 function inkExtents(lv: InkLevel): { x0: number; x1: number; y0: number; y1: number } | null {
-  const col = new Float64Array(lv.width), row = new Float64Array(lv.height);
+  const col = new Float64Array(lv.width),
+    row = new Float64Array(lv.height);
   let total = 0;
   for (let y = 0; y < lv.height; y++) {
     for (let x = 0; x < lv.width; x++) {
       const v = lv.data[y * lv.width + x]!;
-      col[x] = col[x]! + v; row[y] = row[y]! + v; total += v;
+      col[x] = col[x]! + v;
+      row[y] = row[y]! + v;
+      total += v;
     }
   }
   if (total <= 0) return null;
   const span = (p: Float64Array): [number, number] => {
-    let acc = 0, lo = 0, hi = p.length - 1;
-    for (let i = 0; i < p.length; i++) { acc += p[i]!; if (acc >= total * 0.005) { lo = i; break; } }
+    let acc = 0,
+      lo = 0,
+      hi = p.length - 1;
+    for (let i = 0; i < p.length; i++) {
+      acc += p[i]!;
+      if (acc >= total * 0.005) {
+        lo = i;
+        break;
+      }
+    }
     acc = 0;
-    for (let i = p.length - 1; i >= 0; i--) { acc += p[i]!; if (acc >= total * 0.005) { hi = i; break; } }
+    for (let i = p.length - 1; i >= 0; i--) {
+      acc += p[i]!;
+      if (acc >= total * 0.005) {
+        hi = i;
+        break;
+      }
+    }
     return [lo, hi];
   };
   const [x0, x1] = span(col);
@@ -378,13 +499,27 @@ function inkExtents(lv: InkLevel): { x0: number; x1: number; y0: number; y1: num
 }
 
 /** Resample B's coarse level into an N x M grid in A's coarse frame under x_A = s·x_B (full-res). */
-function resampleCoarse(b: InkLevel, s: number, F: number, cols: number, rows: number, out: Float64Array): void {
+function resampleCoarse(
+  b: InkLevel,
+  s: number,
+  F: number,
+  cols: number,
+  rows: number,
+  out: Float64Array,
+): void {
   const off = (F - 1) / 2;
   for (let v = 0; v < rows; v++) {
     for (let u = 0; u < cols; u++) {
-      const xb = (F * u + off) / s, yb = (F * v + off) / s;
+      const xb = (F * u + off) / s,
+        yb = (F * v + off) / s;
       // Average over the B area one A coarse cell covers when B is larger (s < 1), so no aliasing.
-      out[v * cols + u] = sampleLevel(b.data, b.width, b.height, (xb - (b.f - 1) / 2) / b.f, (yb - (b.f - 1) / 2) / b.f);
+      out[v * cols + u] = sampleLevel(
+        b.data,
+        b.width,
+        b.height,
+        (xb - (b.f - 1) / 2) / b.f,
+        (yb - (b.f - 1) / 2) / b.f,
+      );
     }
   }
 }
@@ -398,7 +533,14 @@ interface PatchSite {
   y: number;
 }
 
-function boxSum(I: Float64Array, S: number, x0: number, y0: number, x1: number, y1: number): number {
+function boxSum(
+  I: Float64Array,
+  S: number,
+  x0: number,
+  y0: number,
+  x1: number,
+  y1: number,
+): number {
   return I[y1 * S + x1]! - I[y0 * S + x1]! - I[y1 * S + x0]! + I[y0 * S + x0]!;
 }
 
@@ -407,17 +549,21 @@ function boxSum(I: Float64Array, S: number, x0: number, y0: number, x1: number, 
  * side `win` (level px) with the largest min(Σ|∂x|, Σ|∂y|) — i.e. ink with structure along both axes.
  */
 function choosePatches(lv: InkLevel, win: number, cols: number, rows: number): PatchSite[] {
-  const W = lv.width, H = lv.height, d = lv.data;
+  const W = lv.width,
+    H = lv.height,
+    d = lv.data;
   // Integral images of |gx| and |gy|.
   const ix = new Float64Array((W + 1) * (H + 1));
   const iy = new Float64Array((W + 1) * (H + 1));
   for (let y = 0; y < H; y++) {
-    let rx = 0, ry = 0;
+    let rx = 0,
+      ry = 0;
     for (let x = 0; x < W; x++) {
       const v = d[y * W + x]!;
       const gx = x + 1 < W ? Math.abs(d[y * W + x + 1]! - v) : 0;
       const gy = y + 1 < H ? Math.abs(d[(y + 1) * W + x]! - v) : 0;
-      rx += gx; ry += gy;
+      rx += gx;
+      ry += gy;
       ix[(y + 1) * (W + 1) + x + 1] = ix[y * (W + 1) + x + 1]! + rx;
       iy[(y + 1) * (W + 1) + x + 1] = iy[y * (W + 1) + x + 1]! + ry;
     }
@@ -427,15 +573,23 @@ function choosePatches(lv: InkLevel, win: number, cols: number, rows: number): P
   const step = Math.max(1, win >> 2);
   for (let cy = 0; cy < rows; cy++) {
     for (let cx = 0; cx < cols; cx++) {
-      const gx0 = Math.floor((cx * W) / cols), gx1 = Math.floor(((cx + 1) * W) / cols);
-      const gy0 = Math.floor((cy * H) / rows), gy1 = Math.floor(((cy + 1) * H) / rows);
-      let best = 0, bx = -1, by = -1;
+      const gx0 = Math.floor((cx * W) / cols),
+        gx1 = Math.floor(((cx + 1) * W) / cols);
+      const gy0 = Math.floor((cy * H) / rows),
+        gy1 = Math.floor(((cy + 1) * H) / rows);
+      let best = 0,
+        bx = -1,
+        by = -1;
       for (let y = Math.max(half, gy0); y <= Math.min(H - half, gy1); y += step) {
         for (let x = Math.max(half, gx0); x <= Math.min(W - half, gx1); x += step) {
           const sx = boxSum(ix, W + 1, x - half, y - half, x + half, y + half);
           const sy = boxSum(iy, W + 1, x - half, y - half, x + half, y + half);
           const s = Math.min(sx, sy);
-          if (s > best) { best = s; bx = x; by = y; }
+          if (s > best) {
+            best = s;
+            bx = x;
+            by = y;
+          }
         }
       }
       if (bx >= 0) sites.push({ x: bx, y: by, score: best });
@@ -466,11 +620,16 @@ function makeScratch(P: number): PatchScratch {
   const hann = new Float64Array(n);
   for (let y = 0; y < P; y++) {
     const wy = 0.5 - 0.5 * Math.cos((2 * Math.PI * (y + 0.5)) / P);
-    for (let x = 0; x < P; x++) hann[y * P + x] = wy * (0.5 - 0.5 * Math.cos((2 * Math.PI * (x + 0.5)) / P));
+    for (let x = 0; x < P; x++)
+      hann[y * P + x] = wy * (0.5 - 0.5 * Math.cos((2 * Math.PI * (x + 0.5)) / P));
   }
   return {
-    pa: new Float64Array(n), pb: new Float64Array(n),
-    ar: new Float64Array(n), ai: new Float64Array(n), br: new Float64Array(n), bi: new Float64Array(n),
+    pa: new Float64Array(n),
+    pb: new Float64Array(n),
+    ar: new Float64Array(n),
+    ai: new Float64Array(n),
+    br: new Float64Array(n),
+    bi: new Float64Array(n),
     hann,
   };
 }
@@ -504,17 +663,22 @@ function patchRound(
 ): Match[] {
   const inv = invertAffine(t);
   const sc = makeScratch(P);
-  const fa = A.f, fb = B.f;
-  const offA = (fa - 1) / 2, offB = (fb - 1) / 2;
+  const fa = A.f,
+    fb = B.f;
+  const offA = (fa - 1) / 2,
+    offB = (fb - 1) / 2;
   const out: Match[] = [];
   for (const s of sites) {
     // A patch: level grid centred on the site (A level coords), step = 1 level px = fa full px.
-    const ua = (s.x - offA) / fa, va = (s.y - offA) / fa;
-    const u0 = Math.round(ua) - P / 2, v0 = Math.round(va) - P / 2;
+    const ua = (s.x - offA) / fa,
+      va = (s.y - offA) / fa;
+    const u0 = Math.round(ua) - P / 2,
+      v0 = Math.round(va) - P / 2;
     for (let y = 0; y < P; y++) {
       for (let x = 0; x < P; x++) {
         // full-res A point of this patch pixel, then through inverse transform into B
-        const axf = fa * (u0 + x) + offA, ayf = fa * (v0 + y) + offA;
+        const axf = fa * (u0 + x) + offA,
+          ayf = fa * (v0 + y) + offA;
         sc.pa[y * P + x] = sampleAt(A, u0 + x, v0 + y);
         const bxf = inv[0] * axf + inv[1] * ayf + inv[2];
         const byf = inv[3] * axf + inv[4] * ayf + inv[5];
@@ -527,7 +691,8 @@ function patchRound(
     const pk = phaseCorrelate(sc.pa, sc.pb, P, P, search, search, sc);
     if (pk.peak < minPeak) continue;
     // A(x) ≈ Bw(x − d): A point c ↔ B point inv(c − d·fa)
-    const cx = fa * (u0 + P / 2) + offA, cy = fa * (v0 + P / 2) + offA;
+    const cx = fa * (u0 + P / 2) + offA,
+      cy = fa * (v0 + P / 2) + offA;
     const [bx, by] = applyAffine(inv, cx - pk.dx * fa, cy - pk.dy * fa);
     out.push({ ax: cx, ay: cy, bx, by, peak: pk.peak });
   }
@@ -546,7 +711,11 @@ function levelFactor(maxDim: number): number {
  * Register B onto A. Returns the transform mapping B pixels to A pixels, and an honest confidence:
  * pages that do not show the same drawing give few agreeing patches and a weak coarse peak.
  */
-export function registerImages(a: GreyImage, b: GreyImage, opts: RegisterOptions = {}): Registration {
+export function registerImages(
+  a: GreyImage,
+  b: GreyImage,
+  opts: RegisterOptions = {},
+): Registration {
   const model = opts.model ?? 'similarity';
   const maxDim = Math.max(a.width, a.height, b.width, b.height);
   const f1 = levelFactor(maxDim);
@@ -564,9 +733,11 @@ export function registerImages(a: GreyImage, b: GreyImage, opts: RegisterOptions
     if (!(s > 0.2 && s < 5)) return;
     if (cands.every((c) => Math.abs(Math.log(c / s)) > 0.01)) cands.push(s);
   };
-  const dimW = a.width / b.width, dimH = a.height / b.height;
+  const dimW = a.width / b.width,
+    dimH = a.height / b.height;
   if (Math.abs(Math.log(dimW / dimH)) < 0.05) addCand(Math.sqrt(dimW * dimH));
-  const ea = inkExtents(ca), eb = inkExtents(cb);
+  const ea = inkExtents(ca),
+    eb = inkExtents(cb);
   if (ea && eb) {
     const sw = (ea.x1 - ea.x0) / Math.max(1, eb.x1 - eb.x0);
     const sh = (ea.y1 - ea.y0) / Math.max(1, eb.y1 - eb.y0);
@@ -574,15 +745,18 @@ export function registerImages(a: GreyImage, b: GreyImage, opts: RegisterOptions
   }
   for (const s of opts.scaleHints ?? []) addCand(s);
 
-  const cols = nextPow2(ca.width), rows = nextPow2(ca.height);
+  const cols = nextPow2(ca.width),
+    rows = nextPow2(ca.height);
   const gridA = new Float64Array(cols * rows);
-  for (let y = 0; y < ca.height; y++) for (let x = 0; x < ca.width; x++) gridA[y * cols + x] = ca.data[y * ca.width + x]!;
+  for (let y = 0; y < ca.height; y++)
+    for (let x = 0; x < ca.width; x++) gridA[y * cols + x] = ca.data[y * ca.width + x]!;
   const gridB = new Float64Array(cols * rows);
   let coarse = { scale: 1, peak: -Infinity, contrast: 0, dx: 0, dy: 0 };
   for (const s of cands) {
     resampleCoarse(cb, s, F, cols, rows, gridB);
     const pk = phaseCorrelate(gridA, gridB, rows, cols, cols >> 1, rows >> 1);
-    if (pk.peak > coarse.peak) coarse = { scale: s, peak: pk.peak, contrast: pk.contrast, dx: pk.dx, dy: pk.dy };
+    if (pk.peak > coarse.peak)
+      coarse = { scale: s, peak: pk.peak, contrast: pk.contrast, dx: pk.dx, dy: pk.dy };
   }
   let t: Affine = [coarse.scale, 0, coarse.dx * F, 0, coarse.scale, coarse.dy * F];
   const coarseInfo = { scale: coarse.scale, peak: coarse.peak, contrast: coarse.contrast };
@@ -591,9 +765,12 @@ export function registerImages(a: GreyImage, b: GreyImage, opts: RegisterOptions
   const gridCR = opts.grid ?? [8, 6];
   const P1 = f1 === 1 ? 64 : 64;
   const sitesA = choosePatches(la, P1 >> 1, gridCR[0], gridCR[1]);
-  const SA = levelSampler(la), SB = levelSampler(lb);
+  const SA = levelSampler(la),
+    SB = levelSampler(lb);
   let method = 'phase-correlation/coarse';
-  let inliers = 0, nPatches = sitesA.length, rms = F / 2;
+  let inliers = 0,
+    nPatches = sitesA.length,
+    rms = F / 2;
   let confidence = 0;
   let fitted = false;
   for (const [search, thrLv] of (opts.level1Rounds ?? [[24, 3]]) as [number, number][]) {
@@ -610,7 +787,8 @@ export function registerImages(a: GreyImage, b: GreyImage, opts: RegisterOptions
   // Full-resolution rounds.
   if (fitted && f1 > 1 && !opts.coarseOnly) {
     const P = opts.patchSize ?? 64;
-    const FA = fullAsSampler(a), FB = fullAsSampler(b);
+    const FA = fullAsSampler(a),
+      FB = fullAsSampler(b);
     for (const search of opts.fullRounds ?? [8]) {
       // Same sites (A full-res px); patches of P full px centred on them.
       const ms = patchRound(FA, FB, sitesA, t, P, search, 0.02);
@@ -626,11 +804,25 @@ export function registerImages(a: GreyImage, b: GreyImage, opts: RegisterOptions
   if (fitted) {
     const frac = nPatches > 0 ? inliers / nPatches : 0;
     // Inlier share dominates; a residual above ~1 px and a weak coarse peak pull it down.
-    confidence = Math.max(0, Math.min(1, frac * (1 / (1 + Math.max(0, rms - 0.5))) * Math.min(1, 0.5 + coarse.contrast / 20)));
+    confidence = Math.max(
+      0,
+      Math.min(
+        1,
+        frac * (1 / (1 + Math.max(0, rms - 0.5))) * Math.min(1, 0.5 + coarse.contrast / 20),
+      ),
+    );
   } else {
     confidence = Math.max(0, Math.min(0.2, coarse.contrast / 200));
   }
-  return { transform: t, method, confidence, residual_px: rms, inliers, patches: nPatches, coarse: coarseInfo };
+  return {
+    transform: t,
+    method,
+    confidence,
+    residual_px: rms,
+    inliers,
+    patches: nPatches,
+    coarse: coarseInfo,
+  };
 }
 
 // Exported for tests.

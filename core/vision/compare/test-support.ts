@@ -24,7 +24,11 @@ function pdfjsDir(sub: string): string {
  * Renders are cached as raw bytes in the OS temp folder keyed by file size/mtime, page and dpi, because
  * several test files render the same fixture pages.
  */
-export async function renderPdfPage(file: string, pageIndex: number, dpi: number): Promise<GreyImage> {
+export async function renderPdfPage(
+  file: string,
+  pageIndex: number,
+  dpi: number,
+): Promise<GreyImage> {
   const st = statSync(file);
   const cacheDir = path.join(os.tmpdir(), 'blueline-compare-test-renders');
   const key = `${path.basename(file)}-${st.size}-${Math.floor(st.mtimeMs)}-p${pageIndex}-${dpi}`;
@@ -52,7 +56,12 @@ export async function renderPdfPage(file: string, pageIndex: number, dpi: number
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
     const factory = (doc as any).canvasFactory;
     const cc = factory.create(width, height);
-    await page.render({ canvasContext: cc.context, canvas: cc.canvas, viewport, background: 'white' }).promise;
+    await page.render({
+      canvasContext: cc.context,
+      canvas: cc.canvas,
+      viewport,
+      background: 'white',
+    }).promise;
     const rgba: Uint8Array = cc.canvas.data();
     const data = new Uint8Array(width * height);
     for (let i = 0, j = 0; i < data.length; i++, j += 4) {
@@ -77,20 +86,33 @@ function greyAt(s: Uint8Array, W: number, H: number, x: number, y: number): numb
 }
 
 /** Warp `src` by the affine `t` mapping SOURCE pixels to DEST pixels (x' = a x + b y + c, y' = d x + e y + f), bilinear, white outside. */
-export function warpAffine(src: GreyImage, t: readonly number[], width = src.width, height = src.height): GreyImage {
+export function warpAffine(
+  src: GreyImage,
+  t: readonly number[],
+  width = src.width,
+  height = src.height,
+): GreyImage {
   const [a, b, c, d, e, f] = t as [number, number, number, number, number, number];
   const det = a * e - b * d;
   // inverse: dest → source
-  const ia = e / det, ib = -b / det, id = -d / det, ie = a / det;
-  const ic = -(ia * c + ib * f), iff = -(id * c + ie * f);
+  const ia = e / det,
+    ib = -b / det,
+    id = -d / det,
+    ie = a / det;
+  const ic = -(ia * c + ib * f),
+    iff = -(id * c + ie * f);
   const out = new Uint8Array(width * height);
-  const W = src.width, H = src.height, s = src.data;
+  const W = src.width,
+    H = src.height,
+    s = src.data;
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
       const sx = ia * x + ib * y + ic;
       const sy = id * x + ie * y + iff;
-      const x0 = Math.floor(sx), y0 = Math.floor(sy);
-      const fx = sx - x0, fy = sy - y0;
+      const x0 = Math.floor(sx),
+        y0 = Math.floor(sy);
+      const fx = sx - x0,
+        fy = sy - y0;
       const v =
         (greyAt(s, W, H, x0, y0) * (1 - fx) + greyAt(s, W, H, x0 + 1, y0) * fx) * (1 - fy) +
         (greyAt(s, W, H, x0, y0 + 1) * (1 - fx) + greyAt(s, W, H, x0 + 1, y0 + 1) * fx) * fy;
@@ -109,14 +131,31 @@ export function blankImage(width: number, height: number): GreyImage {
 }
 
 /** Fill an axis-aligned rectangle (sheet pixels, inclusive-exclusive) with `value`. */
-export function fillRect(img: GreyImage, x: number, y: number, w: number, h: number, value = 0): void {
-  const x0 = Math.max(0, Math.floor(x)), y0 = Math.max(0, Math.floor(y));
-  const x1 = Math.min(img.width, Math.floor(x + w)), y1 = Math.min(img.height, Math.floor(y + h));
+export function fillRect(
+  img: GreyImage,
+  x: number,
+  y: number,
+  w: number,
+  h: number,
+  value = 0,
+): void {
+  const x0 = Math.max(0, Math.floor(x)),
+    y0 = Math.max(0, Math.floor(y));
+  const x1 = Math.min(img.width, Math.floor(x + w)),
+    y1 = Math.min(img.height, Math.floor(y + h));
   for (let yy = y0; yy < y1; yy++) img.data.fill(value, yy * img.width + x0, yy * img.width + x1);
 }
 
 /** Stroke a rectangle outline `t` px thick. */
-export function strokeRect(img: GreyImage, x: number, y: number, w: number, h: number, t = 2, value = 0): void {
+export function strokeRect(
+  img: GreyImage,
+  x: number,
+  y: number,
+  w: number,
+  h: number,
+  t = 2,
+  value = 0,
+): void {
   fillRect(img, x, y, w, t, value);
   fillRect(img, x, y + h - t, w, t, value);
   fillRect(img, x, y, t, h, value);
@@ -124,10 +163,19 @@ export function strokeRect(img: GreyImage, x: number, y: number, w: number, h: n
 }
 
 /** Draw a thick line segment by stamping squares (good enough for synthetic strokes). */
-export function drawLine(img: GreyImage, x0: number, y0: number, x1: number, y1: number, t = 2, value = 0): void {
+export function drawLine(
+  img: GreyImage,
+  x0: number,
+  y0: number,
+  x1: number,
+  y1: number,
+  t = 2,
+  value = 0,
+): void {
   const n = Math.ceil(Math.hypot(x1 - x0, y1 - y0)) + 1;
   for (let i = 0; i <= n; i++) {
-    const x = x0 + ((x1 - x0) * i) / n, y = y0 + ((y1 - y0) * i) / n;
+    const x = x0 + ((x1 - x0) * i) / n,
+      y = y0 + ((y1 - y0) * i) / n;
     fillRect(img, x - t / 2, y - t / 2, t, t, value);
   }
 }
@@ -145,13 +193,28 @@ export function rng(seed: number): () => number {
 }
 
 /** Random stroke "glyphs" in a w x h box: text-like scribbles for synthetic edits. */
-export function drawGlyphs(img: GreyImage, x: number, y: number, w: number, h: number, rand: () => number, t = 2): void {
+export function drawGlyphs(
+  img: GreyImage,
+  x: number,
+  y: number,
+  w: number,
+  h: number,
+  rand: () => number,
+  t = 2,
+): void {
   const n = Math.max(1, Math.floor(w / (h * 0.7)));
   const gw = w / n;
   for (let g = 0; g < n; g++) {
     const gx = x + g * gw;
     for (let s = 0; s < 3; s++) {
-      drawLine(img, gx + rand() * gw * 0.8, y + rand() * h, gx + rand() * gw * 0.8, y + rand() * h, t);
+      drawLine(
+        img,
+        gx + rand() * gw * 0.8,
+        y + rand() * h,
+        gx + rand() * gw * 0.8,
+        y + rand() * h,
+        t,
+      );
     }
   }
 }
