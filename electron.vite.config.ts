@@ -35,13 +35,12 @@ export default defineConfig({
   },
   renderer: {
     // Same settings as renderer/vite.config.ts (the browser-mode build to out/web), but emitted
-    // to out/renderer for the desktop app. Relative asset URLs work from the service's root.
+    // to electron-vite's default out/renderer (or <--outDir>/renderer) for the desktop app.
+    // Relative asset URLs work from the service's root.
     root: resolve(root, 'renderer'),
     base: './',
     plugins: [react()],
     build: {
-      outDir: resolve(root, 'out/renderer'),
-      emptyOutDir: true,
       // electron-vite leaves minification off by default; the bundle is loaded on every start.
       minify: true,
       chunkSizeWarningLimit: 1200,
