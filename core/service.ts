@@ -16,6 +16,11 @@ import { loadOrCreateSecret } from './blobs/secrets';
 import { UrlSigner } from './blobs/signed-url';
 import { drawingPrefix, overlayPrefix, projectPrefix } from './blobs/keys';
 import { LocalObjectStore } from './blobs/local-object-store';
+import { createWorkerPool, type WorkerPool } from './jobs/worker-pool';
+import { createJobRunner, type JobRunner } from './jobs/job-runner';
+import { filesRoutes } from './http/routes/files.routes';
+import { jobsRoutes } from './http/routes/jobs.routes';
+import { openJobIds } from './store/repositories/records.repository';
 
 // The service bootstrap: one factory, no globals. Tests build one per test with a temp data dir;
 // `blueline serve` and the Electron main process build one each.
@@ -30,6 +35,12 @@ export interface ServiceOptions {
   /** Folder of the built renderer served at / (browser mode). */
   webRoot?: string;
   config?: Partial<Omit<ServiceConfig, 'dataDir'>>;
+  /** Worker threads for CPU-heavy vision work (default: available cores). */
+  workers?: number;
+  /** Register job handlers before the runner starts (tests; later work registers vision handlers here). */
+  registerHandlers?: (runner: JobRunner) => void;
+  /** Adds routes before the app is sealed (tests use it for failure-injection routes). */
+  configureApp?: (app: FastifyInstance, db: Db) => void;
   log?: Logger;
 }
 
@@ -42,6 +53,8 @@ export interface Service {
   createSessionKey(label?: string): string;
   /** For tests and the CLI. */
   readonly db: Db;
+  readonly jobs: JobRunner;
+  readonly pool: WorkerPool;
   readonly app: FastifyInstance;
 }
 
@@ -72,6 +85,20 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
   const signer = new UrlSigner(await loadOrCreateSecret(opts.dataDir, 'url-signing'));
   const objects = new LocalObjectStore({ dataDir: opts.dataDir });
 
+  const pool = createWorkerPool(opts.workers ? { size: opts.workers } : {});
+  const jobs = createJobRunner({ db, pool, log });
+  opts.registerHandlers?.(jobs);
+
+  const cancelOpen = (organizationId: string, ids: string[]) => {
+    for (const id of ids) {
+      try {
+        jobs.cancel(organizationId, id);
+      } catch {
+        // Already terminal (e.g. canceled as a descendant of an earlier one): nothing to do.
+      }
+    }
+  };
+
   let shuttingDown = false;
   let transport: Transport | undefined;
   const app = await buildApp({
@@ -91,25 +118,30 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
     signedUrl: (origin, key) => origin + signer.sign(`/v1/blobs/${key}`, 3600).url,
   };
   projectsRoutes(app, deps, {
-    cancelProjectJobs: () => {},
+    cancelProjectJobs: (org, projectId) => cancelOpen(org, openJobIds(db, org, { projectId })),
     deleteProjectObjects: async (projectId) => {
       await objects.deletePrefix(projectPrefix(projectId));
     },
   });
   catalogRoutes(app, deps, {
-    cancelJobsForTargets: () => {},
+    cancelJobsForTargets: (org, targetIds) => cancelOpen(org, openJobIds(db, org, { targetIds })),
     deleteObjectPrefixes: async (prefixes) => {
       for (const p of prefixes) await objects.deletePrefix(p);
     },
     drawingPrefix,
     overlayPrefix,
   });
+  filesRoutes(app, deps, { objects, signer, maxUploadBytes: config.maxUploadBytes });
+  jobsRoutes(app, deps, jobs, { maxStreamsPerKey: config.maxSseStreamsPerKey });
+  opts.configureApp?.(app, db);
   await app.ready();
 
   let started: { baseUrl: string; origin: string; port: number } | undefined;
   return {
     db,
     app,
+    jobs,
+    pool,
     caCertPem: tls.cert,
     certFingerprint256: tls.fingerprint256,
     createSessionKey: (label) => createApiKey(db, ensureOrganization(db, 'Default').id, label ?? 'session').secret,
@@ -120,12 +152,17 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
       const h = host.includes(':') ? `[${host}]` : host;
       const origin = `https://${h}:${port}`;
       started = { baseUrl: `${origin}/v1`, origin, port };
+      jobs.start();
       return started;
     },
     async stop() {
+      // Drain: refuse new requests, let in-flight ones finish, leave running jobs resumable
+      // (they go back to Queued at the next start), then close the store.
       shuttingDown = true;
+      await jobs.stop({ drain: false });
       await transport?.close();
       await app.close();
+      await pool.close();
       db.close();
     },
   };

@@ -42,3 +42,21 @@ export function drawingsUsingFile(db: Db, organizationId: string, fileId: string
     (r) => r.id,
   );
 }
+
+/** Non-terminal jobs of a project, or targeting any of the given ids (roots and children alike). */
+export function openJobIds(db: Db, organizationId: string, where: { projectId?: string; targetIds?: string[] }): string[] {
+  const open = `status IN ('Queued', 'Started')`;
+  if (where.projectId) {
+    return (prepared(db, `SELECT id FROM jobs WHERE organization_id = ? AND project_id = ? AND ${open} ORDER BY created_at`).all(organizationId, where.projectId) as { id: string }[]).map(
+      (r) => r.id,
+    );
+  }
+  const ids = where.targetIds ?? [];
+  if (ids.length === 0) return [];
+  return (
+    prepared(db, `SELECT id FROM jobs WHERE organization_id = ? AND ${open} AND target_id IN (${ids.map(() => '?').join(',')}) ORDER BY created_at`).all(
+      organizationId,
+      ...ids,
+    ) as { id: string }[]
+  ).map((r) => r.id);
+}

@@ -1,0 +1,193 @@
+import { mkdirSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { createService } from '../service';
+import { openDatabase } from '../store/db';
+import {
+  countOrganizations,
+  createApiKey,
+  ensureOrganization,
+  findOrganizationByName,
+  grantCredits,
+  listApiKeys,
+  revokeApiKey,
+} from '../store/repositories/organizations.repository';
+
+// `blueline` — contract §11. Run as `npm run --silent blueline -- <command>`.
+
+const USAGE = `Usage: blueline <command> [options]
+
+  serve [--data-dir D] [--host H] [--port P] [--tls-cert F --tls-key F] [--web-root DIR] [--max-upload-bytes N]
+        Run the headless service (and the web UI when --web-root is given).
+  keys create --org NAME [--credits N] [--data-dir D]   Create an API key (printed once, only the key).
+  keys list [--data-dir D]                               List keys (never the secret).
+  keys revoke KEY_ID [--data-dir D]                      Revoke a key.
+  credits grant --org NAME --amount N [--data-dir D]     Add credits to an organization.
+
+--data-dir defaults to $BLUELINE_DATA_DIR, else the per-user application-data folder.`;
+
+export function defaultDataDir(): string {
+  if (process.env.BLUELINE_DATA_DIR) return resolve(process.env.BLUELINE_DATA_DIR);
+  if (process.platform === 'darwin') return join(homedir(), 'Library', 'Application Support', 'Blueline');
+  if (process.platform === 'win32') return join(process.env.APPDATA ?? join(homedir(), 'AppData', 'Roaming'), 'Blueline');
+  return join(process.env.XDG_DATA_HOME ?? join(homedir(), '.local', 'share'), 'blueline');
+}
+
+class UsageError extends Error {}
+
+function positiveInt(name: string, raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new UsageError(`Expected a positive integer for --${name} but received '${raw}'.`);
+  return Number(raw);
+}
+
+async function serve(argv: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      'data-dir': { type: 'string' },
+      host: { type: 'string' },
+      port: { type: 'string' },
+      'tls-cert': { type: 'string' },
+      'tls-key': { type: 'string' },
+      'web-root': { type: 'string' },
+      'max-upload-bytes': { type: 'string' },
+    },
+    strict: true,
+  });
+  if (Boolean(values['tls-cert']) !== Boolean(values['tls-key'])) throw new UsageError('--tls-cert and --tls-key go together.');
+  const port = values.port === undefined ? 7420 : Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`Expected a port from 0 to 65535 but received '${values.port}'.`);
+  const dataDir = resolve(values['data-dir'] ?? defaultDataDir());
+  const maxUpload = positiveInt('max-upload-bytes', values['max-upload-bytes']);
+  const svc = await createService({
+    dataDir,
+    host: values.host ?? '127.0.0.1',
+    port,
+    ...(values['tls-cert'] ? { tlsCert: values['tls-cert'], tlsKey: values['tls-key']! } : {}),
+    ...(values['web-root'] ? { webRoot: resolve(values['web-root']) } : {}),
+    ...(maxUpload ? { config: { maxUploadBytes: maxUpload } } : {}),
+  });
+  const isNew = countOrganizations(svc.db) === 0;
+  const firstKey = isNew ? createApiKey(svc.db, ensureOrganization(svc.db, 'Default').id, 'first key').secret : undefined;
+  const { baseUrl, origin } = await svc.start();
+  console.log(`Blueline API: ${baseUrl}`);
+  console.log(`Data dir: ${dataDir}`);
+  if (firstKey) {
+    console.log(`API key (organization "Default", shown once): ${firstKey}`);
+    if (values['web-root']) console.log(`Web UI: ${origin}/#key=${firstKey}`);
+  } else if (values['web-root']) {
+    console.log(`Web UI: ${origin}/  (sign in with a key from \`blueline keys create --org Default\`)`);
+  }
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`${signal}: draining requests and stopping; running jobs resume at next start.`);
+    svc.stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        console.error(err);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+function withDb<T>(dataDirArg: string | undefined, fn: (db: ReturnType<typeof openDatabase>) => T): T {
+  const dataDir = resolve(dataDirArg ?? defaultDataDir());
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const db = openDatabase(join(dataDir, 'blueline.db'));
+  try {
+    return fn(db);
+  } finally {
+    db.close();
+  }
+}
+
+
+function keys(argv: string[]): void {
+  const [sub, ...rest] = argv;
+  const { values, positionals } = parseArgs({
+    args: rest,
+    options: { org: { type: 'string' }, credits: { type: 'string' }, 'data-dir': { type: 'string' }, label: { type: 'string' } },
+    allowPositionals: true,
+    strict: true,
+  });
+  if (sub === 'create') {
+    if (!values.org) throw new UsageError('keys create needs --org NAME.');
+    const credits = values.credits === undefined ? undefined : Number(values.credits);
+    if (credits !== undefined && (!Number.isInteger(credits) || credits < 0)) throw new UsageError(`Expected a non-negative integer for --credits but received '${values.credits}'.`);
+    withDb(values['data-dir'], (db) => {
+      const org = ensureOrganization(db, values.org!);
+      if (credits) grantCredits(db, org.id, credits, 'grant');
+      console.log(createApiKey(db, org.id, values.label ?? null).secret);
+    });
+    return;
+  }
+  if (sub === 'list') {
+    withDb(values['data-dir'], (db) => {
+      for (const k of listApiKeys(db)) {
+        console.log([k.id, k.organization_name, k.key_hint, k.created_at, k.revoked_at ? `revoked ${k.revoked_at}` : 'active'].join('\t'));
+      }
+    });
+    return;
+  }
+  if (sub === 'revoke') {
+    const id = positionals[0];
+    if (!id) throw new UsageError('keys revoke needs KEY_ID (see `keys list`).');
+    withDb(values['data-dir'], (db) => {
+      if (!revokeApiKey(db, id)) throw new UsageError(`No active key with id '${id}'.`);
+      console.log(`revoked ${id}`);
+    });
+    return;
+  }
+  throw new UsageError(`Unknown keys command '${sub ?? ''}'.`);
+}
+
+function credits(argv: string[]): void {
+  const [sub, ...rest] = argv;
+  const { values } = parseArgs({ args: rest, options: { org: { type: 'string' }, amount: { type: 'string' }, 'data-dir': { type: 'string' } }, strict: true });
+  if (sub !== 'grant') throw new UsageError(`Unknown credits command '${sub ?? ''}'.`);
+  if (!values.org) throw new UsageError('credits grant needs --org NAME.');
+  const amount = positiveInt('amount', values.amount);
+  if (!amount) throw new UsageError('credits grant needs --amount N.');
+  withDb(values['data-dir'], (db) => {
+    const org = findOrganizationByName(db, values.org!) ?? ensureOrganization(db, values.org!);
+    const after = grantCredits(db, org.id, amount, 'grant');
+    console.log(`${after.name}: balance ${after.credit_balance}`);
+  });
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [cmd, ...rest] = argv;
+  try {
+    if (cmd === 'serve') await serve(rest);
+    else if (cmd === 'keys') keys(rest);
+    else if (cmd === 'credits') credits(rest);
+    else if (cmd === undefined || cmd === 'help' || cmd === '--help' || cmd === '-h') {
+      console.log(USAGE);
+      return cmd === undefined ? 2 : 0;
+    } else throw new UsageError(`Unknown command '${cmd}'.`);
+    return 0;
+  } catch (err) {
+    if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      console.error(`blueline: ${(err as Error).message}\n\n${USAGE}`);
+      return 2;
+    }
+    throw err;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code !== 0) process.exit(code);
+  },
+  (err: unknown) => {
+    console.error('blueline:', err instanceof Error ? err.message : err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,237 @@
+import { Readable } from 'node:stream';
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { FILE_CONTENT_TYPES, FileCreate, FileObject } from '../../contract/schemas';
+import { ApiError, notFound } from '../../domain/errors';
+import type { ObjectStore } from '../../blobs/object-store';
+import { fileKey, filesPrefix, parseFileKey } from '../../blobs/keys';
+import { serveObject } from '../../blobs/serve';
+import { UPLOAD_URL_TTL_SECONDS, type UrlSigner } from '../../blobs/signed-url';
+import { getRow, getRows } from '../../store/list-query';
+import { getFileById, insertFile, markUploaded } from '../../store/repositories/files.repository';
+import { deleteRecord, drawingsUsingFile } from '../../store/repositories/records.repository';
+import type { Row } from '../../store/repositories/row';
+import { RESOURCES } from '../../services/resources';
+import { parseLimit, DEFAULT_LIMIT } from '../list-engine';
+import { orgOf, requestOrigin, serializeContext, type HttpDeps } from '../deps';
+import { addRoute } from '../router';
+import { IdParams, loadOwned, serializeOne } from './resource-reads';
+
+// Files (contract §4 File, §5 signed URLs): create → signed PUT of the raw bytes → uploaded.
+// GET /files pages over the object store's continuation tokens (spec pagination rule 6), wrapped
+// in the same signed cursor and envelope as every other list.
+
+const CONTENT_TYPES: readonly string[] = FILE_CONTENT_TYPES;
+
+export function filesRoutes(
+  app: FastifyInstance,
+  deps: HttpDeps,
+  env: { objects: ObjectStore; signer: UrlSigner; maxUploadBytes: number },
+): void {
+  const { objects, signer } = env;
+
+  addRoute(app, {
+    method: 'POST',
+    url: '/v1/files',
+    summary: 'Create a file and get a signed upload URL (PUT the raw bytes there within 15 minutes)',
+    tags: ['files'],
+    body: FileCreate,
+    responses: { 201: Type.Intersect([FileObject, Type.Object({ upload_url: Type.String(), upload_expires_at: Type.String() })]) },
+    handler: async (request, reply) => {
+      const org = orgOf(request);
+      const body = request.body as { project_id: string; filename: string; content_type: string; size_bytes?: number };
+      if (!getRow(deps.db, 'projects', org, body.project_id)) {
+        throw notFound('project', body.project_id);
+      }
+      if (body.size_bytes !== undefined && body.size_bytes > env.maxUploadBytes) {
+        throw new ApiError('payload_too_large', `size_bytes ${body.size_bytes} is over the upload limit of ${env.maxUploadBytes} bytes.`);
+      }
+      const row = insertFile(deps.db, {
+        organizationId: org,
+        projectId: body.project_id,
+        filename: body.filename,
+        contentType: body.content_type,
+        declaredSize: body.size_bytes ?? null,
+        objectKey: (createdAt, id) => fileKey(body.project_id, createdAt, id),
+      });
+      const signed = signer.sign(`/v1/uploads/${row.id}`, UPLOAD_URL_TTL_SECONDS, { method: 'PUT' });
+      reply.code(201).header('location', `/v1/files/${row.id}`);
+      return {
+        ...serializeOne(deps, request, 'file', row),
+        upload_url: requestOrigin(request) + signed.url,
+        upload_expires_at: signed.expiresAt,
+      };
+    },
+  });
+
+  addRoute(app, {
+    method: 'PUT',
+    url: '/v1/uploads/:id',
+    summary: 'Upload the raw bytes of a file to its signed upload URL (no Authorization header)',
+    tags: ['files'],
+    public: true,
+    rawBody: true,
+    params: IdParams,
+    responses: { 200: FileObject },
+    handler: async (request) => {
+      const { id } = request.params as { id: string };
+      const path = (request.raw.url ?? '').split('?')[0]!;
+      signer.assertValid(path, request.query as Record<string, unknown>, Date.now(), 'PUT');
+      const row = getFileById(deps.db, id);
+      if (!row) throw new ApiError('not_found', `No file with id '${id}' exists.`);
+      if (row.status === 'uploaded') throw new ApiError('conflict', `File ${id} already has its bytes; create a new file to upload again.`);
+      const declared = String(row.content_type);
+      const sent = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+      if (sent !== declared) {
+        throw new ApiError('unsupported_media_type', `Send the bytes with Content-Type: ${declared}, the type declared for this file; got '${sent || 'none'}'.`);
+      }
+      const length = Number(request.headers['content-length']);
+      if (Number.isFinite(length) && length > env.maxUploadBytes) {
+        throw new ApiError('payload_too_large', `The upload is ${length} bytes; the limit is ${env.maxUploadBytes} bytes.`);
+      }
+      const body = request.body;
+      if (!(body instanceof Readable)) throw new ApiError('validation_error', 'The upload has no body.');
+      const stored = await objects.put(String(row.object_key), body, {
+        contentType: declared,
+        maxBytes: env.maxUploadBytes,
+        ...(typeof row.declared_size === 'number' ? { expectedSize: row.declared_size } : {}),
+        checkMagic: true,
+      });
+      const updated = markUploaded(deps.db, id, stored.size, stored.sha256);
+      const ctx = serializeContext(deps, request);
+      return RESOURCES.file.toApi(updated, ctx);
+    },
+  });
+
+  addRoute(app, {
+    method: 'GET',
+    url: '/v1/files',
+    summary: "List a project's stored files, newest first (object-store continuation tokens)",
+    tags: ['files'],
+    querystring: Type.Object({
+      project_id: Type.Optional(Type.String()),
+      content_type: Type.Optional(Type.String()),
+      limit: Type.Optional(Type.String()),
+      cursor: Type.Optional(Type.String()),
+    }),
+    responses: { 200: Type.Object({ data: Type.Array(FileObject), _meta: Type.Any() }) },
+    handler: async (request) => {
+      const org = orgOf(request);
+      const q = request.query as Record<string, string | undefined>;
+      const endpoint = '/v1/files';
+      let filters: Record<string, string> = {};
+      for (const name of ['project_id', 'content_type']) if (q[name] !== undefined) filters[name] = q[name]!;
+      let token: string | undefined;
+      let direction: 'forward' | 'backward' = 'forward';
+      let remembered = DEFAULT_LIMIT;
+      if (q.cursor !== undefined) {
+        const c = deps.cursors.decode(q.cursor, endpoint, org);
+        for (const [k, v] of Object.entries(filters)) {
+          if (c.f[k] !== v) throw new ApiError('invalid_cursor', `The filter '${k}' given beside the cursor differs from the one the cursor was created with.`);
+        }
+        filters = c.f;
+        token = c.s;
+        direction = c.d === 'b' ? 'backward' : 'forward';
+        remembered = c.l;
+      }
+      const projectId = filters.project_id;
+      if (projectId === undefined) throw new ApiError('missing_parameter', "The query parameter 'project_id' is required on /v1/files.");
+      if (!/^prj_[0-9a-z]{1,64}$/.test(projectId)) throw new ApiError('invalid_parameter', "The query parameter 'project_id' must be an id starting with 'prj_'.");
+      const contentType = filters.content_type;
+      if (contentType !== undefined && !CONTENT_TYPES.includes(contentType)) {
+        throw new ApiError('invalid_parameter', `The query parameter 'content_type' must be one of ${CONTENT_TYPES.join(', ')}.`);
+      }
+      const limit = parseLimit(q.limit, remembered);
+      const ctx = serializeContext(deps, request);
+      if (!getRow(deps.db, 'projects', org, projectId)) return { data: [], _meta: { next: null, prev: null, limit } };
+
+      // Page through the store, filtering by the database rows, until the page is full.
+      const collected: Row[] = [];
+      let nextToken: string | null = null;
+      let prevToken: string | null = null;
+      let cursorToken = token ?? null;
+      let first = true;
+      for (let guard = 0; guard < 1000 && collected.length < limit; guard++) {
+        const page = await objects.list(filesPrefix(projectId), { limit: limit - collected.length, token: cursorToken, direction });
+        const ids = page.keys.map((k) => parseFileKey(k.key)?.fileId).filter((v): v is string => !!v);
+        const rows = getRows<Row>(deps.db, 'files', org, ids);
+        const kept = ids.map((i) => rows.get(i)).filter((r): r is Row => !!r && (contentType === undefined || r.content_type === contentType));
+        if (direction === 'forward') {
+          collected.push(...kept);
+          if (first) prevToken = page.prevToken;
+          nextToken = page.nextToken;
+          cursorToken = page.nextToken;
+        } else {
+          collected.unshift(...kept);
+          if (first) nextToken = page.nextToken;
+          prevToken = page.prevToken;
+          cursorToken = page.prevToken;
+        }
+        first = false;
+        if (!cursorToken) break;
+      }
+      const wrap = (s: string | null, d: 'a' | 'b') =>
+        s ? deps.cursors.encode({ e: endpoint, o: org, f: filters, l: limit, k: ['', ''], s, d }) : null;
+      return {
+        data: collected.map((r) => RESOURCES.file.toApi(r, ctx)),
+        _meta: { next: wrap(nextToken, 'a'), prev: wrap(prevToken, 'b'), limit },
+      };
+    },
+  });
+
+  addRoute(app, {
+    method: 'GET',
+    url: '/v1/files/:id',
+    summary: 'Get one file (pending files too)',
+    tags: ['files'],
+    params: IdParams,
+    responses: { 200: FileObject },
+    handler: async (request) => {
+      const { id } = request.params as { id: string };
+      return serializeOne(deps, request, 'file', loadOwned(deps, request, 'file', id));
+    },
+  });
+
+  addRoute(app, {
+    method: 'DELETE',
+    url: '/v1/files/:id',
+    summary: 'Delete a file (409 while a drawing uses it)',
+    tags: ['files'],
+    params: IdParams,
+    responses: { 204: { description: 'Deleted' } },
+    handler: async (request, reply) => {
+      const { id } = request.params as { id: string };
+      const org = orgOf(request);
+      const row = loadOwned(deps, request, 'file', id);
+      const users = drawingsUsingFile(deps.db, org, id);
+      if (users.length > 0) throw new ApiError('conflict', `File ${id} is used by drawing ${users.join(', ')}; delete the drawing first.`);
+      deleteRecord(deps.db, 'files', org, id);
+      await objects.delete(String(row.object_key));
+      return reply.code(204).send();
+    },
+  });
+
+  // Signed downloads of every stored object (sheet images, crops, overlays, file bytes).
+  app.route({
+    method: ['GET', 'HEAD'],
+    url: '/v1/blobs/*',
+    config: { public: true },
+    schema: { hide: true } as never,
+    exposeHeadRoute: false,
+    handler: async (request, reply) => {
+      const path = (request.raw.url ?? '').split('?')[0]!;
+      signer.assertValid(path, request.query as Record<string, unknown>, Date.now(), 'GET');
+      const key = path.slice('/v1/blobs/'.length);
+      let obj;
+      try {
+        obj = await objects.get(key);
+      } catch {
+        obj = null;
+      }
+      if (!obj) throw new ApiError('not_found', 'The object behind this URL no longer exists.');
+      const served = serveObject(obj, { method: request.method, headers: request.headers });
+      reply.code(served.status).headers(served.headers);
+      return reply.send(served.body ?? '');
+    },
+  });
+}
