@@ -214,6 +214,7 @@ export class ApiClient {
   // Jobs
   listJobs = (projectId: Id) =>
     this.request<ListEnvelope<Job>>('/jobs', { query: { project_id: projectId, limit: 50 } });
+  listChildJobs = (parentId: Id) => this.listAll<Job>('/jobs', { parent_id: parentId }, 500);
   getJob = (id: Id) => this.request<Job>(`/jobs/${enc(id)}`);
   cancelJob = (id: Id) => this.request<Job>(`/jobs/${enc(id)}/cancel`, { method: 'POST' });
 

@@ -142,6 +142,16 @@ export function useJobs(projectId: Id, live: boolean) {
   });
 }
 
+/** Child jobs of a running parent, polled (one stream per child would be wasteful). */
+export function useChildJobs(parentId: Id) {
+  const api = useApi();
+  return useQuery({
+    queryKey: ['jobs', 'children', parentId],
+    queryFn: () => api.listChildJobs(parentId),
+    refetchInterval: 1500,
+  });
+}
+
 export function useCancelJob() {
   const api = useApi();
   const qc = useQueryClient();

@@ -1,6 +1,6 @@
 import { useMemo } from 'react';
 import { ApiError } from '../api/client';
-import { useDrawings, useLiveJob, useOverlays, useSheets } from '../api/hooks';
+import { useChildJobs, useDrawings, useLiveJob, useOverlays, useSheets } from '../api/hooks';
 import type { CompareResult, Overlay, Sheet, UnpairedSheetRef } from '../api/types';
 import { isTerminal } from '../api/types';
 import { href } from '../app/use-route';
@@ -73,6 +73,7 @@ export function ComparisonScreen({ projectId, jobId }: { projectId: string; jobI
             </span>
           )}
         </div>
+        {!isTerminal(j.status) && <ChildJobs parentId={j.id} />}
         {!isTerminal(j.status) && (
           <ProgressBar
             value={p?.completed ?? 0}
@@ -221,8 +222,7 @@ function UnpairedList({
   return (
     <section className="card" data-testid={testId}>
       <h2 className="card-title">
-        {title} <span className="count">{refs.length}</span>{' '}
-        <span className="muted small">{hint}</span>
+        {title} <span className="count">{refs.length}</span> <span className="hint">{hint}</span>
       </h2>
       {refs.length === 0 ? (
         <p className="muted small">None.</p>
@@ -243,5 +243,27 @@ function UnpairedList({
         </ul>
       )}
     </section>
+  );
+}
+
+/** Per-pair work shows as child jobs (contract §6): a compact live list while the comparison runs. */
+function ChildJobs({ parentId }: { parentId: string }) {
+  const children = useChildJobs(parentId);
+  const list = children.data ?? [];
+  if (list.length === 0) return null;
+  const done = list.filter((c) => isTerminal(c.status)).length;
+  return (
+    <div className="child-jobs" data-testid="child-jobs">
+      <span className="muted small">
+        {done} of {list.length} sub-tasks finished
+      </span>
+      <ul>
+        {list.map((c) => (
+          <li key={c.id} title={c.id}>
+            <StatusBadge status={c.status} /> <span className="small">{c.type}</span>
+          </li>
+        ))}
+      </ul>
+    </div>
   );
 }

@@ -163,7 +163,7 @@ function OverlayViewer({
     (i: number) => {
       setSelected(i);
       const c = changes[i];
-      if (c && viewport.current) animateTo(regionView(viewport.current, c.bbox, 400, 1.5));
+      if (c && viewport.current) animateTo(regionView(viewport.current, c.bbox, 600, 1));
     },
     [changes, animateTo],
   );

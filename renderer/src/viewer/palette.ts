@@ -15,7 +15,7 @@ export const OVERLAY_PALETTE_PARAM: Record<PaletteName, string | null> = {
 
 export const KIND_COLOURS: Record<PaletteName, Record<ChangeKind, string>> = {
   standard: { added: '#1a9e3a', removed: '#d7263d', modified: '#e08a00', moved: '#6a4cc2' },
-  colorblind: { added: '#0072b2', removed: '#e69f00', modified: '#cc79a7', moved: '#009e73' },
+  colorblind: { added: '#0072b2', removed: '#e67800', modified: '#cc79a7', moved: '#009e73' },
 };
 
 export const REVIEW_LABELS: Record<ReviewStatus, string> = {
