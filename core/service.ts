@@ -20,6 +20,7 @@ import { createWorkerPool, type WorkerPool } from './jobs/worker-pool';
 import { createJobRunner, type JobRunner } from './jobs/job-runner';
 import { filesRoutes } from './http/routes/files.routes';
 import { jobsRoutes } from './http/routes/jobs.routes';
+import { webRoutes } from './http/routes/web.routes';
 import { openJobIds } from './store/repositories/records.repository';
 
 // The service bootstrap: one factory, no globals. Tests build one per test with a temp data dir;
@@ -37,6 +38,8 @@ export interface ServiceOptions {
   config?: Partial<Omit<ServiceConfig, 'dataDir'>>;
   /** Worker threads for CPU-heavy vision work (default: available cores). */
   workers?: number;
+  /** The worker-pool entry (a built .js in the bundled Electron app; default: the .ts source). */
+  workerUrl?: URL;
   /** Register job handlers before the runner starts (tests; later work registers vision handlers here). */
   registerHandlers?: (runner: JobRunner) => void;
   /** Adds routes before the app is sealed (tests use it for failure-injection routes). */
@@ -85,7 +88,7 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
   const signer = new UrlSigner(await loadOrCreateSecret(opts.dataDir, 'url-signing'));
   const objects = new LocalObjectStore({ dataDir: opts.dataDir });
 
-  const pool = createWorkerPool(opts.workers ? { size: opts.workers } : {});
+  const pool = createWorkerPool({ ...(opts.workers ? { size: opts.workers } : {}), ...(opts.workerUrl ? { workerUrl: opts.workerUrl } : {}) });
   const jobs = createJobRunner({ db, pool, log });
   opts.registerHandlers?.(jobs);
 
@@ -134,6 +137,7 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
   filesRoutes(app, deps, { objects, signer, maxUploadBytes: config.maxUploadBytes });
   jobsRoutes(app, deps, jobs, { maxStreamsPerKey: config.maxSseStreamsPerKey });
   opts.configureApp?.(app, db);
+  if (opts.webRoot) webRoutes(app, opts.webRoot);
   await app.ready();
 
   let started: { baseUrl: string; origin: string; port: number } | undefined;
