@@ -21,6 +21,9 @@ import { createJobRunner, type JobRunner } from './jobs/job-runner';
 import { filesRoutes } from './http/routes/files.routes';
 import { jobsRoutes } from './http/routes/jobs.routes';
 import { webRoutes } from './http/routes/web.routes';
+import { drawingsRoutes } from './http/routes/drawings.routes';
+import { createProcessHandler } from './jobs/handlers/process.job';
+import { DEFAULT_DPI } from './vision/input/pdf.adapter';
 import { openJobIds } from './store/repositories/records.repository';
 
 // The service bootstrap: one factory, no globals. Tests build one per test with a temp data dir;
@@ -90,6 +93,14 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
 
   const pool = createWorkerPool({ ...(opts.workers ? { size: opts.workers } : {}), ...(opts.workerUrl ? { workerUrl: opts.workerUrl } : {}) });
   const jobs = createJobRunner({ db, pool, log });
+  jobs.register(
+    'process',
+    createProcessHandler({
+      db,
+      objects,
+      config: { dpi: DEFAULT_DPI, maxPagesPerDrawing: config.maxPagesPerDrawing, maxPixelsPerPage: config.maxPixelsPerPage },
+    }),
+  );
   opts.registerHandlers?.(jobs);
 
   const cancelOpen = (organizationId: string, ids: string[]) => {
@@ -136,6 +147,7 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
   });
   filesRoutes(app, deps, { objects, signer, maxUploadBytes: config.maxUploadBytes });
   jobsRoutes(app, deps, jobs, { maxStreamsPerKey: config.maxSseStreamsPerKey });
+  drawingsRoutes(app, deps, jobs);
   opts.configureApp?.(app, db);
   if (opts.webRoot) webRoutes(app, opts.webRoot);
   await app.ready();

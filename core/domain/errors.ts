@@ -112,6 +112,16 @@ export const PROBLEMS = {
     title: 'Too many requests',
     description: 'The API key sent more requests than its rate limit allows. Retry after Retry-After seconds.',
   },
+  // Why a drawing could not be processed (the `error` of a Failed `process` job; status 422).
+  corrupt_file: { status: 422, title: 'Corrupt file', description: 'The file could not be parsed although its first bytes name a PDF, PNG, JPEG or TIFF. Export it again and upload the new file.' },
+  truncated_file: { status: 422, title: 'Truncated file', description: 'The file ends before its end: the upload or the export did not complete. Upload it again.' },
+  encrypted_pdf: { status: 422, title: 'Encrypted PDF', description: 'The PDF needs a password to open. Export or print it without a password and upload that file.' },
+  no_pages: { status: 422, title: 'No pages', description: 'The document has no pages.' },
+  too_many_pages: { status: 422, title: 'Too many pages', description: 'The document has more pages than the pages-per-drawing limit. Split the set or raise the limit.' },
+  page_too_large: { status: 422, title: 'Page too large', description: 'A page would rasterize to more pixels than the per-page limit; it was refused before decoding.' },
+  decompression_bomb: { status: 422, title: 'Image too large', description: 'An image declares far more pixels than its data can hold or than the limit allows; it was refused before decoding.' },
+  unsupported_type: { status: 422, title: 'Unsupported file type', description: 'The bytes are not a PDF, PNG, JPEG or TIFF.' },
+  processing_timeout: { status: 422, title: 'Processing timed out', description: 'Parsing or rendering did not finish within the time budget.' },
   internal_error: {
     status: 500,
     title: 'Internal error',

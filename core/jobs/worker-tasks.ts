@@ -8,6 +8,25 @@
 // worker mid-task (cancel, shutdown), so a task must leave nothing half-written.
 import { createHash } from 'node:crypto';
 import { withTransfer, type WorkerTaskRegistry } from './worker-protocol';
+import { ingestPage, openCached } from '../vision/ingest/ingest-page';
+import { isInputError } from '../vision/input/input-errors';
+import { ApiError } from '../domain/errors';
+
+/** Turns the input layer's InputError into an ApiError whose code names the problem (contract §3 table + processing codes). */
+function asApiError(e: unknown): unknown {
+  if (isInputError(e)) return new ApiError(e.code, e.detail);
+  return e;
+}
+
+interface IngestSource {
+  /** Local path of the stored file bytes. */
+  path: string;
+  /** Identifies the bytes (sha256): a worker reuses an open document only for the same bytes. */
+  bytesKey: string;
+  contentType: string;
+  maxPages: number;
+  maxPixels: number;
+}
 
 export const WORKER_TASKS = {
   /** Lowercase hex SHA-256 of a buffer. */
@@ -40,6 +59,27 @@ export const WORKER_TASKS = {
       }
     }
     return withTransfer({ pixels: px, ink }, [px.buffer as ArrayBuffer]);
+  },
+
+  /** Opens a drawing file and reports its pages (throws an ApiError for every bad input). */
+  async 'ingest.open'(args: IngestSource) {
+    try {
+      const doc = await openCached(args.path, args.bytesKey, args.contentType, { maxPages: args.maxPages, maxPixels: args.maxPixels });
+      return { pageCount: doc.pageCount, contentType: doc.contentType, textSource: doc.textSource };
+    } catch (e) {
+      throw asApiError(e);
+    }
+  },
+
+  /** Rasterizes one page and reads its text, metadata and blocks; images come back as encoded buffers. */
+  async 'ingest.page'(args: IngestSource & { index: number; dpi: number }) {
+    try {
+      const doc = await openCached(args.path, args.bytesKey, args.contentType, { maxPages: args.maxPages, maxPixels: args.maxPixels });
+      const page = await ingestPage(doc, args.index, { dpi: args.dpi, maxPixels: args.maxPixels });
+      return withTransfer(page, [page.sheetPng.buffer as ArrayBuffer, page.thumbnailWebp.buffer as ArrayBuffer, ...page.blocks.map((b) => b.png.buffer as ArrayBuffer)]);
+    } catch (e) {
+      throw asApiError(e);
+    }
   },
 } satisfies WorkerTaskRegistry;
 

@@ -1,5 +1,6 @@
 import type { Db } from '../store/db';
 import { deleteRecord, overlayIdsOfDrawing, updateRecord } from '../store/repositories/records.repository';
+import { deleteDrawingSearchRows } from '../store/repositories/drawings.repository';
 import type { Row } from '../store/repositories/row';
 import { disciplineFromSheetNumber } from '../vision/sheet/discipline';
 import { RESOURCES, type ResourceKind } from './resources';
@@ -42,7 +43,10 @@ export async function deleteDrawing(db: Db, effects: CatalogEffects, organizatio
   const overlayIds = overlayIdsOfDrawing(db, organizationId, drawing.id);
   effects.cancelJobsForTargets(organizationId, [drawing.id, ...overlayIds]);
   // Foreign keys cascade to sheets, blocks, overlays (through their blocks) and changes.
-  deleteRecord(db, 'drawings', organizationId, drawing.id);
+  db.transaction(() => {
+    deleteDrawingSearchRows(db, drawing.id);
+    deleteRecord(db, 'drawings', organizationId, drawing.id);
+  })();
   await effects.deleteObjectPrefixes([
     effects.drawingPrefix(projectId, drawing.id),
     ...overlayIds.map((o) => effects.overlayPrefix(projectId, o)),

@@ -31,7 +31,8 @@ export function parseExpand(kind: ResourceKind, raw: string | undefined): Expand
     let node = tree;
     let current: ResourceKind = kind;
     for (const segment of segments) {
-      const relation = RESOURCES[current].relations[segment];
+      // Own keys only: 'constructor', '__proto__' and the like must not resolve through the prototype.
+      const relation = Object.hasOwn(RESOURCES[current].relations, segment) ? RESOURCES[current].relations[segment] : undefined;
       if (!relation) {
         const allowed = Object.keys(RESOURCES[current].relations);
         throw new ApiError(

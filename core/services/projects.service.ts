@@ -2,6 +2,7 @@ import { notFound } from '../domain/errors';
 import type { Db } from '../store/db';
 import { getRow } from '../store/list-query';
 import { deleteProject, insertProject, updateProject } from '../store/repositories/projects.repository';
+import { deleteProjectSearchRows } from '../store/repositories/drawings.repository';
 import type { Row } from '../store/repositories/row';
 
 export interface ProjectCascade {
@@ -25,6 +26,9 @@ export function patchProject(db: Db, organizationId: string, id: string, body: {
 export async function removeProject(db: Db, cascade: ProjectCascade, organizationId: string, id: string): Promise<void> {
   if (!getRow(db, 'projects', organizationId, id)) throw notFound('project', id);
   cascade.cancelProjectJobs(organizationId, id);
-  deleteProject(db, organizationId, id);
+  db.transaction(() => {
+    deleteProjectSearchRows(db, id);
+    deleteProject(db, organizationId, id);
+  })();
   await cascade.deleteProjectObjects(id);
 }

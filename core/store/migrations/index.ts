@@ -1,4 +1,5 @@
 import { sql as initial } from './001-initial.migration';
+import { sql as searchIndex } from './002-search-index.migration';
 
 export interface Migration {
   version: number;
@@ -7,4 +8,7 @@ export interface Migration {
 }
 
 // Numbered, forward-only. Append new migrations; never edit one that has shipped.
-export const MIGRATIONS: readonly Migration[] = [{ version: 1, name: 'initial', sql: initial }];
+export const MIGRATIONS: readonly Migration[] = [
+  { version: 1, name: 'initial', sql: initial },
+  { version: 2, name: 'search-index', sql: searchIndex },
+];

@@ -1,0 +1,23 @@
+import type { FastifyInstance } from 'fastify';
+import { Drawing, DrawingCreate } from '../../contract/schemas';
+import type { JobRunner } from '../../jobs/job-runner';
+import { createDrawing } from '../../services/drawings.service';
+import { orgOf, type HttpDeps } from '../deps';
+import { addRoute } from '../router';
+import { serializeOne } from './resource-reads';
+
+export function drawingsRoutes(app: FastifyInstance, deps: HttpDeps, jobs: JobRunner): void {
+  addRoute(app, {
+    method: 'POST',
+    url: '/v1/drawings',
+    summary: 'Create a drawing from an uploaded file; queues its `process` job (no credits)',
+    tags: ['drawings'],
+    body: DrawingCreate,
+    responses: { 201: Drawing },
+    handler: async (request, reply) => {
+      const row = createDrawing(deps.db, jobs, orgOf(request), request.body as { project_id: string; name: string; file_id: string; revision?: string | null });
+      reply.code(201).header('location', `/v1/drawings/${row.id}`);
+      return serializeOne(deps, request, 'drawing', row);
+    },
+  });
+}

@@ -1,0 +1,109 @@
+import { blockCropKey, sheetImageKey, sheetThumbnailKey } from '../../blobs/keys';
+import type { ObjectStore } from '../../blobs/object-store';
+import { ApiError } from '../../domain/errors';
+import { newId } from '../../domain/ids';
+import type { Db } from '../../store/db';
+import { getRow } from '../../store/list-query';
+import {
+  countSheets,
+  getDrawingById,
+  insertProcessedSheet,
+  setDrawingStatus,
+  sheetAtPage,
+} from '../../store/repositories/drawings.repository';
+import type { Row } from '../../store/repositories/row';
+import { JobAbortedError, type JobHandler } from '../job-runner';
+
+// The `process` job (contract §4 Drawing): every page of the drawing's file becomes a sheet with
+// its image, thumbnail, text, title-block metadata and blocks. Pages run in the worker pool, as
+// many at once as it has workers, so memory stays bounded by a few pages and the HTTP thread never
+// rasterizes. Re-runnable: pages already stored are skipped, so a resumed job does only the rest
+// and a person's corrections on stored sheets are kept.
+
+export interface ProcessConfig {
+  dpi: number;
+  maxPagesPerDrawing: number;
+  maxPixelsPerPage: number;
+}
+
+export function createProcessHandler(env: { db: Db; objects: ObjectStore; config: ProcessConfig }): JobHandler<{ drawing_id: string }> {
+  const { db, objects, config } = env;
+  return async (ctx) => {
+    const drawing = getDrawingById(db, ctx.payload.drawing_id);
+    if (!drawing) return { skipped: 'the drawing was deleted' };
+    const org = String(drawing.organization_id);
+    const projectId = String(drawing.project_id);
+    try {
+      const file = getRow<Row>(db, 'files', org, String(drawing.file_id));
+      if (!file || file.status !== 'uploaded') throw new ApiError('conflict', 'The drawing’s file has no stored bytes.');
+      const source = {
+        path: await objects.localPath(String(file.object_key)),
+        bytesKey: String(file.sha256),
+        contentType: String(file.content_type),
+        maxPages: config.maxPagesPerDrawing,
+        maxPixels: config.maxPixelsPerPage,
+      };
+      const info = await ctx.pool.run('ingest.open', source, [], ctx.signal);
+      const total = info.pageCount;
+      let done = countSheets(db, drawing.id);
+      ctx.progress(done, total);
+
+      let next = 0;
+      const lane = async () => {
+        while (next < total) {
+          const index = next++;
+          if (sheetAtPage(db, drawing.id, index)) continue;
+          ctx.signal.throwIfAborted();
+          const page = await ctx.pool.run('ingest.page', { ...source, index, dpi: config.dpi }, [], ctx.signal);
+          const sheetId = newId('sheet');
+          const imageKey = sheetImageKey(projectId, drawing.id, sheetId);
+          const thumbnailKey = sheetThumbnailKey(projectId, drawing.id, sheetId);
+          // Bytes first, then the rows in one transaction: a row never points at missing bytes.
+          await objects.put(imageKey, Buffer.from(page.sheetPng), { contentType: 'image/png' });
+          await objects.put(thumbnailKey, Buffer.from(page.thumbnailWebp), { contentType: 'image/webp' });
+          const blocks = [];
+          for (const b of page.blocks) {
+            const id = newId('block');
+            const key = blockCropKey(projectId, drawing.id, sheetId, id);
+            await objects.put(key, Buffer.from(b.png), { contentType: 'image/png' });
+            blocks.push({ id, type: b.type, bbox: b.bbox, identifier: b.identifier, title: b.title, scale: b.scale, imageKey: key });
+          }
+          ctx.signal.throwIfAborted();
+          insertProcessedSheet(
+            db,
+            {
+              id: sheetId,
+              organizationId: org,
+              projectId,
+              drawingId: drawing.id,
+              pageIndex: index,
+              sheetNumber: page.metadata.sheet_number,
+              title: page.metadata.title,
+              discipline: page.metadata.discipline,
+              revision: page.metadata.revision,
+              width: page.width,
+              height: page.height,
+              dpi: page.dpi,
+              textSource: page.textSource,
+              imageKey,
+              thumbnailKey,
+            },
+            blocks,
+            page.text.map((t) => ({ text: t.text, bbox: { x: t.x, y: t.y, width: t.width, height: t.height } })),
+          );
+          done++;
+          ctx.progress(done, total);
+        }
+      };
+      await Promise.all(Array.from({ length: Math.max(1, Math.min(ctx.pool.size, total)) }, lane));
+      setDrawingStatus(db, drawing.id, 'Ready', total);
+      return { sheet_count: total };
+    } catch (e) {
+      // A shutdown leaves the job resumable (it runs again at the next start); anything else —
+      // bad input, cancel, a bug — ends the drawing as Failed with the job's error explaining why.
+      const reason = e instanceof JobAbortedError ? e.reason : ctx.signal.aborted ? (ctx.signal.reason as JobAbortedError)?.reason : undefined;
+      if (reason !== 'shutdown') setDrawingStatus(db, drawing.id, 'Failed', countSheets(db, drawing.id));
+      throw e;
+    }
+  };
+}

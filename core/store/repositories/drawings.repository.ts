@@ -1,0 +1,140 @@
+import { monotonicNow } from '../../domain/clock';
+import { newId } from '../../domain/ids';
+import type { Db } from '../db';
+import { prepared } from '../statement-cache';
+import type { Row } from './row';
+
+// Drawings and what processing makes of them (sheets, blocks).
+
+export function insertDrawing(
+  db: Db,
+  a: { organizationId: string; projectId: string; name: string; fileId: string; revision: string | null },
+): Row {
+  const id = newId('drawing');
+  const now = monotonicNow();
+  prepared(
+    db,
+    `INSERT INTO drawings (id, organization_id, project_id, name, file_id, revision, status, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, 'Processing', ?, ?)`,
+  ).run(id, a.organizationId, a.projectId, a.name, a.fileId, a.revision, now, now);
+  return prepared(db, 'SELECT * FROM drawings WHERE id = ?').get(id) as Row;
+}
+
+export function setDrawingJob(db: Db, drawingId: string, jobId: string): void {
+  prepared(db, 'UPDATE drawings SET job_id = ? WHERE id = ?').run(jobId, drawingId);
+}
+
+export function setDrawingStatus(db: Db, drawingId: string, status: 'Processing' | 'Ready' | 'Failed', sheetCount?: number): void {
+  prepared(db, 'UPDATE drawings SET status = ?, sheet_count = COALESCE(?, sheet_count), updated_at = ? WHERE id = ?').run(
+    status,
+    sheetCount ?? null,
+    monotonicNow(),
+    drawingId,
+  );
+}
+
+export function getDrawingById(db: Db, id: string): Row | undefined {
+  return prepared(db, 'SELECT * FROM drawings WHERE id = ?').get(id) as Row | undefined;
+}
+
+export function sheetAtPage(db: Db, drawingId: string, pageIndex: number): Row | undefined {
+  return prepared(db, 'SELECT * FROM sheets WHERE drawing_id = ? AND page_index = ?').get(drawingId, pageIndex) as Row | undefined;
+}
+
+export function countSheets(db: Db, drawingId: string): number {
+  return (prepared(db, 'SELECT count(*) AS n FROM sheets WHERE drawing_id = ?').get(drawingId) as { n: number }).n;
+}
+
+export interface NewSheet {
+  id: string;
+  organizationId: string;
+  projectId: string;
+  drawingId: string;
+  pageIndex: number;
+  sheetNumber: string | null;
+  title: string | null;
+  discipline: string;
+  revision: string | null;
+  width: number;
+  height: number;
+  dpi: number;
+  textSource: string;
+  imageKey: string;
+  thumbnailKey: string;
+}
+
+export interface NewBlock {
+  id: string;
+  type: string;
+  bbox: { x: number; y: number; width: number; height: number };
+  identifier: string | null;
+  title: string | null;
+  scale: string | null;
+  imageKey: string;
+}
+
+/**
+ * Stores one processed page with its blocks in one transaction, so a page is either fully recorded
+ * or not at all (a resumed job redoes exactly the pages that are missing).
+ */
+export interface SearchRun {
+  text: string;
+  bbox: { x: number; y: number; width: number; height: number } | null;
+}
+
+export function insertProcessedSheet(db: Db, s: NewSheet, blocks: NewBlock[], text: SearchRun[] = []): void {
+  db.transaction(() => {
+    const now = monotonicNow();
+    prepared(
+      db,
+      `INSERT INTO sheets (id, organization_id, project_id, drawing_id, page_index, sheet_number, title, discipline, revision, width, height, dpi, text_source, image_key, thumbnail_key, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      s.id,
+      s.organizationId,
+      s.projectId,
+      s.drawingId,
+      s.pageIndex,
+      s.sheetNumber,
+      s.title,
+      s.discipline,
+      s.revision,
+      s.width,
+      s.height,
+      s.dpi,
+      s.textSource,
+      s.imageKey,
+      s.thumbnailKey,
+      now,
+      now,
+    );
+    const ins = prepared(
+      db,
+      `INSERT INTO blocks (id, organization_id, project_id, drawing_id, sheet_id, type, bbox, identifier, title, scale, image_key, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    for (const b of blocks) {
+      const t = monotonicNow();
+      ins.run(b.id, s.organizationId, s.projectId, s.drawingId, s.id, b.type, JSON.stringify(b.bbox), b.identifier, b.title, b.scale, b.imageKey, t, t);
+    }
+    const idx = prepared(
+      db,
+      'INSERT INTO search_index (text, kind, ref_id, sheet_id, drawing_id, project_id, organization_id, bbox) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    );
+    const add = (text: string | null, kind: string, refId: string, bbox: unknown) => {
+      if (text && text.trim()) idx.run(text, kind, refId, s.id, s.drawingId, s.projectId, s.organizationId, bbox ? JSON.stringify(bbox) : null);
+    };
+    add([s.sheetNumber, s.title].filter(Boolean).join(' '), 'sheet', s.id, null);
+    for (const b of blocks) add(b.title, 'block', b.id, b.bbox);
+    for (const r of text) add(r.text, 'text', s.id, r.bbox);
+  })();
+}
+
+/** Removes a drawing's rows from the search index (the drawing itself goes by foreign keys). */
+export function deleteDrawingSearchRows(db: Db, drawingId: string): void {
+  prepared(db, 'DELETE FROM search_index WHERE drawing_id = ?').run(drawingId);
+}
+
+export function deleteProjectSearchRows(db: Db, projectId: string): void {
+  prepared(db, 'DELETE FROM search_index WHERE project_id = ?').run(projectId);
+}

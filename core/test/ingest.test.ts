@@ -1,0 +1,103 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestService, type TestService } from './harness';
+
+// End to end over HTTPS: upload a real drawing set, create the drawing, let the `process` job run
+// in the worker pool, and read back sheets and blocks.
+
+const FIXTURES = resolve(import.meta.dirname, '../../../shared/fixtures/drawings');
+
+let t: TestService;
+beforeAll(async () => {
+  t = await startTestService();
+});
+afterAll(async () => {
+  await t.stop();
+});
+
+export async function uploadDrawing(t: TestService, projectId: string, file: string | Buffer, name: string, contentType = 'application/pdf') {
+  const bytes = typeof file === 'string' ? readFileSync(resolve(FIXTURES, file)) : file;
+  const created = await t.request('POST', '/v1/files', { body: { project_id: projectId, filename: `${name}.pdf`, content_type: contentType, size_bytes: bytes.length } });
+  expect(created.status).toBe(201);
+  const put = await t.request('PUT', created.body.upload_url, { rawBody: bytes, headers: { 'content-type': contentType }, key: null });
+  expect(put.status).toBe(200);
+  const drawing = await t.request('POST', '/v1/drawings', { body: { project_id: projectId, name, file_id: created.body.id } });
+  expect(drawing.status).toBe(201);
+  expect(drawing.body.status).toBe('Processing');
+  expect(drawing.body.job_id).toMatch(/^job_/);
+  return drawing.body as { id: string; job_id: string };
+}
+
+export async function waitForJob(t: TestService, jobId: string, timeoutMs = 240_000) {
+  const start = Date.now();
+  for (;;) {
+    const job = await t.request('GET', `/v1/jobs/${jobId}`);
+    if (['Completed', 'Failed', 'Canceled'].includes(job.body.status)) return job.body;
+    if (Date.now() - start > timeoutMs) throw new Error(`job ${jobId} still ${job.body.status}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+describe('drawing processing', () => {
+  it('turns the beam proposal set into sheets S101…S300 with blocks, images and progress', async () => {
+    const project = await t.request('POST', '/v1/projects', { body: { name: 'Beam proposal' } });
+    const drawing = await uploadDrawing(t, project.body.id, '20190601_beam-proposal_5-sheets.pdf', 'Beam proposal 06-01');
+    const job = await waitForJob(t, drawing.job_id);
+    expect(job.status).toBe('Completed');
+    expect(job.type).toBe('process');
+    expect(job.progress).toEqual({ completed: 5, total: 5 });
+    const d = await t.request('GET', `/v1/drawings/${drawing.id}`);
+    expect(d.body).toMatchObject({ status: 'Ready', sheet_count: 5 });
+
+    const sheets = await t.request('GET', `/v1/sheets?drawing_id=${drawing.id}&limit=100`);
+    const byIndex = [...sheets.body.data].sort((a, b) => a.index - b.index);
+    expect(byIndex.map((s: { sheet_number: string }) => s.sheet_number)).toEqual(['S101', 'S102', 'S103', 'S150', 'S300']);
+    for (const s of byIndex) {
+      expect(s.discipline).toBe('structural');
+      expect(s.text_source).toBe('vector');
+      expect(s.dpi).toBeGreaterThanOrEqual(150);
+      expect(s.width).toBeGreaterThan(s.height); // 34x22 landscape
+      const img = await t.request('GET', s.uri, { key: null });
+      expect(img.status).toBe(200);
+      expect(img.headers['content-type']).toBe('image/png');
+      const thumb = await t.request('GET', s.thumbnail_uri, { key: null });
+      expect(thumb.status).toBe(200);
+    }
+    const blocks = await t.request('GET', `/v1/blocks?sheet_id=${byIndex[0].id}&limit=100&expand=sheet.drawing`);
+    expect(blocks.body.data.length).toBeGreaterThanOrEqual(2);
+    expect(blocks.body.data.some((b: { type: string }) => b.type === 'TitleBlock')).toBe(true);
+    expect(blocks.body.data[0].sheet.drawing.id).toBe(drawing.id);
+    const crop = await t.request('GET', blocks.body.data[0].uri, { key: null });
+    expect(crop.status).toBe(200);
+
+    // A person's correction wins over extraction.
+    const patched = await t.request('PATCH', `/v1/sheets/${byIndex[1].id}`, { body: { title: 'FRAMING (checked)' } });
+    expect(patched.body.title).toBe('FRAMING (checked)');
+    expect(patched.body.sheet_number).toBe('S102');
+  });
+
+  it('ends a corrupt file as Failed with a precise error, and the service carries on', async () => {
+    const project = await t.request('POST', '/v1/projects', { body: { name: 'Bad inputs' } });
+    const garbage = Buffer.concat([Buffer.from('%PDF-1.7\n'), Buffer.alloc(5000, 0x41), Buffer.from('\n%%EOF\n')]);
+    const drawing = await uploadDrawing(t, project.body.id, garbage, 'garbage');
+    const job = await waitForJob(t, drawing.job_id, 60_000);
+    expect(job.status).toBe('Failed');
+    expect(job.error.code).toBe('corrupt_file');
+    expect(job.error.detail.length).toBeGreaterThan(10);
+    const d = await t.request('GET', `/v1/drawings/${drawing.id}`);
+    expect(d.body.status).toBe('Failed');
+    expect((await t.request('GET', '/v1/projects')).status).toBe(200);
+  });
+
+  it('refuses a drawing whose file has no bytes yet, and ids of other organizations', async () => {
+    const project = await t.request('POST', '/v1/projects', { body: { name: 'Pending' } });
+    const file = await t.request('POST', '/v1/files', { body: { project_id: project.body.id, filename: 'x.pdf', content_type: 'application/pdf' } });
+    const res = await t.request('POST', '/v1/drawings', { body: { project_id: project.body.id, name: 'x', file_id: file.body.id } });
+    expect(res.status).toBe(409);
+    expect(res.body.code).toBe('conflict');
+    const other = t.newOrgKey('Other org');
+    const foreign = await t.request('POST', '/v1/drawings', { body: { project_id: project.body.id, name: 'x', file_id: file.body.id }, key: other });
+    expect(foreign.status).toBe(404);
+  });
+});
