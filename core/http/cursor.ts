@@ -44,8 +44,10 @@ export class CursorCodec {
     const dot = cursor.indexOf('.');
     if (dot <= 0) throw invalid('is malformed');
     const body = cursor.slice(0, dot);
-    const sig = Buffer.from(cursor.slice(dot + 1), 'base64url');
-    const expected = Buffer.from(this.mac(body), 'base64url');
+    // Compare the signature as text, not as decoded bytes: a base64 decoder ignores stray
+    // characters and the unused low bits of the last character, so an altered cursor would pass.
+    const sig = Buffer.from(cursor.slice(dot + 1), 'utf8');
+    const expected = Buffer.from(this.mac(body), 'utf8');
     if (sig.length !== expected.length || !timingSafeEqual(sig, expected)) throw invalid('was altered or was not issued by this service');
     let payload: CursorPayload;
     try {
