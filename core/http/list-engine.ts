@@ -1,6 +1,6 @@
-import { ApiError } from '../domain/errors';
+import { ApiError, notFound } from '../domain/errors';
 import type { Db } from '../store/db';
-import { existsBeyond, fetchPage, type Condition, type PageKey } from '../store/list-query';
+import { existsBeyond, fetchPage, getRow, type Condition, type PageKey } from '../store/list-query';
 import { parseExpand, serializeWithExpansion } from '../services/expand';
 import { RESOURCES, type ResourceKind, type Row, type SerializeContext } from '../services/resources';
 import type { CursorCodec, CursorPayload } from './cursor';
@@ -42,6 +42,15 @@ export interface ListResponse {
 }
 
 const COMMON = ['created_after', 'created_before'] as const;
+
+/** Filters naming a parent record: one the caller cannot see is 404, never an empty list (contract §2). */
+const PARENT_FILTERS: Record<string, { table: string; noun: string }> = {
+  project_id: { table: 'projects', noun: 'project' },
+  drawing_id: { table: 'drawings', noun: 'drawing' },
+  sheet_id: { table: 'sheets', noun: 'sheet' },
+  overlay_id: { table: 'overlays', noun: 'overlay' },
+  job_id: { table: 'jobs', noun: 'job' },
+};
 const RESERVED = new Set(['limit', 'cursor', 'expand']);
 
 function single(query: Record<string, unknown>, name: string): string | undefined {
@@ -153,6 +162,8 @@ export function runList(endpoint: ListEndpoint, req: ListRequest): ListResponse 
     else {
       const def = endpoint.filters[name];
       if (def && !RESERVED.has(name)) conditions.push(condition(name, def, raw));
+      const parent = PARENT_FILTERS[name];
+      if (def && parent && !getRow(req.db, parent.table, req.organizationId, raw)) throw notFound(parent.noun, raw);
     }
   }
 
