@@ -23,20 +23,21 @@ import {
 /**
  * Default render resolution for review of 24x36 in (and 22x34 in) sheets, in dots per inch.
  *
- * Why 200:
- *  - Thin lines. CAD "fine" pens are 0.13-0.18 mm (0.005-0.007 in). At 150 dpi that is 0.75-1.05 px, so a
- *    hairline straddling two pixel columns renders as two light-grey columns (~50-60 % ink each) that
- *    fall apart under any binarisation and merge with neighbours in hatches; at 200 dpi it is 1.0-1.4 px
- *    and keeps a dark core; 300 dpi (1.5-2.1 px) is crisp but gains little for change detection
- *    (measured on beam proposal S101, see bench/ingest/README.md: dark-pixel ratio of thin-line areas).
- *    Text: 3/32 in (2.4 mm) lettering, the smallest on drawings, is 14 px tall at 150, 19 px at 200,
- *    28 px at 300; 19 px is comfortably legible on screen and for OCR.
- *  - Memory. A 36x24 in sheet is 5400x3600 = 19.4 MP at 150, 7200x4800 = 34.6 MP at 200 and
- *    10800x7200 = 77.8 MP at 300. The render canvas is RGBA (4 B/px): 78 / 138 / 311 MB per page, plus
- *    1 B/px grey, and a comparison holds two sheets and an overlay. 300 dpi would push a compare past
- *    ~1 GB; 200 stays well under the 1.5 GiB budget.
- *  - Time. Rasterising and every later per-pixel step (alignment, diff, encode) scale with pixel count:
- *    200 dpi costs ~1.8x 150 dpi, 300 dpi costs ~4x 150 dpi.
+ * Why 200 (figures from bench/ingest/bench-ingest.ts, see bench/ingest/README.md):
+ *  - Thin lines. CAD fine pens are 0.13-0.18 mm (0.005-0.007 in). pdf.js (like PDFium) widens any
+ *    stroke thinner than one device pixel to one pixel, so hairlines never vanish, but a 1-px line that
+ *    straddles two pixel columns comes out as two ~50 % greys (core 127, right at a mid-grey threshold).
+ *    Measured worst-case line core over 40 sub-pixel positions (0 black, 255 white):
+ *      0.007 in (0.18 mm): 121 at 150 dpi (faint), 76 at 200 (solid), 0 at 300;
+ *      0.005 in (0.13 mm): 127 at 150 and 200, 64 at 300;  0.010 in: 63 at 150, 0 at 200 and 300.
+ *    So 200 is the lowest dpi at which the common 0.18 mm and 0.25 mm pens render with a solid core at
+ *    every position; 300 only helps the 0.13 mm pen. Lettering: 3/32 in text is 19 px tall at 200 dpi.
+ *  - Memory. A 36x24 in sheet is 19.4 MP at 150, 34.6 MP at 200 and 77.8 MP at 300 dpi; the render
+ *    canvas is RGBA (4 B/px) plus a 1 B/px grey copy: ~97 / 173 / 389 MB per page. A compare holds two
+ *    sheets and an overlay; 300 dpi would push one compare towards the 1.5 GiB budget.
+ *  - Time. Rasterisation and every later per-pixel step (align, diff, encode) scale with pixels: 200 costs
+ *    1.8x 150 and 300 costs 2.25x 200. (pdf.js's own content/image processing is dpi-independent and
+ *    dominates on image-heavy sheets: beam proposal S101 took ~10-11 s at 150, 200 and 300 alike.)
  * Configurable per call (`renderPage(i, { dpi })`) as the contract requires.
  */
 export const DEFAULT_DPI = 200;
@@ -53,6 +54,19 @@ export interface RenderOptions {
   dpi?: number;
   /** Refuse (before rendering) when width x height at this dpi exceeds this; default from the open limits. */
   maxPixels?: number;
+  /** When given, filled with where the time went (ms), for benches. */
+  timings?: RenderTimings;
+}
+
+export interface RenderTimings {
+  /** getPage: page dictionary lookup. */
+  pageMs: number;
+  /** page.render(): content stream parse into operators, image decoding, canvas calls (Skia records). */
+  renderMs: number;
+  /** canvas.data(): Skia flushes the recorded drawing and rasterises; the RGBA readback. */
+  readbackMs: number;
+  /** RGBA to grey. */
+  greyMs: number;
 }
 
 export interface PdfDocumentHandle {
@@ -126,9 +140,10 @@ function checkDpi(dpi: number): void {
 
 /**
  * RGBA (premultiplied over opaque white, so alpha is 255) → 8-bit grey with Rec.601 luma in integer
- * arithmetic: (77 R + 150 G + 29 B) >> 8. Reads one 32-bit word per pixel and short-cuts pure white,
- * which is ~95 % of a drawing. Measured ~3-5x faster than sharp's toColourspace('b-w') on the same
- * buffer (bench/ingest/README.md), and it needs no second RGBA-sized copy.
+ * arithmetic: (77 R + 150 G + 29 B) >> 8. Works on 32-bit words: four RGBA pixels in, one word of four
+ * grey pixels out, and short-cuts runs of pure white (~95 % of a drawing). Measured on a 7.5 MP sheet:
+ * 32-74 ms vs 52-115 ms for a per-pixel loop and 250-590 ms for sharp's toColourspace('b-w')
+ * (bench/ingest/README.md); it also needs no second RGBA-sized buffer.
  */
 export function rgbaToGrey(
   rgba: Uint8Array,
@@ -142,16 +157,29 @@ export function rgbaToGrey(
   const grey = out ?? new Uint8Array(n);
   const aligned = rgba.byteOffset % 4 === 0 ? rgba : rgba.slice();
   const px = new Uint32Array(aligned.buffer, aligned.byteOffset, n);
-  for (let i = 0; i < n; i++) {
-    const v = px[i]!;
-    if (v === 0xffffffff) {
-      grey[i] = 255;
+  // Word writes need a 4-byte-aligned output; an unaligned view (rare) takes the byte loop below.
+  const n4 = grey.byteOffset % 4 === 0 ? n & ~3 : 0;
+  const g32 = new Uint32Array(grey.buffer, n4 > 0 ? grey.byteOffset : 0, n4 >> 2);
+  let i = 0;
+  for (let w = 0; i < n4; i += 4, w++) {
+    const a = px[i]!;
+    const b = px[i + 1]!;
+    const c = px[i + 2]!;
+    const d = px[i + 3]!;
+    if ((a & b & c & d) === -1) {
+      g32[w] = 0xffffffff; // four white pixels
     } else {
-      // Little-endian word: R in the low byte.
-      grey[i] = ((v & 0xff) * 77 + ((v >>> 8) & 0xff) * 150 + ((v >>> 16) & 0xff) * 29) >>> 8;
+      // Little-endian: pixel i is the low byte of the grey word.
+      g32[w] = (luma(a) | (luma(b) << 8) | (luma(c) << 16) | (luma(d) << 24)) >>> 0;
     }
   }
+  for (; i < n; i++) grey[i] = luma(px[i]!);
   return grey;
+}
+
+/** Rec.601 luma of one little-endian RGBA word (R in the low byte). */
+function luma(v: number): number {
+  return ((v & 0xff) * 77 + ((v >>> 8) & 0xff) * 150 + ((v >>> 16) & 0xff) * 29) >>> 8;
 }
 
 /** Pixel size of a page of wPt x hPt points at dpi. Rounded (not floored) so 2448 pt @ 200 dpi is 6800 px, not 6799. */
@@ -255,7 +283,9 @@ class PdfJsDocument implements PdfDocumentHandle {
     const dpi = opts.dpi ?? DEFAULT_DPI;
     checkDpi(dpi);
     const maxPixels = opts.maxPixels ?? this.limits.maxPixels;
+    const t0 = performance.now();
     const page = await this.page(index);
+    const t1 = performance.now();
     const base = page.getViewport({ scale: 1 });
     const { width, height } = pixelSize(base.width, base.height, dpi);
     // Refuse before any canvas is allocated or content stream parsed.
@@ -294,9 +324,17 @@ class PdfJsDocument implements PdfDocumentHandle {
       } catch (e) {
         throw mapPdfError(e, index);
       }
-      // Skia rasterises lazily: most of the pixel work happens inside data() (see bench/ingest/README.md).
+      const t2 = performance.now();
+      // Skia rasterises lazily: much of the pixel work happens inside data() (see bench/ingest/README.md).
       const rgba = (cc.canvas as unknown as { data(): Uint8Array }).data();
+      const t3 = performance.now();
       const grey = rgbaToGrey(rgba, width, height);
+      if (opts.timings) {
+        opts.timings.pageMs = t1 - t0;
+        opts.timings.renderMs = t2 - t1;
+        opts.timings.readbackMs = t3 - t2;
+        opts.timings.greyMs = performance.now() - t3;
+      }
       return { width, height, data: grey, dpi, index, widthPt: base.width, heightPt: base.height };
     } finally {
       factory.destroy(cc);

@@ -1,0 +1,409 @@
+// Raster-step bench: our pdf.js adapter vs `mutool draw` and `pdftoppm`, same pages, same dpi, grey output,
+// run back to back in one session (the machine is shared, so only ratios from one run are meaningful).
+//
+//   node --import tsx bench/ingest/bench-ingest.ts            # default: both sets, 3 rounds, thin-line probe
+//   node --import tsx bench/ingest/bench-ingest.ts --rounds 5 --dpi 200
+//   node --import tsx bench/ingest/bench-ingest.ts --only thin
+//
+// Each measured run is a separate process, so peak RSS is that run's own (maxRSS for ours, /usr/bin/time
+// %M for the CLIs). External tools write PGM to /dev/shm (RAM) so disk speed is not measured; ours keeps
+// the grey page in memory and drops it, as the pipeline would after handing it on.
+
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { DEFAULT_DPI, openDocument, type RenderTimings } from '../../core/vision/input/pdf.adapter';
+import { buildPdf } from '../../core/vision/input/synthetic-inputs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const FIXTURES = path.resolve(here, '../../../shared/fixtures/drawings');
+const SETS = [
+  {
+    name: 'barber house 20130718 (9 sheets, 17x11 in)',
+    file: '20130718_barber-house_set_9-sheets.pdf',
+  },
+  {
+    name: 'beam proposal 20190601 (5 sheets, 34x22 in)',
+    file: '20190601_beam-proposal_5-sheets.pdf',
+  },
+];
+
+const args = process.argv.slice(2);
+const arg = (name: string, dflt: string) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 && args[i + 1] ? args[i + 1]! : dflt;
+};
+
+interface RunResult {
+  wallMs: number;
+  rssMb: number;
+  pages: number;
+  phases?: { pageMs: number; renderMs: number; readbackMs: number; greyMs: number };
+  darkFraction?: number;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Child modes: one measured run per process.
+
+async function childOurs(file: string, dpi: number, workers: number): Promise<RunResult> {
+  const bytes = new Uint8Array(readFileSync(file));
+  const t0 = performance.now();
+  if (workers > 1) {
+    // One worker per core, each with its own pdf.js document, taking every n-th page.
+    const probe = await openDocument(bytes);
+    const n = probe.pageCount;
+    await probe.close();
+    const parts = await Promise.all(
+      Array.from({ length: workers }, (_, w) => {
+        // Loader hooks from `--import tsx` do not reach worker threads: register tsx inside the worker.
+        const boot = `import('tsx/esm/api').then((m) => { m.register(); return import(${JSON.stringify(import.meta.url)}); })`;
+        const worker = new Worker(boot, {
+          eval: true,
+          workerData: { file, dpi, pages: range(n).filter((p) => p % workers === w) },
+        });
+        return new Promise<{ dark: number; px: number }>((resolve, reject) => {
+          worker.once('message', resolve);
+          worker.once('error', reject);
+        });
+      }),
+    );
+    const wallMs = performance.now() - t0;
+    const dark = parts.reduce((a, p) => a + p.dark, 0);
+    const px = parts.reduce((a, p) => a + p.px, 0);
+    return {
+      wallMs,
+      rssMb: process.resourceUsage().maxRSS / 1024,
+      pages: n,
+      darkFraction: dark / px,
+    };
+  }
+  const doc = await openDocument(bytes);
+  const phases = { pageMs: 0, renderMs: 0, readbackMs: 0, greyMs: 0 };
+  let dark = 0;
+  let px = 0;
+  let countMs = 0;
+  for (let i = 0; i < doc.pageCount; i++) {
+    const t: RenderTimings = { pageMs: 0, renderMs: 0, readbackMs: 0, greyMs: 0 };
+    const r = await doc.renderPage(i, { dpi, timings: t });
+    for (const k of Object.keys(phases) as (keyof RenderTimings)[]) phases[k] += t[k];
+    const tc = performance.now();
+    dark += countDark(r.data);
+    px += r.data.length;
+    countMs += performance.now() - tc;
+  }
+  const pages = doc.pageCount;
+  await doc.close();
+  return {
+    // The ink count is for the table, not part of the raster step: keep it out of the wall time.
+    wallMs: performance.now() - t0 - countMs,
+    rssMb: process.resourceUsage().maxRSS / 1024,
+    pages,
+    phases,
+    darkFraction: dark / px,
+  };
+}
+
+async function workerMain(): Promise<void> {
+  const { file, dpi, pages } = workerData as { file: string; dpi: number; pages: number[] };
+  const doc = await openDocument(new Uint8Array(readFileSync(file)));
+  let dark = 0;
+  let px = 0;
+  for (const i of pages) {
+    const r = await doc.renderPage(i, { dpi });
+    dark += countDark(r.data);
+    px += r.data.length;
+  }
+  await doc.close();
+  parentPort!.postMessage({ dark, px });
+}
+
+function countDark(d: Uint8Array): number {
+  let n = 0;
+  for (let i = 0; i < d.length; i++) if (d[i]! < 128) n++;
+  return n;
+}
+
+const range = (n: number) => Array.from({ length: n }, (_, i) => i);
+
+// ---------------------------------------------------------------------------------------------------
+// Parent: run each tool as a child process, interleaved, median of rounds.
+
+function runOursChild(file: string, dpi: number, workers: number): RunResult {
+  const out = execFileSync(
+    process.execPath,
+    [
+      ...process.execArgv,
+      fileURLToPath(import.meta.url),
+      '--child',
+      'ours',
+      '--file',
+      file,
+      '--dpi',
+      String(dpi),
+      '--workers',
+      String(workers),
+    ],
+    {
+      encoding: 'utf8',
+      timeout: 600_000,
+      maxBuffer: 1 << 20,
+    },
+  );
+  return JSON.parse(out.trim().split('\n').pop()!) as RunResult;
+}
+
+function runCli(cmd: string, argv: string[], outDir: string, pages: number): RunResult {
+  rmSync(outDir, { recursive: true, force: true });
+  mkdirSync(outDir, { recursive: true });
+  const t0 = performance.now();
+  const r = spawnSync('/usr/bin/time', ['-f', '%M', cmd, ...argv], {
+    encoding: 'utf8',
+    timeout: 600_000,
+  });
+  const wallMs = performance.now() - t0;
+  if (r.status !== 0) throw new Error(`${cmd} failed: ${r.stderr}`);
+  const rssKb = Number(r.stderr.trim().split('\n').pop());
+  // Check the output is really there (grey PGM, one per page) and count its ink like ours.
+  const files = execFileSync('ls', [outDir], { encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .filter(Boolean);
+  if (files.length !== pages)
+    throw new Error(`${cmd} wrote ${files.length} files, expected ${pages}`);
+  let dark = 0;
+  let px = 0;
+  for (const f of files) {
+    const { data } = readPgm(path.join(outDir, f));
+    dark += countDark(data);
+    px += data.length;
+  }
+  rmSync(outDir, { recursive: true, force: true });
+  return { wallMs, rssMb: rssKb / 1024, pages, darkFraction: dark / px };
+}
+
+/** Binary PGM (P5), 8-bit. */
+function readPgm(file: string): { width: number; height: number; data: Uint8Array } {
+  const buf = readFileSync(file);
+  const tokens: string[] = [];
+  let i = 0;
+  while (tokens.length < 4) {
+    while (/\s/.test(String.fromCharCode(buf[i]!))) i++;
+    if (buf[i] === 0x23) {
+      while (buf[i] !== 0x0a) i++;
+      continue;
+    }
+    let t = '';
+    while (!/\s/.test(String.fromCharCode(buf[i]!))) t += String.fromCharCode(buf[i++]!);
+    tokens.push(t);
+  }
+  i++;
+  if (tokens[0] !== 'P5') throw new Error(`${file}: not a binary grey PGM (${tokens[0]})`);
+  const width = Number(tokens[1]);
+  const height = Number(tokens[2]);
+  return { width, height, data: new Uint8Array(buf.buffer, buf.byteOffset + i, width * height) };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+const have = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
+
+function benchSets(dpi: number, rounds: number): void {
+  const shm = existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir();
+  const outDir = mkdtempSync(path.join(shm, 'bench-ingest-'));
+  const tools = have('mutool') && have('pdftoppm');
+  if (!tools) console.log('mutool/pdftoppm missing: apt-get install -y mupdf-tools poppler-utils');
+  console.log(
+    `\n## Raster step at ${dpi} dpi, grey, median of ${rounds} interleaved rounds (${os.cpus().length} cores, load ${os.loadavg()[0]!.toFixed(2)})\n`,
+  );
+  console.log(
+    '| set | tool | wall s (min-max) | ms/sheet | sheets/min | peak RSS MB | ink % | vs mutool |',
+  );
+  console.log('| --- | --- | --- | --- | --- | --- | --- | --- |');
+  for (const set of SETS) {
+    const file = path.join(FIXTURES, set.file);
+    const runs: Record<string, RunResult[]> = {
+      ours: [],
+      'ours 2 workers': [],
+      mutool: [],
+      'mutool -P': [],
+      pdftoppm: [],
+    };
+    for (let r = 0; r < rounds; r++) {
+      runs.ours!.push(runOursChild(file, dpi, 1));
+      runs['ours 2 workers']!.push(runOursChild(file, dpi, 2));
+      const pages = runs.ours![0]!.pages;
+      if (tools) {
+        runs.mutool!.push(
+          runCli(
+            'mutool',
+            [
+              'draw',
+              '-q',
+              '-r',
+              String(dpi),
+              '-c',
+              'gray',
+              '-o',
+              path.join(outDir, 'p%03d.pgm'),
+              file,
+            ],
+            path.join(outDir),
+            pages,
+          ),
+        );
+        runs['mutool -P']!.push(
+          runCli(
+            'mutool',
+            [
+              'draw',
+              '-q',
+              '-P',
+              '-r',
+              String(dpi),
+              '-c',
+              'gray',
+              '-o',
+              path.join(outDir, 'p%03d.pgm'),
+              file,
+            ],
+            path.join(outDir),
+            pages,
+          ),
+        );
+        runs.pdftoppm!.push(
+          runCli(
+            'pdftoppm',
+            ['-r', String(dpi), '-gray', file, path.join(outDir, 'p')],
+            path.join(outDir),
+            pages,
+          ),
+        );
+      }
+    }
+    const mu = runs.mutool!.length ? median(runs.mutool!.map((x) => x.wallMs)) : NaN;
+    for (const [tool, rs] of Object.entries(runs)) {
+      if (!rs.length) continue;
+      const walls = rs.map((x) => x.wallMs);
+      const wall = median(walls);
+      const pages = rs[0]!.pages;
+      console.log(
+        `| ${set.name} | ${tool} | ${(wall / 1000).toFixed(2)} (${(Math.min(...walls) / 1000).toFixed(2)}-${(Math.max(...walls) / 1000).toFixed(2)}) | ` +
+          `${(wall / pages).toFixed(0)} | ${((pages * 60000) / wall).toFixed(1)} | ${median(rs.map((x) => x.rssMb)).toFixed(0)} | ` +
+          `${(100 * (rs[0]!.darkFraction ?? NaN)).toFixed(2)} | ${(wall / mu).toFixed(2)}x |`,
+      );
+    }
+    const ph = runs.ours!.map((x) => x.phases!);
+    const pages = runs.ours![0]!.pages;
+    const m = (k: keyof RenderTimings) => (median(ph.map((p) => p[k])) / pages).toFixed(0);
+    console.log(
+      `|  | ours per sheet: getPage ${m('pageMs')} ms, render (parse + draw calls) ${m('renderMs')} ms, readback (Skia raster + data()) ${m('readbackMs')} ms, grey ${m('greyMs')} ms | | | | | | |`,
+    );
+  }
+  rmSync(outDir, { recursive: true, force: true });
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Thin-line quality: hairlines of known width at sub-pixel offsets, rendered at 150 / 200 / 300 dpi.
+// For each width, the worst (lightest) line core over 40 offsets: if it is >= 128 the line vanishes under a
+// mid-grey threshold at some positions. And on a real sheet: the share of ink that survives thresholding.
+
+async function thinLines(): Promise<void> {
+  const widthsIn = [0.003, 0.005, 0.007, 0.01, 0.014];
+  // One row of 40 vertical lines per width; line k sits at x = 0.5 in + k * 0.2037 in (non-commensurate
+  // with every dpi, so the offsets sweep the pixel grid). 1 in = 72 pt.
+  let content = '0 G ';
+  widthsIn.forEach((w, row) => {
+    const y0 = 72 * (1 + row * 1.5);
+    content += `${(w * 72).toFixed(4)} w `;
+    for (let k = 0; k < 40; k++) {
+      const x = 72 * (0.5 + k * 0.2037);
+      content += `${x.toFixed(3)} ${y0} m ${x.toFixed(3)} ${y0 + 72} l S `;
+    }
+  });
+  const pdf = buildPdf({ widthPt: 72 * 9, heightPt: 72 * 9, content });
+  console.log(
+    '\n## Thin-line quality: worst-case line core (lightest of 40 sub-pixel positions; 0 = black, 255 = white)\n',
+  );
+  console.log(`| line width | ${[150, 200, 300].map((d) => `${d} dpi`).join(' | ')} |`);
+  console.log('| --- | --- | --- | --- |');
+  const doc = await openDocument(pdf);
+  const rasters = new Map<number, Awaited<ReturnType<typeof doc.renderPage>>>();
+  for (const dpi of [150, 200, 300]) rasters.set(dpi, await doc.renderPage(0, { dpi }));
+  widthsIn.forEach((w, row) => {
+    const cells = [150, 200, 300].map((dpi) => {
+      const r = rasters.get(dpi)!;
+      // Sample a scan line through the middle of this row's lines (y in sheet pixels, origin top-left).
+      const yPt = 72 * 9 - 72 * (1 + row * 1.5) - 36;
+      const y = Math.round((yPt * dpi) / 72);
+      let worst = 0;
+      for (let k = 0; k < 40; k++) {
+        const cx = (0.5 + k * 0.2037) * dpi;
+        let core = 255;
+        for (let x = Math.floor(cx) - 2; x <= Math.ceil(cx) + 2; x++)
+          core = Math.min(core, r.data[y * r.width + x]!);
+        worst = Math.max(worst, core);
+      }
+      const px = w * dpi;
+      return `${worst}${worst >= 128 ? ' (lost at 128)' : ''} [${px.toFixed(2)} px]`;
+    });
+    console.log(`| ${w} in (${(w * 25.4).toFixed(2)} mm) | ${cells.join(' | ')} |`);
+  });
+  await doc.close();
+
+  // Real sheet: beam proposal S101 (fine CAD linework, ~3 % ink). Ink coverage = sum(255 - v) / 255 / pixels:
+  // an ideal renderer gives the same coverage at every dpi; pdf.js widens sub-pixel strokes to 1 device
+  // pixel, so coverage grows as dpi falls (lines get relatively fatter and hatches clog). Dark = v < 128.
+  const real = await openDocument(new Uint8Array(readFileSync(path.join(FIXTURES, SETS[1]!.file))));
+  console.log('\n## Real sheet (beam proposal S101): ink coverage and cost by dpi\n');
+  console.log(
+    '| dpi | size px | MP | grey MB | RGBA canvas MB | render ms | ink coverage % | dark px % | dark / coverage |',
+  );
+  console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+  for (const dpi of [150, 200, 300]) {
+    const t0 = performance.now();
+    const r = await real.renderPage(0, { dpi });
+    const ms = performance.now() - t0;
+    let mass = 0;
+    let dark = 0;
+    for (let i = 0; i < r.data.length; i++) {
+      mass += 255 - r.data[i]!;
+      if (r.data[i]! < 128) dark++;
+    }
+    const n = r.width * r.height;
+    const cov = (100 * mass) / 255 / n;
+    const dk = (100 * dark) / n;
+    console.log(
+      `| ${dpi} | ${r.width}x${r.height} | ${(n / 1e6).toFixed(1)} | ${(n / 2 ** 20).toFixed(0)} | ${((4 * n) / 2 ** 20).toFixed(0)} | ${ms.toFixed(0)} | ` +
+        `${cov.toFixed(2)} | ${dk.toFixed(2)} | ${(dk / cov).toFixed(2)} |`,
+    );
+  }
+  await real.close();
+  const e = 36 * 24;
+  console.log(
+    `\n36x24 in sheet: 150 dpi ${((e * 150 * 150) / 1e6).toFixed(1)} MP, 200 dpi ${((e * 200 * 200) / 1e6).toFixed(1)} MP, 300 dpi ${((e * 300 * 300) / 1e6).toFixed(1)} MP`,
+  );
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  if (!isMainThread) return workerMain();
+  if (arg('child', '') === 'ours') {
+    const r = await childOurs(
+      arg('file', ''),
+      Number(arg('dpi', String(DEFAULT_DPI))),
+      Number(arg('workers', '1')),
+    );
+    console.log(JSON.stringify(r));
+    return;
+  }
+  const dpi = Number(arg('dpi', String(DEFAULT_DPI)));
+  const rounds = Number(arg('rounds', '3'));
+  const only = arg('only', '');
+  if (only !== 'thin') benchSets(dpi, rounds);
+  if (only !== 'sets') await thinLines();
+}
+
+await main();
