@@ -52,7 +52,7 @@ test.describe.serial('review a revised beam proposal', () => {
 
   test('signs in from the banner link and creates a project', async () => {
     await page.goto(`${origin()}/#key=${apiKey()}`);
-    await expect(page.getByRole('heading', { name: 'Projects' })).toBeVisible();
+    await expect(page.getByRole('heading', { name: 'Projects', level: 1 })).toBeVisible();
     // The key leaves the address bar as soon as it has been read.
     expect(page.url()).not.toContain('sk_');
     await expect(page.getByText('No projects yet')).toBeVisible();
@@ -83,12 +83,19 @@ test.describe.serial('review a revised beam proposal', () => {
     const items = page.getByTestId('upload-item');
     await expect(items).toHaveCount(2);
     // Both files reach the service and become drawings (phase moves past uploading/registering).
+    // A failed upload stops the test at once with the API's detail, as the user sees it.
     for (const name of [OLDER, NEWER]) {
-      await expect(items.filter({ hasText: name }), `${name} uploaded`).toHaveAttribute(
+      const item = items.filter({ hasText: name });
+      await expect(item, `${name} uploaded`).toHaveAttribute(
         'data-phase',
-        /processing|ready/,
+        /processing|ready|failed/,
         { timeout: 60_000 },
       );
+      if ((await item.getAttribute('data-phase')) === 'failed') {
+        throw new Error(
+          `upload of ${name} failed: ${await item.locator('.state-error-inline').textContent()}`,
+        );
+      }
     }
     const rows = page.getByTestId('drawing-row');
     await expect(rows).toHaveCount(2);
@@ -128,7 +135,7 @@ test.describe.serial('review a revised beam proposal', () => {
     await page.waitForTimeout(1000);
     await shot(page, '06-sheet');
     await page.goBack();
-    await page.getByRole('button', { name: 'Clear' }).click();
+    await page.getByRole('button', { name: 'Clear', exact: true }).click();
   });
 
   test('compares the newer issue with the older one', async () => {
