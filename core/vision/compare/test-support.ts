@@ -53,7 +53,6 @@ export async function renderPdfPage(
     const viewport = page.getViewport({ scale: dpi / 72 });
     const width = Math.round(viewport.width);
     const height = Math.round(viewport.height);
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
     const factory = (doc as any).canvasFactory;
     const cc = factory.create(width, height);
     await page.render({

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { GreyImage, TextItem } from '../types';
 import { normalizeSheetNumber } from './discipline';
 import { openFixture, type TestDocument } from './test-support';
