@@ -1,248 +1,40 @@
-// The reviewer's story, end to end in the browser UI against a real `blueline serve`:
-// create a project, upload the beam proposal pair, watch processing finish, compare, open
-// S101's overlay, step through its changes, accept one, reload and see it kept.
-//
-// Only S101 changes between the two issues (fixtures README): the other four sheets are
-// pixel-identical and must show as nearly identical. Every assertion is on what the user sees.
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+// The review flow in Debian's Chromium against `blueline serve` (started by global-setup.ts).
+// The steps live in review-flow.steps.ts, shared with the Electron spec.
 import { expect, test, type Page } from '@playwright/test';
-
-const here = path.dirname(fileURLToPath(import.meta.url));
-const repoRoot = path.resolve(here, '..');
-const fixtures = path.resolve(repoRoot, '../shared/fixtures/drawings');
-const OLDER = '20190601_beam-proposal_5-sheets';
-const NEWER = '20190602_beam-proposal_5-sheets';
-const shots = path.join(here, 'screenshots');
+import { ReviewFlow } from './review-flow.steps';
 
 const origin = () => {
   const o = process.env.BLUELINE_ORIGIN;
   if (!o) throw new Error('BLUELINE_ORIGIN not set: global setup did not start the service');
   return o;
 };
-const apiKey = () => process.env.BLUELINE_API_KEY ?? '';
 
-async function shot(page: Page, name: string): Promise<void> {
-  await page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: false });
-}
-
-/** Selects the <option> whose text contains `text` (labels also carry revision and sheet count). */
-async function selectContaining(page: Page, testId: string, text: string): Promise<void> {
-  const select = page.getByTestId(testId);
-  const value = await select.evaluate((el, t) => {
-    const opt = Array.from((el as HTMLSelectElement).options).find((o) => o.text.includes(t));
-    return opt?.value ?? null;
-  }, text);
-  expect(value, `an option containing ${text}`).not.toBeNull();
-  await select.selectOption(value as string);
-}
-
-test.describe.serial('review a revised beam proposal', () => {
+test.describe.serial('review a revised beam proposal (browser)', () => {
   let page: Page;
-  let projectUrl = '';
-  let overlayUrl = '';
+  let flow: ReviewFlow;
 
   test.beforeAll(async ({ browser }) => {
     page = await browser.newPage();
     page.on('pageerror', (err) => console.log(`[page error] ${err.message}`));
+    flow = new ReviewFlow(page, { shotPrefix: '', baseline: true });
   });
   test.afterAll(async () => {
     await page.close();
   });
 
   test('signs in from the banner link and creates a project', async () => {
-    await page.goto(`${origin()}/#key=${apiKey()}`);
+    await page.goto(`${origin()}/#key=${process.env.BLUELINE_API_KEY ?? ''}`);
     await expect(page.getByRole('heading', { name: 'Projects', level: 1 })).toBeVisible();
     // The key leaves the address bar as soon as it has been read.
     expect(page.url()).not.toContain('sk_');
     await expect(page.getByText('No projects yet')).toBeVisible();
-    await shot(page, '01-projects-empty');
-
-    await page.getByLabel('Name').fill('Beam proposal review');
-    await page
-      .getByLabel('Description (optional)')
-      .fill('OpeningDesign beam proposal, issues of 1 and 2 June 2019');
-    await page.getByRole('button', { name: 'Create project' }).click();
-    await expect(page.getByRole('heading', { name: 'Beam proposal review' })).toBeVisible();
-    await expect(page.getByText('No drawing sets yet')).toBeVisible();
-    projectUrl = page.url();
-
-    await page.goto(`${origin()}/#/`);
-    await expect(
-      page.getByTestId('project-table').getByRole('link', { name: 'Beam proposal review' }),
-    ).toBeVisible();
-    await shot(page, '02-projects');
+    await flow.createProject();
   });
-
-  test('uploads both issues with upload progress', async () => {
-    await page.goto(projectUrl);
-    await expect(page.getByTestId('dropzone')).toBeVisible();
-    await page
-      .getByTestId('file-input')
-      .setInputFiles([path.join(fixtures, `${OLDER}.pdf`), path.join(fixtures, `${NEWER}.pdf`)]);
-    const items = page.getByTestId('upload-item');
-    await expect(items).toHaveCount(2);
-    // Both files reach the service and become drawings (phase moves past uploading/registering).
-    // A failed upload stops the test at once with the API's detail, as the user sees it.
-    for (const name of [OLDER, NEWER]) {
-      const item = items.filter({ hasText: name });
-      await expect(item, `${name} uploaded`).toHaveAttribute(
-        'data-phase',
-        /processing|ready|failed/,
-        { timeout: 60_000 },
-      );
-      if ((await item.getAttribute('data-phase')) === 'failed') {
-        throw new Error(
-          `upload of ${name} failed: ${await item.locator('.state-error-inline').textContent()}`,
-        );
-      }
-    }
-    const rows = page.getByTestId('drawing-row');
-    await expect(rows).toHaveCount(2);
-    await expect(rows.filter({ hasText: OLDER })).toBeVisible();
-    await expect(rows.filter({ hasText: NEWER })).toBeVisible();
-    await shot(page, '03-uploading');
-  });
-
-  test('shows processing finish and both sets as sheets', async () => {
-    const rows = page.getByTestId('drawing-row');
-    await expect(rows.filter({ hasText: OLDER })).toHaveAttribute('data-status', 'Ready', {
-      timeout: 4 * 60_000,
-    });
-    await expect(rows.filter({ hasText: NEWER })).toHaveAttribute('data-status', 'Ready', {
-      timeout: 4 * 60_000,
-    });
-    await expect(page.getByTestId('upload-item').filter({ hasText: 'Ready' })).toHaveCount(2);
-    for (const r of await rows.all()) await expect(r.locator('td.num')).toHaveText('5');
-
-    const cards = page.getByTestId('sheet-card');
-    await expect(cards).toHaveCount(10);
-    await shot(page, '04-drawings-and-sheets');
-
-    // Sheet-number filter: exactly the two S101s.
-    await page.getByTestId('sheet-number-filter').fill('S101');
-    await page.getByTestId('sheet-number-filter').press('Enter');
-    await expect(cards).toHaveCount(2);
-    await expect(cards.first()).toContainText('S101');
-    // Discipline filter: all are structural.
-    await page.getByTestId('discipline-filter').selectOption('structural');
-    await expect(cards).toHaveCount(2);
-    await shot(page, '05-sheets-filtered');
-
-    await cards.first().click();
-    await expect(page.getByTestId('sheet-viewer')).toBeVisible();
-    await expect(page.getByTestId('meta-number')).toHaveValue('S101');
-    await page.waitForTimeout(1000);
-    await shot(page, '06-sheet');
-    await page.goBack();
-    await page.getByRole('button', { name: 'Clear', exact: true }).click();
-  });
-
-  test('compares the newer issue with the older one', async () => {
-    await page.goto(projectUrl.replace(/\/?$/, '') + '/compare');
-    await selectContaining(page, 'compare-newer', NEWER);
-    await selectContaining(page, 'compare-older', OLDER);
-    await shot(page, '07-compare-pick');
-    await page.getByTestId('start-compare').click();
-
-    const status = page.getByTestId('compare-status');
-    await expect(status).toBeVisible();
-    await expect(status.locator('.badge')).toHaveText('Completed', { timeout: 5 * 60_000 });
-
-    const pairs = page.getByTestId('pair-row');
-    await expect(pairs).toHaveCount(5);
-    // Sorted by similarity, most changed first: S101 is the only sheet that changed.
-    await expect(pairs.first()).toHaveAttribute('data-sheet', 'S101');
-    await expect(pairs.first()).not.toContainText('Nearly identical');
-    for (const n of ['S102', 'S103', 'S150', 'S300']) {
-      await expect(page.locator(`[data-testid="pair-row"][data-sheet="${n}"]`)).toContainText(
-        'Nearly identical',
-      );
-    }
-    await expect(page.getByTestId('added-sheets')).toContainText('None.');
-    await expect(page.getByTestId('removed-sheets')).toContainText('None.');
-    await shot(page, '08-comparison');
-  });
-
-  test("opens S101's overlay, steps through its changes and accepts one", async () => {
-    await page
-      .locator('[data-testid="pair-row"][data-sheet="S101"]')
-      .getByTestId('open-overlay')
-      .click();
-    await expect(page.getByTestId('overlay-viewer')).toBeVisible();
-    await expect(page.getByTestId('viewer-sheet-number')).toHaveText('S101');
-    const count = page.getByTestId('change-count');
-    await expect(count).not.toHaveText('0');
-    const n = Number(await count.textContent());
-    expect(n).toBeGreaterThan(0);
-    overlayUrl = page.url();
-
-    // The whole sheet at "fit", compared to the stored baseline with a tolerance.
-    await page.keyboard.press('0');
-    await page.waitForTimeout(800);
-    await expect(page.getByTestId('canvas-main')).toHaveScreenshot('s101-overlay-fit.png', {
-      maxDiffPixelRatio: 0.03,
-    });
-    await shot(page, '09-overlay');
-
-    const detail = page.getByTestId('change-detail');
-    await page.keyboard.press('j');
-    await expect(detail).toContainText(`Change 1 of ${n}`);
-    const zoomAtFit = await page.getByTestId('zoom-pct').textContent();
-    await page.waitForTimeout(500);
-    // Zoomed in on the region.
-    expect(await page.getByTestId('zoom-pct').textContent()).not.toBe(zoomAtFit);
-    await shot(page, '10-overlay-change-1');
-    if (n > 1) {
-      await page.keyboard.press('j');
-      await expect(detail).toContainText(`Change 2 of ${n}`);
-      await page.keyboard.press('k');
-    }
-    await expect(detail).toContainText(`Change 1 of ${n}`);
-
-    const saved = page.waitForResponse(
-      (r) => r.request().method() === 'PATCH' && r.url().includes('/v1/changes/') && r.ok(),
-    );
-    await page.keyboard.press('a');
-    await saved;
-    await expect(page.getByTestId('change-status')).toHaveText('Accepted');
-    await expect(page.getByTestId('reviewed-count')).toHaveText(`1 of ${n} reviewed`);
-    await shot(page, '11-overlay-accepted');
-  });
-
-  test('keeps the review after a reload', async () => {
-    await page.reload();
-    await expect(page.getByTestId('overlay-viewer')).toBeVisible();
-    await expect(page.getByTestId('reviewed-count')).toContainText('1 of');
-    await page.keyboard.press('j');
-    await expect(page.getByTestId('change-detail')).toContainText('Change 1 of');
-    await expect(page.getByTestId('change-status')).toHaveText('Accepted');
-    expect(page.url()).toBe(overlayUrl);
-  });
-
-  test('offers side-by-side, swipe and blink, the colour-blind palette and the jobs panel', async () => {
-    await page.keyboard.press('0');
-    await page.getByRole('radio', { name: 'Side by side' }).click();
-    await expect(page.getByTestId('canvas-old')).toBeVisible();
-    await expect(page.getByTestId('canvas-new')).toBeVisible();
-    await page.waitForTimeout(800);
-    await shot(page, '12-side-by-side');
-
-    await page.keyboard.press('5');
-    await expect(page.locator('.swipe-handle')).toBeVisible();
-    await page.waitForTimeout(500);
-    await shot(page, '13-swipe');
-
-    await page.keyboard.press('1');
-    await page.getByTestId('palette-toggle').click();
-    await expect(page.getByTestId('palette-toggle')).toHaveText(/CB-safe colours/);
-    await page.waitForTimeout(1000);
-    await shot(page, '14-overlay-colorblind');
-    await page.getByTestId('palette-toggle').click();
-
-    await page.getByRole('button', { name: 'Jobs' }).click();
-    await expect(page.getByRole('complementary', { name: 'Jobs' })).toBeVisible();
-    await expect(page.getByTestId('job-row').first()).toBeVisible();
-    await shot(page, '15-jobs-panel');
-  });
+  test('uploads both issues with upload progress', () => flow.uploadBoth());
+  test('shows processing finish and both sets as sheets', () => flow.waitForProcessing());
+  test('compares the newer issue with the older one', () => flow.compare());
+  test("opens S101's overlay, steps through its changes and accepts one", () => flow.reviewS101());
+  test('keeps the review after a reload', () => flow.reloadKeepsReview());
+  test('offers side-by-side, swipe and blink, the colour-blind palette and the jobs panel', () =>
+    flow.otherModes());
 });

@@ -274,7 +274,9 @@ function UploadItem({ upload }: { upload: Upload }) {
           <span className="muted small">
             {p && p.total > 0
               ? `${p.completed} of ${p.total} pages processed`
-              : 'Waiting for the processor…'}
+              : job.data?.status === 'Started'
+                ? 'Reading the file…'
+                : 'Queued for processing…'}
           </span>
         </>
       )}

@@ -1,0 +1,264 @@
+// The reviewer's story as reusable steps, driven by the browser spec (review-flow.spec.ts) and
+// the Electron spec (electron-flow.spec.ts): create a project, upload the beam proposal pair,
+// watch processing finish, compare, open S101's overlay, step through its changes, accept one,
+// reload and see it kept, then the other viewer modes, the palette and the jobs panel.
+//
+// Only S101 changes between the two issues (fixtures README): the other four sheets are
+// pixel-identical and must show as nearly identical. Every assertion is on what the user sees.
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect, type Page } from '@playwright/test';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repoRoot = path.resolve(here, '..');
+export const fixtures = path.resolve(repoRoot, '../shared/fixtures/drawings');
+export const OLDER = '20190601_beam-proposal_5-sheets';
+export const NEWER = '20190602_beam-proposal_5-sheets';
+const shots = path.join(here, 'screenshots');
+
+/** Selects the <option> whose text contains `text` (labels also carry revision and sheet count). */
+async function selectContaining(page: Page, testId: string, text: string): Promise<void> {
+  const select = page.getByTestId(testId);
+  const value = await select.evaluate((el, t) => {
+    const opt = Array.from((el as HTMLSelectElement).options).find((o) => o.text.includes(t));
+    return opt?.value ?? null;
+  }, text);
+  expect(value, `an option containing ${text}`).not.toBeNull();
+  await select.selectOption(value as string);
+}
+
+export interface FlowOptions {
+  /** Prefix for screenshot files, e.g. '' for the browser and 'electron-' for the desktop app. */
+  shotPrefix: string;
+  /** Compare the fitted S101 canvas with the stored baseline (browser run only: one renderer). */
+  baseline: boolean;
+}
+
+export class ReviewFlow {
+  projectUrl = '';
+  overlayUrl = '';
+  constructor(
+    readonly page: Page,
+    readonly opts: FlowOptions,
+  ) {}
+
+  async shot(name: string): Promise<void> {
+    await this.page.screenshot({ path: path.join(shots, `${this.opts.shotPrefix}${name}.png`) });
+  }
+
+  /** On an empty project list, creates the project and lands on its page. */
+  async createProject(): Promise<void> {
+    const page = this.page;
+    await this.shot('01-projects-empty');
+
+    await page.getByLabel('Name').fill('Beam proposal review');
+    await page
+      .getByLabel('Description (optional)')
+      .fill('OpeningDesign beam proposal, issues of 1 and 2 June 2019');
+    await page.getByRole('button', { name: 'Create project' }).click();
+    await expect(page.getByRole('heading', { name: 'Beam proposal review' })).toBeVisible();
+    await expect(page.getByText('No drawing sets yet')).toBeVisible();
+    this.projectUrl = page.url();
+
+    await page.goto(page.url().replace(/#.*$/, '#/'));
+    await expect(
+      page.getByTestId('project-table').getByRole('link', { name: 'Beam proposal review' }),
+    ).toBeVisible();
+    await this.shot('02-projects');
+  }
+
+  /** Uploads both issues; each becomes a drawing (or the test stops with the API detail). */
+  async uploadBoth(): Promise<void> {
+    const page = this.page;
+    await page.goto(this.projectUrl);
+    await expect(page.getByTestId('dropzone')).toBeVisible();
+    await page
+      .getByTestId('file-input')
+      .setInputFiles([path.join(fixtures, `${OLDER}.pdf`), path.join(fixtures, `${NEWER}.pdf`)]);
+    const items = page.getByTestId('upload-item');
+    await expect(items).toHaveCount(2);
+    // Both files reach the service and become drawings (phase moves past uploading/registering).
+    // A failed upload stops the test at once with the API's detail, as the user sees it.
+    for (const name of [OLDER, NEWER]) {
+      const item = items.filter({ hasText: name });
+      await expect(item, `${name} uploaded`).toHaveAttribute(
+        'data-phase',
+        /processing|ready|failed/,
+        { timeout: 60_000 },
+      );
+      if ((await item.getAttribute('data-phase')) === 'failed') {
+        throw new Error(
+          `upload of ${name} failed: ${await item.locator('.state-error-inline').textContent()}`,
+        );
+      }
+    }
+    const rows = page.getByTestId('drawing-row');
+    await expect(rows).toHaveCount(2);
+    await expect(rows.filter({ hasText: OLDER })).toBeVisible();
+    await expect(rows.filter({ hasText: NEWER })).toBeVisible();
+    await this.shot('03-uploading');
+  }
+
+  /** Processing finishes; ten sheets, filters, one sheet opened. */
+  async waitForProcessing(): Promise<void> {
+    const page = this.page;
+    const rows = page.getByTestId('drawing-row');
+    await expect(rows.filter({ hasText: OLDER })).toHaveAttribute('data-status', 'Ready', {
+      timeout: 4 * 60_000,
+    });
+    await expect(rows.filter({ hasText: NEWER })).toHaveAttribute('data-status', 'Ready', {
+      timeout: 4 * 60_000,
+    });
+    await expect(page.getByTestId('upload-item').filter({ hasText: 'Ready' })).toHaveCount(2);
+    for (const r of await rows.all()) await expect(r.locator('td.num')).toHaveText('5');
+
+    const cards = page.getByTestId('sheet-card');
+    await expect(cards).toHaveCount(10);
+    await this.shot('04-drawings-and-sheets');
+
+    // Sheet-number filter: exactly the two S101s.
+    await page.getByTestId('sheet-number-filter').fill('S101');
+    await page.getByTestId('sheet-number-filter').press('Enter');
+    await expect(cards).toHaveCount(2);
+    await expect(cards.first()).toContainText('S101');
+    // Discipline filter: all are structural.
+    await page.getByTestId('discipline-filter').selectOption('structural');
+    await expect(cards).toHaveCount(2);
+    await this.shot('05-sheets-filtered');
+
+    await cards.first().click();
+    await expect(page.getByTestId('sheet-viewer')).toBeVisible();
+    await expect(page.getByTestId('meta-number')).toHaveValue('S101');
+    await page.waitForTimeout(1000);
+    await this.shot('06-sheet');
+    await page.goBack();
+    await page.getByRole('button', { name: 'Clear', exact: true }).click();
+  }
+
+  /** Compares newer with older; five pairs, S101 first, nothing added or removed. */
+  async compare(): Promise<void> {
+    const page = this.page;
+    await page.goto(this.projectUrl.replace(/\/?$/, '') + '/compare');
+    await selectContaining(page, 'compare-newer', NEWER);
+    await selectContaining(page, 'compare-older', OLDER);
+    await this.shot('07-compare-pick');
+    await page.getByTestId('start-compare').click();
+
+    const status = page.getByTestId('compare-status');
+    const refused = page.getByRole('alert');
+    await expect(status.or(refused)).toBeVisible();
+    if (await refused.isVisible())
+      throw new Error(`the comparison did not start: ${await refused.textContent()}`);
+    await expect(status.locator('.badge')).toHaveText('Completed', { timeout: 5 * 60_000 });
+
+    const pairs = page.getByTestId('pair-row');
+    await expect(pairs).toHaveCount(5);
+    // Sorted by similarity, most changed first: S101 is the only sheet that changed.
+    await expect(pairs.first()).toHaveAttribute('data-sheet', 'S101');
+    await expect(pairs.first()).not.toContainText('Nearly identical');
+    for (const n of ['S102', 'S103', 'S150', 'S300']) {
+      await expect(page.locator(`[data-testid="pair-row"][data-sheet="${n}"]`)).toContainText(
+        'Nearly identical',
+      );
+    }
+    await expect(page.getByTestId('added-sheets')).toContainText('None.');
+    await expect(page.getByTestId('removed-sheets')).toContainText('None.');
+    await this.shot('08-comparison');
+  }
+
+  /** Opens S101's overlay, steps through changes, accepts the first. */
+  async reviewS101(): Promise<void> {
+    const page = this.page;
+    await page
+      .locator('[data-testid="pair-row"][data-sheet="S101"]')
+      .getByTestId('open-overlay')
+      .click();
+    await expect(page.getByTestId('overlay-viewer')).toBeVisible();
+    await expect(page.getByTestId('viewer-sheet-number')).toHaveText('S101');
+    const count = page.getByTestId('change-count');
+    await expect(count).not.toHaveText('0');
+    const n = Number(await count.textContent());
+    expect(n).toBeGreaterThan(0);
+    this.overlayUrl = page.url();
+
+    // The whole sheet at "fit", compared to the stored baseline with a tolerance.
+    await page.keyboard.press('0');
+    await page.waitForTimeout(800);
+    if (this.opts.baseline) {
+      await expect(page.getByTestId('canvas-main')).toHaveScreenshot('s101-overlay-fit.png', {
+        maxDiffPixelRatio: 0.03,
+      });
+    }
+    await this.shot('09-overlay');
+
+    const detail = page.getByTestId('change-detail');
+    await page.keyboard.press('j');
+    await expect(detail).toContainText(`Change 1 of ${n}`);
+    const zoomAtFit = await page.getByTestId('zoom-pct').textContent();
+    await page.waitForTimeout(500);
+    // Zoomed in on the region.
+    expect(await page.getByTestId('zoom-pct').textContent()).not.toBe(zoomAtFit);
+    await this.shot('10-overlay-change-1');
+    if (n > 1) {
+      await page.keyboard.press('j');
+      await expect(detail).toContainText(`Change 2 of ${n}`);
+      await page.keyboard.press('k');
+    }
+    await expect(detail).toContainText(`Change 1 of ${n}`);
+
+    const saved = page.waitForResponse(
+      (r) => r.request().method() === 'PATCH' && r.url().includes('/v1/changes/') && r.ok(),
+    );
+    await page.keyboard.press('a');
+    await saved;
+    await expect(page.getByTestId('change-status')).toHaveText('Accepted');
+    await expect(page.getByTestId('reviewed-count')).toHaveText(`1 of ${n} reviewed`);
+    await this.shot('11-overlay-accepted');
+  }
+
+  /** After a reload the accepted change is still accepted. */
+  async reloadKeepsReview(): Promise<void> {
+    const page = this.page;
+    await page.reload();
+    await expect(page.getByTestId('overlay-viewer')).toBeVisible();
+    await expect(page.getByTestId('reviewed-count')).toContainText('1 of');
+    await page.keyboard.press('j');
+    await expect(page.getByTestId('change-detail')).toContainText('Change 1 of');
+    await expect(page.getByTestId('change-status')).toHaveText('Accepted');
+    expect(page.url()).toBe(this.overlayUrl);
+  }
+
+  /** Side by side, swipe, the colour-blind palette and the jobs panel. */
+  async otherModes(): Promise<void> {
+    const page = this.page;
+    await page.keyboard.press('0');
+    await page.getByRole('radio', { name: 'Side by side' }).click();
+    await expect(page.getByTestId('canvas-old')).toBeVisible();
+    await expect(page.getByTestId('canvas-new')).toBeVisible();
+    await page.waitForTimeout(800);
+    await this.shot('12-side-by-side');
+
+    await page.keyboard.press('5');
+    await expect(page.locator('.swipe-handle')).toBeVisible();
+    await page.waitForTimeout(500);
+    await this.shot('13-swipe');
+
+    // Blink alternates old and new on its own; the corner label says which is showing.
+    await page.keyboard.press('6');
+    const label = page.getByTestId('canvas-main').locator('.canvas-label');
+    await expect(label).toHaveText('OLD');
+    await expect(label).toHaveText('NEW');
+
+    await page.keyboard.press('1');
+    await page.getByTestId('palette-toggle').click();
+    await expect(page.getByTestId('palette-toggle')).toHaveText(/CB-safe colours/);
+    await page.waitForTimeout(1000);
+    await this.shot('14-overlay-colorblind');
+    await page.getByTestId('palette-toggle').click();
+
+    await page.getByRole('button', { name: 'Jobs' }).click();
+    await expect(page.getByRole('complementary', { name: 'Jobs' })).toBeVisible();
+    await expect(page.getByTestId('job-row').first()).toBeVisible();
+    await this.shot('15-jobs-panel');
+  }
+}
