@@ -18,6 +18,7 @@ import type { Db } from '../../store/db';
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 const KEY_RE = /^[A-Za-z0-9_-]{1,256}$/;
 const REPLAYED_HEADERS = ['content-type', 'location'];
+const UNSAFE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -61,7 +62,9 @@ export function registerIdempotency(app: FastifyInstance, db: Db): void {
   };
 
   app.addHook('preValidation', async (request, reply) => {
-    if (request.method !== 'POST' || !request.auth) return;
+    // Only POST claims keys; PATCH, PUT and DELETE are naturally idempotent, but a key already held
+    // by a POST is still refused there (contract §8: another method with the same key is a 409).
+    if (!request.auth || !UNSAFE_METHODS.has(request.method)) return;
     const raw = request.headers['idempotency-key'];
     if (raw === undefined) return;
     const key = Array.isArray(raw) ? raw.join(',') : raw;
@@ -76,7 +79,18 @@ export function registerIdempotency(app: FastifyInstance, db: Db): void {
       );
     }
     const organizationId = request.auth.organizationId;
-    const route = (request.raw.url ?? '').split('?')[0]!;
+    // The path as the router matched it (duplicate and trailing slashes do not make another route).
+    const route = (request.raw.url ?? '').split('?')[0]!.replace(/\/{2,}/g, '/').replace(/(.)\/$/, '$1');
+    if (request.method !== 'POST') {
+      const held = getKey(db, organizationId, key);
+      if (held && held.expires_at > new Date().toISOString()) {
+        throw new ApiError(
+          'idempotency_key_conflict',
+          `This Idempotency-Key was already used with a different method (${held.method} ${held.route}); use a new key for a new request.`,
+        );
+      }
+      return;
+    }
     const bodyHash = createHash('sha256').update(canonicalJson(request.body)).digest('hex');
 
     for (;;) {
