@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import { ApiError, PROBLEMS } from '../domain/errors';
@@ -37,12 +38,31 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     serverFactory: opts.serverFactory as never,
     bodyLimit: JSON_BODY_LIMIT,
-    genReqId: () => `req_${randomUUID().replaceAll('-', '')}`,
+    // Contract §1: X-Request-Id is echoed from the request when given (a sane token only, so no
+    // header or log injection), else generated.
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && /^[A-Za-z0-9._:-]{1,200}$/.test(given) ? given : `req_${randomUUID().replaceAll('-', '')}`;
+    },
     requestIdHeader: false,
     logger: false,
     return503OnClosing: false,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: true, useDefaults: true } },
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 500 },
+    // Router-level failures (bad percent-encoding, over-long path parameters) and requests Node's
+    // HTTP parser rejects answer Problem Details too (contract §3: every error), not Fastify's JSON.
+    frameworkErrors: (error, request, reply) => {
+      const code = (error as { code?: string }).code;
+      const detail =
+        code === 'FST_ERR_MAX_PARAM_LENGTH'
+          ? 'No record has an id that long.'
+          : code === 'FST_ERR_BAD_URL'
+            ? 'No route matches this path: it is not valid percent-encoded UTF-8.'
+            : 'No route matches this request.';
+      reply.header('x-request-id', request.id);
+      return sendProblem(reply, request, new ApiError('not_found', detail));
+    },
+    clientErrorHandler: (err, socket) => writeClientErrorProblem(err as NodeJS.ErrnoException, socket),
   });
 
   await app.register(swagger, {
@@ -100,9 +120,16 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     if (opts.isShuttingDown()) {
       throw new ApiError('unavailable', 'The service is shutting down; retry shortly.', { headers: { 'retry-after': '5' } });
     }
+    if (request.raw.httpVersion === '1.1' && !request.headers.host) {
+      // RFC 9112 §3.2: a 400; the transport lets it through (requireHostHeader: false) so it is a Problem.
+      throw new ApiError('validation_error', 'HTTP/1.1 requests must carry a Host header.');
+    }
     const config = (request.routeOptions.config ?? {}) as RouteConfig;
-    const path = (request.raw.url ?? '/').split('?')[0]!;
-    const needsAuth = !config.public && path.startsWith('/v1/');
+    // Decide by the route that matched, not the raw path: the router ignores duplicate slashes, so
+    // `//v1//projects` reaches an authenticated route although its raw path does not start with /v1/.
+    const routeUrl = request.routeOptions.url;
+    const path = (request.raw.url ?? '/').split('?')[0]!.replace(/\/{2,}/g, '/');
+    const needsAuth = !config.public && (routeUrl ?? path).startsWith('/v1/');
     if (!needsAuth) return;
     authenticate(request, opts.db);
     const headers = limiter.take(request.auth!.keyId, config.area ?? 'document');
@@ -154,6 +181,38 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   app.get('/v1/openapi.json', { config: { public: true }, schema: { hide: true } as never }, async () => app.swagger());
 
   return app;
+}
+
+/** Node's HTTP parser rejected the request (malformed header, bad Content-Length, headers over 16 KiB). */
+function writeClientErrorProblem(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed || !socket.writable || socket.writableEnded) {
+    if (!socket.writableEnded) socket.destroy();
+    return;
+  }
+  const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+  const code = tooLarge ? 'payload_too_large' : 'validation_error';
+  const requestId = `req_${randomUUID().replaceAll('-', '')}`;
+  const body = JSON.stringify({
+    type: `/problems/${code}`,
+    title: PROBLEMS[code].title,
+    status: PROBLEMS[code].status,
+    detail: tooLarge
+      ? 'The request headers are larger than the 16 KiB limit.'
+      : 'The request is not valid HTTP/1.1 (for example a malformed header or Content-Length); it was not processed.',
+    instance: '/',
+    code,
+    request_id: requestId,
+  });
+  // Keep reading what the client is still sending: closing with unread bytes makes the kernel send
+  // a RST, which discards the response before the client reads it (e.g. after headers over 16 KiB).
+  socket.on('data', () => {});
+  socket.resume();
+  setTimeout(() => socket.destroy(), 5000).unref();
+  socket.end(
+    `HTTP/1.1 ${PROBLEMS[code].status} ${tooLarge ? 'Content Too Large' : 'Bad Request'}\r\n` +
+      `Content-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `X-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 function authenticate(request: FastifyRequest, db: Db): void {
