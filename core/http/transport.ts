@@ -21,9 +21,19 @@ export function createTransport(
   opts: { requestTimeoutMs?: number } = {},
 ): Transport {
   const httpsServer = https.createServer(
-    { cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2', requestTimeout: opts.requestTimeoutMs ?? 0 },
+    {
+      cert: tls.cert,
+      key: tls.key,
+      minVersion: 'TLSv1.2',
+      requestTimeout: opts.requestTimeoutMs ?? 0,
+      // The app answers a missing Host with a Problem Details 400 (Node's own 400 has no body).
+      requireHostHeader: false,
+    },
     handler,
   );
+  // An Expect other than 100-continue would get Node's bare 417 (no Problem Details body); the
+  // expectation is ignored instead (RFC 9110 §10.1.1 allows it) and the request is served.
+  httpsServer.on('checkExpectation', handler);
   httpsServer.keepAliveTimeout = 5000;
   httpsServer.headersTimeout = 30_000;
 
