@@ -50,7 +50,8 @@ export function jobsRoutes(app: FastifyInstance, _deps: HttpDeps, runner: JobRun
         'content-type': 'text/event-stream; charset=utf-8',
         'cache-control': 'no-cache, no-transform',
         'x-accel-buffering': 'no',
-        connection: 'keep-alive',
+        // No `Connection` header: Node keeps HTTP/1.1 connections alive by default and must still
+        // honour a client's `Connection: close` (forcing keep-alive left such sockets open).
       };
       for (const [k, v] of Object.entries(reply.getHeaders())) if (v !== undefined) headers[k] = String(v);
       reply.hijack();
