@@ -176,8 +176,8 @@ beforeAll(async () => {
   keyB = t.newOrgKey('Org B');
   const orgA = ensureOrganization(t.svc.db, 'Test Org').id;
   const orgB = ensureOrganization(t.svc.db, 'Org B').id;
-  A = seedGraph(t.svc.db, orgA, { overlays: 3 });
-  B = seedGraph(t.svc.db, orgB, { overlays: 3 });
+  A = seedGraph(t.svc.db, orgA, { overlays: 1 });
+  B = seedGraph(t.svc.db, orgB, { overlays: 1 });
   addGraph(idsA, A);
   addGraph(idsB, B);
   // A project made through the API, a file whose bytes were really uploaded, a pending file, and
