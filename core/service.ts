@@ -21,6 +21,7 @@ import { createJobRunner, type JobRunner } from './jobs/job-runner';
 import { filesRoutes } from './http/routes/files.routes';
 import { jobsRoutes } from './http/routes/jobs.routes';
 import { webRoutes } from './http/routes/web.routes';
+import { TileService } from './services/tiles.service';
 import { drawingsRoutes } from './http/routes/drawings.routes';
 import { createProcessHandler } from './jobs/handlers/process.job';
 import { DEFAULT_DPI } from './vision/input/pdf.adapter';
@@ -145,7 +146,7 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
     drawingPrefix,
     overlayPrefix,
   });
-  filesRoutes(app, deps, { objects, signer, maxUploadBytes: config.maxUploadBytes });
+  filesRoutes(app, deps, { objects, signer, maxUploadBytes: config.maxUploadBytes, tiles: new TileService(objects) });
   jobsRoutes(app, deps, jobs, { maxStreamsPerKey: config.maxSseStreamsPerKey });
   drawingsRoutes(app, deps, jobs);
   opts.configureApp?.(app, db);

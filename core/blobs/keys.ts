@@ -323,3 +323,14 @@ function checked(key: string): string {
   assertValidKey(key);
   return key;
 }
+
+/**
+ * Key of deep-zoom tile (z, x, y) of any stored image (sheet, crop, overlay): stored beside the
+ * image so deleting its drawing or overlay prefix removes its tiles too.
+ */
+export function imageTileKey(imageKey: string, z: number, x: number, y: number): string {
+  for (const [name, v] of [['z', z], ['x', x], ['y', y]] as const) {
+    if (!Number.isInteger(v) || v < 0 || v > 100_000) throw new RangeError(`Expected a non-negative integer for tile ${name} but received ${v}.`);
+  }
+  return checked(`${imageKey}.tiles/${z}/${x}/${y}.webp`);
+}

@@ -64,6 +64,17 @@ describe('drawing processing', () => {
       const thumb = await t.request('GET', s.thumbnail_uri, { key: null });
       expect(thumb.status).toBe(200);
     }
+    // Deep-zoom tiles of a sheet image, under the image's own signature.
+    const s0 = byIndex[0];
+    const maxZoom = Math.ceil(Math.log2(Math.max(s0.width, s0.height) / 512));
+    const tileUrl = (z: number, x: number, y: number) => String(s0.uri).replace('?', `/tiles/${z}/${x}/${y}.webp?`);
+    for (const [z, x, y] of [[0, 0, 0], [maxZoom, 0, 0], [maxZoom, 1, 1]]) {
+      const tile = await t.request('GET', tileUrl(z!, x!, y!), { key: null });
+      expect(tile.status).toBe(200);
+      expect(tile.headers['content-type']).toBe('image/webp');
+    }
+    expect((await t.request('GET', tileUrl(maxZoom + 1, 0, 0), { key: null })).status).toBe(404);
+    expect((await t.request('GET', tileUrl(0, 0, 0).replace(/signature=[^&]+/, 'signature=' + 'A'.repeat(43)), { key: null })).status).toBe(403);
     const blocks = await t.request('GET', `/v1/blocks?sheet_id=${byIndex[0].id}&limit=100&expand=sheet.drawing`);
     expect(blocks.body.data.length).toBeGreaterThanOrEqual(2);
     expect(blocks.body.data.some((b: { type: string }) => b.type === 'TitleBlock')).toBe(true);
@@ -75,7 +86,7 @@ describe('drawing processing', () => {
     const patched = await t.request('PATCH', `/v1/sheets/${byIndex[1].id}`, { body: { title: 'FRAMING (checked)' } });
     expect(patched.body.title).toBe('FRAMING (checked)');
     expect(patched.body.sheet_number).toBe('S102');
-  });
+  }, 300_000);
 
   it('ends a corrupt file as Failed with a precise error, and the service carries on', async () => {
     const project = await t.request('POST', '/v1/projects', { body: { name: 'Bad inputs' } });
@@ -88,7 +99,7 @@ describe('drawing processing', () => {
     const d = await t.request('GET', `/v1/drawings/${drawing.id}`);
     expect(d.body.status).toBe('Failed');
     expect((await t.request('GET', '/v1/projects')).status).toBe(200);
-  });
+  }, 120_000);
 
   it('refuses a drawing whose file has no bytes yet, and ids of other organizations', async () => {
     const project = await t.request('POST', '/v1/projects', { body: { name: 'Pending' } });

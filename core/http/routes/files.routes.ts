@@ -12,6 +12,7 @@ import { getFileById, insertFile, markUploaded } from '../../store/repositories/
 import { deleteRecord, drawingsUsingFile } from '../../store/repositories/records.repository';
 import type { Row } from '../../store/repositories/row';
 import { RESOURCES } from '../../services/resources';
+import type { TileService } from '../../services/tiles.service';
 import { parseLimit, DEFAULT_LIMIT } from '../list-engine';
 import { orgOf, requestOrigin, serializeContext, type HttpDeps } from '../deps';
 import { addRoute } from '../router';
@@ -26,7 +27,7 @@ const CONTENT_TYPES: readonly string[] = FILE_CONTENT_TYPES;
 export function filesRoutes(
   app: FastifyInstance,
   deps: HttpDeps,
-  env: { objects: ObjectStore; signer: UrlSigner; maxUploadBytes: number },
+  env: { objects: ObjectStore; signer: UrlSigner; maxUploadBytes: number; tiles: TileService },
 ): void {
   const { objects, signer } = env;
 
@@ -211,17 +212,34 @@ export function filesRoutes(
     },
   });
 
-  // Signed downloads of every stored object (sheet images, crops, overlays, file bytes).
+  // Signed downloads of every stored object (sheet images, crops, overlays, file bytes), and the
+  // deep-zoom tiles of images: `<uri path>/tiles/{z}/{x}/{y}.webp` with the image URL's own
+  // signature (one signed URL covers its pyramid).
   app.route({
     method: ['GET', 'HEAD'],
     url: '/v1/blobs/*',
     config: { public: true },
-    schema: { hide: true } as never,
+    schema: {
+      tags: ['files'],
+      summary: 'Download a stored object through its signed URL (every *_uri); deep-zoom tiles of images',
+      description:
+        'Signed with HMAC-SHA256 over path and expiry, valid 1 hour, no Authorization header needed. ' +
+        'Served with ETag, Cache-Control: private, max-age=3600, immutable, and Range support; altered or expired → 403 invalid_signature. ' +
+        'Images (sheet, block crop, overlay) also serve a tile pyramid at `<uri path>/tiles/{z}/{x}/{y}.webp?<the same query>`: ' +
+        'tiles are 512 px square (edge tiles smaller); level z shows the image scaled by 2^(z − maxZoom), where ' +
+        'maxZoom = ceil(log2(max(width, height) / 512)) is full resolution and level 0 fits in one tile.',
+    } as never,
     exposeHeadRoute: false,
     handler: async (request, reply) => {
       const path = (request.raw.url ?? '').split('?')[0]!;
-      signer.assertValid(path, request.query as Record<string, unknown>, Date.now(), 'GET');
-      const key = path.slice('/v1/blobs/'.length);
+      const tile = /^(\/v1\/blobs\/.+?)\/tiles\/(\d{1,5})\/(\d{1,6})\/(\d{1,6})\.webp$/.exec(path);
+      const signedPath = tile ? tile[1]! : path;
+      signer.assertValid(signedPath, request.query as Record<string, unknown>, Date.now(), 'GET');
+      let key = signedPath.slice('/v1/blobs/'.length);
+      if (tile) {
+        if (!/\.(png|webp|jpg)$/.test(key)) throw new ApiError('not_found', 'Only images have tiles.');
+        key = await env.tiles.tileKey(key, Number(tile[2]), Number(tile[3]), Number(tile[4]));
+      }
       let obj;
       try {
         obj = await objects.get(key);
