@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from './harness';
 
@@ -87,6 +88,25 @@ describe('drawing processing', () => {
     expect(patched.body.title).toBe('FRAMING (checked)');
     expect(patched.body.sheet_number).toBe('S102');
   }, 300_000);
+
+  it('reads a scanned sheet (a PNG without a text layer) with offline OCR', async () => {
+    const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="3300" height="2100">
+      <rect width="100%" height="100%" fill="white"/>
+      <rect x="40" y="40" width="3220" height="2020" fill="none" stroke="black" stroke-width="6"/>
+      <rect x="2700" y="40" width="560" height="2020" fill="none" stroke="black" stroke-width="6"/>
+      <text x="2740" y="1700" font-family="DejaVu Sans, Liberation Sans, Arial, sans-serif" font-size="60" font-weight="bold">ROOF FRAMING</text>
+      <text x="2740" y="1950" font-family="DejaVu Sans, Liberation Sans, Arial, sans-serif" font-size="150" font-weight="bold">S-201</text>
+      <path d="M300 300 H2400 V1800 H300 Z M600 300 V1800 M900 300 V1800" fill="none" stroke="black" stroke-width="4"/>
+    </svg>`;
+    const png = await sharp(Buffer.from(svg)).toColourspace('b-w').withMetadata({ density: 150 }).png().toBuffer();
+    const project = await t.request('POST', '/v1/projects', { body: { name: 'Scans' } });
+    const drawing = await uploadDrawing(t, project.body.id, png, 'scan', 'image/png');
+    const job = await waitForJob(t, drawing.job_id, 180_000);
+    expect(job.status, JSON.stringify(job.error)).toBe('Completed');
+    const sheets = await t.request('GET', `/v1/sheets?drawing_id=${drawing.id}`);
+    expect(sheets.body.data).toHaveLength(1);
+    expect(sheets.body.data[0]).toMatchObject({ text_source: 'ocr', sheet_number: 'S-201', discipline: 'structural', dpi: 150 });
+  }, 240_000);
 
   it('ends a corrupt file as Failed with a precise error, and the service carries on', async () => {
     const project = await t.request('POST', '/v1/projects', { body: { name: 'Bad inputs' } });

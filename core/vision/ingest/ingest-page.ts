@@ -4,6 +4,7 @@ import type { InputLimits } from '../input/input-errors';
 import { extractSheetMetadata, type SheetMetadata } from '../sheet/title-block';
 import { segmentBlocks, type Block } from '../sheet/blocks';
 import type { TextItem, TextSource } from '../types';
+import { ocrPage } from '../ocr/ocr.adapter';
 
 // One page of a drawing, from bytes to what the store keeps: the grey sheet image (PNG), a
 // thumbnail, text with positions, title-block metadata and the blocks (views) with their crops.
@@ -49,9 +50,19 @@ export async function closeCached(): Promise<void> {
   cached = undefined;
 }
 
-export async function ingestPage(doc: InputDocument, index: number, opts: { dpi: number; maxPixels: number }): Promise<IngestedPage> {
+export async function ingestPage(
+  doc: InputDocument,
+  index: number,
+  opts: { dpi: number; maxPixels: number; ocr?: boolean },
+): Promise<IngestedPage> {
   const raster = await doc.renderPage(index, { dpi: opts.dpi, maxPixels: opts.maxPixels });
-  const text = await doc.pageText(index, raster.dpi);
+  let text = await doc.pageText(index, raster.dpi);
+  let textSource: TextSource = text.length > 0 ? doc.textSource : 'none';
+  if (text.length === 0 && opts.ocr !== false) {
+    // No text layer (a scan, or fonts drawn as outlines): read the page with offline OCR.
+    text = await ocrPage(raster);
+    textSource = text.length > 0 ? 'ocr' : 'none';
+  }
   const metadata = extractSheetMetadata({ items: text, width: raster.width, height: raster.height, dpi: raster.dpi, image: raster });
   const blocks = segmentBlocks({
     items: text,
@@ -87,7 +98,7 @@ export async function ingestPage(doc: InputDocument, index: number, opts: { dpi:
     width: raster.width,
     height: raster.height,
     dpi: raster.dpi,
-    textSource: text.length > 0 ? doc.textSource : 'none',
+    textSource,
     text,
     metadata,
     blocks: ingestedBlocks,
