@@ -15,6 +15,8 @@ export const ID_PREFIX = {
   job: 'job',
   webhook: 'whk',
   ledger: 'led',
+  event: 'evt',
+  webhookDelivery: 'whd',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;
