@@ -24,6 +24,7 @@ import {
 } from '../components/common';
 import { ui, useUi, VIEWER_MODES, type ViewerMode } from '../state/ui-store';
 import { readingOrder, stepIndex } from '../viewer/change-nav';
+import { servicePyramid } from '../viewer/tiles';
 import { KIND_COLOURS, OVERLAY_PALETTE_PARAM, REVIEW_LABELS } from '../viewer/palette';
 import { SheetCanvas, type ImageLayerSpec, type RegionSpec } from '../viewer/SheetCanvas';
 import type { Size, View } from '../viewer/view-transform';
@@ -237,6 +238,22 @@ function OverlayViewer({
   const overlayUri = withParam(overlay.uri, 'palette', OVERLAY_PALETTE_PARAM[palette]);
   const oldUri = overlay.block_a?.uri ?? null;
   const newUri = overlay.aligned_b_uri;
+  // Every stored image has a 512-px tile pyramid on the service (OpenAPI, GET /v1/blobs/*).
+  const overlayTiles = useMemo(
+    () => overlay.tiles ?? servicePyramid(overlayUri, overlay.width, overlay.height),
+    [overlay.tiles, overlayUri, overlay.width, overlay.height],
+  );
+  const newTiles = useMemo(
+    () => servicePyramid(newUri, overlay.width, overlay.height),
+    [newUri, overlay.width, overlay.height],
+  );
+  // Block A's crop is A's frame, so its pixel size is the block's bbox size.
+  const oldW = overlay.block_a?.bbox?.width ?? 0;
+  const oldH = overlay.block_a?.bbox?.height ?? 0;
+  const oldTiles = useMemo(
+    () => (oldUri ? servicePyramid(oldUri, oldW, oldH) : null),
+    [oldUri, oldW, oldH],
+  );
   const vp = viewport.current;
   const swipeWorldX = view && vp ? (swipe * vp.width - view.x) / view.scale : null;
 
@@ -260,10 +277,11 @@ function OverlayViewer({
       }
     };
     return [
-      { key: 'new', src: newUri, visible: show(mode, 'new') },
+      { key: 'new', src: newUri, tiles: newTiles, visible: show(mode, 'new') },
       {
         key: 'old',
         src: oldUri,
+        tiles: oldTiles,
         visible: show(mode, 'old'),
         clipRightOf:
           mode === 'swipe' && side === 'main' && swipeWorldX !== null ? swipeWorldX : undefined,
@@ -271,7 +289,7 @@ function OverlayViewer({
       {
         key: 'overlay',
         src: overlayUri,
-        tiles: overlay.tiles ?? null,
+        tiles: overlayTiles,
         visible: show(mode, 'overlay'),
         opacity: mode === 'overlay' ? opacity : 1,
       },

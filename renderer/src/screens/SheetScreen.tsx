@@ -5,6 +5,7 @@ import { DISCIPLINES } from '../api/types';
 import { disciplineLabel, ErrorNote, Spinner } from '../components/common';
 import { ui } from '../state/ui-store';
 import { SheetCanvas, type RegionSpec } from '../viewer/SheetCanvas';
+import { servicePyramid } from '../viewer/tiles';
 import type { Size, View } from '../viewer/view-transform';
 import { centreOn, fitView, regionView, viewCentre } from '../viewer/view-transform';
 
@@ -34,6 +35,12 @@ function SheetView({ sheet }: { sheet: Sheet; projectId: string }) {
   const [view, setView] = useState<View | null>(null);
   const viewport = useRef<Size | null>(null);
   const [selected, setSelected] = useState<string | null>(null);
+  const layers = useMemo(
+    () => [
+      { key: 'sheet', src: sheet.uri, tiles: servicePyramid(sheet.uri, sheet.width, sheet.height) },
+    ],
+    [sheet.uri, sheet.width, sheet.height],
+  );
 
   const onViewport = useCallback(
     (s: Size) => {
@@ -85,7 +92,7 @@ function SheetView({ sheet }: { sheet: Sheet; projectId: string }) {
         <div className="viewer-stage">
           <SheetCanvas
             world={world}
-            layers={[{ key: 'sheet', src: sheet.uri }]}
+            layers={layers}
             regions={regions}
             selectedId={selected}
             view={view}

@@ -179,7 +179,7 @@ export function SheetCanvas(props: Props) {
           y={v.y}
           listening={false}
         >
-          <Layer listening={false} imageSmoothingEnabled={v.scale < 2}>
+          <Layer listening={false}>
             <Rect
               x={0}
               y={0}
@@ -263,7 +263,9 @@ function ImageLayer({
   dpr: number;
 }) {
   const visible = spec.visible ?? true;
-  if (spec.tiles)
+  // Tiles when the image has a pyramid; the whole image if the pyramid turns out unavailable.
+  const [tilesFailed, setTilesFailed] = useState(false);
+  if (spec.tiles && !tilesFailed) {
     return visible ? (
       <TiledImage
         pyramid={spec.tiles}
@@ -272,8 +274,10 @@ function ImageLayer({
         viewport={viewport}
         dpr={dpr}
         opacity={spec.opacity ?? 1}
+        onUnavailable={() => setTilesFailed(true)}
       />
     ) : null;
+  }
   return (
     <WholeImage
       src={spec.src}
@@ -332,8 +336,10 @@ function TiledImage({
   viewport,
   dpr,
   opacity,
+  onUnavailable,
 }: {
   pyramid: TilePyramid;
+  onUnavailable: () => void;
   world: Size;
   view: View;
   viewport: Size;
@@ -341,6 +347,9 @@ function TiledImage({
   opacity: number;
 }) {
   const [, bump] = useState(0);
+  const stats = useRef({ loads: 0, errors: 0 });
+  const onUnavailableRef = useRef(onUnavailable);
+  onUnavailableRef.current = onUnavailable;
   const sx = world.width / pyramid.width;
   const sy = world.height / pyramid.height;
   const tiles = useMemo(() => {
@@ -356,7 +365,16 @@ function TiledImage({
     for (const t of tiles) {
       if (tileCache.has(t.url)) continue;
       const img = new window.Image();
-      img.onload = () => bump((n) => n + 1);
+      img.onload = () => {
+        stats.current.loads++;
+        bump((n) => n + 1);
+      };
+      // A pyramid whose very first tiles fail (an older service, a deleted image) is unusable:
+      // fall back to the whole image instead of showing a blank sheet.
+      img.onerror = () => {
+        tileCache.delete(t.url);
+        if (++stats.current.errors >= 2 && stats.current.loads === 0) onUnavailableRef.current();
+      };
       img.src = t.url;
       tileCache.set(t.url, img);
       if (tileCache.size > 600) {

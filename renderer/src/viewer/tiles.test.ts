@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { levelForScale, tilesForView } from './tiles';
+import { levelForScale, servicePyramid, tilesForView } from './tiles';
 
 const pyramid = {
   url_template: '/t/{z}/{x}/{y}.webp?sig=1',
@@ -35,5 +35,36 @@ describe('tiles', () => {
     expect(tiles[0]?.rect).toEqual({ x: 0, y: 0, width: 10200, height: 6600 });
     const none = tilesForView({ scale: 1, x: 20000, y: 0 }, { width: 800, height: 600 }, pyramid);
     expect(none).toEqual([]);
+  });
+});
+
+describe('servicePyramid', () => {
+  it('derives the documented pyramid from a signed image URL', () => {
+    const p = servicePyramid(
+      'https://127.0.0.1:7420/v1/blobs/projects/p/sheet.png?expires=9&signature=abc&palette=colorblind',
+      6800,
+      4400,
+    );
+    expect(p).toEqual({
+      url_template:
+        'https://127.0.0.1:7420/v1/blobs/projects/p/sheet.png/tiles/{z}/{x}/{y}.webp?expires=9&signature=abc&palette=colorblind',
+      tile_size: 512,
+      max_level: 4, // 6800 / 512 = 13.3 → 2^4 = 16 ≥ 13.3
+      min_level: 0,
+      width: 6800,
+      height: 4400,
+    });
+    // Level 0 holds the whole image in one tile.
+    expect(
+      tilesForView({ scale: 1 / 16, x: 0, y: 0 }, { width: 800, height: 600 }, p!, 1, 400, 0),
+    ).toHaveLength(1);
+  });
+
+  it('keeps relative URLs relative and refuses images without a size', () => {
+    expect(servicePyramid('/v1/blobs/a.png?s=1', 512, 300)?.url_template).toBe(
+      '/v1/blobs/a.png/tiles/{z}/{x}/{y}.webp?s=1',
+    );
+    expect(servicePyramid('/v1/blobs/a.png?s=1', 512, 300)?.max_level).toBe(0);
+    expect(servicePyramid('/v1/blobs/a.png', 0, 300)).toBeNull();
   });
 });

@@ -79,3 +79,38 @@ export function tilesForView(
   }
   return out;
 }
+
+/** Tile edge of the service's pyramids (OpenAPI, GET /v1/blobs/*): 512 px, edge tiles smaller. */
+export const SERVICE_TILE_SIZE = 512;
+
+/**
+ * The pyramid the service serves for every stored image (sheet, block crop, overlay):
+ * `<uri path>/tiles/{z}/{x}/{y}.webp?<the uri's query>`, one signature covering all tiles;
+ * maxZoom = ceil(log2(max(width, height) / 512)) is full resolution and level 0 fits one tile.
+ * `width`/`height` are the image's pixel size. Extra query parameters (e.g. `palette`) are kept.
+ */
+export function servicePyramid(
+  uri: string,
+  width: number,
+  height: number,
+  base = 'https://invalid.local/',
+): TilePyramid | null {
+  if (!uri || !(width > 0) || !(height > 0)) return null;
+  let u: URL;
+  try {
+    u = new URL(uri, base);
+  } catch {
+    return null;
+  }
+  const maxLevel = Math.max(0, Math.ceil(Math.log2(Math.max(width, height) / SERVICE_TILE_SIZE)));
+  const relative = !/^[a-z][a-z0-9+.-]*:/i.test(uri);
+  const prefix = relative ? '' : u.origin;
+  return {
+    url_template: `${prefix}${u.pathname.replace(/\/+$/, '')}/tiles/{z}/{x}/{y}.webp${u.search}`,
+    tile_size: SERVICE_TILE_SIZE,
+    max_level: maxLevel,
+    min_level: 0,
+    width,
+    height,
+  };
+}
