@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Duplex } from 'node:stream';
+import { Readable, type Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import { ApiError, PROBLEMS } from '../domain/errors';
@@ -102,8 +102,11 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
 
   // JSON bodies only (the raw upload route adds its own parsers). Empty body = no body.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: JSON_BODY_LIMIT }, (_req, body, done) => {
-    const text = String(body);
+  app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: JSON_BODY_LIMIT }, (req, body, done) => {
+    // A raw-upload route judges the Content-Type itself (415 when it is not the declared type):
+    // hand it the bytes instead of failing them as JSON.
+    if ((req.routeOptions.config as RouteConfig | undefined)?.rawBody) return done(null, Readable.from([body as Buffer]));
+    const text = (body as Buffer).toString('utf8');
     if (text.trim() === '') return done(null, undefined);
     try {
       done(null, JSON.parse(text));
