@@ -92,12 +92,21 @@ export function filesRoutes(
       }
       const body = request.body;
       if (!(body instanceof Readable)) throw new ApiError('validation_error', 'The upload has no body.');
-      const stored = await objects.put(String(row.object_key), body, {
-        contentType: declared,
-        maxBytes: env.maxUploadBytes,
-        ...(typeof row.declared_size === 'number' ? { expectedSize: row.declared_size } : {}),
-        checkMagic: true,
-      });
+      let stored;
+      try {
+        stored = await objects.put(String(row.object_key), body, {
+          contentType: declared,
+          maxBytes: env.maxUploadBytes,
+          ...(typeof row.declared_size === 'number' ? { expectedSize: row.declared_size } : {}),
+          checkMagic: true,
+        });
+      } catch (err) {
+        // The store stops reading at the first bad chunk (wrong magic number, over the limit or
+        // size_bytes). Drain the rest, else the connection stalls and the client, still sending,
+        // never reads the Problem Details answer (it saw ECONNRESET after the keep-alive timeout).
+        body.resume();
+        throw err;
+      }
       const updated = markUploaded(deps.db, id, stored.size, stored.sha256);
       const ctx = serializeContext(deps, request);
       return RESOURCES.file.toApi(updated, ctx);
