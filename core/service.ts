@@ -9,7 +9,8 @@ import { catalogRoutes } from './http/routes/catalog.routes';
 import { loadOrCreateTls, type TlsMaterial } from './http/tls';
 import { createTransport, type Transport } from './http/transport';
 import { DEFAULT_CONFIG, type Logger, type ServiceConfig } from './services/context';
-import { openDatabase, type Db } from './store/db';
+import { type Db } from './store/db';
+import { openCheckedDatabase, reconcile } from './services/reconcile.service';
 import { releaseAllProcessing } from './store/repositories/idempotency.repository';
 import { createApiKey, ensureOrganization } from './store/repositories/organizations.repository';
 import { loadOrCreateSecret } from './blobs/secrets';
@@ -80,7 +81,8 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
   const log = opts.log ?? consoleLogger;
   mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
 
-  const db = openDatabase(join(opts.dataDir, 'blueline.db'));
+  // Refuses a corrupt database (PRAGMA integrity_check) with a message naming the way out.
+  const db = openCheckedDatabase(join(opts.dataDir, 'blueline.db'));
   // Boot-time reconciliation: requests in flight when the process died release their keys.
   releaseAllProcessing(db);
 
@@ -91,6 +93,9 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
   const cursors = new CursorCodec(await loadOrCreateSecret(opts.dataDir, 'cursor'));
   const signer = new UrlSigner(await loadOrCreateSecret(opts.dataDir, 'url-signing'));
   const objects = new LocalObjectStore({ dataDir: opts.dataDir });
+  // Boot-time reconciliation, before the runner claims work or the port opens: temp files,
+  // orphaned objects and rows left by a crash (services/reconcile.service.ts).
+  await reconcile({ db, objects, log });
 
   const pool = createWorkerPool({ ...(opts.workers ? { size: opts.workers } : {}), ...(opts.workerUrl ? { workerUrl: opts.workerUrl } : {}) });
   const jobs = createJobRunner({ db, pool, log });
