@@ -12,7 +12,7 @@ import { DEFAULT_CONFIG, type Logger, type ServiceConfig } from './services/cont
 import { type Db } from './store/db';
 import { openCheckedDatabase, reconcile } from './services/reconcile.service';
 import { releaseAllProcessing } from './store/repositories/idempotency.repository';
-import { createApiKey, ensureOrganization } from './store/repositories/organizations.repository';
+import { createApiKey } from './store/repositories/organizations.repository';
 import { loadOrCreateSecret } from './blobs/secrets';
 import { UrlSigner } from './blobs/signed-url';
 import { drawingPrefix, overlayPrefix, projectPrefix } from './blobs/keys';
@@ -25,6 +25,11 @@ import { webRoutes } from './http/routes/web.routes';
 import { TileService } from './services/tiles.service';
 import { drawingsRoutes } from './http/routes/drawings.routes';
 import { createProcessHandler } from './jobs/handlers/process.job';
+import { createCompareHandler } from './jobs/handlers/compare.job';
+import { createAnalyzeHandler } from './jobs/handlers/analyze.job';
+import { compareRoutes } from './http/routes/compare.routes';
+import { creditsRoutes } from './http/routes/credits.routes';
+import { ensureDefaultOrganization, settleJobCredits } from './services/credits.service';
 import { DEFAULT_DPI } from './vision/input/pdf.adapter';
 import { openJobIds } from './store/repositories/records.repository';
 
@@ -98,7 +103,10 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
   await reconcile({ db, objects, log });
 
   const pool = createWorkerPool({ ...(opts.workers ? { size: opts.workers } : {}), ...(opts.workerUrl ? { workerUrl: opts.workerUrl } : {}) });
-  const jobs = createJobRunner({ db, pool, log });
+  // Credits settle inside the transaction that ends a job (contract §7).
+  const jobs = createJobRunner({ db, pool, log, hooks: { onTerminal: (row) => settleJobCredits(db, row) } });
+  jobs.register('compare', createCompareHandler({ db, objects, jobs }));
+  jobs.register('analyze', createAnalyzeHandler({ db, objects }));
   jobs.register(
     'process',
     createProcessHandler({
@@ -154,6 +162,8 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
   filesRoutes(app, deps, { objects, signer, maxUploadBytes: config.maxUploadBytes, tiles: new TileService(objects) });
   jobsRoutes(app, deps, jobs, { maxStreamsPerKey: config.maxSseStreamsPerKey });
   drawingsRoutes(app, deps, jobs);
+  compareRoutes(app, deps, jobs);
+  creditsRoutes(app, deps);
   opts.configureApp?.(app, db);
   if (opts.webRoot) webRoutes(app, opts.webRoot);
   await app.ready();
@@ -166,7 +176,7 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
     pool,
     caCertPem: tls.cert,
     certFingerprint256: tls.fingerprint256,
-    createSessionKey: (label) => createApiKey(db, ensureOrganization(db, 'Default').id, label ?? 'session').secret,
+    createSessionKey: (label) => createApiKey(db, ensureDefaultOrganization(db).id, label ?? 'session').secret,
     async start() {
       if (started) return started;
       const host = opts.host ?? '127.0.0.1';

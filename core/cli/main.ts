@@ -3,6 +3,7 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createService } from '../service';
+import { ensureDefaultOrganization } from '../services/credits.service';
 import { openDatabase } from '../store/db';
 import {
   countOrganizations,
@@ -70,7 +71,7 @@ async function serve(argv: string[]): Promise<void> {
     ...(maxUpload ? { config: { maxUploadBytes: maxUpload } } : {}),
   });
   const isNew = countOrganizations(svc.db) === 0;
-  const firstKey = isNew ? createApiKey(svc.db, ensureOrganization(svc.db, 'Default').id, 'first key').secret : undefined;
+  const firstKey = isNew ? createApiKey(svc.db, ensureDefaultOrganization(svc.db).id, 'first key').secret : undefined;
   const { baseUrl, origin } = await svc.start();
   console.log(`Blueline API: ${baseUrl}`);
   console.log(`Data dir: ${dataDir}`);

@@ -11,6 +11,7 @@ import { withTransfer, type WorkerTaskRegistry } from './worker-protocol';
 import { ingestPage, openCached } from '../vision/ingest/ingest-page';
 import { isInputError } from '../vision/input/input-errors';
 import { ApiError } from '../domain/errors';
+import { compareBlockPairs, changeRegions, type ComparePairArgs, type RegionsArgs } from './compare-tasks';
 
 /** Turns the input layer's InputError into an ApiError whose code names the problem (contract §3 table + processing codes). */
 function asApiError(e: unknown): unknown {
@@ -80,6 +81,20 @@ export const WORKER_TASKS = {
     } catch (e) {
       throw asApiError(e);
     }
+  },
+
+  /**
+   * Revision comparison of one sheet pair (contract §6): registers B's sheet onto A's, pairs the
+   * blocks and renders one overlay per block pair (PNG buffers moved back). See compare-tasks.ts.
+   */
+  async 'compare.sheetPair'(args: ComparePairArgs) {
+    const out = await compareBlockPairs(args);
+    return withTransfer(out, out.overlays.flatMap((o) => Object.values(o.png).map((b) => b.buffer as ArrayBuffer)));
+  },
+
+  /** Change regions of one stored overlay (the `analyze` job), in overlay pixels. */
+  async 'compare.regions'(args: RegionsArgs) {
+    return changeRegions(args);
   },
 } satisfies WorkerTaskRegistry;
 

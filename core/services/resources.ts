@@ -11,7 +11,8 @@ export type ResourceKind =
   | 'overlay'
   | 'change'
   | 'symbol'
-  | 'job';
+  | 'job'
+  | 'ledger';
 
 export interface SerializeContext {
   /** Absolute signed HTTPS URL for an object key (null key → null). */
@@ -255,6 +256,19 @@ export const RESOURCES: Record<ResourceKind, ResourceDef> = {
       updated_at: r.updated_at,
       started_at: str(r.started_at),
       finished_at: str(r.finished_at),
+    }),
+  },  // Credit ledger entries (contract §7): grants (+) and charges (−) of the organization's credits.
+  ledger: {
+    kind: 'ledger',
+    table: 'credit_ledger',
+    noun: 'ledger entry',
+    relations: { job: { column: 'job_id', kind: 'job' } },
+    toApi: (r) => ({
+      id: r.id,
+      amount: r.amount,
+      reason: r.reason,
+      job_id: str(r.job_id),
+      created_at: r.created_at,
     }),
   },
 };

@@ -1,5 +1,6 @@
 import { sql as initial } from './001-initial.migration';
 import { sql as searchIndex } from './002-search-index.migration';
+import { sql as compare } from './003-compare.migration';
 
 export interface Migration {
   version: number;
@@ -11,4 +12,5 @@ export interface Migration {
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial', sql: initial },
   { version: 2, name: 'search-index', sql: searchIndex },
+  { version: 3, name: 'compare', sql: compare },
 ];

@@ -1,0 +1,98 @@
+import { ApiError } from '../domain/errors';
+import type { Db } from '../store/db';
+import { countOverlaysOfJob } from '../store/repositories/overlays.repository';
+import { ensureOrganization, findOrganizationByName, grantCredits } from '../store/repositories/organizations.repository';
+import {
+  completedAnalyzeJobsUnder,
+  creditState,
+  setJobCreditsCharged,
+  settleReservation,
+  tryReserve,
+} from '../store/repositories/credits.repository';
+
+// Credits (contract §7): a Vision job reserves its estimate when it is created (402
+// insufficient_credits when the balance cannot cover it), is charged what it used when it ends,
+// and is refunded when it fails through no fault of the request. Costs: compare 1 per overlay,
+// analyze 1 per overlay. An idempotent replay charges nothing because the platform's idempotency
+// layer answers it from the stored response without running the handler again.
+
+export const COST = { compareOverlay: 1, analyzeOverlay: 1 } as const;
+
+/** The job row fields settlement reads (services sit below jobs, so only its shape). */
+export interface SettledJob {
+  id: string;
+  organization_id: string;
+  type: string;
+  status: string;
+  payload: string;
+  error: string | null;
+  credits_reserved: number;
+}
+
+/**
+ * Reserves `required` credits or throws 402 with `required` and `available`. Call it inside the
+ * transaction that creates the job, so a refused request leaves nothing behind and an accepted one
+ * never exists without its reservation.
+ */
+export function reserveCredits(db: Db, organizationId: string, required: number, what: string): void {
+  if (tryReserve(db, organizationId, required)) return;
+  const available = creditState(db, organizationId).balance;
+  throw new ApiError(
+    'insufficient_credits',
+    `${what} needs ${required} credit${required === 1 ? '' : 's'} but the organization has ${available} available. Add credits (blueline credits grant) or compare fewer sheets.`,
+    { extra: { required, available } },
+  );
+}
+
+/** Failures that are the service's fault, not the request's: everything is refunded. */
+function systemFailure(job: SettledJob): boolean {
+  if (job.status !== 'Failed') return false;
+  try {
+    const err = job.error ? (JSON.parse(job.error) as { status?: number }) : null;
+    return !err || typeof err.status !== 'number' || err.status >= 500;
+  } catch {
+    return true;
+  }
+}
+
+/** What a job used, in credits, from what it stored. */
+export function creditsUsed(db: Db, job: SettledJob): number {
+  if (job.type === 'compare') {
+    const payload = JSON.parse(job.payload || '{}') as { analyze?: boolean };
+    const overlays = countOverlaysOfJob(db, job.id) * COST.compareOverlay;
+    return overlays + (payload.analyze ? completedAnalyzeJobsUnder(db, job.id) * COST.analyzeOverlay : 0);
+  }
+  if (job.type === 'analyze') return job.status === 'Completed' ? COST.analyzeOverlay : 0;
+  return 0;
+}
+
+/**
+ * The job runner's onTerminal hook: runs inside the transaction that makes a job terminal, so the
+ * charge commits with the status, exactly once. Only jobs that reserved credits settle (roots of a
+ * client's request; their children reserve nothing and are accounted for by the root).
+ */
+export function settleJobCredits(db: Db, job: SettledJob): void {
+  if (job.credits_reserved <= 0) return;
+  const charged = systemFailure(job) ? 0 : Math.min(job.credits_reserved, creditsUsed(db, job));
+  settleReservation(db, { organizationId: job.organization_id, jobId: job.id, reserved: job.credits_reserved, charged, reason: job.type });
+  setJobCreditsCharged(db, job.id, charged);
+}
+
+/**
+ * Credits the "Default" organization starts with when `blueline serve` or the desktop app creates
+ * it: enough for the desktop app to compare real drawing sets out of the box (10,000 block-pair
+ * overlays), while other organizations start at 0 and are granted credits explicitly
+ * (`blueline keys create --credits N`, `blueline credits grant`).
+ */
+export const DEFAULT_ORGANIZATION_CREDITS = 10_000;
+
+/** The "Default" organization, created with its starting balance (one ledger grant) if new. */
+export function ensureDefaultOrganization(db: Db): { id: string } {
+  return db.transaction(() => {
+    const existing = findOrganizationByName(db, 'Default');
+    if (existing) return existing;
+    const org = ensureOrganization(db, 'Default');
+    grantCredits(db, org.id, DEFAULT_ORGANIZATION_CREDITS, 'starting balance');
+    return org;
+  }).immediate();
+}
