@@ -26,10 +26,10 @@ type Page = { data: Item[]; _meta: { next: string | null; prev: string | null; l
 beforeAll(async () => {
   t = await startTestService();
   org = ensureOrganization(t.svc.db, 'Test Org').id;
-  g = seedGraph(t.svc.db, org, { overlays: 150 });
-  g2 = seedGraph(t.svc.db, org, { overlays: 3 });
+  g = seedMany(org, 150);
+  g2 = seedMany(org, 3);
   otherKey = t.newOrgKey('Other Org');
-  otherGraph = seedGraph(t.svc.db, ensureOrganization(t.svc.db, 'Other Org').id, { overlays: 30 });
+  otherGraph = seedMany(ensureOrganization(t.svc.db, 'Other Org').id, 30);
 });
 afterAll(async () => {
   await t.stop();
@@ -63,7 +63,33 @@ function dbOrder(table: string, where = '', ...params: unknown[]): string[] {
   ).map((r) => r.id);
 }
 
-function insertOverlay(graph: SeededGraph, hasChanges = 0): string {
+/** A new block on sheet `side` (0 or 1) of the graph's drawings. */
+function insertBlock(orgId: string, graph: SeededGraph, side: 0 | 1): string {
+  const id = newId('block');
+  const now = monotonicNow();
+  t.svc.db
+    .prepare(
+      `INSERT INTO blocks (id, organization_id, project_id, drawing_id, sheet_id, type, bbox, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, 'Plan', '{"x":0,"y":0,"width":10,"height":10}', ?, ?)`,
+    )
+    .run(id, orgId, graph.projectId, graph.drawingIds[side], graph.sheetIds[side], now, now);
+  return id;
+}
+
+/**
+ * seedGraph plus `n - 1` more overlays of the same comparison job. Each overlay compares its own
+ * block pair (A on the first drawing's sheet, B on the second's), as a real comparison job would:
+ * one overlay per block pair.
+ */
+function seedMany(orgId: string, n: number): SeededGraph {
+  const graph = seedGraph(t.svc.db, orgId, { overlays: 1 });
+  for (let i = 1; i < n; i++) graph.overlayIds.push(insertOverlay(graph, i % 2, orgId));
+  return graph;
+}
+
+function insertOverlay(graph: SeededGraph, hasChanges = 0, orgId = org): string {
+  const blockA = insertBlock(orgId, graph, 0);
+  const blockB = insertBlock(orgId, graph, 1);
   const id = newId('overlay');
   const now = monotonicNow();
   t.svc.db
@@ -71,17 +97,7 @@ function insertOverlay(graph: SeededGraph, hasChanges = 0): string {
       `INSERT INTO overlays (id, organization_id, project_id, job_id, block_a_id, block_b_id, score, has_changes, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, 0.5, ?, ?, ?)`,
     )
-    .run(
-      id,
-      org,
-      graph.projectId,
-      graph.jobId,
-      graph.blockIds[0],
-      graph.blockIds[1],
-      hasChanges,
-      now,
-      now,
-    );
+    .run(id, orgId, graph.projectId, graph.jobId, blockA, blockB, hasChanges, now, now);
   return id;
 }
 
@@ -534,10 +550,25 @@ describe('filters', () => {
   it('blocks: sheet_id, type', async () => {
     t.svc.db.prepare(`UPDATE blocks SET type = 'Detail' WHERE id = ?`).run(g.blockIds[1]);
     const b = (q: string) => page(`/v1/blocks?${q}`).then(ids);
-    expect(await b(`sheet_id=${g.sheetIds[0]}`)).toEqual([g.blockIds[0]]);
-    expect(await b(`sheet_id=${g.sheetIds[1]}`)).toEqual([g.blockIds[1]]);
+    const onSheet = (i: 0 | 1) => dbOrder('blocks', 'AND sheet_id = ?', g.sheetIds[i]);
+    expect(onSheet(0).length).toBeGreaterThan(20);
+    expect(onSheet(0)).toContain(g.blockIds[0]);
+    const all = async (q: string) => {
+      const out: string[] = [];
+      let p = await page(`/v1/blocks?${q}&limit=100`);
+      out.push(...ids(p));
+      while (p._meta.next) {
+        p = await page(withCursor('/v1/blocks', p._meta.next));
+        out.push(...ids(p));
+      }
+      return out;
+    };
+    expect(await all(`sheet_id=${g.sheetIds[0]}`)).toEqual(onSheet(0));
+    expect(await all(`sheet_id=${g.sheetIds[1]}`)).toEqual(onSheet(1));
+    expect(await all(`sheet_id=${g.sheetIds[1]}&type=Plan`)).toEqual(
+      onSheet(1).filter((id) => id !== g.blockIds[1]),
+    );
     expect(await b(`sheet_id=${g.sheetIds[1]}&type=Detail`)).toEqual([g.blockIds[1]]);
-    expect(await b(`sheet_id=${g.sheetIds[1]}&type=Plan`)).toEqual([]);
     const details = await page('/v1/blocks?type=Detail');
     expect(ids(details)).toEqual([g.blockIds[1]]);
     expect(await problem('/v1/blocks?type=Bogus')).toMatchObject({
@@ -668,16 +699,16 @@ describe('expansion', () => {
     ];
     const p = await page(`/v1/overlays?project_id=${g2.projectId}&expand=${paths.join(',')}`);
     expect(p.data).toHaveLength(3);
+    expect(p.data.at(-1)!.block_a_id).toBe(g2.blockIds[0]);
+    expect(new Set(p.data.map((o) => o.block_a_id)).size).toBe(3);
     for (const o of p.data) {
-      expect(o.block_a_id).toBe(g2.blockIds[0]);
-      expect(o.block_b_id).toBe(g2.blockIds[1]);
       expect(o.job_id).toBe(g2.jobId);
       expect(o.block_a).toMatchObject({
-        id: g2.blockIds[0],
+        id: o.block_a_id,
         sheet_id: g2.sheetIds[0],
         type: 'Plan',
       });
-      expect(o.block_b).toMatchObject({ id: g2.blockIds[1], sheet_id: g2.sheetIds[1] });
+      expect(o.block_b).toMatchObject({ id: o.block_b_id, sheet_id: g2.sheetIds[1] });
       expect(o.job).toMatchObject({ id: g2.jobId, type: 'compare', status: 'Completed' });
       expect(o.block_a.sheet).toMatchObject({
         id: g2.sheetIds[0],
@@ -851,5 +882,115 @@ describe('expansion', () => {
     } finally {
       Object.assign(proto, original);
     }
+  });
+});
+
+describe('GET /files (object-store continuation tokens)', () => {
+  const PDF = Buffer.from('%PDF-1.4\n%%EOF\n');
+  const PNG = Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    Buffer.alloc(16),
+  ]);
+
+  async function upload(
+    projectId: string,
+    name: string,
+    type: 'application/pdf' | 'image/png',
+  ): Promise<string> {
+    const created = await t.request('POST', '/v1/files', {
+      body: { project_id: projectId, filename: name, content_type: type },
+    });
+    expect(created.status).toBe(201);
+    const url = new URL(created.body.upload_url as string);
+    const put = await t.request('PUT', url.pathname + url.search, {
+      key: null,
+      rawBody: type === 'application/pdf' ? PDF : PNG,
+      headers: { 'content-type': type },
+    });
+    expect(put.status, put.text).toBe(200);
+    return created.body.id as string;
+  }
+
+  it('pages stored files newest first with next/prev, filters by content_type, skips pending files', async () => {
+    const projectId = (await t.request('POST', '/v1/projects', { body: { name: 'Files list' } }))
+      .body.id as string;
+    const uploaded: string[] = [];
+    for (let i = 0; i < 5; i++)
+      uploaded.push(await upload(projectId, `f${i}`, i % 2 ? 'image/png' : 'application/pdf'));
+    const pending = await t.request('POST', '/v1/files', {
+      body: { project_id: projectId, filename: 'pending.pdf', content_type: 'application/pdf' },
+    });
+    expect(pending.status).toBe(201);
+    const newestFirst = [...uploaded].reverse();
+
+    const seen: string[] = [];
+    const pages: Page[] = [];
+    let p = await page(`/v1/files?project_id=${projectId}&limit=2`);
+    expect(p._meta).toMatchObject({ prev: null, limit: 2 });
+    pages.push(p);
+    seen.push(...ids(p));
+    const late: string[] = [];
+    while (p._meta.next) {
+      late.push(await upload(projectId, 'late', 'application/pdf')); // created while paging
+      p = await page(withCursor('/v1/files', p._meta.next));
+      expect(p._meta.prev).not.toBeNull();
+      pages.push(p);
+      seen.push(...ids(p));
+    }
+    expect(seen).toEqual(newestFirst);
+    expect(seen).not.toContain(pending.body.id);
+    for (const l of late) expect(seen).not.toContain(l);
+    // Back from the last page: the same pages, the first with prev null.
+    let b = p;
+    for (let i = pages.length - 2; i >= 0; i--) {
+      b = await page(withCursor('/v1/files', b._meta.prev!));
+      expect(ids(b)).toEqual(ids(pages[i]!));
+    }
+    // Above the original first page: the files uploaded while paging, then the real first page.
+    const above: string[] = [];
+    while (b._meta.prev) {
+      b = await page(withCursor('/v1/files', b._meta.prev));
+      above.unshift(...ids(b));
+    }
+    expect(b._meta.prev).toBeNull();
+    expect(above).toEqual([...late].reverse());
+
+    const pngs = await page(`/v1/files?project_id=${projectId}&content_type=image/png&limit=1`);
+    expect(pngs.data.every((f) => f.content_type === 'image/png')).toBe(true);
+    const next = await page(withCursor('/v1/files', pngs._meta.next!));
+    const pngIds = [...ids(pngs), ...ids(next)];
+    // With a content_type filter the route cannot tell, without reading further, that no more
+    // matches follow: the walk may end with an empty page whose next is null.
+    let tail = next;
+    while (tail._meta.next) {
+      tail = await page(withCursor('/v1/files', tail._meta.next));
+      pngIds.push(...ids(tail));
+    }
+    expect(pngIds).toEqual([uploaded[3], uploaded[1]]);
+    expect(
+      await problem('/v1/files?project_id=' + projectId + '&content_type=text/plain'),
+    ).toMatchObject({ status: 400, code: 'invalid_parameter' });
+    expect(
+      await problem(withCursor('/v1/files', pngs._meta.next!, '&content_type=application/pdf')),
+    ).toMatchObject({ status: 400, code: 'invalid_cursor' });
+    expect(await problem(withCursor('/v1/projects', pngs._meta.next!))).toMatchObject({
+      status: 400,
+      code: 'invalid_cursor',
+    });
+    const [body, sig] = pngs._meta.next!.split('.') as [string, string];
+    expect(
+      await problem(
+        withCursor(
+          '/v1/files',
+          `${body.slice(0, 5)}${body[5] === 'A' ? 'B' : 'A'}${body.slice(6)}.${sig}`,
+        ),
+      ),
+    ).toMatchObject({ status: 400, code: 'invalid_cursor' });
+    const clamped = await page(`/v1/files?project_id=${projectId}&limit=500`);
+    expect(clamped._meta.limit).toBe(100);
+    expect(await problem(`/v1/files?project_id=${projectId}&limit=0`)).toMatchObject({
+      status: 400,
+      code: 'invalid_parameter',
+    });
   });
 });
