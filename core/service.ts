@@ -32,6 +32,10 @@ import { creditsRoutes } from './http/routes/credits.routes';
 import { ensureDefaultOrganization, settleJobCredits } from './services/credits.service';
 import { DEFAULT_DPI } from './vision/input/pdf.adapter';
 import { openJobIds } from './store/repositories/records.repository';
+import { webhooksRoutes } from './http/routes/webhooks.routes';
+import { recordJobEvent } from './services/webhooks.service';
+import { createWebhookDelivery, type WebhookDeliveryOptions } from './services/webhook-delivery';
+import { toApiJob } from './jobs/job-runner';
 
 // The service bootstrap: one factory, no globals. Tests build one per test with a temp data dir;
 // `blueline serve` and the Electron main process build one each.
@@ -55,6 +59,8 @@ export interface ServiceOptions {
   /** Adds routes before the app is sealed (tests use it for failure-injection routes). */
   configureApp?: (app: FastifyInstance, db: Db) => void;
   log?: Logger;
+  /** Webhook delivery tuning (tests shorten the backoff and timeouts). */
+  webhooks?: Partial<WebhookDeliveryOptions>;
 }
 
 export interface Service {
@@ -104,7 +110,19 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
 
   const pool = createWorkerPool({ ...(opts.workers ? { size: opts.workers } : {}), ...(opts.workerUrl ? { workerUrl: opts.workerUrl } : {}) });
   // Credits settle inside the transaction that ends a job (contract §7).
-  const jobs = createJobRunner({ db, pool, log, hooks: { onTerminal: (row) => settleJobCredits(db, row) } });
+  // Webhook events (job.completed / job.failed / job.canceled) go into the outbox in that same
+  // transaction, so an event exists exactly when the terminal status does (contract §10).
+  const jobs = createJobRunner({
+    db,
+    pool,
+    log,
+    hooks: {
+      onTerminal: (row) => {
+        settleJobCredits(db, row);
+        recordJobEvent(db, row.organization_id, { ...toApiJob(row) });
+      },
+    },
+  });
   jobs.register('compare', createCompareHandler({ db, objects, jobs }));
   jobs.register('analyze', createAnalyzeHandler({ db, objects }));
   jobs.register(
@@ -116,6 +134,7 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
     }),
   );
   opts.registerHandlers?.(jobs);
+  const webhooks = createWebhookDelivery({ db, log, options: opts.webhooks });
 
   const cancelOpen = (organizationId: string, ids: string[]) => {
     for (const id of ids) {
@@ -162,6 +181,7 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
   filesRoutes(app, deps, { objects, signer, maxUploadBytes: config.maxUploadBytes, tiles: new TileService(objects) });
   jobsRoutes(app, deps, jobs, { maxStreamsPerKey: config.maxSseStreamsPerKey });
   drawingsRoutes(app, deps, jobs);
+  webhooksRoutes(app, deps);
   compareRoutes(app, deps, jobs);
   creditsRoutes(app, deps);
   opts.configureApp?.(app, db);
@@ -185,6 +205,7 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
       const origin = `https://${h}:${port}`;
       started = { baseUrl: `${origin}/v1`, origin, port };
       jobs.start();
+      webhooks.start();
       return started;
     },
     async stop() {
@@ -192,6 +213,7 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
       // (they go back to Queued at the next start), then close the store.
       shuttingDown = true;
       await jobs.stop({ drain: false });
+      await webhooks.stop();
       await transport?.close();
       await app.close();
       await pool.close();

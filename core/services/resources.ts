@@ -12,7 +12,9 @@ export type ResourceKind =
   | 'change'
   | 'symbol'
   | 'job'
-  | 'ledger';
+  | 'ledger'
+  | 'webhook'
+  | 'webhook_delivery';
 
 export interface SerializeContext {
   /** Absolute signed HTTPS URL for an object key (null key → null). */
@@ -257,7 +259,8 @@ export const RESOURCES: Record<ResourceKind, ResourceDef> = {
       started_at: str(r.started_at),
       finished_at: str(r.finished_at),
     }),
-  },  // Credit ledger entries (contract §7): grants (+) and charges (−) of the organization's credits.
+  },
+  // Credit ledger entries (contract §7): grants (+) and charges (−) of the organization's credits.
   ledger: {
     kind: 'ledger',
     table: 'credit_ledger',
@@ -269,6 +272,40 @@ export const RESOURCES: Record<ResourceKind, ResourceDef> = {
       reason: r.reason,
       job_id: str(r.job_id),
       created_at: r.created_at,
+    }),
+  },
+  // The signing secret is never part of the API object: it is shown once, by POST /webhooks.
+  webhook: {
+    kind: 'webhook',
+    table: 'webhooks',
+    noun: 'webhook',
+    relations: {},
+    toApi: (r) => ({
+      id: r.id,
+      url: r.url,
+      events: json(r.events),
+      created_at: r.created_at,
+      updated_at: r.updated_at,
+    }),
+  },
+  webhook_delivery: {
+    kind: 'webhook_delivery',
+    table: 'webhook_deliveries',
+    noun: 'webhook delivery',
+    relations: { webhook: { column: 'webhook_id', kind: 'webhook' } },
+    toApi: (r) => ({
+      id: r.id,
+      webhook_id: r.webhook_id,
+      event_id: r.event_id,
+      type: r.type,
+      status: r.status,
+      attempt: r.attempts,
+      status_code: r.last_status_code ?? null,
+      error: str(r.last_error),
+      next_attempt_at: str(r.next_attempt_at),
+      delivered_at: str(r.delivered_at),
+      created_at: r.created_at,
+      updated_at: r.updated_at,
     }),
   },
 };

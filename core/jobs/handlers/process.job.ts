@@ -8,10 +8,10 @@ import {
   countSheets,
   getDrawingById,
   insertProcessedSheet,
-  setDrawingStatus,
   sheetAtPage,
 } from '../../store/repositories/drawings.repository';
 import type { Row } from '../../store/repositories/row';
+import { setDrawingStatusWithEvent } from '../../services/webhooks.service';
 import { JobAbortedError, type JobHandler } from '../job-runner';
 
 // The `process` job (contract §4 Drawing): every page of the drawing's file becomes a sheet with
@@ -96,13 +96,14 @@ export function createProcessHandler(env: { db: Db; objects: ObjectStore; config
         }
       };
       await Promise.all(Array.from({ length: Math.max(1, Math.min(ctx.pool.size, total)) }, lane));
-      setDrawingStatus(db, drawing.id, 'Ready', total);
+      // drawing.ready goes into the webhook outbox in the same transaction as the status.
+      setDrawingStatusWithEvent(db, drawing.id, 'Ready', total);
       return { sheet_count: total };
     } catch (e) {
       // A shutdown leaves the job resumable (it runs again at the next start); anything else —
       // bad input, cancel, a bug — ends the drawing as Failed with the job's error explaining why.
       const reason = e instanceof JobAbortedError ? e.reason : ctx.signal.aborted ? (ctx.signal.reason as JobAbortedError)?.reason : undefined;
-      if (reason !== 'shutdown') setDrawingStatus(db, drawing.id, 'Failed', countSheets(db, drawing.id));
+      if (reason !== 'shutdown') setDrawingStatusWithEvent(db, drawing.id, 'Failed', countSheets(db, drawing.id));
       throw e;
     }
   };

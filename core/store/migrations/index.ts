@@ -1,6 +1,7 @@
 import { sql as initial } from './001-initial.migration';
 import { sql as searchIndex } from './002-search-index.migration';
 import { sql as compare } from './003-compare.migration';
+import { sql as webhooks } from './004-webhooks.migration';
 
 export interface Migration {
   version: number;
@@ -13,4 +14,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial', sql: initial },
   { version: 2, name: 'search-index', sql: searchIndex },
   { version: 3, name: 'compare', sql: compare },
+  { version: 4, name: 'webhooks', sql: webhooks },
 ];
