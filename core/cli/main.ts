@@ -2,9 +2,11 @@ import { mkdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createService } from '../service';
 import { ensureDefaultOrganization } from '../services/credits.service';
 import { openDatabase } from '../store/db';
+import { BackupError, backupDataDir, restoreDataDir } from '../services/backup.service';
 import {
   countOrganizations,
   createApiKey,
@@ -25,6 +27,10 @@ const USAGE = `Usage: blueline <command> [options]
   keys list [--data-dir D]                               List keys (never the secret).
   keys revoke KEY_ID [--data-dir D]                      Revoke a key.
   credits grant --org NAME --amount N [--data-dir D]     Add credits to an organization.
+  backup DIR [--data-dir D]                              Back up the data dir into the new or empty DIR
+                                                         (safe while the service runs).
+  restore DIR [--data-dir D] [--force]                   Restore backup DIR as the data dir (which must be
+                                                         empty; --force moves its contents aside first).
 
 --data-dir defaults to $BLUELINE_DATA_DIR, else the per-user application-data folder.`;
 
@@ -81,6 +87,7 @@ async function serve(argv: string[]): Promise<void> {
   } else if (values['web-root']) {
     console.log(`Web UI: ${origin}/  (sign in with a key from \`blueline keys create --org Default\`)`);
   }
+  reportLoopLag();
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;
@@ -96,6 +103,23 @@ async function serve(argv: string[]): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+/**
+ * With BLUELINE_LOOP_LAG_MS=<interval> set, prints the HTTP thread's event-loop delay every
+ * interval as one line `loop-lag {"p50_ms",…}` (reliability/load.ts reads it). Off by default.
+ */
+function reportLoopLag(): void {
+  const every = Number(process.env.BLUELINE_LOOP_LAG_MS);
+  if (!Number.isInteger(every) || every < 100) return;
+  const h = monitorEventLoopDelay({ resolution: 5 });
+  h.enable();
+  const ms = (ns: number) => Math.round(ns / 1e4) / 100;
+  setInterval(() => {
+    if (h.count === 0) return;
+    console.log(`loop-lag ${JSON.stringify({ p50_ms: ms(h.percentile(50)), p99_ms: ms(h.percentile(99)), max_ms: ms(h.max), mean_ms: ms(h.mean), samples: h.count })}`);
+    h.reset();
+  }, every).unref();
 }
 
 function withDb<T>(dataDirArg: string | undefined, fn: (db: ReturnType<typeof openDatabase>) => T): T {
@@ -163,18 +187,43 @@ function credits(argv: string[]): void {
   });
 }
 
+async function backup(argv: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({ args: argv, options: { 'data-dir': { type: 'string' } }, allowPositionals: true, strict: true });
+  if (positionals.length !== 1) throw new UsageError('backup needs exactly one DIR.');
+  const dataDir = resolve(values['data-dir'] ?? defaultDataDir());
+  const m = await backupDataDir(dataDir, positionals[0]!, (msg) => console.error(`backup: ${msg}`));
+  console.log(`Backed up ${dataDir} to ${resolve(positionals[0]!)}: database ${m.db_bytes} bytes (schema ${m.schema_version}), ${m.objects} objects (${m.object_bytes} bytes), ${m.private_files.length} secret/TLS files.`);
+  if (m.missing_objects.length > 0)
+    console.error(`warning: ${m.missing_objects.length} objects the database references were already missing in the data dir (e.g. ${m.missing_objects[0]}).`);
+}
+
+async function restore(argv: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({ args: argv, options: { 'data-dir': { type: 'string' }, force: { type: 'boolean' } }, allowPositionals: true, strict: true });
+  if (positionals.length !== 1) throw new UsageError('restore needs exactly one DIR (a folder made by `blueline backup`).');
+  const dataDir = resolve(values['data-dir'] ?? defaultDataDir());
+  const r = await restoreDataDir(positionals[0]!, dataDir, { force: values.force ?? false, progress: (msg) => console.error(`restore: ${msg}`) });
+  if (r.movedAside) console.log(`Moved the previous contents of ${dataDir} to ${r.movedAside}.`);
+  console.log(`Restored the backup of ${r.manifest.created_at} into ${dataDir}: ${r.manifest.objects} objects. Start it with \`blueline serve --data-dir ${dataDir}\`.`);
+}
+
 export async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
   try {
     if (cmd === 'serve') await serve(rest);
     else if (cmd === 'keys') keys(rest);
     else if (cmd === 'credits') credits(rest);
+    else if (cmd === 'backup') await backup(rest);
+    else if (cmd === 'restore') await restore(rest);
     else if (cmd === undefined || cmd === 'help' || cmd === '--help' || cmd === '-h') {
       console.log(USAGE);
       return cmd === undefined ? 2 : 0;
     } else throw new UsageError(`Unknown command '${cmd}'.`);
     return 0;
   } catch (err) {
+    if (err instanceof BackupError) {
+      console.error(`blueline: ${err.message}`);
+      return 1;
+    }
     if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       console.error(`blueline: ${(err as Error).message}\n\n${USAGE}`);
       return 2;
