@@ -71,6 +71,22 @@ export function seedGraph(db: Db, organizationId: string, opts: { overlays?: num
     const changeIds: string[] = [];
     const symbolIds: string[] = [];
     const n = opts.overlays ?? 1;
+    // Overlays are unique per (job, block_a, block_b): give each side k blocks and use k*k pairs.
+    const k = Math.ceil(Math.sqrt(n));
+    const sideA = [blockIds[0]!];
+    const sideB = [blockIds[1]!];
+    const insBlock = db.prepare(
+      `INSERT INTO blocks (id, organization_id, project_id, drawing_id, sheet_id, type, bbox, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, 'Detail', '{"x":0,"y":0,"width":10,"height":10}', ?, ?)`,
+    );
+    for (const [side, di] of [[sideA, 0], [sideB, 1]] as const) {
+      while (side.length < k) {
+        const b = newId('block');
+        t = now();
+        insBlock.run(b, organizationId, projectId, drawingIds[di], sheetIds[di], t, t);
+        side.push(b);
+      }
+    }
     const insOverlay = db.prepare(
       `INSERT INTO overlays (id, organization_id, project_id, job_id, block_a_id, block_b_id, score, has_changes, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, 0.97, ?, ?, ?)`,
@@ -78,7 +94,7 @@ export function seedGraph(db: Db, organizationId: string, opts: { overlays?: num
     for (let i = 0; i < n; i++) {
       const o = newId('overlay');
       t = now();
-      insOverlay.run(o, organizationId, projectId, jobId, blockIds[0], blockIds[1], i % 2, t, t);
+      insOverlay.run(o, organizationId, projectId, jobId, sideA[i % k], sideB[Math.floor(i / k)], i % 2, t, t);
       overlayIds.push(o);
     }
     const c = newId('change');

@@ -153,7 +153,7 @@ export function filesRoutes(
       }
       const limit = parseLimit(q.limit, remembered);
       const ctx = serializeContext(deps, request);
-      if (!getRow(deps.db, 'projects', org, projectId)) return { data: [], _meta: { next: null, prev: null, limit } };
+      if (!getRow(deps.db, 'projects', org, projectId)) throw notFound('project', projectId);
 
       // Page through the store, filtering by the database rows, until the page is full.
       const collected: Row[] = [];
@@ -179,6 +179,23 @@ export function filesRoutes(
         }
         first = false;
         if (!cursorToken) break;
+      }
+      // With a content_type filter a full page may end just before keys that all fail the filter:
+      // look ahead so the last page really has no `next` (and the first no `prev`).
+      const hasMatchBeyond = async (token: string, dir: 'forward' | 'backward'): Promise<boolean> => {
+        let tok: string | null = token;
+        for (let guard = 0; tok && guard < 1000; guard++) {
+          const page = await objects.list(filesPrefix(projectId), { limit: 100, token: tok, direction: dir });
+          const ids = page.keys.map((k) => parseFileKey(k.key)?.fileId).filter((v): v is string => !!v);
+          const rows = getRows<Row>(deps.db, 'files', org, ids);
+          if ([...rows.values()].some((r) => r.content_type === contentType)) return true;
+          tok = dir === 'forward' ? page.nextToken : page.prevToken;
+        }
+        return false;
+      };
+      if (contentType !== undefined) {
+        if (nextToken && !(await hasMatchBeyond(nextToken, 'forward'))) nextToken = null;
+        if (prevToken && !(await hasMatchBeyond(prevToken, 'backward'))) prevToken = null;
       }
       const wrap = (s: string | null, d: 'a' | 'b') =>
         s ? deps.cursors.encode({ e: endpoint, o: org, f: filters, l: limit, k: ['', ''], s, d }) : null;
