@@ -1,12 +1,18 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from './harness';
 import { seedGraph } from './seed';
-import { ensureOrganization } from '../store/repositories/organizations.repository';
+import { ensureOrganization, grantCredits } from '../store/repositories/organizations.repository';
 import type { JobRunner } from '../jobs/job-runner';
-import { recordEvent, setDrawingStatusWithEvent } from '../services/webhooks.service';
+import {
+  recordEvent,
+  setDrawingStatusWithEvent,
+  WEBHOOK_EVENT_TYPES as WEBHOOK_TYPES,
+} from '../services/webhooks.service';
 
 // Webhooks over the real HTTPS service (contract §10, issue 6 "Must show"): subscriptions, a
 // persisted outbox, signed deliveries checked by an independent implementation of the Standard
@@ -530,6 +536,103 @@ describe('deliveries', () => {
       await rx.close();
     }
   });
+});
+
+describe('events from the pipeline', () => {
+  const FIXTURES = resolve(import.meta.dirname, '../../../shared/fixtures/drawings');
+
+  it('processing a drawing and comparing it send drawing.ready, overlay.created, changes.analyzed and job.completed', async () => {
+    const rx = await startReceiver();
+    try {
+      const hook = await createHook(rx.url, [...WEBHOOK_TYPES]);
+      const bytes = readFileSync(
+        resolve(FIXTURES, '20150115_ASK-003_exterior-west-wall-window-locations.pdf'),
+      );
+      const file = await t.request('POST', '/v1/files', {
+        body: {
+          project_id: projectA,
+          filename: 'ask.pdf',
+          content_type: 'application/pdf',
+          size_bytes: bytes.length,
+        },
+      });
+      await t.request('PUT', file.body.upload_url, {
+        rawBody: bytes,
+        headers: { 'content-type': 'application/pdf' },
+        key: null,
+      });
+      const drawing = (
+        await t.request('POST', '/v1/drawings', {
+          body: { project_id: projectA, name: 'ASK-003', file_id: file.body.id },
+        })
+      ).body;
+      const events = () =>
+        rx.got.map(
+          (d) => JSON.parse(d.raw.toString('utf8')) as { id: string; type: string; data: any },
+        );
+      await waitFor(
+        'drawing.ready',
+        () => events().some((e) => e.type === 'drawing.ready'),
+        120_000,
+      );
+      const ready = events().find((e) => e.type === 'drawing.ready')!;
+      expect(ready.data).toMatchObject({
+        id: drawing.id,
+        status: 'Ready',
+        sheet_count: 1,
+        job_id: drawing.job_id,
+      });
+      await waitFor('the process job.completed', () =>
+        events().some((e) => e.type === 'job.completed' && e.data.id === drawing.job_id),
+      );
+
+      const sheet = (await t.request('GET', `/v1/sheets?drawing_id=${drawing.id}`)).body.data[0];
+      const block = (await t.request('GET', `/v1/blocks?sheet_id=${sheet.id}&limit=1`)).body
+        .data[0];
+      grantCredits(t.svc.db, orgA, 10, 'webhook test');
+      const cmp = await t.request('POST', '/v1/compare', {
+        body: { old_id: block.id, new_id: block.id, type: 'Block', analyze: true },
+      });
+      expect(cmp.status, cmp.text).toBe(202);
+      const jobId = cmp.body.job_id as string;
+      await waitFor(
+        'the compare job.completed',
+        () => events().some((e) => e.type === 'job.completed' && e.data.id === jobId),
+        120_000,
+      );
+      const created = await waitFor('overlay.created', () =>
+        events().find((e) => e.type === 'overlay.created'),
+      );
+      const analyzed = await waitFor('changes.analyzed', () =>
+        events().find((e) => e.type === 'changes.analyzed'),
+      );
+      const overlays = (await t.request('GET', `/v1/overlays?job_id=${jobId}`)).body.data;
+      expect(overlays).toHaveLength(1);
+      expect(created.data).toMatchObject({
+        id: overlays[0].id,
+        job_id: jobId,
+        block_a_id: block.id,
+        block_b_id: block.id,
+      });
+      expect(Object.keys(created.data).some((k) => k.endsWith('uri'))).toBe(false);
+      expect(analyzed.data).toMatchObject({
+        overlay_id: overlays[0].id,
+        change_count: overlays[0].change_count,
+      });
+      expect(analyzed.data.overlay.has_changes).toBe(true);
+      for (const d of rx.got)
+        expect(verifyStandardWebhook(hook.secret, d.headers, d.raw)).toBe(true);
+      await sleep(300);
+      // Each event once (at-least-once, and here exactly once: the receiver always answered 200).
+      const ids = events().map((e) => e.id);
+      expect(new Set(ids).size).toBe(ids.length);
+      expect(events().filter((e) => e.type === 'overlay.created')).toHaveLength(1);
+      expect(events().filter((e) => e.type === 'drawing.ready')).toHaveLength(1);
+      await t.request('DELETE', `/v1/webhooks/${hook.id}`);
+    } finally {
+      await rx.close();
+    }
+  }, 240_000);
 });
 
 describe('delivery log paging', () => {

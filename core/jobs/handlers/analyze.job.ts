@@ -13,6 +13,7 @@ import {
 import { invertAffine } from '../../vision/compare/register';
 import type { BlockBox } from '../../services/pairing';
 import type { RegionOut } from '../compare-tasks';
+import { recordChangesAnalyzed } from '../../services/webhooks.service';
 import type { JobHandler } from '../job-runner';
 
 // The `analyze` job (contract §6, change detection on one overlay): the engine's change regions
@@ -149,7 +150,11 @@ export function createAnalyzeHandler(env: { db: Db; objects: ObjectStore }): Job
       };
     });
     ctx.signal.throwIfAborted();
-    replaceChanges(db, overlay, changes);
+    // changes.analyzed goes into the webhook outbox in the transaction that stores the regions (contract §10).
+    db.transaction(() => {
+      replaceChanges(db, overlay, changes);
+      recordChangesAnalyzed(db, getOverlayById(db, overlay.id)!, ctx.job.id);
+    })();
     ctx.progress(1, 1);
     const byCategory: Record<string, number> = {};
     for (const c of changes) byCategory[c.category] = (byCategory[c.category] ?? 0) + 1;

@@ -17,6 +17,7 @@ import {
 import type { Row } from '../../store/repositories/row';
 import { decodeGrey } from '../../vision/compare/encode.adapter';
 import type { GreyImage } from '../../vision/types';
+import { recordOverlayCreated } from '../../services/webhooks.service';
 import { toApiJob, type ApiJob, type JobContext, type JobEventMeta, type JobHandler } from '../job-runner';
 import type { JobsRepository } from '../jobs.repository';
 
@@ -166,24 +167,29 @@ export function createCompareHandler(env: CompareEnv): JobHandler<Payload> {
       await objects.put(images.deletion!, Buffer.from(o.png.deletion), { contentType: 'image/png' });
       await objects.put(images.aligned_b!, Buffer.from(o.png.aligned_b), { contentType: 'image/png' });
       ctx.signal.throwIfAborted();
-      insertOverlay(
-        db,
-        {
-          organizationId: String(sheetA.organization_id),
-          projectId,
-          jobId: rootId,
-          blockAId: o.block_a_id,
-          blockBId: o.block_b_id,
-          score: o.score,
-          width: o.width,
-          height: o.height,
-          transform: o.transform,
-          alignment: o.alignment,
-          stats: o.stats,
-          images,
-        },
-        id,
-      );
+      // overlay.created goes into the webhook outbox with the row (contract §10); a pair stored by an
+      // earlier run (ON CONFLICT DO NOTHING returns that row) is not announced again.
+      db.transaction(() => {
+        const row = insertOverlay(
+          db,
+          {
+            organizationId: String(sheetA.organization_id),
+            projectId,
+            jobId: rootId,
+            blockAId: o.block_a_id,
+            blockBId: o.block_b_id,
+            score: o.score,
+            width: o.width,
+            height: o.height,
+            transform: o.transform,
+            alignment: o.alignment,
+            stats: o.stats,
+            images,
+          },
+          id,
+        );
+        if (row.id === id) recordOverlayCreated(db, row);
+      })();
     }
     const overlays = out.pairs.map((p) => overlayFor(db, rootId, p.block_a_id, p.block_b_id)).filter((r): r is Row => !!r);
     if ((ctx.payload as Payload).analyze) {
