@@ -129,9 +129,14 @@ const capture = (level: string) => (o: object | string, m?: string) => {
 const log = { info: capture('info'), warn: capture('warn'), error: capture('error') };
 const secrets: string[] = [];
 
-/** A 'parse' job handler for tests: completes with {ok: true}, or fails when the payload says so. */
-const registerParse = (runner: JobRunner) =>
-  runner.register<{ fail?: boolean }>('parse', async (ctx) => {
+/**
+ * A job handler for tests under a type of its own ('webhook-probe': the service registers handlers
+ * for every contract type, and registering one twice throws): completes with {ok: true}, or fails
+ * when the payload says so.
+ */
+const PROBE = 'webhook-probe';
+const registerProbe = (runner: JobRunner) =>
+  runner.register<{ fail?: boolean }>(PROBE, async (ctx) => {
     if (ctx.payload?.fail) throw new Error('test handler failure');
     return { ok: true };
   });
@@ -167,11 +172,11 @@ async function createHook(url: string, events: string[], key?: string) {
   };
 }
 
-function enqueueParse(payload: unknown = {}) {
+function enqueueProbe(payload: unknown = {}) {
   return t.svc.jobs.enqueue({
     organization_id: orgA,
     project_id: projectA,
-    type: 'parse',
+    type: PROBE,
     target_type: 'drawing',
     target_id: 'drw_test',
     payload,
@@ -179,7 +184,7 @@ function enqueueParse(payload: unknown = {}) {
 }
 
 beforeAll(async () => {
-  t = await startTestService({ registerHandlers: registerParse, webhooks: FAST, log });
+  t = await startTestService({ registerHandlers: registerProbe, webhooks: FAST, log });
   orgA = ensureOrganization(t.svc.db, 'Test Org').id;
   keyB = t.newOrgKey('Org B');
   projectA = (await t.request('POST', '/v1/projects', { body: { name: 'Hooks' } })).body.id;
@@ -325,7 +330,7 @@ describe('deliveries', () => {
       });
       secrets.push(r.body.secret);
 
-      const job = enqueueParse();
+      const job = enqueueProbe();
       await waitFor('the delivery', () => rx.got.length >= 1);
       await sleep(400); // time enough for a duplicate or a stray delivery to show
       expect(rx.got).toHaveLength(1);
@@ -381,7 +386,7 @@ describe('deliveries', () => {
       ).toBe(400);
 
       // A failing job reaches the job.failed subscriber (and not the job.completed one).
-      const failing = enqueueParse({ fail: true });
+      const failing = enqueueProbe({ fail: true });
       await waitFor('job.failed', () => rxOther.got.length >= 1);
       const failed = JSON.parse(rxOther.got[0]!.raw.toString('utf8'));
       expect(failed.type).toBe('job.failed');
@@ -405,7 +410,7 @@ describe('deliveries', () => {
     rx.respond = (n) => (n < 3 ? 500 : 204);
     try {
       const hook = await createHook(rx.url, ['job.completed']);
-      enqueueParse();
+      enqueueProbe();
       // While retrying, the log shows the failure and when the next attempt is due.
       const pending = await waitFor('a failed first attempt in the log', async () => {
         const r = await t.request('GET', `/v1/webhooks/${hook.id}/deliveries`);
@@ -455,7 +460,7 @@ describe('deliveries', () => {
       const redirect = await createHook(`${rx.url}/redirect`, ['job.completed']);
       const hang = await createHook(`${rx.url}/hang`, ['job.completed']);
       const started = Date.now();
-      enqueueParse();
+      enqueueProbe();
       const failed = await waitFor(
         'the delivery to give up',
         async () => {
@@ -688,7 +693,7 @@ describe('restart', () => {
     await probe.close();
 
     const slow = { ...FAST, retryWindowMs: 60_000, backoffBaseMs: 150, backoffMaxMs: 300 };
-    const first = await startTestService({ registerHandlers: registerParse, webhooks: slow, log });
+    const first = await startTestService({ registerHandlers: registerProbe, webhooks: slow, log });
     let second: TestService | undefined;
     let rx: Receiver | undefined;
     let firstStopped = false;
@@ -702,7 +707,7 @@ describe('restart', () => {
       secrets.push(secret);
       const job = first.svc.jobs.enqueue({
         organization_id: org,
-        type: 'parse',
+        type: PROBE,
         target_type: 'drawing',
         target_id: 'drw_restart',
       });
@@ -720,7 +725,7 @@ describe('restart', () => {
       rx = await startReceiver(port);
       second = await startTestService({
         dataDir: first.dataDir,
-        registerHandlers: registerParse,
+        registerHandlers: registerProbe,
         webhooks: slow,
         log,
       });
