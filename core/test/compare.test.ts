@@ -221,3 +221,38 @@ describe('comparing a sheet with itself and bad input', () => {
     await waitForJob(t, elsewhere.job_id, LONG);
   }, LONG);
 });
+
+describe('barber house 20130724 (22x34, /Rotate 90) against 20130718 (11x17)', () => {
+  it('pairs all 9 sheets by number and aligns them across paper size (B → A scale 0.5)', async () => {
+    const pid = (await t.request('POST', '/v1/projects', { body: { name: 'Barber house' } })).body.id;
+    const older = await uploadDrawing(t, pid, '20130718_barber-house_set_9-sheets.pdf', 'Barber 07-18');
+    const newer = await uploadDrawing(t, pid, '20130724_barber-house_set_9-sheets.pdf', 'Barber 07-24');
+    expect((await waitForJob(t, older.job_id)).status).toBe('Completed');
+    expect((await waitForJob(t, newer.job_id)).status).toBe('Completed');
+    const res = await t.request('POST', '/v1/compare', { body: { old_id: older.id, new_id: newer.id, type: 'Drawing' } });
+    expect(res.status).toBe(202);
+    const job = await waitForJob(t, res.body.job_id);
+    expect(job.status).toBe('Completed');
+    const a = await sheetsOf(older.id);
+    const b = await sheetsOf(newer.id);
+    const num = new Map([...a, ...b].map((s) => [s.id, s.sheet_number]));
+    expect(job.result.pairs).toHaveLength(9);
+    expect(job.result.pairs.map((p: any) => num.get(p.sheet_b_id)).sort()).toEqual(['A102', 'A103', 'A201', 'A202', 'A301', 'A302', 'A303', 'A304', 'A305']);
+    for (const p of job.result.pairs) {
+      expect(p.method).toBe('sheet_number');
+      expect(num.get(p.sheet_a_id)).toBe(num.get(p.sheet_b_id));
+    }
+    // Every sheet pair aligned: the sheet registration of each child found the half scale.
+    const children = (await t.request('GET', `/v1/jobs?parent_id=${job.id}&limit=100`)).body.data;
+    expect(children).toHaveLength(9);
+    for (const c of children) {
+      const reg = c.result.registration;
+      expect(reg.confidence, c.id).toBeGreaterThan(0.3);
+      expect(Math.hypot(reg.transform[0], reg.transform[3]), c.id).toBeCloseTo(0.5, 2);
+      expect(reg.residual_px, c.id).toBeLessThan(1.5);
+    }
+    const overlays = await allOverlays(job.id);
+    expect(overlays.length).toBe(job.result.overlay_count);
+    expect(overlays.length).toBeGreaterThanOrEqual(9);
+  }, LONG);
+});
