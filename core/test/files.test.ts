@@ -44,8 +44,17 @@ async function createFile(body: Record<string, unknown>, project = projectId): P
   return res;
 }
 
-function put(uploadUrl: string, bytes: Buffer, contentType: string, headers: Record<string, string> = {}) {
-  return t.request('PUT', uploadUrl, { key: null, rawBody: bytes, headers: { 'content-type': contentType, ...headers } });
+function put(
+  uploadUrl: string,
+  bytes: Buffer,
+  contentType: string,
+  headers: Record<string, string> = {},
+) {
+  return t.request('PUT', uploadUrl, {
+    key: null,
+    rawBody: bytes,
+    headers: { 'content-type': contentType, ...headers },
+  });
 }
 
 function expectProblem(res: HttpResult, status: number, code: string) {
@@ -69,8 +78,17 @@ describe('upload', () => {
 
   it('POST /files → upload_url valid 15 minutes → PUT the real PDF without Authorization → uploaded', async () => {
     const before = Date.now();
-    const created = await createFile({ filename: 'A-101.pdf', content_type: 'application/pdf', size_bytes: PDF.length });
-    expect(created.body).toMatchObject({ status: 'pending', content_type: 'application/pdf', filename: 'A-101.pdf', project_id: projectId });
+    const created = await createFile({
+      filename: 'A-101.pdf',
+      content_type: 'application/pdf',
+      size_bytes: PDF.length,
+    });
+    expect(created.body).toMatchObject({
+      status: 'pending',
+      content_type: 'application/pdf',
+      filename: 'A-101.pdf',
+      project_id: projectId,
+    });
     expect(created.body.id).toMatch(/^fil_[0-9a-z]+$/);
     expect(created.headers.location).toBe(`/v1/files/${created.body.id}`);
     const url = new URL(created.body.upload_url);
@@ -82,7 +100,12 @@ describe('upload', () => {
 
     uploaded = await put(created.body.upload_url, PDF, 'application/pdf');
     expect(uploaded.status, uploaded.text).toBe(200);
-    expect(uploaded.body).toMatchObject({ id: created.body.id, status: 'uploaded', size_bytes: PDF.length, content_type: 'application/pdf' });
+    expect(uploaded.body).toMatchObject({
+      id: created.body.id,
+      status: 'uploaded',
+      size_bytes: PDF.length,
+      content_type: 'application/pdf',
+    });
     expect(uploaded.body.sha256).toBe(sha256(PDF));
     expect(uploaded.body.sha256).toMatch(/^[0-9a-f]{64}$/);
     const read = await t.request('GET', `/v1/files/${created.body.id}`);
@@ -110,22 +133,42 @@ describe('upload', () => {
   });
 
   it('bytes not matching size_bytes → 4xx and nothing stored', async () => {
-    const short = await createFile({ filename: 's.pdf', content_type: 'application/pdf', size_bytes: PDF.length + 10 });
+    const short = await createFile({
+      filename: 's.pdf',
+      content_type: 'application/pdf',
+      size_bytes: PDF.length + 10,
+    });
     const res = await put(short.body.upload_url, PDF, 'application/pdf');
     expectProblem(res, 400, 'validation_error');
     expect(res.body.detail).toMatch(/size_bytes/);
     await expectPendingAndUnlisted(short.body.id);
-    const long = await createFile({ filename: 'l.pdf', content_type: 'application/pdf', size_bytes: 1000 });
-    expectProblem(await put(long.body.upload_url, PDF, 'application/pdf'), 413, 'payload_too_large');
+    const long = await createFile({
+      filename: 'l.pdf',
+      content_type: 'application/pdf',
+      size_bytes: 1000,
+    });
+    expectProblem(
+      await put(long.body.upload_url, PDF, 'application/pdf'),
+      413,
+      'payload_too_large',
+    );
     await expectPendingAndUnlisted(long.body.id);
     // The file can still be completed with the right bytes afterwards.
-    expect((await put(short.body.upload_url, Buffer.concat([PDF, Buffer.alloc(10)]), 'application/pdf')).status).toBe(200);
+    expect(
+      (await put(short.body.upload_url, Buffer.concat([PDF, Buffer.alloc(10)]), 'application/pdf'))
+        .status,
+    ).toBe(200);
   });
 
   it('over --max-upload-bytes → 413, declared or not', async () => {
     expect(BIG_PDF.length).toBeGreaterThan(MAX_UPLOAD);
     const declared = await t.request('POST', '/v1/files', {
-      body: { project_id: projectId, filename: 'big.pdf', content_type: 'application/pdf', size_bytes: BIG_PDF.length },
+      body: {
+        project_id: projectId,
+        filename: 'big.pdf',
+        content_type: 'application/pdf',
+        size_bytes: BIG_PDF.length,
+      },
     });
     expectProblem(declared, 413, 'payload_too_large');
     const undeclared = await createFile({ filename: 'big.pdf', content_type: 'application/pdf' });
@@ -159,14 +202,20 @@ describe('upload', () => {
     const variants: string[] = [];
     const sig = url.searchParams.get('signature')!;
     const exp = url.searchParams.get('expires')!;
-    variants.push(`${url.pathname}?expires=${exp}&signature=${sig.slice(0, -2)}${sig.endsWith('AA') ? 'BB' : 'AA'}`);
+    variants.push(
+      `${url.pathname}?expires=${exp}&signature=${sig.slice(0, -2)}${sig.endsWith('AA') ? 'BB' : 'AA'}`,
+    );
     variants.push(`${url.pathname}?expires=${Number(exp) + 3600}&signature=${sig}`);
     variants.push(`/v1/uploads/${other.body.id}?expires=${exp}&signature=${sig}`); // another file's path
     variants.push(url.pathname); // unsigned
     variants.push(`${url.pathname}?expires=${exp}&signature=${sig}&signature=${sig}`);
-    for (const v of variants) expectProblem(await put(v, PDF, 'application/pdf'), 403, 'invalid_signature');
+    for (const v of variants)
+      expectProblem(await put(v, PDF, 'application/pdf'), 403, 'invalid_signature');
     // Authentic but past its 15 minutes.
-    const expired = signer.sign(`/v1/uploads/${created.body.id}`, 900, { method: 'PUT', now: Date.now() - 16 * 60_000 });
+    const expired = signer.sign(`/v1/uploads/${created.body.id}`, 900, {
+      method: 'PUT',
+      now: Date.now() - 16 * 60_000,
+    });
     const res = await put(expired.url, PDF, 'application/pdf');
     expectProblem(res, 403, 'invalid_signature');
     expect(res.body.detail).toMatch(/expired/);
@@ -193,20 +242,32 @@ describe('upload', () => {
       const bytes = await fetchBytes(file.body.uri);
       expect(sha256(bytes)).toBe(sha256(PDF));
 
-      const range = await t.request('GET', file.body.uri, { key: null, headers: { range: 'bytes=100-199' } });
+      const range = await t.request('GET', file.body.uri, {
+        key: null,
+        headers: { range: 'bytes=100-199' },
+      });
       expect(range.status).toBe(206);
       expect(range.headers['content-range']).toBe(`bytes 100-199/${PDF.length}`);
       expect(Number(range.headers['content-length'])).toBe(100);
       const suffix = await fetchBytes(file.body.uri, { range: 'bytes=-16' });
       expect(suffix.equals(PDF.subarray(PDF.length - 16))).toBe(true);
-      const unsatisfiable = await t.request('GET', file.body.uri, { key: null, headers: { range: `bytes=${PDF.length}-` } });
+      const unsatisfiable = await t.request('GET', file.body.uri, {
+        key: null,
+        headers: { range: `bytes=${PDF.length}-` },
+      });
       expect(unsatisfiable.status).toBe(416);
       expect(unsatisfiable.headers['content-range']).toBe(`bytes */${PDF.length}`);
 
-      const cached = await t.request('GET', file.body.uri, { key: null, headers: { 'if-none-match': etag } });
+      const cached = await t.request('GET', file.body.uri, {
+        key: null,
+        headers: { 'if-none-match': etag },
+      });
       expect(cached.status).toBe(304);
       expect(cached.text).toBe('');
-      const stale = await t.request('GET', file.body.uri, { key: null, headers: { 'if-none-match': '"other"' } });
+      const stale = await t.request('GET', file.body.uri, {
+        key: null,
+        headers: { 'if-none-match': '"other"' },
+      });
       expect(stale.status).toBe(200);
       const head = await t.request('HEAD', file.body.uri, { key: null });
       expect(head.status).toBe(200);
@@ -232,21 +293,36 @@ describe('upload', () => {
       expectProblem(res, 403, 'invalid_signature');
       expect(res.body.detail).toMatch(/expired/);
       // Control: a fresh signature from the same secret is accepted (the 403s above are the checks).
-      expect((await t.request('GET', signer.sign(uri.pathname, 60).url, { key: null })).status).toBe(200);
+      expect(
+        (await t.request('GET', signer.sign(uri.pathname, 60).url, { key: null })).status,
+      ).toBe(200);
     });
   });
 });
 
 /** PUT in 64 KiB chunks with Transfer-Encoding: chunked (no Content-Length), as a streaming client does. */
-function putChunked(uploadUrl: string, bytes: Buffer, contentType: string): Promise<{ status: number; text: string }> {
+function putChunked(
+  uploadUrl: string,
+  bytes: Buffer,
+  contentType: string,
+): Promise<{ status: number; text: string }> {
   return new Promise((resolvePromise, reject) => {
     import('node:https').then(({ default: https }) => {
-      const req = https.request(uploadUrl, { method: 'PUT', agent: t.agent, headers: { 'content-type': contentType } }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolvePromise({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', reject);
-      });
+      const req = https.request(
+        uploadUrl,
+        { method: 'PUT', agent: t.agent, headers: { 'content-type': contentType } },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () =>
+            resolvePromise({
+              status: res.statusCode ?? 0,
+              text: Buffer.concat(chunks).toString('utf8'),
+            }),
+          );
+          res.on('error', reject);
+        },
+      );
       req.on('error', reject);
       let offset = 0;
       const pump = () => {
@@ -287,20 +363,41 @@ describe('GET /files', () => {
     for (let i = 0; i < 25; i++) {
       const isPdf = i % 5 === 0;
       const bytes = isPdf ? Buffer.from(`%PDF-1.7\n% file ${i}\n`) : png(String(i));
-      const created = await createFile({ filename: `f${i}`, content_type: isPdf ? 'application/pdf' : 'image/png', size_bytes: bytes.length }, listProject);
-      const done = await put(created.body.upload_url, bytes, isPdf ? 'application/pdf' : 'image/png');
+      const created = await createFile(
+        {
+          filename: `f${i}`,
+          content_type: isPdf ? 'application/pdf' : 'image/png',
+          size_bytes: bytes.length,
+        },
+        listProject,
+      );
+      const done = await put(
+        created.body.upload_url,
+        bytes,
+        isPdf ? 'application/pdf' : 'image/png',
+      );
       expect(done.status, done.text).toBe(200);
-      expected.push({ id: done.body.id, content_type: done.body.content_type, created_at: done.body.created_at });
-      if (i % 10 === 3) await createFile({ filename: `pending${i}`, content_type: 'image/png' }, listProject);
+      expected.push({
+        id: done.body.id,
+        content_type: done.body.content_type,
+        created_at: done.body.created_at,
+      });
+      if (i % 10 === 3)
+        await createFile({ filename: `pending${i}`, content_type: 'image/png' }, listProject);
     }
     // Newest first, then id descending (contract §2).
-    expected = expected.sort((a, b) => (a.created_at === b.created_at ? (a.id < b.id ? 1 : -1) : a.created_at < b.created_at ? 1 : -1));
+    expected = expected.sort((a, b) =>
+      a.created_at === b.created_at ? (a.id < b.id ? 1 : -1) : a.created_at < b.created_at ? 1 : -1,
+    );
   });
 
   async function page(query: string) {
     const res = await t.request('GET', `/v1/files?${query}`);
     expect(res.status, res.text).toBe(200);
-    return res.body as { data: { id: string; status: string; content_type: string }[]; _meta: { next: string | null; prev: string | null; limit: number } };
+    return res.body as {
+      data: { id: string; status: string; content_type: string }[];
+      _meta: { next: string | null; prev: string | null; limit: number };
+    };
   }
 
   it('lists uploaded files newest first; next and prev walk forward and back without duplicates or gaps', async () => {
@@ -345,10 +442,25 @@ describe('GET /files', () => {
     expect(second._meta.next).toBeNull();
     const pngs = await page(`project_id=${listProject}&content_type=image/png&limit=100`);
     expect(pngs.data).toHaveLength(20);
-    expectProblem(await t.request('GET', `/v1/files?project_id=${listProject}&content_type=text/html`), 400, 'invalid_parameter');
+    expectProblem(
+      await t.request('GET', `/v1/files?project_id=${listProject}&content_type=text/html`),
+      400,
+      'invalid_parameter',
+    );
     expectProblem(await t.request('GET', '/v1/files'), 400, 'missing_parameter');
-    expectProblem(await t.request('GET', `/v1/files?cursor=${encodeURIComponent(first._meta.next!)}&content_type=image/png`), 400, 'invalid_cursor');
-    expectProblem(await t.request('GET', `/v1/files?cursor=${encodeURIComponent(first._meta.next!)}x`), 400, 'invalid_cursor');
+    expectProblem(
+      await t.request(
+        'GET',
+        `/v1/files?cursor=${encodeURIComponent(first._meta.next!)}&content_type=image/png`,
+      ),
+      400,
+      'invalid_cursor',
+    );
+    expectProblem(
+      await t.request('GET', `/v1/files?cursor=${encodeURIComponent(first._meta.next!)}x`),
+      400,
+      'invalid_cursor',
+    );
   });
 });
 

@@ -26,7 +26,9 @@ function routeTable(printed: string): RouteEntry[] {
     const mm = /^(.*?)(?: \(([A-Z, ]+)\))?$/.exec(rest)!;
     stack.length = depth;
     stack[depth] = mm[1]!;
-    if (mm[2]) for (const method of mm[2].split(',').map((s) => s.trim())) out.push({ method, url: stack.join('') });
+    if (mm[2])
+      for (const method of mm[2].split(',').map((s) => s.trim()))
+        out.push({ method, url: stack.join('') });
   }
   return out;
 }
@@ -65,15 +67,36 @@ const FIELD_PREFIX: Record<string, string> = {
 };
 
 /** List routes whose records the seed creates for both organizations. */
-const SEEDED_LISTS = new Set(['/v1/projects', '/v1/files', '/v1/drawings', '/v1/sheets', '/v1/blocks', '/v1/overlays', '/v1/changes', '/v1/symbols', '/v1/jobs']);
+const SEEDED_LISTS = new Set([
+  '/v1/projects',
+  '/v1/files',
+  '/v1/drawings',
+  '/v1/sheets',
+  '/v1/blocks',
+  '/v1/overlays',
+  '/v1/changes',
+  '/v1/symbols',
+  '/v1/jobs',
+]);
 
 /** Routes that carry no organization data or are guarded by a signature instead of a key. */
-const SIGNED_OR_PUBLIC = new Set(['/problems/:code', '/v1/openapi.json', '/v1/blobs/*', '/v1/uploads/:id']);
+const SIGNED_OR_PUBLIC = new Set([
+  '/problems/:code',
+  '/v1/openapi.json',
+  '/v1/blobs/*',
+  '/v1/uploads/:id',
+]);
 
 type Schema = Record<string, any>;
 
 /** A valid instance of a JSON schema, with ids taken from `ids` (by prefix). */
-function instanceOf(schema: Schema, ids: (prefix: string) => string, name: string, problems: string[], patch = false): unknown {
+function instanceOf(
+  schema: Schema,
+  ids: (prefix: string) => string,
+  name: string,
+  problems: string[],
+  patch = false,
+): unknown {
   if (schema.anyOf || schema.oneOf) {
     const branches = (schema.anyOf ?? schema.oneOf) as Schema[];
     const pick = branches.find((b) => b.type !== 'null') ?? branches[0]!;
@@ -86,23 +109,32 @@ function instanceOf(schema: Schema, ids: (prefix: string) => string, name: strin
       const props = (schema.properties ?? {}) as Record<string, Schema>;
       const required = new Set<string>(schema.required ?? []);
       // A PATCH body has no required field: send its first property so the route has work to do.
-      if (patch && required.size === 0 && Object.keys(props).length > 0) required.add(Object.keys(props)[0]!);
+      if (patch && required.size === 0 && Object.keys(props).length > 0)
+        required.add(Object.keys(props)[0]!);
       const o: Record<string, unknown> = {};
-      for (const [k, s] of Object.entries(props)) if (required.has(k)) o[k] = instanceOf(s, ids, k, problems);
+      for (const [k, s] of Object.entries(props))
+        if (required.has(k)) o[k] = instanceOf(s, ids, k, problems);
       return o;
     }
     case 'array':
-      return Array.from({ length: schema.minItems ?? 0 }, () => instanceOf(schema.items ?? {}, ids, name, problems));
+      return Array.from({ length: schema.minItems ?? 0 }, () =>
+        instanceOf(schema.items ?? {}, ids, name, problems),
+      );
     case 'integer':
     case 'number':
-      return schema.minimum ?? 1;
+      // A modest size (16: a box of 16 px fits the seeded 100 px sheets), clamped to the range.
+      return Math.min(
+        Math.max(16, schema.minimum ?? schema.exclusiveMinimum ?? -Infinity),
+        schema.maximum ?? schema.exclusiveMaximum ?? Infinity,
+      );
     case 'boolean':
       return false;
     case 'string': {
       const p = typeof schema.pattern === 'string' ? /^\^([a-z]{3})_/.exec(schema.pattern) : null;
       if (p) return ids(p[1]!);
       if (/_id$/.test(name) || FIELD_PREFIX[name]) {
-        if (!FIELD_PREFIX[name]) problems.push(`body field '${name}' looks like an id of an unknown kind`);
+        if (!FIELD_PREFIX[name])
+          problems.push(`body field '${name}' looks like an id of an unknown kind`);
         return ids(FIELD_PREFIX[name] ?? 'prj');
       }
       if (name === 'filename') return 'probe.pdf';
@@ -111,7 +143,9 @@ function instanceOf(schema: Schema, ids: (prefix: string) => string, name: strin
       return 'isolation-probe'.slice(0, schema.maxLength ?? 100).padEnd(schema.minLength ?? 0, 'x');
     }
     default:
-      problems.push(`field '${name}' has a schema the generator does not know: ${JSON.stringify(schema).slice(0, 120)}`);
+      problems.push(
+        `field '${name}' has a schema the generator does not know: ${JSON.stringify(schema).slice(0, 120)}`,
+      );
       return null;
   }
 }
@@ -136,18 +170,43 @@ function add(map: Map<string, string[]>, id: string) {
 }
 
 function addGraph(map: Map<string, string[]>, g: SeededGraph) {
-  for (const id of [g.projectId, g.fileId, ...g.drawingIds, ...g.sheetIds, ...g.blockIds, g.jobId, ...g.overlayIds, ...g.changeIds, ...g.symbolIds])
+  for (const id of [
+    g.projectId,
+    g.fileId,
+    ...g.drawingIds,
+    ...g.sheetIds,
+    ...g.blockIds,
+    g.jobId,
+    ...g.overlayIds,
+    ...g.changeIds,
+    ...g.symbolIds,
+  ])
     add(map, id);
 }
 
-async function uploadSmallPng(key: string, projectId: string): Promise<{ id: string; uri: string }> {
-  const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.from('isolation')]);
+async function uploadSmallPng(
+  key: string,
+  projectId: string,
+): Promise<{ id: string; uri: string }> {
+  const png = Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    Buffer.from('isolation'),
+  ]);
   const created = await t.request('POST', '/v1/files', {
     key,
-    body: { project_id: projectId, filename: 'a.png', content_type: 'image/png', size_bytes: png.length },
+    body: {
+      project_id: projectId,
+      filename: 'a.png',
+      content_type: 'image/png',
+      size_bytes: png.length,
+    },
   });
   expect(created.status).toBe(201);
-  const put = await t.request('PUT', created.body.upload_url, { key: null, rawBody: png, headers: { 'content-type': 'image/png' } });
+  const put = await t.request('PUT', created.body.upload_url, {
+    key: null,
+    rawBody: png,
+    headers: { 'content-type': 'image/png' },
+  });
   expect(put.status).toBe(200);
   return { id: put.body.id, uri: put.body.uri };
 }
@@ -159,7 +218,11 @@ function allIds(map: Map<string, string[]>): string[] {
 /** What organization A's records look like through A's own key (to prove B changed nothing). */
 async function snapshotA(): Promise<Record<string, string>> {
   const snap: Record<string, string> = {};
-  const paths = Object.fromEntries(Object.entries(SEGMENT_PREFIX).filter(([seg]) => seg !== 'uploads').map(([seg, p]) => [p, seg]));
+  const paths = Object.fromEntries(
+    Object.entries(SEGMENT_PREFIX)
+      .filter(([seg]) => seg !== 'uploads')
+      .map(([seg, p]) => [p, seg]),
+  );
   for (const [prefix, ids] of idsA) {
     // Kinds without a GET-one route (e.g. webhooks) are left to the DELETE check of the attack loop.
     if (!routes.some((r) => r.method === 'GET' && r.url === `/v1/${paths[prefix]}/:id`)) continue;
@@ -168,7 +231,8 @@ async function snapshotA(): Promise<Record<string, string>> {
       expect(r.status, `A can read its own ${id}`).toBe(200);
       const body = { ...r.body };
       // Signed URLs are minted per request (their expiry moves with the clock).
-      for (const k of Object.keys(body)) if (k === 'uri' || k.endsWith('_uri')) body[k] = typeof body[k];
+      for (const k of Object.keys(body))
+        if (k === 'uri' || k.endsWith('_uri')) body[k] = typeof body[k];
       snap[id] = JSON.stringify(body);
     }
   }
@@ -191,25 +255,46 @@ beforeAll(async () => {
   add(idsA, prj.body.id);
   uploadedA = await uploadSmallPng(keyA, A.projectId);
   add(idsA, uploadedA.id);
-  const pend = await t.request('POST', '/v1/files', { key: keyA, body: { project_id: A.projectId, filename: 'p.pdf', content_type: 'application/pdf' } });
+  const pend = await t.request('POST', '/v1/files', {
+    key: keyA,
+    body: { project_id: A.projectId, filename: 'p.pdf', content_type: 'application/pdf' },
+  });
   pendingA = { id: pend.body.id };
   add(idsA, pendingA.id);
   add(idsB, (await uploadSmallPng(keyB, B.projectId)).id);
-  queuedJobA = t.svc.jobs.enqueue({ organization_id: orgA, project_id: A.projectId, type: 'isolation-probe', target_type: 'overlay', target_id: A.overlayIds[0]! }).id;
+  queuedJobA = t.svc.jobs.enqueue({
+    organization_id: orgA,
+    project_id: A.projectId,
+    type: 'isolation-probe',
+    target_type: 'overlay',
+    target_id: A.overlayIds[0]!,
+  }).id;
   add(idsA, queuedJobA);
   openapi = (await t.request('GET', '/v1/openapi.json', { key: null })).body;
   routes = routeTable(t.svc.app.printRoutes());
   // Kinds the seed does not know (routes added later, e.g. webhooks) are created through their own
   // create route with a generated body, for both organizations, so they are attacked too.
   for (const route of routes) {
-    if (route.method !== 'POST' || /[:*]/.test(route.url) || SIGNED_OR_PUBLIC.has(route.url)) continue;
+    if (route.method !== 'POST' || /[:*]/.test(route.url) || SIGNED_OR_PUBLIC.has(route.url))
+      continue;
     const segment = /^\/v1\/([a-z_-]+)$/.exec(route.url)?.[1];
     const prefix = segment ? SEGMENT_PREFIX[segment] : undefined;
     if (!prefix || idsA.has(prefix)) continue;
-    for (const [key, map] of [[keyA, idsA], [keyB, idsB]] as const) {
+    for (const [key, map] of [
+      [keyA, idsA],
+      [keyB, idsB],
+    ] as const) {
       const body = bodyFor(route.url, 'POST', idOf(map), []);
-      const res = await t.request('POST', route.url, { key, ...(body !== undefined ? { body } : {}) });
-      if (res.status === 201 && typeof res.body?.id === 'string' && res.body.id.startsWith(`${prefix}_`)) add(map, res.body.id);
+      const res = await t.request('POST', route.url, {
+        key,
+        ...(body !== undefined ? { body } : {}),
+      });
+      if (
+        res.status === 201 &&
+        typeof res.body?.id === 'string' &&
+        res.body.id.startsWith(`${prefix}_`)
+      )
+        add(map, res.body.id);
     }
   }
 });
@@ -229,7 +314,12 @@ function openapiOp(url: string, method: string): Schema | undefined {
   return openapi.paths[path]?.[method.toLowerCase()];
 }
 
-function bodyFor(url: string, method: string, ids: (prefix: string) => string, problems: string[]): unknown {
+function bodyFor(
+  url: string,
+  method: string,
+  ids: (prefix: string) => string,
+  problems: string[],
+): unknown {
   const op = openapiOp(url, method);
   const schema = op?.requestBody?.content?.['application/json']?.schema as Schema | undefined;
   if (!schema) return undefined;
@@ -248,7 +338,14 @@ describe('organization isolation over the route table', () => {
   it('the route table is parsed from the router and has the expected shape', () => {
     // A guard against a silently empty generator: the routes this test knows exist are found.
     const urls = new Set(routes.map((r) => `${r.method} ${r.url}`));
-    for (const must of ['GET /v1/projects/:id', 'DELETE /v1/files/:id', 'POST /v1/jobs/:id/cancel', 'GET /v1/jobs/:id/events', 'GET /v1/overlays', 'PUT /v1/uploads/:id'])
+    for (const must of [
+      'GET /v1/projects/:id',
+      'DELETE /v1/files/:id',
+      'POST /v1/jobs/:id/cancel',
+      'GET /v1/jobs/:id/events',
+      'GET /v1/overlays',
+      'PUT /v1/uploads/:id',
+    ])
       expect(urls.has(must), must).toBe(true);
     expect(routes.length).toBeGreaterThan(40);
   });
@@ -262,7 +359,9 @@ describe('organization isolation over the route table', () => {
       const params = [...route.url.matchAll(/:([A-Za-z_]+)|\*/g)].map((m) => m[1] ?? '*');
       if (params.length === 0) continue;
       if (params.some((p) => p !== 'id')) {
-        problems.push(`${route.method} ${route.url}: parameter kinds the generator does not know (${params.join(', ')})`);
+        problems.push(
+          `${route.method} ${route.url}: parameter kinds the generator does not know (${params.join(', ')})`,
+        );
         continue;
       }
       const segment = /\/v1\/([a-z_-]+)\/:id/.exec(route.url)?.[1];
@@ -273,14 +372,21 @@ describe('organization isolation over the route table', () => {
       }
       // For files, attack both the uploaded and the pending file; for jobs, the open one too.
       const targets = idsA.get(prefix) ?? [];
-      if (targets.length === 0) problems.push(`${route.method} ${route.url}: organization A has no ${prefix}_ record to attack with`);
+      if (targets.length === 0)
+        problems.push(
+          `${route.method} ${route.url}: organization A has no ${prefix}_ record to attack with`,
+        );
       for (const id of targets) {
         const url = route.url.replace(':id', id);
         const body = bodyFor(route.url, route.method, idOf(idsA), problems);
-        const res = await t.request(route.method, url, { key: keyB, ...(body !== undefined ? { body } : {}) });
+        const res = await t.request(route.method, url, {
+          key: keyB,
+          ...(body !== undefined ? { body } : {}),
+        });
         expectNotFound(res, route.method, `${route.method} ${url} with B's key`);
         // Nothing of A leaks into the error either.
-        for (const other of allIds(idsA)) if (other !== id) expect(res.text, `${route.method} ${url}`).not.toContain(other);
+        for (const other of allIds(idsA))
+          if (other !== id) expect(res.text, `${route.method} ${url}`).not.toContain(other);
         attacked++;
       }
       // Control: the same route with B's own id is no 404 (so the 404 above is the isolation, not a
@@ -288,8 +394,14 @@ describe('organization isolation over the route table', () => {
       if (route.method !== 'DELETE') {
         const own = idOf(idsB)(prefix);
         const body = bodyFor(route.url, route.method, idOf(idsB), problems);
-        const res = await t.request(route.method, route.url.replace(':id', own), { key: keyB, ...(body !== undefined ? { body } : {}) });
-        expect(res.status, `${route.method} ${route.url} with B's own ${own}: ${res.text.slice(0, 300)}`).not.toBe(404);
+        const res = await t.request(route.method, route.url.replace(':id', own), {
+          key: keyB,
+          ...(body !== undefined ? { body } : {}),
+        });
+        expect(
+          res.status,
+          `${route.method} ${route.url} with B's own ${own}: ${res.text.slice(0, 300)}`,
+        ).not.toBe(404);
         expect(res.status, `${route.method} ${route.url} with B's own ${own}`).toBeLessThan(500);
       }
     }
@@ -303,21 +415,31 @@ describe('organization isolation over the route table', () => {
 
   it("every list route never shows another organization's records, with or without A's ids as filters", async () => {
     const problems: string[] = [];
-    const lists = routes.filter((r) => r.method === 'GET' && !SIGNED_OR_PUBLIC.has(r.url) && !/[:*]/.test(r.url));
+    const lists = routes.filter(
+      (r) => r.method === 'GET' && !SIGNED_OR_PUBLIC.has(r.url) && !/[:*]/.test(r.url),
+    );
     expect(lists.length).toBeGreaterThanOrEqual(9);
     const aIds = allIds(idsA);
     let checked = 0;
     let seededListsSeen = 0;
     for (const route of lists) {
       const op = openapiOp(route.url, 'GET');
-      const query = ((op?.parameters ?? []) as { in: string; name: string; required?: boolean }[]).filter((p) => p.in === 'query').map((p) => p.name);
+      const query = ((op?.parameters ?? []) as { in: string; name: string; required?: boolean }[])
+        .filter((p) => p.in === 'query')
+        .map((p) => p.name);
       const idFilters = query.filter((n) => n.endsWith('_id'));
-      for (const n of idFilters) if (!FIELD_PREFIX[n]) problems.push(`GET ${route.url}: filter '${n}' names an id of an unknown kind`);
+      for (const n of idFilters)
+        if (!FIELD_PREFIX[n])
+          problems.push(`GET ${route.url}: filter '${n}' names an id of an unknown kind`);
 
       // 1. B's unfiltered list (with its own project where one is required) shows none of A's ids.
       const baseB = new URLSearchParams();
       const baseA = new URLSearchParams();
-      if (route.url === '/v1/drawings' || route.url === '/v1/files' || op?.parameters?.some((p: any) => p.required && p.name === 'project_id')) {
+      if (
+        route.url === '/v1/drawings' ||
+        route.url === '/v1/files' ||
+        op?.parameters?.some((p: any) => p.required && p.name === 'project_id')
+      ) {
         baseB.set('project_id', B.projectId);
         baseA.set('project_id', A.projectId);
       }
@@ -365,7 +487,9 @@ describe('organization isolation over the route table', () => {
   it("a body naming another organization's record is 404 not_found on every create route", async () => {
     const problems: string[] = [];
     let checked = 0;
-    const posts = routes.filter((r) => r.method === 'POST' && !/[:*]/.test(r.url) && !SIGNED_OR_PUBLIC.has(r.url));
+    const posts = routes.filter(
+      (r) => r.method === 'POST' && !/[:*]/.test(r.url) && !SIGNED_OR_PUBLIC.has(r.url),
+    );
     for (const route of posts) {
       const op = openapiOp(route.url, 'POST');
       const schema = op?.requestBody?.content?.['application/json']?.schema as Schema | undefined;
@@ -374,10 +498,15 @@ describe('organization isolation over the route table', () => {
         continue;
       }
       const refs: string[] = [];
-      const body = instanceOf(schema, (prefix) => {
-        refs.push(prefix);
-        return idOf(idsA)(prefix);
-      }, 'body', problems) as Record<string, unknown>;
+      const body = instanceOf(
+        schema,
+        (prefix) => {
+          refs.push(prefix);
+          return idOf(idsA)(prefix);
+        },
+        'body',
+        problems,
+      ) as Record<string, unknown>;
       if (refs.length === 0) continue; // nothing to point at another organization (e.g. POST /projects)
       const res = await t.request('POST', route.url, { key: keyB, body });
       expectNotFound(res, 'POST', `POST ${route.url} ${JSON.stringify(body)} as B`);
@@ -386,7 +515,9 @@ describe('organization isolation over the route table', () => {
       const ok = await t.request('POST', route.url, { key: keyB, body: own });
       // (Not necessarily 2xx: a Vision route may answer 402 insufficient_credits; never 404 or 5xx.)
       expect(ok.status, `POST ${route.url} with B's ids: ${ok.text.slice(0, 200)}`).not.toBe(404);
-      expect(ok.status, `POST ${route.url} with B's ids: ${ok.text.slice(0, 200)}`).toBeLessThan(500);
+      expect(ok.status, `POST ${route.url} with B's ids: ${ok.text.slice(0, 200)}`).toBeLessThan(
+        500,
+      );
       checked++;
     }
     expect(problems).toEqual([]);
@@ -398,16 +529,30 @@ describe('organization isolation over the route table', () => {
     const unsigned = await t.request('GET', blobPath, { key: keyB });
     expect(unsigned.status).toBe(403);
     expect(unsigned.body.code).toBe('invalid_signature');
-    const put = await t.request('PUT', `/v1/uploads/${pendingA.id}`, { key: keyB, rawBody: '%PDF-1.7\n', headers: { 'content-type': 'application/pdf' } });
+    const put = await t.request('PUT', `/v1/uploads/${pendingA.id}`, {
+      key: keyB,
+      rawBody: '%PDF-1.7\n',
+      headers: { 'content-type': 'application/pdf' },
+    });
     expect(put.status).toBe(403);
     expect(put.body.code).toBe('invalid_signature');
-    expect((await t.request('GET', `/v1/files/${pendingA.id}`, { key: keyA })).body.status).toBe('pending');
+    expect((await t.request('GET', `/v1/files/${pendingA.id}`, { key: keyA })).body.status).toBe(
+      'pending',
+    );
   });
 
   it('idempotency keys are scoped to the organization', async () => {
     const headers = { 'idempotency-key': 'shared-key-between-orgs' };
-    const a = await t.request('POST', '/v1/projects', { key: keyA, body: { name: 'same' }, headers });
-    const b = await t.request('POST', '/v1/projects', { key: keyB, body: { name: 'same' }, headers });
+    const a = await t.request('POST', '/v1/projects', {
+      key: keyA,
+      body: { name: 'same' },
+      headers,
+    });
+    const b = await t.request('POST', '/v1/projects', {
+      key: keyB,
+      body: { name: 'same' },
+      headers,
+    });
     expect(a.status).toBe(201);
     expect(b.status).toBe(201);
     expect(b.headers['idempotency-status']).toBe('miss');

@@ -45,7 +45,10 @@ async function treeHandler(ctx: JobContext<TreePayload>): Promise<unknown> {
   let digest = Buffer.alloc(32);
   for (let i = 0; i < steps; i++) {
     if (ctx.signal.aborted) throw ctx.signal.reason;
-    digest = createHash('sha256').update(digest).update(Buffer.alloc(64 * 1024, i)).digest();
+    digest = createHash('sha256')
+      .update(digest)
+      .update(Buffer.alloc(64 * 1024, i))
+      .digest();
     await sleep(stepMs, undefined, { signal: ctx.signal }).catch(() => {});
     if (ctx.signal.aborted) throw ctx.signal.reason;
     ctx.progress(i + 1, steps);
@@ -81,7 +84,14 @@ afterAll(async () => {
 });
 
 function enqueue(payload: TreePayload, type = jobType) {
-  return t.svc.jobs.enqueue({ organization_id: orgId, project_id: g.projectId, type, target_type: 'drawing', target_id: g.drawingIds[0], payload });
+  return t.svc.jobs.enqueue({
+    organization_id: orgId,
+    project_id: g.projectId,
+    type,
+    target_type: 'drawing',
+    target_id: g.drawingIds[0],
+    payload,
+  });
 }
 
 interface SseEvent {
@@ -103,56 +113,68 @@ interface SseStream {
 
 function openSse(path: string, key = t.key): Promise<SseStream> {
   return new Promise((resolve, reject) => {
-    const req = https.request(new URL(path, t.origin), { agent: t.agent, headers: { authorization: `Bearer ${key}`, accept: 'text/event-stream' } }, (res) => {
-      const stream: SseStream = {
-        status: res.statusCode ?? 0,
-        headers: res.headers,
-        events: [],
-        body: '',
-        ended: new Promise((r) => res.on('end', () => r())),
-        close: () => req.destroy(),
-        waitFor: (pred, ms = 10_000) =>
-          new Promise((ok, fail) => {
-            const found = stream.events.find(pred);
-            if (found) return ok(found);
-            const timer = setTimeout(() => fail(new Error(`no matching SSE event within ${ms} ms; got ${stream.events.map((e) => e.data?.status).join(',')}`)), ms);
-            listeners.push((e) => {
-              if (!pred(e)) return false;
-              clearTimeout(timer);
-              ok(e);
-              return true;
-            });
-          }),
-      };
-      let listeners: ((e: SseEvent) => boolean)[] = [];
-      let buffer = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        stream.body += chunk;
-        buffer += chunk;
-        let sep: number;
-        while ((sep = buffer.indexOf('\n\n')) >= 0) {
-          const block = buffer.slice(0, sep);
-          buffer = buffer.slice(sep + 2);
-          const ev: SseEvent = { data: undefined };
-          const data: string[] = [];
-          for (const line of block.split('\n')) {
-            if (line.startsWith(':')) continue; // comment / keep-alive
-            const i = line.indexOf(':');
-            const field = i < 0 ? line : line.slice(0, i);
-            const value = i < 0 ? '' : line.slice(i + 1).replace(/^ /, '');
-            if (field === 'data') data.push(value);
-            else if (field === 'event') ev.event = value;
-            else if (field === 'id') ev.id = value;
+    const req = https.request(
+      new URL(path, t.origin),
+      { agent: t.agent, headers: { authorization: `Bearer ${key}`, accept: 'text/event-stream' } },
+      (res) => {
+        const stream: SseStream = {
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          events: [],
+          body: '',
+          ended: new Promise((r) => res.on('end', () => r())),
+          close: () => req.destroy(),
+          waitFor: (pred, ms = 10_000) =>
+            new Promise((ok, fail) => {
+              const found = stream.events.find(pred);
+              if (found) return ok(found);
+              const timer = setTimeout(
+                () =>
+                  fail(
+                    new Error(
+                      `no matching SSE event within ${ms} ms; got ${stream.events.map((e) => e.data?.status).join(',')}`,
+                    ),
+                  ),
+                ms,
+              );
+              listeners.push((e) => {
+                if (!pred(e)) return false;
+                clearTimeout(timer);
+                ok(e);
+                return true;
+              });
+            }),
+        };
+        let listeners: ((e: SseEvent) => boolean)[] = [];
+        let buffer = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          stream.body += chunk;
+          buffer += chunk;
+          let sep: number;
+          while ((sep = buffer.indexOf('\n\n')) >= 0) {
+            const block = buffer.slice(0, sep);
+            buffer = buffer.slice(sep + 2);
+            const ev: SseEvent = { data: undefined };
+            const data: string[] = [];
+            for (const line of block.split('\n')) {
+              if (line.startsWith(':')) continue; // comment / keep-alive
+              const i = line.indexOf(':');
+              const field = i < 0 ? line : line.slice(0, i);
+              const value = i < 0 ? '' : line.slice(i + 1).replace(/^ /, '');
+              if (field === 'data') data.push(value);
+              else if (field === 'event') ev.event = value;
+              else if (field === 'id') ev.id = value;
+            }
+            if (data.length === 0) continue;
+            ev.data = JSON.parse(data.join('\n'));
+            stream.events.push(ev);
+            listeners = listeners.filter((l) => !l(ev));
           }
-          if (data.length === 0) continue;
-          ev.data = JSON.parse(data.join('\n'));
-          stream.events.push(ev);
-          listeners = listeners.filter((l) => !l(ev));
-        }
-      });
-      resolve(stream);
-    });
+        });
+        resolve(stream);
+      },
+    );
     req.on('error', (err) => {
       if ((err as NodeJS.ErrnoException).code !== 'ECONNRESET') reject(err);
     });
@@ -160,14 +182,21 @@ function openSse(path: string, key = t.key): Promise<SseStream> {
   });
 }
 
-const ORDER: Record<string, number> = { Queued: 0, Started: 1, Completed: 2, Failed: 2, Canceled: 2 };
+const ORDER: Record<string, number> = {
+  Queued: 0,
+  Started: 1,
+  Completed: 2,
+  Failed: 2,
+  Canceled: 2,
+};
 
 async function waitForStatus(id: string, status: string, ms = 15_000) {
   const until = Date.now() + ms;
   for (;;) {
     const r = await t.request('GET', `/v1/jobs/${id}`);
     if (r.body.status === status) return r.body;
-    if (Date.now() > until) throw new Error(`job ${id} is ${r.body.status}, not ${status}, after ${ms} ms`);
+    if (Date.now() > until)
+      throw new Error(`job ${id} is ${r.body.status}, not ${status}, after ${ms} ms`);
     await sleep(25);
   }
 }
@@ -179,37 +208,57 @@ describe('jobs over HTTPS', () => {
     expect(sse.status).toBe(200);
     expect(sse.headers['content-type']).toMatch(/^text\/event-stream/);
     expect(sse.headers['x-request-id']).toMatch(/^req_/);
-    await Promise.race([sse.ended, sleep(20_000).then(() => Promise.reject(new Error('SSE stream did not end')))]);
+    await Promise.race([
+      sse.ended,
+      sleep(20_000).then(() => Promise.reject(new Error('SSE stream did not end'))),
+    ]);
 
     const statuses = sse.events.map((e) => e.data.status as string);
     expect(sse.events.every((e) => e.event === 'job' && e.data.id === root.id)).toBe(true);
     // Ids count up; statuses never go backwards; the last event is the terminal one.
     expect(sse.events.map((e) => Number(e.id))).toEqual(sse.events.map((_, i) => i + 1));
-    for (let i = 1; i < statuses.length; i++) expect(ORDER[statuses[i]!]).toBeGreaterThanOrEqual(ORDER[statuses[i - 1]!]!);
+    for (let i = 1; i < statuses.length; i++)
+      expect(ORDER[statuses[i]!]).toBeGreaterThanOrEqual(ORDER[statuses[i - 1]!]!);
     expect(statuses).toContain('Started');
     expect(statuses.at(-1)).toBe('Completed');
     expect(statuses.filter((s) => s === 'Completed')).toHaveLength(1);
     // Every change is sent: the progress 0/2 → 2/2 of the root shows up as its own events.
-    const progress = sse.events.map((e) => `${e.data.progress?.completed}/${e.data.progress?.total}`);
+    const progress = sse.events.map(
+      (e) => `${e.data.progress?.completed}/${e.data.progress?.total}`,
+    );
     expect(progress).toContain('0/2');
     expect(progress.at(-1)).toBe('2/2');
 
     const job = await t.request('GET', `/v1/jobs/${root.id}`);
     expect(job.status).toBe(200);
-    expect(job.body).toMatchObject({ id: root.id, type: jobType, status: 'Completed', target_type: 'drawing', target_id: g.drawingIds[0], project_id: g.projectId, parent_id: null });
+    expect(job.body).toMatchObject({
+      id: root.id,
+      type: jobType,
+      status: 'Completed',
+      target_type: 'drawing',
+      target_id: g.drawingIds[0],
+      project_id: g.projectId,
+      parent_id: null,
+    });
     expect(job.body.started_at).toBeTruthy();
     expect(job.body.finished_at >= job.body.started_at).toBe(true);
     expect(job.body).toEqual(sse.events.at(-1)!.data);
 
     const children = await t.request('GET', `/v1/jobs?parent_id=${root.id}&limit=100`);
     expect(children.body.data).toHaveLength(2);
-    expect([...children.body.data.map((c: { id: string }) => c.id)].sort()).toEqual([...job.body.result.children].sort());
+    expect([...children.body.data.map((c: { id: string }) => c.id)].sort()).toEqual(
+      [...job.body.result.children].sort(),
+    );
     for (const child of children.body.data) {
       expect(child).toMatchObject({ status: 'Completed', parent_id: root.id, type: jobType });
       const leaves = await t.request('GET', `/v1/jobs?parent_id=${child.id}&expand=parent`);
       expect(leaves.body.data).toHaveLength(2);
       for (const leaf of leaves.body.data) {
-        expect(leaf).toMatchObject({ status: 'Completed', progress: { completed: 4, total: 4 }, parent: { id: child.id } });
+        expect(leaf).toMatchObject({
+          status: 'Completed',
+          progress: { completed: 4, total: 4 },
+          parent: { id: child.id },
+        });
         expect(leaf.result.digest).toMatch(/^[0-9a-f]{64}$/);
       }
     }
@@ -234,12 +283,16 @@ describe('jobs over HTTPS', () => {
     const until = Date.now() + 10_000;
     let tree: { id: string; status: string; parent_id: string | null }[] = [];
     for (;;) {
-      const children = (await t.request('GET', `/v1/jobs?parent_id=${root.id}&limit=100`)).body.data;
+      const children = (await t.request('GET', `/v1/jobs?parent_id=${root.id}&limit=100`)).body
+        .data;
       const leaves = [];
-      for (const c of children) leaves.push(...(await t.request('GET', `/v1/jobs?parent_id=${c.id}&limit=100`)).body.data);
+      for (const c of children)
+        leaves.push(...(await t.request('GET', `/v1/jobs?parent_id=${c.id}&limit=100`)).body.data);
       tree = [(await t.request('GET', `/v1/jobs/${root.id}`)).body, ...children, ...leaves];
-      if (tree.length === 7 && leaves.some((l: { status: string }) => l.status === 'Started')) break;
-      if (Date.now() > until) throw new Error(`tree not running: ${JSON.stringify(tree.map((j) => j.status))}`);
+      if (tree.length === 7 && leaves.some((l: { status: string }) => l.status === 'Started'))
+        break;
+      if (Date.now() > until)
+        throw new Error(`tree not running: ${JSON.stringify(tree.map((j) => j.status))}`);
       await sleep(20);
     }
     const running = tree.filter((j) => j.status === 'Started').map((j) => j.id);
@@ -247,7 +300,10 @@ describe('jobs over HTTPS', () => {
     const cancel = await t.request('POST', `/v1/jobs/${root.id}/cancel`);
     expect(cancel.status).toBe(202);
     expect(cancel.body).toMatchObject({ id: root.id, status: 'Canceled' });
-    await Promise.race([sse.ended, sleep(10_000).then(() => Promise.reject(new Error('SSE stream did not end after cancel')))]);
+    await Promise.race([
+      sse.ended,
+      sleep(10_000).then(() => Promise.reject(new Error('SSE stream did not end after cancel'))),
+    ]);
     expect(sse.events.at(-1)!.data.status).toBe('Canceled');
 
     for (const j of tree) {
@@ -260,7 +316,8 @@ describe('jobs over HTTPS', () => {
     for (const id of running) expect(aborted.has(id), id).toBe(true);
     // Nothing leaves a terminal status: the aborted handlers did not complete or fail anything.
     await sleep(300);
-    for (const j of tree) expect((await t.request('GET', `/v1/jobs/${j.id}`)).body.status).toBe('Canceled');
+    for (const j of tree)
+      expect((await t.request('GET', `/v1/jobs/${j.id}`)).body.status).toBe('Canceled');
     expect((await t.request('POST', `/v1/jobs/${root.id}/cancel`)).status).toBe(409);
     // The runner is free again: a new job still completes.
     const after = enqueue({ steps: 2, stepMs: 5 });
@@ -307,7 +364,9 @@ describe('jobs over HTTPS', () => {
     // All slots are free afterwards.
     const done = enqueue({ steps: 1, stepMs: 1 });
     await waitForStatus(done.id, 'Completed');
-    const streams = await Promise.all(Array.from({ length: MAX_STREAMS }, () => openSse(`/v1/jobs/${done.id}/events`)));
+    const streams = await Promise.all(
+      Array.from({ length: MAX_STREAMS }, () => openSse(`/v1/jobs/${done.id}/events`)),
+    );
     expect(streams.map((s) => s.status)).toEqual(Array(MAX_STREAMS).fill(200));
     await Promise.all(streams.map((s) => s.ended));
   });

@@ -36,8 +36,11 @@ describe('graceful shutdown', () => {
 
     // New work during the drain: a new connection is refused (or answered 503), never served.
     const fresh = new https.Agent({ ca: t.svc.caCertPem, keepAlive: false });
-    const late: HttpResult | Error = await httpsRequest(fresh, t.origin, 'GET', '/v1/projects', { key: t.key }).catch((e: Error) => e);
-    if (late instanceof Error) expect((late as NodeJS.ErrnoException).code).toMatch(/ECONNREFUSED|ECONNRESET/);
+    const late: HttpResult | Error = await httpsRequest(fresh, t.origin, 'GET', '/v1/projects', {
+      key: t.key,
+    }).catch((e: Error) => e);
+    if (late instanceof Error)
+      expect((late as NodeJS.ErrnoException).code).toMatch(/ECONNREFUSED|ECONNRESET/);
     else {
       expect(late.status).toBe(503);
       expect(late.body.code).toBe('unavailable');
@@ -67,7 +70,8 @@ describe('graceful shutdown', () => {
         try {
           await sleep(60_000, undefined, { signal: ctx.signal });
         } catch {
-          const reason = ctx.signal.reason instanceof JobAbortedError ? ctx.signal.reason.reason : 'other';
+          const reason =
+            ctx.signal.reason instanceof JobAbortedError ? ctx.signal.reason.reason : 'other';
           runs.push({ jobId: ctx.job.id, attempt, outcome: `aborted:${reason}` });
           throw ctx.signal.reason;
         }
@@ -91,9 +95,19 @@ describe('graceful shutdown', () => {
     const first = await startTestService({ registerHandlers });
     const org = ensureOrganization(first.svc.db, 'Test Org').id;
     const g = seedGraph(first.svc.db, org);
-    const job = first.svc.jobs.enqueue({ organization_id: org, project_id: g.projectId, type, target_type: 'drawing', target_id: g.drawingIds[0], payload: { steps: 5 } });
+    const job = first.svc.jobs.enqueue({
+      organization_id: org,
+      project_id: g.projectId,
+      type,
+      target_type: 'drawing',
+      target_id: g.drawingIds[0],
+      payload: { steps: 5 },
+    });
     await firstRunStarted;
-    expect((await first.request('GET', `/v1/jobs/${job.id}`)).body).toMatchObject({ status: 'Started', progress: { completed: 1, total: 5 } });
+    expect((await first.request('GET', `/v1/jobs/${job.id}`)).body).toMatchObject({
+      status: 'Started',
+      progress: { completed: 1, total: 5 },
+    });
     const dataDir = first.dataDir;
     await first.stop({ keepDir: true });
     expect(runs).toEqual([{ jobId: job.id, attempt: 1, outcome: 'aborted:shutdown' }]);
@@ -108,7 +122,11 @@ describe('graceful shutdown', () => {
         await sleep(25);
         now = (await second.request('GET', `/v1/jobs/${job.id}`)).body;
       }
-      expect(now).toMatchObject({ status: 'Completed', progress: { completed: 5, total: 5 }, result: { attempt: 2, steps: 5 } });
+      expect(now).toMatchObject({
+        status: 'Completed',
+        progress: { completed: 5, total: 5 },
+        result: { attempt: 2, steps: 5 },
+      });
       expect(now.error ?? null).toBeNull();
       expect(runs).toEqual([
         { jobId: job.id, attempt: 1, outcome: 'aborted:shutdown' },

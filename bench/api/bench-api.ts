@@ -1,0 +1,265 @@
+// API list benchmark (issue 2 "Must show"): throughput and p50/p99 latency of
+// GET /v1/overlays?limit=100 with and without expand=block_a.sheet.drawing,block_b.sheet.drawing,job
+// over 10,000 overlays, plus the cost of walking deep into the list by cursor. The service runs in
+// this process on a temp data dir over real HTTPS on loopback; autocannon runs in a worker thread.
+//
+//   npm run bench:api                       # defaults below
+//   BENCH_DURATION=10 BENCH_CONNECTIONS=10 npm run bench:api
+//
+// Goal: p99 under 50 ms for the expanded page on the project machine (2 cores, shared).
+import { mkdtempSync, rmSync } from 'node:fs';
+import https from 'node:https';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import autocannon from 'autocannon';
+import { createService } from '../../core/service';
+import { monotonicNow } from '../../core/domain/clock';
+import { newId } from '../../core/domain/ids';
+import type { Db } from '../../core/store/db';
+import {
+  createApiKey,
+  ensureOrganization,
+} from '../../core/store/repositories/organizations.repository';
+import { seedGraph } from '../../core/test/seed';
+
+const OVERLAYS = Number(process.env.BENCH_OVERLAYS ?? 10_000);
+const DURATION = Number(process.env.BENCH_DURATION ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+const EXPAND = 'block_a.sheet.drawing,block_b.sheet.drawing,job';
+// 5xx are printed, except the 503s autocannon's last in-flight requests get while the service stops.
+const silent = {
+  info: () => {},
+  warn: () => {},
+  error: (o: unknown, m?: string) => {
+    if ((o as { err?: { code?: string } })?.err?.code !== 'unavailable') console.error(m, o);
+  },
+};
+
+/**
+ * 10,000 overlays of one comparison job: each pairs one of √N blocks on sheet A with one of √N
+ * blocks on sheet B (overlays are unique per job and block pair), so an expanded page references
+ * ~100 distinct blocks, 2 sheets, 2 drawings and 1 job, like a real drawing-set comparison.
+ */
+function seed(db: Db, organizationId: string): void {
+  const g = seedGraph(db, organizationId);
+  const side = Math.ceil(Math.sqrt(OVERLAYS));
+  const insBlock = db.prepare(
+    `INSERT INTO blocks (id, organization_id, project_id, drawing_id, sheet_id, type, bbox, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, 'Detail', '{"x":0,"y":0,"width":10,"height":10}', ?, ?)`,
+  );
+  const insOverlay = db.prepare(
+    `INSERT INTO overlays (id, organization_id, project_id, job_id, block_a_id, block_b_id, score, has_changes, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  db.transaction(() => {
+    const a: string[] = [];
+    const b: string[] = [];
+    for (let i = 0; i < side; i++) {
+      for (const [list, k] of [
+        [a, 0],
+        [b, 1],
+      ] as const) {
+        const id = newId('block');
+        const t = monotonicNow();
+        insBlock.run(id, organizationId, g.projectId, g.drawingIds[k], g.sheetIds[k], t, t);
+        list.push(id);
+      }
+    }
+    // seedGraph already made one overlay (blocks 0/1 of the graph); add the rest.
+    for (let n = 0; n < OVERLAYS - 1; n++) {
+      const t = monotonicNow();
+      insOverlay.run(
+        newId('overlay'),
+        organizationId,
+        g.projectId,
+        g.jobId,
+        a[n % side],
+        b[Math.floor(n / side) % side],
+        0.9 + (n % 10) / 100,
+        n % 2,
+        t,
+        t,
+      );
+    }
+  })();
+}
+
+function get(
+  agent: https.Agent,
+  origin: string,
+  key: string,
+  path: string,
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    https
+      .get(new URL(path, origin), { agent, headers: { authorization: `Bearer ${key}` } }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      })
+      .on('error', reject);
+  });
+}
+
+interface Row {
+  scenario: string;
+  reqPerSec: number;
+  p50: number;
+  p99: number;
+  max: number;
+  kbPerReq: number;
+  errors: number;
+}
+
+async function load(
+  origin: string,
+  key: string,
+  ca: string,
+  scenario: string,
+  path: string,
+  duration = DURATION,
+): Promise<Row> {
+  const result = await autocannon({
+    url: origin + path,
+    connections: CONNECTIONS,
+    duration,
+    workers: 1,
+    headers: { authorization: `Bearer ${key}` },
+    tlsOptions: { ca },
+  });
+  const non2xx = result.non2xx + result.errors + result.timeouts;
+  return {
+    scenario,
+    reqPerSec: Math.round(result.requests.average),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    max: result.latency.max,
+    kbPerReq: Math.round(result.throughput.average / Math.max(1, result.requests.average) / 1024),
+    errors: non2xx,
+  };
+}
+
+async function main(): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'blueline-bench-'));
+  const svc = await createService({
+    dataDir,
+    port: 0,
+    log: silent,
+    workers: 1,
+    config: { rateLimits: { document: 1e9, vision: 1e9 } },
+  });
+  try {
+    const { origin } = await svc.start();
+    const org = ensureOrganization(svc.db, 'Bench');
+    const key = createApiKey(svc.db, org.id, 'bench').secret;
+    const t0 = performance.now();
+    seed(svc.db, org.id);
+    console.log(
+      `seeded ${OVERLAYS} overlays in ${Math.round(performance.now() - t0)} ms (data dir ${dataDir})`,
+    );
+
+    const agent = new https.Agent({ ca: svc.caCertPem, keepAlive: true });
+    const plain = `/v1/overlays?limit=100`;
+    const expanded = `/v1/overlays?limit=100&expand=${EXPAND}`;
+    const first = await get(agent, origin, key, expanded);
+    const page = JSON.parse(first.body) as {
+      data: { block_a?: { sheet?: { drawing?: unknown } }; job?: unknown }[];
+      _meta: { next: string | null };
+    };
+    if (
+      first.status !== 200 ||
+      page.data.length !== 100 ||
+      !page.data[0]!.block_a?.sheet?.drawing ||
+      !page.data[0]!.job
+    ) {
+      throw new Error(`unexpected first page: ${first.status} ${first.body.slice(0, 300)}`);
+    }
+
+    // Page walk: every page of the expanded list by cursor, timing each request (sequential, one client).
+    const walk: number[] = [];
+    const cursors: string[] = [];
+    let path: string | null = expanded;
+    let seen = 0;
+    const ids = new Set<string>();
+    while (path) {
+      const s = performance.now();
+      const res = await get(agent, origin, key, path);
+      walk.push(performance.now() - s);
+      const body = JSON.parse(res.body) as {
+        data: { id: string }[];
+        _meta: { next: string | null };
+      };
+      for (const o of body.data) ids.add(o.id);
+      seen += body.data.length;
+      path = body._meta.next ? `/v1/overlays?cursor=${encodeURIComponent(body._meta.next)}` : null;
+      if (body._meta.next) cursors.push(body._meta.next);
+    }
+    if (seen !== OVERLAYS || ids.size !== OVERLAYS)
+      throw new Error(`walk saw ${seen} items, ${ids.size} distinct; expected ${OVERLAYS}`);
+    const deepCursor = cursors[Math.floor(cursors.length * 0.9)]!;
+
+    // Warm-up, then the measured runs.
+    await load(origin, key, svc.caCertPem, 'warm-up', expanded, 2);
+    const rows: Row[] = [];
+    rows.push(await load(origin, key, svc.caCertPem, 'limit=100', plain));
+    rows.push(await load(origin, key, svc.caCertPem, 'limit=100 + expand', expanded));
+    rows.push(
+      await load(
+        origin,
+        key,
+        svc.caCertPem,
+        'limit=100 + expand, page 91 (cursor)',
+        `/v1/overlays?cursor=${encodeURIComponent(deepCursor)}`,
+      ),
+    );
+
+    console.log(
+      `\nmachine: ${cpus().length} cores, load average ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' / ')} (1/5/15 min) at the end of the runs`,
+    );
+    console.log(
+      `GET /v1/overlays over ${OVERLAYS} overlays — autocannon, ${CONNECTIONS} connections, ${DURATION} s each, HTTPS on loopback`,
+    );
+    console.table(
+      rows.map((r) => ({
+        scenario: r.scenario,
+        'req/s': r.reqPerSec,
+        'p50 ms': r.p50,
+        'p99 ms': r.p99,
+        'max ms': r.max,
+        'KiB/resp': r.kbPerReq,
+        errors: r.errors,
+      })),
+    );
+    const pct = (xs: number[], p: number) =>
+      [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+    console.log(
+      `\nPage walk with expand (one client, sequential): ${walk.length} pages, ${seen} overlays, no duplicates or gaps`,
+    );
+    console.table({
+      'page 1': walk[0]!.toFixed(1),
+      'page 10': walk[9]?.toFixed(1),
+      'page 50': walk[49]?.toFixed(1),
+      'last page': walk.at(-1)!.toFixed(1),
+      'median page': pct(walk, 50).toFixed(1),
+      'p99 page': pct(walk, 99).toFixed(1),
+      'whole walk': walk.reduce((a, b) => a + b, 0).toFixed(0),
+    });
+    const goal = rows[1]!.p99 < 50;
+    console.log(
+      `\nGoal p99 < 50 ms for the expanded page: ${goal ? 'MET' : 'MISSED'} (${rows[1]!.p99} ms)`,
+    );
+    agent.destroy();
+  } finally {
+    await svc.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
