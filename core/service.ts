@@ -27,6 +27,8 @@ import { drawingsRoutes } from './http/routes/drawings.routes';
 import { createProcessHandler } from './jobs/handlers/process.job';
 import { createCompareHandler } from './jobs/handlers/compare.job';
 import { createAnalyzeHandler } from './jobs/handlers/analyze.job';
+import { createParseHandler } from './jobs/handlers/parse.job';
+import { parseRoutes } from './http/routes/parse.routes';
 import { compareRoutes } from './http/routes/compare.routes';
 import { creditsRoutes } from './http/routes/credits.routes';
 import { ensureDefaultOrganization, settleJobCredits } from './services/credits.service';
@@ -125,6 +127,7 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
   });
   jobs.register('compare', createCompareHandler({ db, objects, jobs }));
   jobs.register('analyze', createAnalyzeHandler({ db, objects }));
+  jobs.register('parse', createParseHandler({ db, objects }));
   jobs.register(
     'process',
     createProcessHandler({
@@ -183,6 +186,7 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
   drawingsRoutes(app, deps, jobs);
   webhooksRoutes(app, deps);
   compareRoutes(app, deps, jobs);
+  parseRoutes(app, deps, jobs);
   creditsRoutes(app, deps);
   opts.configureApp?.(app, db);
   if (opts.webRoot) webRoutes(app, opts.webRoot);

@@ -11,6 +11,8 @@ import { withTransfer, type WorkerTaskRegistry } from './worker-protocol';
 import { ingestPage, openCached } from '../vision/ingest/ingest-page';
 import { isInputError } from '../vision/input/input-errors';
 import { ApiError } from '../domain/errors';
+import { loadGrey } from '../vision/symbols/load.adapter';
+import { matchSymbols, type SymbolTemplate } from '../vision/symbols/match';
 import { compareBlockPairs, changeRegions, type ComparePairArgs, type RegionsArgs } from './compare-tasks';
 
 /** Turns the input layer's InputError into an ApiError whose code names the problem (contract §3 table + processing codes). */
@@ -96,6 +98,25 @@ export const WORKER_TASKS = {
   async 'compare.regions'(args: RegionsArgs) {
     return changeRegions(args);
   },
+
+  /**
+   * Symbol detection on one target image (the `parse` job, contract §7): every instance of each
+   * template crop, at 90° rotations and ±10 % scale. Boxes come back in the target image's pixels.
+   */
+  async 'symbols.match'(args: SymbolMatchArgs) {
+    const target = await loadGrey(args.target.path);
+    const templates: SymbolTemplate[] = [];
+    for (const t of args.templates) templates.push({ label: t.label, image: await loadGrey(t.path, t.bbox) });
+    return matchSymbols(target, templates, args.threshold === undefined ? {} : { threshold: args.threshold });
+  },
 } satisfies WorkerTaskRegistry;
+
+export interface SymbolMatchArgs {
+  /** Local path of the stored sheet or block image searched. */
+  target: { path: string };
+  /** Each template: the stored image it is cut from and the crop box in that image's pixels. */
+  templates: { label: string; path: string; bbox: { x: number; y: number; width: number; height: number } }[];
+  threshold?: number;
+}
 
 export type WorkerTasks = typeof WORKER_TASKS;
