@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService } from './harness';
+import { startTestService, type HttpResult, type TestService } from './harness';
 import { ensureOrganization, grantCredits } from '../store/repositories/organizations.repository';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -50,7 +50,7 @@ async function allOverlays(jobId: string) {
   const out: any[] = [];
   let url: string | null = `/v1/overlays?job_id=${jobId}&limit=100&expand=block_a.sheet`;
   while (url) {
-    const r = await t.request('GET', url);
+    const r: HttpResult = await t.request('GET', url);
     expect(r.status).toBe(200);
     out.push(...r.body.data);
     url = r.body._meta.next ? `/v1/overlays?cursor=${encodeURIComponent(r.body._meta.next)}` : null;

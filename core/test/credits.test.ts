@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalObjectStore } from '../blobs/local-object-store';
 import { ensureOrganization, grantCredits } from '../store/repositories/organizations.repository';
-import { startTestService, type TestService } from './harness';
+import { startTestService, type HttpResult, type TestService } from './harness';
 
 // Credits (contract §7) over HTTPS: reservation at creation under concurrency, settlement when the
 // job ends, refund when it fails through no fault of the request, no charge on an idempotent replay,
@@ -32,7 +32,7 @@ async function ledger() {
   const out: any[] = [];
   let url: string | null = '/v1/credits/ledger?limit=100';
   while (url) {
-    const r = await t.request('GET', url);
+    const r: HttpResult = await t.request('GET', url);
     expect(r.status).toBe(200);
     out.push(...r.body.data);
     url = r.body._meta.next ? `/v1/credits/ledger?cursor=${encodeURIComponent(r.body._meta.next)}` : null;

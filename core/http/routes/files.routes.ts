@@ -262,6 +262,13 @@ export function filesRoutes(
       const signedPath = tile ? tile[1]! : path;
       signer.assertValid(signedPath, request.query as Record<string, unknown>, Date.now(), 'GET');
       let key = signedPath.slice('/v1/blobs/'.length);
+      // Overlays: `?palette=colorblind` selects the colour-blind-safe rendering of the combined
+      // image (stored beside it); the signature covers the image, not the palette choice.
+      const palette = (request.query as Record<string, unknown>).palette;
+      if (palette !== undefined && palette !== 'standard') {
+        if (palette !== 'colorblind') throw new ApiError('invalid_parameter', "The query parameter 'palette' must be standard or colorblind.");
+        if (/\/overlays\/ovl_[0-9a-z]+\/combined\.png$/.test(key)) key = key.replace(/combined\.png$/, 'combined-colorblind.png');
+      }
       if (tile) {
         if (!/\.(png|webp|jpg)$/.test(key)) throw new ApiError('not_found', 'Only images have tiles.');
         key = await env.tiles.tileKey(key, Number(tile[2]), Number(tile[3]), Number(tile[4]));

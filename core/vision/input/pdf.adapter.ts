@@ -311,7 +311,10 @@ class PdfJsDocument implements PdfDocumentHandle {
         viewport,
         background: 'rgb(255,255,255)',
         intent: 'display',
-        annotationMode: 0 /* DISABLE: comments and markups are not part of the drawing */,
+        // ENABLE: markup annotations are drawn. Revisions are often issued as markups (clouds,
+        // added members and callouts drawn as FreeText/Square annotations — the beam proposal's
+        // S101 column is one); a reviewer must see them and the comparison must find them.
+        annotationMode: 1,
       });
       try {
         await withTimeout(
