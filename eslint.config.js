@@ -136,7 +136,13 @@ export default tseslint.config(
   {
     // Tests and their helpers handle arbitrary JSON from the API; `any` there is the honest type.
     name: 'blueline/tests',
-    files: ['**/*.test.ts', 'core/test/**/*.ts', 'e2e/**/*.ts', '**/test-support.ts', '**/*.test-support.ts'],
+    files: [
+      '**/*.test.ts',
+      'core/test/**/*.ts',
+      'e2e/**/*.ts',
+      '**/test-support.ts',
+      '**/*.test-support.ts',
+    ],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
   {

@@ -329,8 +329,13 @@ function checked(key: string): string {
  * image so deleting its drawing or overlay prefix removes its tiles too.
  */
 export function imageTileKey(imageKey: string, z: number, x: number, y: number): string {
-  for (const [name, v] of [['z', z], ['x', x], ['y', y]] as const) {
-    if (!Number.isInteger(v) || v < 0 || v > 100_000) throw new RangeError(`Expected a non-negative integer for tile ${name} but received ${v}.`);
+  for (const [name, v] of [
+    ['z', z],
+    ['x', x],
+    ['y', y],
+  ] as const) {
+    if (!Number.isInteger(v) || v < 0 || v > 100_000)
+      throw new RangeError(`Expected a non-negative integer for tile ${name} but received ${v}.`);
   }
   return checked(`${imageKey}.tiles/${z}/${x}/${y}.webp`);
 }

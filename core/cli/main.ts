@@ -36,8 +36,10 @@ const USAGE = `Usage: blueline <command> [options]
 
 export function defaultDataDir(): string {
   if (process.env.BLUELINE_DATA_DIR) return resolve(process.env.BLUELINE_DATA_DIR);
-  if (process.platform === 'darwin') return join(homedir(), 'Library', 'Application Support', 'Blueline');
-  if (process.platform === 'win32') return join(process.env.APPDATA ?? join(homedir(), 'AppData', 'Roaming'), 'Blueline');
+  if (process.platform === 'darwin')
+    return join(homedir(), 'Library', 'Application Support', 'Blueline');
+  if (process.platform === 'win32')
+    return join(process.env.APPDATA ?? join(homedir(), 'AppData', 'Roaming'), 'Blueline');
   return join(process.env.XDG_DATA_HOME ?? join(homedir(), '.local', 'share'), 'blueline');
 }
 
@@ -45,7 +47,8 @@ class UsageError extends Error {}
 
 function positiveInt(name: string, raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new UsageError(`Expected a positive integer for --${name} but received '${raw}'.`);
+  if (!/^\d+$/.test(raw) || Number(raw) < 1)
+    throw new UsageError(`Expected a positive integer for --${name} but received '${raw}'.`);
   return Number(raw);
 }
 
@@ -63,9 +66,11 @@ async function serve(argv: string[]): Promise<void> {
     },
     strict: true,
   });
-  if (Boolean(values['tls-cert']) !== Boolean(values['tls-key'])) throw new UsageError('--tls-cert and --tls-key go together.');
+  if (Boolean(values['tls-cert']) !== Boolean(values['tls-key']))
+    throw new UsageError('--tls-cert and --tls-key go together.');
   const port = values.port === undefined ? 7420 : Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`Expected a port from 0 to 65535 but received '${values.port}'.`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new UsageError(`Expected a port from 0 to 65535 but received '${values.port}'.`);
   const dataDir = resolve(values['data-dir'] ?? defaultDataDir());
   const maxUpload = positiveInt('max-upload-bytes', values['max-upload-bytes']);
   const svc = await createService({
@@ -77,7 +82,9 @@ async function serve(argv: string[]): Promise<void> {
     ...(maxUpload ? { config: { maxUploadBytes: maxUpload } } : {}),
   });
   const isNew = countOrganizations(svc.db) === 0;
-  const firstKey = isNew ? createApiKey(svc.db, ensureDefaultOrganization(svc.db).id, 'first key').secret : undefined;
+  const firstKey = isNew
+    ? createApiKey(svc.db, ensureDefaultOrganization(svc.db).id, 'first key').secret
+    : undefined;
   const { baseUrl, origin } = await svc.start();
   console.log(`Blueline API: ${baseUrl}`);
   console.log(`Data dir: ${dataDir}`);
@@ -85,7 +92,9 @@ async function serve(argv: string[]): Promise<void> {
     console.log(`API key (organization "Default", shown once): ${firstKey}`);
     if (values['web-root']) console.log(`Web UI: ${origin}/#key=${firstKey}`);
   } else if (values['web-root']) {
-    console.log(`Web UI: ${origin}/  (sign in with a key from \`blueline keys create --org Default\`)`);
+    console.log(
+      `Web UI: ${origin}/  (sign in with a key from \`blueline keys create --org Default\`)`,
+    );
   }
   reportLoopLag();
   let stopping = false;
@@ -117,12 +126,17 @@ function reportLoopLag(): void {
   const ms = (ns: number) => Math.round(ns / 1e4) / 100;
   setInterval(() => {
     if (h.count === 0) return;
-    console.log(`loop-lag ${JSON.stringify({ p50_ms: ms(h.percentile(50)), p99_ms: ms(h.percentile(99)), max_ms: ms(h.max), mean_ms: ms(h.mean), samples: h.count })}`);
+    console.log(
+      `loop-lag ${JSON.stringify({ p50_ms: ms(h.percentile(50)), p99_ms: ms(h.percentile(99)), max_ms: ms(h.max), mean_ms: ms(h.mean), samples: h.count })}`,
+    );
     h.reset();
   }, every).unref();
 }
 
-function withDb<T>(dataDirArg: string | undefined, fn: (db: ReturnType<typeof openDatabase>) => T): T {
+function withDb<T>(
+  dataDirArg: string | undefined,
+  fn: (db: ReturnType<typeof openDatabase>) => T,
+): T {
   const dataDir = resolve(dataDirArg ?? defaultDataDir());
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const db = openDatabase(join(dataDir, 'blueline.db'));
@@ -133,19 +147,26 @@ function withDb<T>(dataDirArg: string | undefined, fn: (db: ReturnType<typeof op
   }
 }
 
-
 function keys(argv: string[]): void {
   const [sub, ...rest] = argv;
   const { values, positionals } = parseArgs({
     args: rest,
-    options: { org: { type: 'string' }, credits: { type: 'string' }, 'data-dir': { type: 'string' }, label: { type: 'string' } },
+    options: {
+      org: { type: 'string' },
+      credits: { type: 'string' },
+      'data-dir': { type: 'string' },
+      label: { type: 'string' },
+    },
     allowPositionals: true,
     strict: true,
   });
   if (sub === 'create') {
     if (!values.org) throw new UsageError('keys create needs --org NAME.');
     const credits = values.credits === undefined ? undefined : Number(values.credits);
-    if (credits !== undefined && (!Number.isInteger(credits) || credits < 0)) throw new UsageError(`Expected a non-negative integer for --credits but received '${values.credits}'.`);
+    if (credits !== undefined && (!Number.isInteger(credits) || credits < 0))
+      throw new UsageError(
+        `Expected a non-negative integer for --credits but received '${values.credits}'.`,
+      );
     withDb(values['data-dir'], (db) => {
       const org = ensureOrganization(db, values.org!);
       if (credits) grantCredits(db, org.id, credits, 'grant');
@@ -156,7 +177,15 @@ function keys(argv: string[]): void {
   if (sub === 'list') {
     withDb(values['data-dir'], (db) => {
       for (const k of listApiKeys(db)) {
-        console.log([k.id, k.organization_name, k.key_hint, k.created_at, k.revoked_at ? `revoked ${k.revoked_at}` : 'active'].join('\t'));
+        console.log(
+          [
+            k.id,
+            k.organization_name,
+            k.key_hint,
+            k.created_at,
+            k.revoked_at ? `revoked ${k.revoked_at}` : 'active',
+          ].join('\t'),
+        );
       }
     });
     return;
@@ -175,7 +204,15 @@ function keys(argv: string[]): void {
 
 function credits(argv: string[]): void {
   const [sub, ...rest] = argv;
-  const { values } = parseArgs({ args: rest, options: { org: { type: 'string' }, amount: { type: 'string' }, 'data-dir': { type: 'string' } }, strict: true });
+  const { values } = parseArgs({
+    args: rest,
+    options: {
+      org: { type: 'string' },
+      amount: { type: 'string' },
+      'data-dir': { type: 'string' },
+    },
+    strict: true,
+  });
   if (sub !== 'grant') throw new UsageError(`Unknown credits command '${sub ?? ''}'.`);
   if (!values.org) throw new UsageError('credits grant needs --org NAME.');
   const amount = positiveInt('amount', values.amount);
@@ -188,22 +225,42 @@ function credits(argv: string[]): void {
 }
 
 async function backup(argv: string[]): Promise<void> {
-  const { values, positionals } = parseArgs({ args: argv, options: { 'data-dir': { type: 'string' } }, allowPositionals: true, strict: true });
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: { 'data-dir': { type: 'string' } },
+    allowPositionals: true,
+    strict: true,
+  });
   if (positionals.length !== 1) throw new UsageError('backup needs exactly one DIR.');
   const dataDir = resolve(values['data-dir'] ?? defaultDataDir());
   const m = await backupDataDir(dataDir, positionals[0]!, (msg) => console.error(`backup: ${msg}`));
-  console.log(`Backed up ${dataDir} to ${resolve(positionals[0]!)}: database ${m.db_bytes} bytes (schema ${m.schema_version}), ${m.objects} objects (${m.object_bytes} bytes), ${m.private_files.length} secret/TLS files.`);
+  console.log(
+    `Backed up ${dataDir} to ${resolve(positionals[0]!)}: database ${m.db_bytes} bytes (schema ${m.schema_version}), ${m.objects} objects (${m.object_bytes} bytes), ${m.private_files.length} secret/TLS files.`,
+  );
   if (m.missing_objects.length > 0)
-    console.error(`warning: ${m.missing_objects.length} objects the database references were already missing in the data dir (e.g. ${m.missing_objects[0]}).`);
+    console.error(
+      `warning: ${m.missing_objects.length} objects the database references were already missing in the data dir (e.g. ${m.missing_objects[0]}).`,
+    );
 }
 
 async function restore(argv: string[]): Promise<void> {
-  const { values, positionals } = parseArgs({ args: argv, options: { 'data-dir': { type: 'string' }, force: { type: 'boolean' } }, allowPositionals: true, strict: true });
-  if (positionals.length !== 1) throw new UsageError('restore needs exactly one DIR (a folder made by `blueline backup`).');
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: { 'data-dir': { type: 'string' }, force: { type: 'boolean' } },
+    allowPositionals: true,
+    strict: true,
+  });
+  if (positionals.length !== 1)
+    throw new UsageError('restore needs exactly one DIR (a folder made by `blueline backup`).');
   const dataDir = resolve(values['data-dir'] ?? defaultDataDir());
-  const r = await restoreDataDir(positionals[0]!, dataDir, { force: values.force ?? false, progress: (msg) => console.error(`restore: ${msg}`) });
+  const r = await restoreDataDir(positionals[0]!, dataDir, {
+    force: values.force ?? false,
+    progress: (msg) => console.error(`restore: ${msg}`),
+  });
   if (r.movedAside) console.log(`Moved the previous contents of ${dataDir} to ${r.movedAside}.`);
-  console.log(`Restored the backup of ${r.manifest.created_at} into ${dataDir}: ${r.manifest.objects} objects. Start it with \`blueline serve --data-dir ${dataDir}\`.`);
+  console.log(
+    `Restored the backup of ${r.manifest.created_at} into ${dataDir}: ${r.manifest.objects} objects. Start it with \`blueline serve --data-dir ${dataDir}\`.`,
+  );
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -224,7 +281,10 @@ export async function main(argv: string[]): Promise<number> {
       console.error(`blueline: ${err.message}`);
       return 1;
     }
-    if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    if (
+      err instanceof UsageError ||
+      (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
+    ) {
       console.error(`blueline: ${(err as Error).message}\n\n${USAGE}`);
       return 2;
     }

@@ -5,7 +5,8 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601, UTC' });
-const Id = (prefix: string) => Type.String({ pattern: `^${prefix}_[0-9a-z]+$`, description: `${prefix}_ id` });
+const Id = (prefix: string) =>
+  Type.String({ pattern: `^${prefix}_[0-9a-z]+$`, description: `${prefix}_ id` });
 
 export const BBox = Type.Object(
   { x: Type.Number(), y: Type.Number(), width: Type.Number(), height: Type.Number() },
@@ -22,7 +23,9 @@ export const Problem = Type.Object(
     code: Type.String(),
     request_id: Type.String(),
     errors: Type.Optional(
-      Type.Array(Type.Object({ field: Type.String(), code: Type.String(), message: Type.String() })),
+      Type.Array(
+        Type.Object({ field: Type.String(), code: Type.String(), message: Type.String() }),
+      ),
     ),
   },
   { $id: 'Problem', additionalProperties: true },
@@ -34,7 +37,8 @@ export const ListMeta = Type.Object({
   limit: Type.Integer(),
 });
 
-export const listOf = <T extends TSchema>(item: T) => Type.Object({ data: Type.Array(item), _meta: ListMeta });
+export const listOf = <T extends TSchema>(item: T) =>
+  Type.Object({ data: Type.Array(item), _meta: ListMeta });
 
 export const Project = Type.Object(
   {
@@ -63,7 +67,12 @@ export const ProjectPatch = Type.Object(
   { additionalProperties: false },
 );
 
-export const FILE_CONTENT_TYPES = ['application/pdf', 'image/png', 'image/jpeg', 'image/tiff'] as const;
+export const FILE_CONTENT_TYPES = [
+  'application/pdf',
+  'image/png',
+  'image/jpeg',
+  'image/tiff',
+] as const;
 
 export const FileObject = Type.Object(
   {
@@ -283,7 +292,14 @@ export const Overlay = Type.Object(
 );
 
 export const CHANGE_KINDS = ['added', 'removed', 'modified', 'moved'] as const;
-export const CHANGE_CATEGORIES = ['geometry', 'text', 'dimension', 'annotation', 'title_block', 'noise'] as const;
+export const CHANGE_CATEGORIES = [
+  'geometry',
+  'text',
+  'dimension',
+  'annotation',
+  'title_block',
+  'noise',
+] as const;
 export const REVIEW_STATUSES = ['open', 'accepted', 'rejected', 'flagged'] as const;
 export const Change = Type.Object(
   {

@@ -12,7 +12,8 @@ export const PROBLEMS = {
   invalid_json: {
     status: 400,
     title: 'Invalid JSON',
-    description: 'The request body is not valid JSON. Send a JSON object with Content-Type: application/json.',
+    description:
+      'The request body is not valid JSON. Send a JSON object with Content-Type: application/json.',
   },
   validation_error: {
     status: 400,
@@ -23,7 +24,8 @@ export const PROBLEMS = {
   missing_parameter: {
     status: 400,
     title: 'Missing parameter',
-    description: 'A required query parameter is absent (for example project_id on /drawings and /files).',
+    description:
+      'A required query parameter is absent (for example project_id on /drawings and /files).',
   },
   invalid_parameter: {
     status: 400,
@@ -40,7 +42,8 @@ export const PROBLEMS = {
   invalid_expand: {
     status: 400,
     title: 'Invalid expand',
-    description: 'An expand path is not expandable on this resource. The detail lists the allowed paths.',
+    description:
+      'An expand path is not expandable on this resource. The detail lists the allowed paths.',
   },
   expand_too_deep: {
     status: 400,
@@ -56,7 +59,8 @@ export const PROBLEMS = {
   unauthorized: {
     status: 401,
     title: 'Unauthorized',
-    description: 'The API key is missing, malformed, unknown or revoked. Send Authorization: Bearer <key>.',
+    description:
+      'The API key is missing, malformed, unknown or revoked. Send Authorization: Bearer <key>.',
   },
   insufficient_credits: {
     status: 402,
@@ -72,7 +76,8 @@ export const PROBLEMS = {
   invalid_signature: {
     status: 403,
     title: 'Invalid signature',
-    description: 'The signed URL was altered or has expired. Fetch the resource again for a fresh URL.',
+    description:
+      'The signed URL was altered or has expired. Fetch the resource again for a fresh URL.',
   },
   not_found: {
     status: 404,
@@ -82,7 +87,8 @@ export const PROBLEMS = {
   method_not_allowed: {
     status: 405,
     title: 'Method not allowed',
-    description: 'The route exists but not with this method. The Allow header lists the methods it accepts.',
+    description:
+      'The route exists but not with this method. The Allow header lists the methods it accepts.',
   },
   idempotency_key_conflict: {
     status: 409,
@@ -110,18 +116,57 @@ export const PROBLEMS = {
   rate_limited: {
     status: 429,
     title: 'Too many requests',
-    description: 'The API key sent more requests than its rate limit allows. Retry after Retry-After seconds.',
+    description:
+      'The API key sent more requests than its rate limit allows. Retry after Retry-After seconds.',
   },
   // Why a drawing could not be processed (the `error` of a Failed `process` job; status 422).
-  corrupt_file: { status: 422, title: 'Corrupt file', description: 'The file could not be parsed although its first bytes name a PDF, PNG, JPEG or TIFF. Export it again and upload the new file.' },
-  truncated_file: { status: 422, title: 'Truncated file', description: 'The file ends before its end: the upload or the export did not complete. Upload it again.' },
-  encrypted_pdf: { status: 422, title: 'Encrypted PDF', description: 'The PDF needs a password to open. Export or print it without a password and upload that file.' },
+  corrupt_file: {
+    status: 422,
+    title: 'Corrupt file',
+    description:
+      'The file could not be parsed although its first bytes name a PDF, PNG, JPEG or TIFF. Export it again and upload the new file.',
+  },
+  truncated_file: {
+    status: 422,
+    title: 'Truncated file',
+    description:
+      'The file ends before its end: the upload or the export did not complete. Upload it again.',
+  },
+  encrypted_pdf: {
+    status: 422,
+    title: 'Encrypted PDF',
+    description:
+      'The PDF needs a password to open. Export or print it without a password and upload that file.',
+  },
   no_pages: { status: 422, title: 'No pages', description: 'The document has no pages.' },
-  too_many_pages: { status: 422, title: 'Too many pages', description: 'The document has more pages than the pages-per-drawing limit. Split the set or raise the limit.' },
-  page_too_large: { status: 422, title: 'Page too large', description: 'A page would rasterize to more pixels than the per-page limit; it was refused before decoding.' },
-  decompression_bomb: { status: 422, title: 'Image too large', description: 'An image declares far more pixels than its data can hold or than the limit allows; it was refused before decoding.' },
-  unsupported_type: { status: 422, title: 'Unsupported file type', description: 'The bytes are not a PDF, PNG, JPEG or TIFF.' },
-  processing_timeout: { status: 422, title: 'Processing timed out', description: 'Parsing or rendering did not finish within the time budget.' },
+  too_many_pages: {
+    status: 422,
+    title: 'Too many pages',
+    description:
+      'The document has more pages than the pages-per-drawing limit. Split the set or raise the limit.',
+  },
+  page_too_large: {
+    status: 422,
+    title: 'Page too large',
+    description:
+      'A page would rasterize to more pixels than the per-page limit; it was refused before decoding.',
+  },
+  decompression_bomb: {
+    status: 422,
+    title: 'Image too large',
+    description:
+      'An image declares far more pixels than its data can hold or than the limit allows; it was refused before decoding.',
+  },
+  unsupported_type: {
+    status: 422,
+    title: 'Unsupported file type',
+    description: 'The bytes are not a PDF, PNG, JPEG or TIFF.',
+  },
+  processing_timeout: {
+    status: 422,
+    title: 'Processing timed out',
+    description: 'Parsing or rendering did not finish within the time budget.',
+  },
   internal_error: {
     status: 500,
     title: 'Internal error',

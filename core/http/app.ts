@@ -42,12 +42,21 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     // header or log injection), else generated.
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
-      return typeof given === 'string' && /^[A-Za-z0-9._:-]{1,200}$/.test(given) ? given : `req_${randomUUID().replaceAll('-', '')}`;
+      return typeof given === 'string' && /^[A-Za-z0-9._:-]{1,200}$/.test(given)
+        ? given
+        : `req_${randomUUID().replaceAll('-', '')}`;
     },
     requestIdHeader: false,
     logger: false,
     return503OnClosing: false,
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: true, useDefaults: true } },
+    ajv: {
+      customOptions: {
+        coerceTypes: false,
+        removeAdditional: false,
+        allErrors: true,
+        useDefaults: true,
+      },
+    },
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 500 },
     // Router-level failures (bad percent-encoding, over-long path parameters) and requests Node's
     // HTTP parser rejects answer Problem Details too (contract §3: every error), not Fastify's JSON.
@@ -62,7 +71,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       reply.header('x-request-id', request.id);
       return sendProblem(reply, request, new ApiError('not_found', detail));
     },
-    clientErrorHandler: (err, socket) => writeClientErrorProblem(err as NodeJS.ErrnoException, socket),
+    clientErrorHandler: (err, socket) =>
+      writeClientErrorProblem(err as NodeJS.ErrnoException, socket),
   });
 
   await app.register(swagger, {
@@ -102,26 +112,42 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
 
   // JSON bodies only (the raw upload route adds its own parsers). Empty body = no body.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: JSON_BODY_LIMIT }, (req, body, done) => {
-    // A raw-upload route judges the Content-Type itself (415 when it is not the declared type):
-    // hand it the bytes instead of failing them as JSON.
-    if ((req.routeOptions.config as RouteConfig | undefined)?.rawBody) return done(null, Readable.from([body as Buffer]));
-    const text = (body as Buffer).toString('utf8');
-    if (text.trim() === '') return done(null, undefined);
-    try {
-      done(null, JSON.parse(text));
-    } catch {
-      done(new ApiError('invalid_json', 'The request body is not valid JSON; send a JSON object.'), undefined);
-    }
-  });
-  for (const type of ['application/pdf', 'image/png', 'image/jpeg', 'image/tiff', 'application/octet-stream']) {
+  app.addContentTypeParser(
+    'application/json',
+    { parseAs: 'buffer', bodyLimit: JSON_BODY_LIMIT },
+    (req, body, done) => {
+      // A raw-upload route judges the Content-Type itself (415 when it is not the declared type):
+      // hand it the bytes instead of failing them as JSON.
+      if ((req.routeOptions.config as RouteConfig | undefined)?.rawBody)
+        return done(null, Readable.from([body as Buffer]));
+      const text = (body as Buffer).toString('utf8');
+      if (text.trim() === '') return done(null, undefined);
+      try {
+        done(null, JSON.parse(text));
+      } catch {
+        done(
+          new ApiError('invalid_json', 'The request body is not valid JSON; send a JSON object.'),
+          undefined,
+        );
+      }
+    },
+  );
+  for (const type of [
+    'application/pdf',
+    'image/png',
+    'image/jpeg',
+    'image/tiff',
+    'application/octet-stream',
+  ]) {
     app.addContentTypeParser(type, (_req, payload, done) => done(null, payload));
   }
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
     if (opts.isShuttingDown()) {
-      throw new ApiError('unavailable', 'The service is shutting down; retry shortly.', { headers: { 'retry-after': '5' } });
+      throw new ApiError('unavailable', 'The service is shutting down; retry shortly.', {
+        headers: { 'retry-after': '5' },
+      });
     }
     if (request.raw.httpVersion === '1.1' && !request.headers.host) {
       // RFC 9112 §3.2: a 400; the transport lets it through (requireHostHeader: false) so it is a Problem.
@@ -144,7 +170,10 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     const body = request.body as unknown;
     if (!config.rawBody && body && typeof (body as { pipe?: unknown }).pipe === 'function') {
       (body as NodeJS.ReadableStream).resume();
-      throw new ApiError('unsupported_media_type', 'This route accepts only Content-Type: application/json.');
+      throw new ApiError(
+        'unsupported_media_type',
+        'This route accepts only Content-Type: application/json.',
+      );
     }
   });
 
@@ -153,7 +182,10 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   app.setErrorHandler((error, request, reply) => {
     const apiError = toApiError(error);
     if (apiError.status >= 500) {
-      opts.log.error({ err: error, request_id: request.id, url: request.raw.url }, 'request failed');
+      opts.log.error(
+        { err: error, request_id: request.id, url: request.raw.url },
+        'request failed',
+      );
     }
     return sendProblem(reply, request, apiError);
   });
@@ -165,23 +197,46 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       return sendProblem(
         reply,
         request,
-        new ApiError('method_not_allowed', `${request.method} is not allowed on ${path.slice(0, 200)}; allowed: ${allowed.join(', ')}.`, {
-          headers: { allow: allowed.join(', ') },
-        }),
+        new ApiError(
+          'method_not_allowed',
+          `${request.method} is not allowed on ${path.slice(0, 200)}; allowed: ${allowed.join(', ')}.`,
+          {
+            headers: { allow: allowed.join(', ') },
+          },
+        ),
       );
     }
-    return sendProblem(reply, request, new ApiError('not_found', `No route ${request.method} ${path.slice(0, 200)} exists.`));
+    return sendProblem(
+      reply,
+      request,
+      new ApiError('not_found', `No route ${request.method} ${path.slice(0, 200)} exists.`),
+    );
   });
 
   // Problem type documentation (contract §3): GET /problems/<code>, no auth.
-  app.get('/problems/:code', { config: { public: true }, schema: { hide: true } as never }, async (request, reply) => {
-    const { code } = request.params as { code: string };
-    if (!Object.hasOwn(PROBLEMS, code)) throw new ApiError('not_found', `No problem type '${code.slice(0, 100)}' exists.`);
-    const def = PROBLEMS[code as keyof typeof PROBLEMS];
-    return reply.send({ type: `/problems/${code}`, code, title: def.title, status: def.status, description: def.description });
-  });
+  app.get(
+    '/problems/:code',
+    { config: { public: true }, schema: { hide: true } as never },
+    async (request, reply) => {
+      const { code } = request.params as { code: string };
+      if (!Object.hasOwn(PROBLEMS, code))
+        throw new ApiError('not_found', `No problem type '${code.slice(0, 100)}' exists.`);
+      const def = PROBLEMS[code as keyof typeof PROBLEMS];
+      return reply.send({
+        type: `/problems/${code}`,
+        code,
+        title: def.title,
+        status: def.status,
+        description: def.description,
+      });
+    },
+  );
 
-  app.get('/v1/openapi.json', { config: { public: true }, schema: { hide: true } as never }, async () => app.swagger());
+  app.get(
+    '/v1/openapi.json',
+    { config: { public: true }, schema: { hide: true } as never },
+    async () => app.swagger(),
+  );
 
   return app;
 }
@@ -232,7 +287,8 @@ function authenticate(request: FastifyRequest, db: Db): void {
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (!m) throw fail('The Authorization header must be "Bearer <key>".');
   const secret = m[1]!;
-  if (!looksLikeKey(secret)) throw fail('The API key is malformed; keys look like sk_ followed by 40 letters and digits.');
+  if (!looksLikeKey(secret))
+    throw fail('The API key is malformed; keys look like sk_ followed by 40 letters and digits.');
   const key = findActiveKey(db, secret);
   if (!key) throw fail('The API key is unknown or has been revoked.');
   request.auth = { organizationId: key.organization_id, keyId: key.id };

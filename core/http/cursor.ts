@@ -38,8 +38,14 @@ export class CursorCodec {
     return `${body}.${this.mac(body)}`;
   }
 
-  decode(cursor: string, endpoint: string, organizationId: string, now = Date.now()): CursorPayload {
-    const invalid = (why: string) => new ApiError('invalid_cursor', `The cursor ${why}; start again from the first page.`);
+  decode(
+    cursor: string,
+    endpoint: string,
+    organizationId: string,
+    now = Date.now(),
+  ): CursorPayload {
+    const invalid = (why: string) =>
+      new ApiError('invalid_cursor', `The cursor ${why}; start again from the first page.`);
     if (cursor.length === 0 || cursor.length > 4096) throw invalid('is empty or too long');
     const dot = cursor.indexOf('.');
     if (dot <= 0) throw invalid('is malformed');
@@ -48,7 +54,8 @@ export class CursorCodec {
     // characters and the unused low bits of the last character, so an altered cursor would pass.
     const sig = Buffer.from(cursor.slice(dot + 1), 'utf8');
     const expected = Buffer.from(this.mac(body), 'utf8');
-    if (sig.length !== expected.length || !timingSafeEqual(sig, expected)) throw invalid('was altered or was not issued by this service');
+    if (sig.length !== expected.length || !timingSafeEqual(sig, expected))
+      throw invalid('was altered or was not issued by this service');
     let payload: CursorPayload;
     try {
       payload = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as CursorPayload;
@@ -58,7 +65,8 @@ export class CursorCodec {
     if (payload.v !== 1) throw invalid('was issued by another API version');
     if (payload.e !== endpoint) throw invalid(`belongs to ${payload.e}, not ${endpoint}`);
     if (payload.o !== organizationId) throw invalid('was issued to another organization');
-    if (typeof payload.t !== 'number' || payload.t < now) throw invalid('has expired (cursors live 24 hours)');
+    if (typeof payload.t !== 'number' || payload.t < now)
+      throw invalid('has expired (cursors live 24 hours)');
     return payload;
   }
 

@@ -2,7 +2,12 @@ import { ApiError, notFound } from '../domain/errors';
 import type { Db } from '../store/db';
 import { existsBeyond, fetchPage, getRow, type Condition, type PageKey } from '../store/list-query';
 import { parseExpand, serializeWithExpansion } from '../services/expand';
-import { RESOURCES, type ResourceKind, type Row, type SerializeContext } from '../services/resources';
+import {
+  RESOURCES,
+  type ResourceKind,
+  type Row,
+  type SerializeContext,
+} from '../services/resources';
 import type { CursorCodec, CursorPayload } from './cursor';
 
 // The one list engine behind every list endpoint (spec "Pagination", "Filtering", "Expansion";
@@ -56,11 +61,16 @@ const RESERVED = new Set(['limit', 'cursor', 'expand']);
 function single(query: Record<string, unknown>, name: string): string | undefined {
   const v = query[name];
   if (v === undefined) return undefined;
-  if (Array.isArray(v)) throw new ApiError('invalid_parameter', `The query parameter '${name}' was given more than once; give it once.`);
+  if (Array.isArray(v))
+    throw new ApiError(
+      'invalid_parameter',
+      `The query parameter '${name}' was given more than once; give it once.`,
+    );
   return String(v);
 }
 
-const DATETIME_RE = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2}))?$/i;
+const DATETIME_RE =
+  /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2}))?$/i;
 
 export function parseDatetime(name: string, raw: string): string {
   const t = DATETIME_RE.test(raw) ? Date.parse(raw.length === 10 ? `${raw}T00:00:00Z` : raw) : NaN;
@@ -76,10 +86,17 @@ export function parseDatetime(name: string, raw: string): string {
 export function parseLimit(raw: string | undefined, fallback: number): number {
   if (raw === undefined) return fallback;
   if (!/^-?\d+$/.test(raw.trim())) {
-    throw new ApiError('invalid_parameter', `The query parameter 'limit' must be an integer from 1 to ${MAX_LIMIT}; got '${truncate(raw)}'.`);
+    throw new ApiError(
+      'invalid_parameter',
+      `The query parameter 'limit' must be an integer from 1 to ${MAX_LIMIT}; got '${truncate(raw)}'.`,
+    );
   }
   const n = Number(raw);
-  if (n < 1) throw new ApiError('invalid_parameter', `The query parameter 'limit' must be at least 1; got ${raw}.`);
+  if (n < 1)
+    throw new ApiError(
+      'invalid_parameter',
+      `The query parameter 'limit' must be at least 1; got ${raw}.`,
+    );
   return Math.min(n, MAX_LIMIT);
 }
 
@@ -92,27 +109,44 @@ function condition(name: string, def: FilterDef, raw: string): Condition {
     case 'id':
     case 'sql':
       if (def.prefix && !new RegExp(`^${def.prefix}_[0-9a-z]{1,64}$`).test(raw)) {
-        throw new ApiError('invalid_parameter', `The query parameter '${name}' must be an id starting with '${def.prefix}_'; got '${truncate(raw)}'.`);
+        throw new ApiError(
+          'invalid_parameter',
+          `The query parameter '${name}' must be an id starting with '${def.prefix}_'; got '${truncate(raw)}'.`,
+        );
       }
       if (def.type === 'id') return { sql: `${def.column} = ?`, params: [raw] };
-      return { sql: def.sql, params: Array.from({ length: def.sql.split('?').length - 1 }, () => raw) };
+      return {
+        sql: def.sql,
+        params: Array.from({ length: def.sql.split('?').length - 1 }, () => raw),
+      };
     case 'exact':
-      if (raw.length > (def.maxLength ?? 200)) throw new ApiError('invalid_parameter', `The query parameter '${name}' is too long.`);
+      if (raw.length > (def.maxLength ?? 200))
+        throw new ApiError('invalid_parameter', `The query parameter '${name}' is too long.`);
       return { sql: `${def.column} = ?`, params: [raw] };
     case 'substring': {
-      if (raw.length > 200) throw new ApiError('invalid_parameter', `The query parameter '${name}' is too long (at most 200 characters).`);
+      if (raw.length > 200)
+        throw new ApiError(
+          'invalid_parameter',
+          `The query parameter '${name}' is too long (at most 200 characters).`,
+        );
       const escaped = raw.replace(/[\\%_]/g, (c) => `\\${c}`);
       return { sql: `${def.column} LIKE ? ESCAPE '\\'`, params: [`%${escaped}%`] };
     }
     case 'enum':
       if (!def.values.includes(raw)) {
-        throw new ApiError('invalid_parameter', `The query parameter '${name}' must be one of ${def.values.join(', ')}; got '${truncate(raw)}'.`);
+        throw new ApiError(
+          'invalid_parameter',
+          `The query parameter '${name}' must be one of ${def.values.join(', ')}; got '${truncate(raw)}'.`,
+        );
       }
       return { sql: `${def.column} = ?`, params: [raw] };
     case 'bool': {
       const v = raw.toLowerCase();
       if (v !== 'true' && v !== 'false') {
-        throw new ApiError('invalid_parameter', `The query parameter '${name}' must be true or false; got '${truncate(raw)}'.`);
+        throw new ApiError(
+          'invalid_parameter',
+          `The query parameter '${name}' must be true or false; got '${truncate(raw)}'.`,
+        );
       }
       return { sql: `${def.column} = ?`, params: [v === 'true' ? 1 : 0] };
     }
@@ -148,22 +182,29 @@ export function runList(endpoint: ListEndpoint, req: ListRequest): ListResponse 
   } else {
     for (const name of endpoint.required ?? []) {
       if (given[name] === undefined) {
-        throw new ApiError('missing_parameter', `The query parameter '${name}' is required on ${endpoint.path}.`, {
-          errors: [{ field: name, code: 'required', message: `${name} is required` }],
-        });
+        throw new ApiError(
+          'missing_parameter',
+          `The query parameter '${name}' is required on ${endpoint.path}.`,
+          {
+            errors: [{ field: name, code: 'required', message: `${name} is required` }],
+          },
+        );
       }
     }
   }
 
   const conditions: Condition[] = [];
   for (const [name, raw] of Object.entries(filters)) {
-    if (name === 'created_after') conditions.push({ sql: 'created_at > ?', params: [parseDatetime(name, raw)] });
-    else if (name === 'created_before') conditions.push({ sql: 'created_at < ?', params: [parseDatetime(name, raw)] });
+    if (name === 'created_after')
+      conditions.push({ sql: 'created_at > ?', params: [parseDatetime(name, raw)] });
+    else if (name === 'created_before')
+      conditions.push({ sql: 'created_at < ?', params: [parseDatetime(name, raw)] });
     else {
       const def = endpoint.filters[name];
       if (def && !RESERVED.has(name)) conditions.push(condition(name, def, raw));
       const parent = PARENT_FILTERS[name];
-      if (def && parent && !getRow(req.db, parent.table, req.organizationId, raw)) throw notFound(parent.noun, raw);
+      if (def && parent && !getRow(req.db, parent.table, req.organizationId, raw))
+        throw notFound(parent.noun, raw);
     }
   }
 
@@ -205,7 +246,14 @@ export function runList(endpoint: ListEndpoint, req: ListRequest): ListResponse 
   }
 
   return {
-    data: serializeWithExpansion(req.db, req.organizationId, endpoint.kind, page.rows, tree, req.serialize),
+    data: serializeWithExpansion(
+      req.db,
+      req.organizationId,
+      endpoint.kind,
+      page.rows,
+      tree,
+      req.serialize,
+    ),
     _meta: { next, prev, limit },
   };
 }

@@ -5,7 +5,11 @@ import { ApiError, PROBLEMS, type ProblemCode } from '../domain/errors';
 // reaches a response: unknown errors become `internal_error` with a generic detail; the real error
 // is logged with the request id.
 
-export function problemBody(error: ApiError, requestId: string, instance: string): Record<string, unknown> {
+export function problemBody(
+  error: ApiError,
+  requestId: string,
+  instance: string,
+): Record<string, unknown> {
   const def = PROBLEMS[error.code];
   return {
     type: `/problems/${error.code}`,
@@ -23,7 +27,12 @@ export function problemBody(error: ApiError, requestId: string, instance: string
 interface FastifyLikeError {
   code?: string;
   statusCode?: number;
-  validation?: { instancePath?: string; keyword?: string; message?: string; params?: Record<string, unknown> }[];
+  validation?: {
+    instancePath?: string;
+    keyword?: string;
+    message?: string;
+    params?: Record<string, unknown>;
+  }[];
   validationContext?: string;
   message?: string;
 }
@@ -35,7 +44,10 @@ export function toApiError(err: unknown): ApiError {
   if (e.validation) return validationError(e);
   switch (e.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new ApiError('unsupported_media_type', 'This route accepts only Content-Type: application/json.');
+      return new ApiError(
+        'unsupported_media_type',
+        'This route accepts only Content-Type: application/json.',
+      );
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new ApiError('payload_too_large', 'The JSON body is larger than the 1 MiB limit.');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
@@ -50,13 +62,19 @@ export function toApiError(err: unknown): ApiError {
     return new ApiError('payload_too_large', 'The request body is larger than the limit.');
   }
   if (typeof e.statusCode === 'number' && e.statusCode === 415) {
-    return new ApiError('unsupported_media_type', 'The Content-Type of this request is not accepted on this route.');
+    return new ApiError(
+      'unsupported_media_type',
+      'The Content-Type of this request is not accepted on this route.',
+    );
   }
   if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
     // Any other client error raised by the framework (malformed headers, bad URL encoding, ...).
     return new ApiError('validation_error', 'The request is malformed.');
   }
-  return new ApiError('internal_error', 'An unexpected error occurred; it was logged with the request id.');
+  return new ApiError(
+    'internal_error',
+    'An unexpected error occurred; it was logged with the request id.',
+  );
 }
 
 function validationError(e: FastifyLikeError): ApiError {
@@ -66,7 +84,11 @@ function validationError(e: FastifyLikeError): ApiError {
     if (v.keyword === 'required' && v.params && typeof v.params.missingProperty === 'string') {
       field = `${field}/${v.params.missingProperty}`;
     }
-    if (v.keyword === 'additionalProperties' && v.params && typeof v.params.additionalProperty === 'string') {
+    if (
+      v.keyword === 'additionalProperties' &&
+      v.params &&
+      typeof v.params.additionalProperty === 'string'
+    ) {
       field = `${field}/${v.params.additionalProperty}`;
     }
     const message =
@@ -75,17 +97,27 @@ function validationError(e: FastifyLikeError): ApiError {
         : v.keyword === 'required'
           ? 'is required'
           : (v.message ?? 'is invalid');
-    return { field: where === 'body' ? field || '/' : field.replace(/^\//, '') || where, code: v.keyword ?? 'invalid', message };
+    return {
+      field: where === 'body' ? field || '/' : field.replace(/^\//, '') || where,
+      code: v.keyword ?? 'invalid',
+      message,
+    };
   });
   const first = errors[0];
   const detail = first
     ? `${where === 'body' ? 'Body field' : 'Parameter'} '${first.field}' ${first.message}${errors.length > 1 ? ` (and ${errors.length - 1} more problem${errors.length > 2 ? 's' : ''})` : ''}.`
     : 'The request is invalid.';
   if (where === 'params') return new ApiError('not_found', 'No such record in this organization.');
-  return new ApiError(where === 'querystring' ? 'invalid_parameter' : 'validation_error', detail, { errors });
+  return new ApiError(where === 'querystring' ? 'invalid_parameter' : 'validation_error', detail, {
+    errors,
+  });
 }
 
-export function sendProblem(reply: FastifyReply, request: FastifyRequest, error: ApiError): FastifyReply {
+export function sendProblem(
+  reply: FastifyReply,
+  request: FastifyRequest,
+  error: ApiError,
+): FastifyReply {
   if (error.headers) reply.headers(error.headers);
   const instance = (request.raw.url ?? '/').split('?')[0]!.slice(0, 500);
   return reply

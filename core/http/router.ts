@@ -48,7 +48,11 @@ export function addRoute(app: FastifyInstance, def: RouteDef): void {
     method: def.method,
     url: def.url,
     schema,
-    config: { public: def.public ?? false, area: def.area ?? 'document', rawBody: def.rawBody ?? false } satisfies RouteConfig,
+    config: {
+      public: def.public ?? false,
+      area: def.area ?? 'document',
+      rawBody: def.rawBody ?? false,
+    } satisfies RouteConfig,
     handler: def.handler,
   });
 }

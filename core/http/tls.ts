@@ -19,7 +19,10 @@ function atomicWrite(file: string, data: string, mode: number): void {
   renameSync(tmp, file);
 }
 
-export async function loadOrCreateTls(dataDir: string, own?: { certFile: string; keyFile: string }): Promise<TlsMaterial> {
+export async function loadOrCreateTls(
+  dataDir: string,
+  own?: { certFile: string; keyFile: string },
+): Promise<TlsMaterial> {
   if (own) {
     const cert = readFileSync(own.certFile, 'utf8');
     const key = readFileSync(own.keyFile, 'utf8');
@@ -38,26 +41,33 @@ export async function loadOrCreateTls(dataDir: string, own?: { certFile: string;
   }
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const notAfter = new Date(Date.now() + 825 * 24 * 3600 * 1000);
-  const pems = await selfsigned.generate([{ name: 'commonName', value: 'Blueline local service' }], {
-    keyType: 'ec',
-    curve: 'P-256',
-    algorithm: 'sha256',
-    notAfterDate: notAfter,
-    extensions: [
-      { name: 'basicConstraints', cA: false },
-      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
-      { name: 'extKeyUsage', serverAuth: true },
-      {
-        name: 'subjectAltName',
-        altNames: [
-          { type: 2, value: 'localhost' },
-          { type: 7, ip: '127.0.0.1' },
-          { type: 7, ip: '::1' },
-        ],
-      },
-    ],
-  });
+  const pems = await selfsigned.generate(
+    [{ name: 'commonName', value: 'Blueline local service' }],
+    {
+      keyType: 'ec',
+      curve: 'P-256',
+      algorithm: 'sha256',
+      notAfterDate: notAfter,
+      extensions: [
+        { name: 'basicConstraints', cA: false },
+        { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
+        { name: 'extKeyUsage', serverAuth: true },
+        {
+          name: 'subjectAltName',
+          altNames: [
+            { type: 2, value: 'localhost' },
+            { type: 7, ip: '127.0.0.1' },
+            { type: 7, ip: '::1' },
+          ],
+        },
+      ],
+    },
+  );
   atomicWrite(keyFile, pems.private, 0o600);
   atomicWrite(certFile, pems.cert, 0o644);
-  return { cert: pems.cert, key: pems.private, fingerprint256: new X509Certificate(pems.cert).fingerprint256 };
+  return {
+    cert: pems.cert,
+    key: pems.private,
+    fingerprint256: new X509Certificate(pems.cert).fingerprint256,
+  };
 }

@@ -38,7 +38,9 @@ export function createTransport(
   httpsServer.headersTimeout = 30_000;
 
   const plainServer = http.createServer((req, res) => {
-    const host = /^[A-Za-z0-9.\-[\]:]{1,255}$/.test(req.headers.host ?? '') ? req.headers.host : 'this host';
+    const host = /^[A-Za-z0-9.\-[\]:]{1,255}$/.test(req.headers.host ?? '')
+      ? req.headers.host
+      : 'this host';
     const requestId = `req_${randomUUID().replaceAll('-', '')}`;
     const body = JSON.stringify({
       type: '/problems/https_required',

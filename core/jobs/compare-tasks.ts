@@ -55,7 +55,13 @@ export interface OverlayOut {
   stats: CompareResult['stats'];
   score: number;
   region_count: number;
-  png: { combined: Uint8Array; combined_colorblind: Uint8Array; addition: Uint8Array; deletion: Uint8Array; aligned_b: Uint8Array };
+  png: {
+    combined: Uint8Array;
+    combined_colorblind: Uint8Array;
+    addition: Uint8Array;
+    deletion: Uint8Array;
+    aligned_b: Uint8Array;
+  };
 }
 
 export interface ComparePairOut {
@@ -83,7 +89,10 @@ export function cropGrey(img: GreyImage, box: BlockBox): GreyImage {
   const sx1 = Math.min(img.width, x0 + w);
   if (sx1 > sx0) {
     for (let y = Math.max(0, y0); y < Math.min(img.height, y0 + h); y++) {
-      out.set(img.data.subarray(y * img.width + sx0, y * img.width + sx1), (y - y0) * w + (sx0 - x0));
+      out.set(
+        img.data.subarray(y * img.width + sx0, y * img.width + sx1),
+        (y - y0) * w + (sx0 - x0),
+      );
     }
   }
   return { width: w, height: h, data: out };
@@ -91,7 +100,14 @@ export function cropGrey(img: GreyImage, box: BlockBox): GreyImage {
 
 /** t ∘ translate(dx, dy): applies the shift first. */
 function afterShift(t: readonly number[], dx: number, dy: number): Affine {
-  return [t[0]!, t[1]!, t[2]! + t[0]! * dx + t[1]! * dy, t[3]!, t[4]!, t[5]! + t[3]! * dx + t[4]! * dy];
+  return [
+    t[0]!,
+    t[1]!,
+    t[2]! + t[0]! * dx + t[1]! * dy,
+    t[3]!,
+    t[4]!,
+    t[5]! + t[3]! * dx + t[4]! * dy,
+  ];
 }
 
 /** translate(dx, dy) ∘ t: shifts the result. */
@@ -100,7 +116,13 @@ function thenShift(t: readonly number[], dx: number, dy: number): Affine {
 }
 
 /** The box of B sheet pixels that `sheetT` maps onto A's box, with a margin, clipped to B. */
-export function sourceBox(aBox: BlockBox, sheetT: readonly number[], bw: number, bh: number, margin = 24): BlockBox {
+export function sourceBox(
+  aBox: BlockBox,
+  sheetT: readonly number[],
+  bw: number,
+  bh: number,
+  margin = 24,
+): BlockBox {
   const inv = invertAffine(sheetT);
   const pts = [
     [aBox.x, aBox.y],
@@ -117,7 +139,14 @@ export function sourceBox(aBox: BlockBox, sheetT: readonly number[], bw: number,
 }
 
 /** The diff of A's block against B, through the sheet transform (B sheet px → A sheet px). */
-function diffThroughSheet(A: GreyImage, B: GreyImage, aBox: BlockBox, sheetT: readonly number[], withImages: boolean, alignmentConfidence = 1) {
+function diffThroughSheet(
+  A: GreyImage,
+  B: GreyImage,
+  aBox: BlockBox,
+  sheetT: readonly number[],
+  withImages: boolean,
+  alignmentConfidence = 1,
+) {
   const aCrop = cropGrey(A, aBox);
   const src = sourceBox(aBox, sheetT, B.width, B.height);
   const bCrop = cropGrey(B, src);
@@ -154,7 +183,12 @@ export async function compareBlockPairs(args: ComparePairArgs): Promise<CompareP
   } else {
     const reg = registerImages(A, B);
     lap('register');
-    sheet = { transform: reg.transform.map((v) => round(v)), method: reg.method, confidence: round(reg.confidence, 3), residual_px: round(reg.residual_px, 3) };
+    sheet = {
+      transform: reg.transform.map((v) => round(v)),
+      method: reg.method,
+      confidence: round(reg.confidence, 3),
+      residual_px: round(reg.residual_px, 3),
+    };
     pairs = pairBlocks(args.blocksA, args.blocksB, reg.transform, Math.hypot(A.width, A.height));
   }
   const skip = new Set(args.skip);
@@ -167,7 +201,15 @@ export async function compareBlockPairs(args: ComparePairArgs): Promise<CompareP
     let best: { r: CompareResult; sheetT: Affine; alignment: AlignmentOut } | undefined;
     if (sheet) {
       const d = diffThroughSheet(A, B, aBox, sheet.transform, true);
-      best = { r: d.r, sheetT: sheet.transform as Affine, alignment: { method: `sheet:${sheet.method}`, confidence: sheet.confidence, residual_px: sheet.residual_px } };
+      best = {
+        r: d.r,
+        sheetT: sheet.transform as Affine,
+        alignment: {
+          method: `sheet:${sheet.method}`,
+          confidence: sheet.confidence,
+          residual_px: sheet.residual_px,
+        },
+      };
       lap('diff');
     }
     if (!best || best.r.score < REFINE_BELOW || best.alignment.confidence < LOW_CONFIDENCE) {
@@ -176,22 +218,41 @@ export async function compareBlockPairs(args: ComparePairArgs): Promise<CompareP
       const src = sheet ? sourceBox(aBox, sheet.transform, B.width, B.height, 48) : { ...bb.bbox };
       const aCrop = cropGrey(A, aBox);
       const bCrop = cropGrey(B, src);
-      const r = compareImages(aCrop, bCrop, { overlays: ['combined', 'additions', 'deletions'], alignedB: true });
+      const r = compareImages(aCrop, bCrop, {
+        overlays: ['combined', 'additions', 'deletions'],
+        alignedB: true,
+      });
       lap('refine');
       const sheetT = thenShift(afterShift(r.transform, -src.x, -src.y), aBox.x, aBox.y);
-      const better = !best || (r.alignment.confidence >= 0.5 && r.score > best.r.score + 0.01) || (best.alignment.confidence < LOW_CONFIDENCE && r.alignment.confidence > best.alignment.confidence);
-      if (better) best = { r, sheetT, alignment: { method: `block:${r.alignment.method}`, confidence: round(r.alignment.confidence, 3), residual_px: round(r.alignment.residual_px, 3) } };
+      const better =
+        !best ||
+        (r.alignment.confidence >= 0.5 && r.score > best.r.score + 0.01) ||
+        (best.alignment.confidence < LOW_CONFIDENCE &&
+          r.alignment.confidence > best.alignment.confidence);
+      if (better)
+        best = {
+          r,
+          sheetT,
+          alignment: {
+            method: `block:${r.alignment.method}`,
+            confidence: round(r.alignment.confidence, 3),
+            residual_px: round(r.alignment.residual_px, 3),
+          },
+        };
     }
     const { r, sheetT, alignment } = best!;
     if (alignment.confidence < LOW_CONFIDENCE) {
       alignment.low_confidence = true;
-      alignment.warning = 'Low alignment confidence: these blocks may not show the same drawing, or the alignment is wrong. Check the overlay by eye; no change regions are reported from it.';
+      alignment.warning =
+        'Low alignment confidence: these blocks may not show the same drawing, or the alignment is wrong. Check the overlay by eye; no change regions are reported from it.';
     }
     // Block B crop px → overlay px.
     const blockT = thenShift(afterShift(sheetT, bb.bbox.x, bb.bbox.y), -aBox.x, -aBox.y);
     const png = {
       combined: new Uint8Array(await encodeRgbPng(r.overlays.combined!)),
-      combined_colorblind: new Uint8Array(await encodeRgbPng(renderOverlay(r.diff, 'combined', 'colorblind'))),
+      combined_colorblind: new Uint8Array(
+        await encodeRgbPng(renderOverlay(r.diff, 'combined', 'colorblind')),
+      ),
       addition: new Uint8Array(await encodeRgbPng(r.overlays.additions!)),
       deletion: new Uint8Array(await encodeRgbPng(r.overlays.deletions!)),
       aligned_b: new Uint8Array(await encodeGreyPng(r.alignedB!)),
@@ -235,10 +296,19 @@ export interface RegionOut {
 }
 
 /** The engine's change regions of a stored overlay (none when the alignment is not trusted). */
-export async function changeRegions(args: RegionsArgs): Promise<{ regions: RegionOut[]; score: number }> {
+export async function changeRegions(
+  args: RegionsArgs,
+): Promise<{ regions: RegionOut[]; score: number }> {
   const A = await decodeGrey(args.a.path);
   const B = await decodeGrey(args.b.path);
-  const { r } = diffThroughSheet(A, B, args.aBox, args.sheetTransform, false, Math.max(LOW_CONFIDENCE, Math.min(1, args.alignmentConfidence)));
+  const { r } = diffThroughSheet(
+    A,
+    B,
+    args.aBox,
+    args.sheetTransform,
+    false,
+    Math.max(LOW_CONFIDENCE, Math.min(1, args.alignmentConfidence)),
+  );
   const regions = args.alignmentConfidence < LOW_CONFIDENCE ? [] : r.regions;
   return {
     score: r.score,

@@ -13,7 +13,12 @@ import { isInputError } from '../vision/input/input-errors';
 import { ApiError } from '../domain/errors';
 import { loadGrey } from '../vision/symbols/load.adapter';
 import { matchSymbols, type SymbolTemplate } from '../vision/symbols/match';
-import { compareBlockPairs, changeRegions, type ComparePairArgs, type RegionsArgs } from './compare-tasks';
+import {
+  compareBlockPairs,
+  changeRegions,
+  type ComparePairArgs,
+  type RegionsArgs,
+} from './compare-tasks';
 
 /** Turns the input layer's InputError into an ApiError whose code names the problem (contract §3 table + processing codes). */
 function asApiError(e: unknown): unknown {
@@ -67,7 +72,10 @@ export const WORKER_TASKS = {
   /** Opens a drawing file and reports its pages (throws an ApiError for every bad input). */
   async 'ingest.open'(args: IngestSource) {
     try {
-      const doc = await openCached(args.path, args.bytesKey, args.contentType, { maxPages: args.maxPages, maxPixels: args.maxPixels });
+      const doc = await openCached(args.path, args.bytesKey, args.contentType, {
+        maxPages: args.maxPages,
+        maxPixels: args.maxPixels,
+      });
       return { pageCount: doc.pageCount, contentType: doc.contentType, textSource: doc.textSource };
     } catch (e) {
       throw asApiError(e);
@@ -77,9 +85,16 @@ export const WORKER_TASKS = {
   /** Rasterizes one page and reads its text, metadata and blocks; images come back as encoded buffers. */
   async 'ingest.page'(args: IngestSource & { index: number; dpi: number }) {
     try {
-      const doc = await openCached(args.path, args.bytesKey, args.contentType, { maxPages: args.maxPages, maxPixels: args.maxPixels });
+      const doc = await openCached(args.path, args.bytesKey, args.contentType, {
+        maxPages: args.maxPages,
+        maxPixels: args.maxPixels,
+      });
       const page = await ingestPage(doc, args.index, { dpi: args.dpi, maxPixels: args.maxPixels });
-      return withTransfer(page, [page.sheetPng.buffer as ArrayBuffer, page.thumbnailWebp.buffer as ArrayBuffer, ...page.blocks.map((b) => b.png.buffer as ArrayBuffer)]);
+      return withTransfer(page, [
+        page.sheetPng.buffer as ArrayBuffer,
+        page.thumbnailWebp.buffer as ArrayBuffer,
+        ...page.blocks.map((b) => b.png.buffer as ArrayBuffer),
+      ]);
     } catch (e) {
       throw asApiError(e);
     }
@@ -91,7 +106,10 @@ export const WORKER_TASKS = {
    */
   async 'compare.sheetPair'(args: ComparePairArgs) {
     const out = await compareBlockPairs(args);
-    return withTransfer(out, out.overlays.flatMap((o) => Object.values(o.png).map((b) => b.buffer as ArrayBuffer)));
+    return withTransfer(
+      out,
+      out.overlays.flatMap((o) => Object.values(o.png).map((b) => b.buffer as ArrayBuffer)),
+    );
   },
 
   /** Change regions of one stored overlay (the `analyze` job), in overlay pixels. */
@@ -106,8 +124,13 @@ export const WORKER_TASKS = {
   async 'symbols.match'(args: SymbolMatchArgs) {
     const target = await loadGrey(args.target.path);
     const templates: SymbolTemplate[] = [];
-    for (const t of args.templates) templates.push({ label: t.label, image: await loadGrey(t.path, t.bbox) });
-    return matchSymbols(target, templates, args.threshold === undefined ? {} : { threshold: args.threshold });
+    for (const t of args.templates)
+      templates.push({ label: t.label, image: await loadGrey(t.path, t.bbox) });
+    return matchSymbols(
+      target,
+      templates,
+      args.threshold === undefined ? {} : { threshold: args.threshold },
+    );
   },
 } satisfies WorkerTaskRegistry;
 
@@ -115,7 +138,11 @@ export interface SymbolMatchArgs {
   /** Local path of the stored sheet or block image searched. */
   target: { path: string };
   /** Each template: the stored image it is cut from and the crop box in that image's pixels. */
-  templates: { label: string; path: string; bbox: { x: number; y: number; width: number; height: number } }[];
+  templates: {
+    label: string;
+    path: string;
+    bbox: { x: number; y: number; width: number; height: number };
+  }[];
   threshold?: number;
 }
 

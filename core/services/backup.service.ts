@@ -1,6 +1,18 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { chmod, copyFile, mkdir, open, readFile, readdir, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
+import {
+  chmod,
+  copyFile,
+  mkdir,
+  open,
+  readFile,
+  readdir,
+  rename,
+  rm,
+  rmdir,
+  stat,
+  writeFile,
+} from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { LocalObjectStore } from '../blobs/local-object-store';
@@ -95,7 +107,9 @@ function referencedKeys(db: Database.Database): { required: Set<string>; optiona
       .filter((k): k is string => typeof k === 'string'),
   );
   // Bytes of a pending file may exist (a crash between the upload's bytes and its row update).
-  const optional = new Set(db.prepare(`SELECT object_key FROM files WHERE status = 'pending'`).pluck().all() as string[]);
+  const optional = new Set(
+    db.prepare(`SELECT object_key FROM files WHERE status = 'pending'`).pluck().all() as string[],
+  );
   return { required, optional };
 }
 
@@ -111,12 +125,19 @@ async function allKeys(store: ObjectStore): Promise<string[]> {
 }
 
 /** Copies one object; false when it vanished in the source meanwhile. Verifies the bytes' hash. */
-async function copyObject(from: ObjectStore, to: ObjectStore, key: string): Promise<number | false> {
+async function copyObject(
+  from: ObjectStore,
+  to: ObjectStore,
+  key: string,
+): Promise<number | false> {
   const o = await from.get(key);
   if (!o) return false;
   try {
     const r = await to.put(key, o.stream(), o.contentType ? { contentType: o.contentType } : {});
-    if (r.sha256 !== o.sha256) throw new BackupError(`The bytes of ${key} changed while they were copied (sha256 ${r.sha256} ≠ ${o.sha256}).`);
+    if (r.sha256 !== o.sha256)
+      throw new BackupError(
+        `The bytes of ${key} changed while they were copied (sha256 ${r.sha256} ≠ ${o.sha256}).`,
+      );
     return r.size;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false; // replaced or deleted between get and read
@@ -155,7 +176,11 @@ async function copyPrivateFiles(fromDir: string, toDir: string): Promise<string[
  * Backs up the data dir `dataDir` (service running or not) into `dest`, which must be empty or
  * new. Retries when objects the snapshot references were deleted during the copy.
  */
-export async function backupDataDir(dataDir: string, dest: string, progress: Progress = () => {}): Promise<BackupManifest> {
+export async function backupDataDir(
+  dataDir: string,
+  dest: string,
+  progress: Progress = () => {},
+): Promise<BackupManifest> {
   dataDir = resolve(dataDir);
   dest = resolve(dest);
   const dbFile = join(dataDir, DB_FILE);
@@ -164,8 +189,10 @@ export async function backupDataDir(dataDir: string, dest: string, progress: Pro
   } catch {
     throw new BackupError(`No Blueline database at ${dbFile}: is --data-dir right?`);
   }
-  if (!(await isEmptyDir(dest))) throw new BackupError(`The backup folder ${dest} is not empty; choose a new or empty folder.`);
-  if (dest === dataDir || dest.startsWith(dataDir + '/')) throw new BackupError('The backup folder must be outside the data dir.');
+  if (!(await isEmptyDir(dest)))
+    throw new BackupError(`The backup folder ${dest} is not empty; choose a new or empty folder.`);
+  if (dest === dataDir || dest.startsWith(dataDir + '/'))
+    throw new BackupError('The backup folder must be outside the data dir.');
 
   for (let attempt = 1; ; attempt++) {
     await rm(dest, { recursive: true, force: true });
@@ -188,11 +215,21 @@ export async function backupDataDir(dataDir: string, dest: string, progress: Pro
     let schemaVersion: number;
     try {
       snap.pragma('journal_mode = DELETE'); // one self-contained file
-      const problems = snap.pragma('integrity_check', { simple: false }) as { integrity_check: string }[];
+      const problems = snap.pragma('integrity_check', { simple: false }) as {
+        integrity_check: string;
+      }[];
       if (problems.length !== 1 || problems[0]!.integrity_check !== 'ok')
-        throw new BackupError(`The snapshot failed SQLite's integrity check: ${problems.map((p) => p.integrity_check).slice(0, 5).join('; ')}`);
+        throw new BackupError(
+          `The snapshot failed SQLite's integrity check: ${problems
+            .map((p) => p.integrity_check)
+            .slice(0, 5)
+            .join('; ')}`,
+        );
       ({ required, optional } = referencedKeys(snap));
-      schemaVersion = snap.prepare('SELECT max(version) FROM schema_migrations').pluck().get() as number;
+      schemaVersion = snap
+        .prepare('SELECT max(version) FROM schema_migrations')
+        .pluck()
+        .get() as number;
     } finally {
       snap.close();
     }
@@ -222,11 +259,16 @@ export async function backupDataDir(dataDir: string, dest: string, progress: Pro
     // Referenced but absent: deleted after the snapshot (retry), or lost before it (report).
     const vanished = missing.filter((k) => present.has(k));
     if (vanished.length > 0) {
-      if (attempt >= 3) throw new BackupError(`Objects kept disappearing during the backup (e.g. ${vanished[0]}); is something deleting records right now? Try again.`);
+      if (attempt >= 3)
+        throw new BackupError(
+          `Objects kept disappearing during the backup (e.g. ${vanished[0]}); is something deleting records right now? Try again.`,
+        );
       progress(`${vanished.length} objects were deleted during the copy; starting over`);
       continue;
     }
-    progress(`objects: ${objects} (${objectBytes} bytes)${missing.length ? `; ${missing.length} referenced objects were already missing in the source` : ''}`);
+    progress(
+      `objects: ${objects} (${objectBytes} bytes)${missing.length ? `; ${missing.length} referenced objects were already missing in the source` : ''}`,
+    );
 
     // 3. Secrets and TLS material.
     const privateFiles = await copyPrivateFiles(dataDir, dest);
@@ -266,7 +308,11 @@ export interface RestoreResult {
  * unless `force`, which moves its contents aside to `<dataDir>.before-restore-<time>`. Stop any
  * service using `dataDir` first.
  */
-export async function restoreDataDir(backupDir: string, dataDir: string, opts: { force?: boolean; progress?: Progress } = {}): Promise<RestoreResult> {
+export async function restoreDataDir(
+  backupDir: string,
+  dataDir: string,
+  opts: { force?: boolean; progress?: Progress } = {},
+): Promise<RestoreResult> {
   const progress = opts.progress ?? (() => {});
   backupDir = resolve(backupDir);
   dataDir = resolve(dataDir);
@@ -274,13 +320,21 @@ export async function restoreDataDir(backupDir: string, dataDir: string, opts: {
   try {
     manifest = JSON.parse(await readFile(join(backupDir, MANIFEST), 'utf8')) as BackupManifest;
   } catch {
-    throw new BackupError(`${backupDir} is not a finished Blueline backup (no readable ${MANIFEST}).`);
+    throw new BackupError(
+      `${backupDir} is not a finished Blueline backup (no readable ${MANIFEST}).`,
+    );
   }
-  if (manifest.format !== 'blueline-backup' || manifest.version !== 1) throw new BackupError(`${backupDir} holds an unknown backup format.`);
+  if (manifest.format !== 'blueline-backup' || manifest.version !== 1)
+    throw new BackupError(`${backupDir} holds an unknown backup format.`);
   const dbSrc = join(backupDir, DB_FILE);
-  if ((await sha256File(dbSrc)) !== manifest.db_sha256) throw new BackupError(`The database in ${backupDir} does not match its manifest (altered or damaged backup).`);
+  if ((await sha256File(dbSrc)) !== manifest.db_sha256)
+    throw new BackupError(
+      `The database in ${backupDir} does not match its manifest (altered or damaged backup).`,
+    );
   if (!(await isEmptyDir(dataDir)) && !opts.force)
-    throw new BackupError(`The data dir ${dataDir} is not empty; restore into a new folder, or pass --force to move its contents aside first.`);
+    throw new BackupError(
+      `The data dir ${dataDir} is not empty; restore into a new folder, or pass --force to move its contents aside first.`,
+    );
 
   // Build beside the destination, then rename into place.
   const parent = dirname(dataDir);
@@ -293,7 +347,8 @@ export async function restoreDataDir(backupDir: string, dataDir: string, opts: {
     const check = new Database(join(stage, DB_FILE));
     try {
       const rows = check.pragma('integrity_check') as { integrity_check: string }[];
-      if (rows.length !== 1 || rows[0]!.integrity_check !== 'ok') throw new BackupError('The backed-up database fails SQLite’s integrity check.');
+      if (rows.length !== 1 || rows[0]!.integrity_check !== 'ok')
+        throw new BackupError('The backed-up database fails SQLite’s integrity check.');
     } finally {
       check.close();
     }
@@ -301,10 +356,14 @@ export async function restoreDataDir(backupDir: string, dataDir: string, opts: {
     const to = new LocalObjectStore({ dataDir: stage });
     let n = 0;
     for (const k of await allKeys(from)) {
-      if ((await copyObject(from, to, k)) === false) throw new BackupError(`Object ${k} of the backup could not be read.`);
+      if ((await copyObject(from, to, k)) === false)
+        throw new BackupError(`Object ${k} of the backup could not be read.`);
       n++;
     }
-    if (n !== manifest.objects) throw new BackupError(`The backup holds ${n} objects but its manifest says ${manifest.objects}.`);
+    if (n !== manifest.objects)
+      throw new BackupError(
+        `The backup holds ${n} objects but its manifest says ${manifest.objects}.`,
+      );
     progress(`objects: ${n}`);
     await copyPrivateFiles(backupDir, stage);
     await fsyncPath(stage);

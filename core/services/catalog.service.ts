@@ -1,5 +1,9 @@
 import type { Db } from '../store/db';
-import { deleteRecord, overlayIdsOfDrawing, updateRecord } from '../store/repositories/records.repository';
+import {
+  deleteRecord,
+  overlayIdsOfDrawing,
+  updateRecord,
+} from '../store/repositories/records.repository';
 import { deleteDrawingSearchRows } from '../store/repositories/drawings.repository';
 import type { Row } from '../store/repositories/row';
 import { disciplineFromSheetNumber } from '../vision/sheet/discipline';
@@ -17,28 +21,47 @@ export interface CatalogEffects {
   overlayPrefix(projectId: string, overlayId: string): string;
 }
 
-const parseObj = (v: unknown): Record<string, unknown> => (typeof v === 'string' ? (JSON.parse(v) as Record<string, unknown>) : {});
+const parseObj = (v: unknown): Record<string, unknown> =>
+  typeof v === 'string' ? (JSON.parse(v) as Record<string, unknown>) : {};
 
 /**
  * Applies a validated PATCH body. For sheets and blocks the fields a person set are also recorded
  * in `overrides`, so re-processing never overwrites a person's correction (contract §4).
  */
-export function patchRecord(db: Db, organizationId: string, kind: ResourceKind, row: Row, body: Record<string, unknown>): Row {
+export function patchRecord(
+  db: Db,
+  organizationId: string,
+  kind: ResourceKind,
+  row: Row,
+  body: Record<string, unknown>,
+): Row {
   const values: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(body)) if (v !== undefined) values[k] = v;
   if (kind === 'sheet' || kind === 'block') {
     const overrides = { ...parseObj(row.overrides), ...values };
-    if (kind === 'sheet' && typeof values.sheet_number === 'string' && values.discipline === undefined && overrides.discipline === undefined) {
+    if (
+      kind === 'sheet' &&
+      typeof values.sheet_number === 'string' &&
+      values.discipline === undefined &&
+      overrides.discipline === undefined
+    ) {
       // A corrected number implies its discipline unless a person chose one explicitly.
       values.discipline = disciplineFromSheetNumber(values.sheet_number);
     }
     values.overrides = JSON.stringify(overrides);
   }
   if (Object.keys(values).length === 0) return row;
-  return db.transaction(() => updateRecord(db, RESOURCES[kind].table, organizationId, row.id, values) ?? row)();
+  return db.transaction(
+    () => updateRecord(db, RESOURCES[kind].table, organizationId, row.id, values) ?? row,
+  )();
 }
 
-export async function deleteDrawing(db: Db, effects: CatalogEffects, organizationId: string, drawing: Row): Promise<void> {
+export async function deleteDrawing(
+  db: Db,
+  effects: CatalogEffects,
+  organizationId: string,
+  drawing: Row,
+): Promise<void> {
   const projectId = String(drawing.project_id);
   const overlayIds = overlayIdsOfDrawing(db, organizationId, drawing.id);
   effects.cancelJobsForTargets(organizationId, [drawing.id, ...overlayIds]);
@@ -53,8 +76,15 @@ export async function deleteDrawing(db: Db, effects: CatalogEffects, organizatio
   ]);
 }
 
-export async function deleteOverlay(db: Db, effects: CatalogEffects, organizationId: string, overlay: Row): Promise<void> {
+export async function deleteOverlay(
+  db: Db,
+  effects: CatalogEffects,
+  organizationId: string,
+  overlay: Row,
+): Promise<void> {
   effects.cancelJobsForTargets(organizationId, [overlay.id]);
   deleteRecord(db, 'overlays', organizationId, overlay.id);
-  await effects.deleteObjectPrefixes([effects.overlayPrefix(String(overlay.project_id), overlay.id)]);
+  await effects.deleteObjectPrefixes([
+    effects.overlayPrefix(String(overlay.project_id), overlay.id),
+  ]);
 }

@@ -2,7 +2,11 @@ import { ApiError, notFound } from '../domain/errors';
 import { idKind, type IdKind } from '../domain/ids';
 import type { Db } from '../store/db';
 import { getRow } from '../store/list-query';
-import { blockCountOfSheet, blockCountsOfDrawing, sheetsOfDrawing } from '../store/repositories/overlays.repository';
+import {
+  blockCountOfSheet,
+  blockCountsOfDrawing,
+  sheetsOfDrawing,
+} from '../store/repositories/overlays.repository';
 import type { Row } from '../store/repositories/row';
 import { COST, reserveCredits } from './credits.service';
 import { maxBlockPairs, pairSheets } from './pairing';
@@ -39,8 +43,23 @@ export interface AnalyzePayload {
   overlay_id: string;
 }
 
-const KIND: Record<CompareType, { kind: IdKind; prefix: string; table: string; noun: string; target: 'drawing' | 'sheet' | 'block' }> = {
-  Drawing: { kind: 'drawing', prefix: 'drw_', table: 'drawings', noun: 'drawing', target: 'drawing' },
+const KIND: Record<
+  CompareType,
+  {
+    kind: IdKind;
+    prefix: string;
+    table: string;
+    noun: string;
+    target: 'drawing' | 'sheet' | 'block';
+  }
+> = {
+  Drawing: {
+    kind: 'drawing',
+    prefix: 'drw_',
+    table: 'drawings',
+    noun: 'drawing',
+    target: 'drawing',
+  },
   Sheet: { kind: 'sheet', prefix: 'sht_', table: 'sheets', noun: 'sheet', target: 'sheet' },
   Block: { kind: 'block', prefix: 'blk_', table: 'blocks', noun: 'block', target: 'block' },
 };
@@ -60,7 +79,15 @@ function wrongType(field: string, value: string, t: CompareType): ApiError {
   return new ApiError(
     'validation_error',
     `${field.slice(1)} must be a ${KIND[t].noun} id (${KIND[t].prefix}…) for a ${t} comparison; got ${given ? `a ${given} id` : `'${value.slice(0, 60)}'`}.`,
-    { errors: [{ field, code: 'wrong_id_type', message: `expected an id starting with '${KIND[t].prefix}'` }] },
+    {
+      errors: [
+        {
+          field,
+          code: 'wrong_id_type',
+          message: `expected an id starting with '${KIND[t].prefix}'`,
+        },
+      ],
+    },
   );
 }
 
@@ -82,7 +109,12 @@ function assertReady(drawing: Row): void {
 /** Upper bound of the overlays a Drawing comparison makes: the credits it reserves per cost unit. */
 export function estimateDrawingPairs(db: Db, oldDrawingId: string, newDrawingId: string): number {
   const info = (rows: Row[]) =>
-    rows.map((r) => ({ id: r.id, sheet_number: r.sheet_number as string | null, title: r.title as string | null, page_index: r.page_index as number }));
+    rows.map((r) => ({
+      id: r.id,
+      sheet_number: r.sheet_number as string | null,
+      title: r.title as string | null,
+      page_index: r.page_index as number,
+    }));
   const a = sheetsOfDrawing(db, oldDrawingId);
   const b = sheetsOfDrawing(db, newDrawingId);
   const countA = blockCountsOfDrawing(db, oldDrawingId);
@@ -91,7 +123,8 @@ export function estimateDrawingPairs(db: Db, oldDrawingId: string, newDrawingId:
   // are bounded by min(left A, left B) pairs of the largest block counts.
   const p = pairSheets(info(a), info(b));
   let n = 0;
-  for (const pair of p.pairs) n += maxBlockPairs(countA.get(pair.sheet_a_id) ?? 0, countB.get(pair.sheet_b_id) ?? 0);
+  for (const pair of p.pairs)
+    n += maxBlockPairs(countA.get(pair.sheet_a_id) ?? 0, countB.get(pair.sheet_b_id) ?? 0);
   const k = Math.min(p.removed.length, p.added.length);
   if (k > 0) {
     const maxA = Math.max(0, ...p.removed.map((id) => countA.get(id) ?? 0));
@@ -101,7 +134,12 @@ export function estimateDrawingPairs(db: Db, oldDrawingId: string, newDrawingId:
   return n;
 }
 
-export function createComparison(db: Db, jobs: CompareEnqueuer, organizationId: string, req: CompareRequest): { id: string; status: string } {
+export function createComparison(
+  db: Db,
+  jobs: CompareEnqueuer,
+  organizationId: string,
+  req: CompareRequest,
+): { id: string; status: string } {
   const k = KIND[req.type];
   if (idKind(req.oldId) !== k.kind) throw wrongType(req.oldField, req.oldId, req.type);
   if (idKind(req.newId) !== k.kind) throw wrongType(req.newField, req.newId, req.type);
@@ -113,7 +151,15 @@ export function createComparison(db: Db, jobs: CompareEnqueuer, organizationId: 
     throw new ApiError(
       'validation_error',
       `${k.noun[0]!.toUpperCase()}${k.noun.slice(1)}s ${req.oldId} and ${req.newId} belong to different projects (${String(older.project_id)} and ${String(newer.project_id)}); only revisions within one project can be compared.`,
-      { errors: [{ field: req.oldField, code: 'project_mismatch', message: `belongs to project ${String(older.project_id)}, not ${String(newer.project_id)}` }] },
+      {
+        errors: [
+          {
+            field: req.oldField,
+            code: 'project_mismatch',
+            message: `belongs to project ${String(older.project_id)}, not ${String(newer.project_id)}`,
+          },
+        ],
+      },
     );
   }
 
@@ -132,35 +178,59 @@ export function createComparison(db: Db, jobs: CompareEnqueuer, organizationId: 
     what = `Comparing block ${req.newId} with ${req.oldId}`;
   }
   const required = pairs * COST.compareOverlay + (req.analyze ? pairs * COST.analyzeOverlay : 0);
-  const payload: ComparePayload = { mode: k.kind as ComparePayload['mode'], a_id: req.oldId, b_id: req.newId, analyze: req.analyze };
+  const payload: ComparePayload = {
+    mode: k.kind as ComparePayload['mode'],
+    a_id: req.oldId,
+    b_id: req.newId,
+    analyze: req.analyze,
+  };
 
-  return db.transaction(() => {
-    reserveCredits(db, organizationId, required, req.analyze ? `${what} with change detection` : what);
-    return jobs.enqueue({
-      organization_id: organizationId,
-      project_id: String(newer.project_id),
-      type: 'compare',
-      target_type: k.target,
-      target_id: req.newId,
-      payload,
-      credits_reserved: required,
-    });
-  }).immediate();
+  return db
+    .transaction(() => {
+      reserveCredits(
+        db,
+        organizationId,
+        required,
+        req.analyze ? `${what} with change detection` : what,
+      );
+      return jobs.enqueue({
+        organization_id: organizationId,
+        project_id: String(newer.project_id),
+        type: 'compare',
+        target_type: k.target,
+        target_id: req.newId,
+        payload,
+        credits_reserved: required,
+      });
+    })
+    .immediate();
 }
 
 /** POST /overlays/{id}/analyze: change detection on one stored overlay, later. */
-export function createAnalysis(db: Db, jobs: CompareEnqueuer, organizationId: string, overlay: Row): { id: string; status: string } {
+export function createAnalysis(
+  db: Db,
+  jobs: CompareEnqueuer,
+  organizationId: string,
+  overlay: Row,
+): { id: string; status: string } {
   const payload: AnalyzePayload = { overlay_id: overlay.id };
-  return db.transaction(() => {
-    reserveCredits(db, organizationId, COST.analyzeOverlay, `Change detection on overlay ${overlay.id}`);
-    return jobs.enqueue({
-      organization_id: organizationId,
-      project_id: String(overlay.project_id),
-      type: 'analyze',
-      target_type: 'overlay',
-      target_id: overlay.id,
-      payload,
-      credits_reserved: COST.analyzeOverlay,
-    });
-  }).immediate();
+  return db
+    .transaction(() => {
+      reserveCredits(
+        db,
+        organizationId,
+        COST.analyzeOverlay,
+        `Change detection on overlay ${overlay.id}`,
+      );
+      return jobs.enqueue({
+        organization_id: organizationId,
+        project_id: String(overlay.project_id),
+        type: 'analyze',
+        target_type: 'overlay',
+        target_id: overlay.id,
+        payload,
+        credits_reserved: COST.analyzeOverlay,
+      });
+    })
+    .immediate();
 }

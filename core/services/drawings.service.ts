@@ -25,16 +25,26 @@ export function createDrawing(
   organizationId: string,
   body: { project_id: string; name: string; file_id: string; revision?: string | null },
 ): Row {
-  if (!getRow(db, 'projects', organizationId, body.project_id)) throw notFound('project', body.project_id);
+  if (!getRow(db, 'projects', organizationId, body.project_id))
+    throw notFound('project', body.project_id);
   const file = getRow<Row>(db, 'files', organizationId, body.file_id);
   if (!file) throw notFound('file', body.file_id);
   if (file.project_id !== body.project_id) {
-    throw new ApiError('validation_error', `File ${body.file_id} belongs to another project; upload it to project ${body.project_id} first.`, {
-      errors: [{ field: '/file_id', code: 'project_mismatch', message: 'belongs to another project' }],
-    });
+    throw new ApiError(
+      'validation_error',
+      `File ${body.file_id} belongs to another project; upload it to project ${body.project_id} first.`,
+      {
+        errors: [
+          { field: '/file_id', code: 'project_mismatch', message: 'belongs to another project' },
+        ],
+      },
+    );
   }
   if (file.status !== 'uploaded') {
-    throw new ApiError('conflict', `File ${body.file_id} has no bytes yet; PUT them to its upload_url before creating the drawing.`);
+    throw new ApiError(
+      'conflict',
+      `File ${body.file_id} has no bytes yet; PUT them to its upload_url before creating the drawing.`,
+    );
   }
   return db.transaction(() => {
     const drawing = insertDrawing(db, {

@@ -32,7 +32,9 @@ export function parseExpand(kind: ResourceKind, raw: string | undefined): Expand
     let current: ResourceKind = kind;
     for (const segment of segments) {
       // Own keys only: 'constructor', '__proto__' and the like must not resolve through the prototype.
-      const relation = Object.hasOwn(RESOURCES[current].relations, segment) ? RESOURCES[current].relations[segment] : undefined;
+      const relation = Object.hasOwn(RESOURCES[current].relations, segment)
+        ? RESOURCES[current].relations[segment]
+        : undefined;
       if (!relation) {
         const allowed = Object.keys(RESOURCES[current].relations);
         throw new ApiError(
@@ -80,10 +82,19 @@ export function serializeWithExpansion(
   for (const [field, subtree] of Object.entries(tree)) {
     const relation = def.relations[field]!;
     const target = RESOURCES[relation.kind];
-    const ids = rows.map((r) => r[relation.column]).filter((v): v is string => typeof v === 'string');
+    const ids = rows
+      .map((r) => r[relation.column])
+      .filter((v): v is string => typeof v === 'string');
     const loaded = getRows<Row>(db, target.table, organizationId, ids);
     const loadedRows = [...loaded.values()];
-    const expanded = serializeWithExpansion(db, organizationId, relation.kind, loadedRows, subtree, ctx);
+    const expanded = serializeWithExpansion(
+      db,
+      organizationId,
+      relation.kind,
+      loadedRows,
+      subtree,
+      ctx,
+    );
     const byId = new Map(loadedRows.map((r, i) => [r.id, expanded[i]]));
     rows.forEach((r, i) => {
       const id = r[relation.column];

@@ -41,10 +41,17 @@ export type SimilarityFn = (a: SheetInfo, b: SheetInfo) => number;
 
 export const MIN_VISUAL_SIMILARITY = 0.5;
 
-const normTitle = (t: string | null): string => (t ?? '').toLowerCase().replace(/[^a-z0-9]+/g, ' ').trim();
+const normTitle = (t: string | null): string =>
+  (t ?? '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, ' ')
+    .trim();
 
 /** Groups by key, keeping page order; null keys are left out. */
-function groupBy(list: SheetInfo[], key: (s: SheetInfo) => string | null): Map<string, SheetInfo[]> {
+function groupBy(
+  list: SheetInfo[],
+  key: (s: SheetInfo) => string | null,
+): Map<string, SheetInfo[]> {
   const m = new Map<string, SheetInfo[]>();
   for (const s of [...list].sort((x, y) => x.page_index - y.page_index)) {
     const k = key(s);
@@ -60,14 +67,23 @@ function groupBy(list: SheetInfo[], key: (s: SheetInfo) => string | null): Map<s
  * Pairs by number, then title; `similarity` (optional) pairs what is left by look. Without it the
  * leftovers stay unpaired (the request path uses this to bound its credit estimate).
  */
-export function pairSheets(a: SheetInfo[], b: SheetInfo[], similarity?: SimilarityFn): SheetPairing {
+export function pairSheets(
+  a: SheetInfo[],
+  b: SheetInfo[],
+  similarity?: SimilarityFn,
+): SheetPairing {
   const pairs: SheetPair[] = [];
   const usedA = new Set<string>();
   const usedB = new Set<string>();
   const take = (x: SheetInfo, y: SheetInfo, method: SheetPairMethod, confidence: number) => {
     usedA.add(x.id);
     usedB.add(y.id);
-    pairs.push({ sheet_a_id: x.id, sheet_b_id: y.id, method, confidence: Math.round(confidence * 1000) / 1000 });
+    pairs.push({
+      sheet_a_id: x.id,
+      sheet_b_id: y.id,
+      method,
+      confidence: Math.round(confidence * 1000) / 1000,
+    });
   };
 
   // 1. Sheet number. Duplicated numbers in a set (rare: a re-issued page left in) pair in page order.
@@ -100,7 +116,9 @@ export function pairSheets(a: SheetInfo[], b: SheetInfo[], similarity?: Similari
   if (similarity) {
     const cand: { x: SheetInfo; y: SheetInfo; s: number }[] = [];
     for (const x of restA()) for (const y of restB()) cand.push({ x, y, s: similarity(x, y) });
-    cand.sort((p, q) => q.s - p.s || p.x.page_index - q.x.page_index || p.y.page_index - q.y.page_index);
+    cand.sort(
+      (p, q) => q.s - p.s || p.x.page_index - q.x.page_index || p.y.page_index - q.y.page_index,
+    );
     for (const c of cand) {
       if (c.s < MIN_VISUAL_SIMILARITY) break;
       if (usedA.has(c.x.id) || usedB.has(c.y.id)) continue;
@@ -112,8 +130,12 @@ export function pairSheets(a: SheetInfo[], b: SheetInfo[], similarity?: Similari
   pairs.sort((p, q) => order.get(p.sheet_b_id)! - order.get(q.sheet_b_id)!);
   return {
     pairs,
-    added: restB().sort((x, y) => x.page_index - y.page_index).map((s) => s.id),
-    removed: restA().sort((x, y) => x.page_index - y.page_index).map((s) => s.id),
+    added: restB()
+      .sort((x, y) => x.page_index - y.page_index)
+      .map((s) => s.id),
+    removed: restA()
+      .sort((x, y) => x.page_index - y.page_index)
+      .map((s) => s.id),
   };
 }
 
@@ -155,7 +177,12 @@ const centre = (b: BlockBox): [number, number] => [b.x + b.width / 2, b.y + b.he
  * `diagonalA` (A's sheet diagonal, px) scales position distances. When nothing pairs, the largest
  * non-title-block block of each side (the drawing area) pairs, so every sheet pair is compared.
  */
-export function pairBlocks(a: BlockInfo[], b: BlockInfo[], toA: Affine6, diagonalA: number): BlockPair[] {
+export function pairBlocks(
+  a: BlockInfo[],
+  b: BlockInfo[],
+  toA: Affine6,
+  diagonalA: number,
+): BlockPair[] {
   const scale = Math.sqrt(Math.abs(toA[0] * toA[4] - toA[1] * toA[3])) || 1;
   const cand: { x: BlockInfo; y: BlockInfo; s: number; method: BlockPairMethod }[] = [];
   for (const x of a) {
@@ -171,7 +198,10 @@ export function pairBlocks(a: BlockInfo[], b: BlockInfo[], toA: Affine6, diagona
       const areaA = x.bbox.width * x.bbox.height;
       const areaB = y.bbox.width * y.bbox.height * scale * scale;
       const sizeRatio = Math.min(areaA, areaB) / Math.max(1, Math.max(areaA, areaB));
-      const sameId = !!x.identifier && !!y.identifier && x.identifier.trim().toUpperCase() === y.identifier.trim().toUpperCase();
+      const sameId =
+        !!x.identifier &&
+        !!y.identifier &&
+        x.identifier.trim().toUpperCase() === y.identifier.trim().toUpperCase();
       const sameTitle = !!normTitle(x.title) && normTitle(x.title) === normTitle(y.title);
       const sameType = x.type === y.type;
       // Position alone pairs only blocks that overlap in place; identity (number/title) tolerates a move.
@@ -205,14 +235,22 @@ export function pairBlocks(a: BlockInfo[], b: BlockInfo[], toA: Affine6, diagona
     if (usedA.has(c.x.id) || usedB.has(c.y.id)) continue;
     usedA.add(c.x.id);
     usedB.add(c.y.id);
-    out.push({ block_a_id: c.x.id, block_b_id: c.y.id, method: c.method, confidence: Math.round(Math.min(1, c.s / 3.3) * 1000) / 1000 });
+    out.push({
+      block_a_id: c.x.id,
+      block_b_id: c.y.id,
+      method: c.method,
+      confidence: Math.round(Math.min(1, c.s / 3.3) * 1000) / 1000,
+    });
   }
   if (!out.some((p) => a.find((x) => x.id === p.block_a_id)?.type !== 'TitleBlock')) {
     const largest = (list: BlockInfo[]) =>
-      list.filter((x) => x.type !== 'TitleBlock').sort((p, q) => q.bbox.width * q.bbox.height - p.bbox.width * p.bbox.height)[0];
+      list
+        .filter((x) => x.type !== 'TitleBlock')
+        .sort((p, q) => q.bbox.width * q.bbox.height - p.bbox.width * p.bbox.height)[0];
     const la = largest(a.filter((x) => !usedA.has(x.id)));
     const lb = largest(b.filter((x) => !usedB.has(x.id)));
-    if (la && lb) out.push({ block_a_id: la.id, block_b_id: lb.id, method: 'drawing_area', confidence: 0.3 });
+    if (la && lb)
+      out.push({ block_a_id: la.id, block_b_id: lb.id, method: 'drawing_area', confidence: 0.3 });
   }
   return out;
 }
@@ -223,6 +261,9 @@ export function maxBlockPairs(blocksA: number, blocksB: number): number {
 }
 
 /** The transform that scales B's sheet onto A's by their sizes (no registration yet). */
-export function sizeRatioTransform(a: { width: number; height: number }, b: { width: number; height: number }): Affine6 {
+export function sizeRatioTransform(
+  a: { width: number; height: number },
+  b: { width: number; height: number },
+): Affine6 {
   return [a.width / b.width, 0, 0, 0, a.height / b.height, 0];
 }

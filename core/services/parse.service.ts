@@ -64,7 +64,12 @@ function sourceSize(row: Row, kind: 'sheet' | 'block'): { width: number; height:
   return { width: b.width, height: b.height };
 }
 
-export function createParse(db: Db, jobs: ParseEnqueuer, organizationId: string, req: ParseRequest): { id: string; status: string } {
+export function createParse(
+  db: Db,
+  jobs: ParseEnqueuer,
+  organizationId: string,
+  req: ParseRequest,
+): { id: string; status: string } {
   const kind = idKind(req.target_id);
   if (kind !== 'drawing' && kind !== 'sheet' && kind !== 'block') {
     throw invalid(
@@ -88,10 +93,20 @@ export function createParse(db: Db, jobs: ParseEnqueuer, organizationId: string,
     const b = t.bbox;
     for (const [name, v] of Object.entries(b)) {
       if (!Number.isInteger(v) || v < 0) {
-        throw invalid(`/templates/${i}/bbox/${name}`, 'invalid', 'must be a non-negative integer (pixels)', `templates[${i}].bbox.${name} must be a non-negative whole number of pixels; got ${v}.`);
+        throw invalid(
+          `/templates/${i}/bbox/${name}`,
+          'invalid',
+          'must be a non-negative integer (pixels)',
+          `templates[${i}].bbox.${name} must be a non-negative whole number of pixels; got ${v}.`,
+        );
       }
     }
-    if (b.width < MIN_TEMPLATE_SIDE || b.height < MIN_TEMPLATE_SIDE || b.width > MAX_TEMPLATE_SIDE || b.height > MAX_TEMPLATE_SIDE) {
+    if (
+      b.width < MIN_TEMPLATE_SIDE ||
+      b.height < MIN_TEMPLATE_SIDE ||
+      b.width > MAX_TEMPLATE_SIDE ||
+      b.height > MAX_TEMPLATE_SIDE
+    ) {
       throw invalid(
         `/templates/${i}/bbox`,
         'out_of_range',
@@ -113,7 +128,11 @@ export function createParse(db: Db, jobs: ParseEnqueuer, organizationId: string,
           : `Drawing ${target.id} failed to process (see job ${String(target.job_id)}) and has no sheets to parse; upload the file again as a new drawing.`,
       );
     }
-    sheets = (db.prepare('SELECT count(*) AS n FROM sheets WHERE drawing_id = ?').get(target.id) as { n: number }).n;
+    sheets = (
+      db.prepare('SELECT count(*) AS n FROM sheets WHERE drawing_id = ?').get(target.id) as {
+        n: number;
+      }
+    ).n;
   } else sheets = 1;
 
   req.templates.forEach((t, i) => {
@@ -136,20 +155,26 @@ export function createParse(db: Db, jobs: ParseEnqueuer, organizationId: string,
   const payload: ParsePayload = {
     target_type: kind,
     target_id: target.id,
-    templates: req.templates.map((t) => ({ label: t.label, source_id: t.source_id, bbox: { x: t.bbox.x, y: t.bbox.y, width: t.bbox.width, height: t.bbox.height } })),
+    templates: req.templates.map((t) => ({
+      label: t.label,
+      source_id: t.source_id,
+      bbox: { x: t.bbox.x, y: t.bbox.y, width: t.bbox.width, height: t.bbox.height },
+    })),
     ...(req.threshold === undefined ? {} : { threshold: req.threshold }),
   };
   const what = `Parsing ${kind} ${target.id} (${sheets} sheet${sheets === 1 ? '' : 's'} at ${PARSE_COST_PER_SHEET} credit each)`;
-  return db.transaction(() => {
-    reserveCredits(db, organizationId, required, what);
-    return jobs.enqueue({
-      organization_id: organizationId,
-      project_id: String(target.project_id),
-      type: 'parse',
-      target_type: kind,
-      target_id: target.id,
-      payload,
-      credits_reserved: required,
-    });
-  }).immediate();
+  return db
+    .transaction(() => {
+      reserveCredits(db, organizationId, required, what);
+      return jobs.enqueue({
+        organization_id: organizationId,
+        project_id: String(target.project_id),
+        type: 'parse',
+        target_type: kind,
+        target_id: target.id,
+        payload,
+        credits_reserved: required,
+      });
+    })
+    .immediate();
 }

@@ -103,7 +103,11 @@ async function allKeys(objects: ObjectStore, prefix: string): Promise<string[]> 
   }
 }
 
-export async function reconcile(env: { db: Db; objects: ObjectStore; log?: Logger }): Promise<ReconcileReport> {
+export async function reconcile(env: {
+  db: Db;
+  objects: ObjectStore;
+  log?: Logger;
+}): Promise<ReconcileReport> {
   const { db, objects } = env;
   const t0 = Date.now();
   const sweep = await objects.sweepTemp();
@@ -123,7 +127,9 @@ export async function reconcile(env: { db: Db; objects: ObjectStore; log?: Logge
   const block = exists('blocks');
   const overlay = exists('overlays');
   const fileKeyHasRow = db.prepare('SELECT 1 FROM files WHERE object_key = ?').pluck();
-  const anyFileRowUnder = db.prepare("SELECT 1 FROM files WHERE substr(object_key, 1, length(?)) = ? LIMIT 1").pluck();
+  const anyFileRowUnder = db
+    .prepare('SELECT 1 FROM files WHERE substr(object_key, 1, length(?)) = ? LIMIT 1')
+    .pluck();
 
   // Decide per key; a whole unit (project/drawing/sheet/overlay) whose row is gone goes as a prefix.
   const prefixes = new Set<string>();
@@ -211,7 +217,8 @@ export async function reconcile(env: { db: Db; objects: ObjectStore; log?: Logge
   );
   const now = new Date().toISOString();
   db.transaction(() => {
-    for (const d of stale) setStatus.run(d.job_status === 'Completed' ? 'Ready' : 'Failed', now, d.id);
+    for (const d of stale)
+      setStatus.run(d.job_status === 'Completed' ? 'Ready' : 'Failed', now, d.id);
   })();
 
   // Lost bytes: rows naming objects the store does not have. Not repairable here (the bytes are
@@ -263,6 +270,9 @@ export async function reconcile(env: { db: Db; objects: ObjectStore; log?: Logge
     'Boot reconciliation',
   );
   if (missingObjects.length > 0)
-    env.log?.warn({ missing_objects: missingObjects.slice(0, 20) }, 'Rows name objects the store does not have (lost bytes); restore from a backup');
+    env.log?.warn(
+      { missing_objects: missingObjects.slice(0, 20) },
+      'Rows name objects the store does not have (lost bytes); restore from a backup',
+    );
   return report;
 }

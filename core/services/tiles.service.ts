@@ -1,7 +1,13 @@
 import { ApiError } from '../domain/errors';
 import type { ObjectStore } from '../blobs/object-store';
 import { imageTileKey } from '../blobs/keys';
-import { decodeForTiles, levelOf, renderTile, tileGeometry, type DecodedImage } from '../vision/tiles/tiles.adapter';
+import {
+  decodeForTiles,
+  levelOf,
+  renderTile,
+  tileGeometry,
+  type DecodedImage,
+} from '../vision/tiles/tiles.adapter';
 
 // Serves deep-zoom tiles of stored images: a stored tile is returned as is; a missing one is
 // rendered from the decoded image (a few decoded images are kept, since a viewer asks for many
@@ -29,10 +35,19 @@ export class TileService {
     return key;
   }
 
-  private async render(imageKey: string, key: string, z: number, x: number, y: number): Promise<void> {
+  private async render(
+    imageKey: string,
+    key: string,
+    z: number,
+    x: number,
+    y: number,
+  ): Promise<void> {
     const img = await this.decode(imageKey);
     if (!levelOf(tileGeometry(img.width, img.height), z, x, y)) {
-      throw new ApiError('not_found', `Tile ${z}/${x}/${y} is outside this image's pyramid (levels 0–${tileGeometry(img.width, img.height).maxZoom}).`);
+      throw new ApiError(
+        'not_found',
+        `Tile ${z}/${x}/${y} is outside this image's pyramid (levels 0–${tileGeometry(img.width, img.height).maxZoom}).`,
+      );
     }
     const webp = await renderTile(img, z, x, y);
     await this.objects.put(key, webp, { contentType: 'image/webp' });
@@ -55,7 +70,8 @@ export class TileService {
     })();
     p.catch(() => this.decoded.delete(imageKey));
     this.decoded.set(imageKey, p);
-    while (this.decoded.size > this.maxDecoded) this.decoded.delete(this.decoded.keys().next().value!);
+    while (this.decoded.size > this.maxDecoded)
+      this.decoded.delete(this.decoded.keys().next().value!);
     return p;
   }
 }

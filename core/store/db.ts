@@ -26,9 +26,12 @@ export function migrate(db: Db, migrations: readonly Migration[]): void {
     `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT`,
   );
   migrations.forEach((m, i) => {
-    if (m.version !== i + 1) throw new MigrationError(`Migration list is not numbered 1..n at ${m.name}`);
+    if (m.version !== i + 1)
+      throw new MigrationError(`Migration list is not numbered 1..n at ${m.name}`);
   });
-  const applied = db.prepare('SELECT version, name FROM schema_migrations ORDER BY version').all() as {
+  const applied = db
+    .prepare('SELECT version, name FROM schema_migrations ORDER BY version')
+    .all() as {
     version: number;
     name: string;
   }[];

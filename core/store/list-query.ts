@@ -34,7 +34,10 @@ export interface PageResult<Row> {
   more: boolean;
 }
 
-function whereClause(q: Pick<PageQuery, 'conditions'>, keyOp: '<' | '>' | null): { sql: string; params: unknown[] } {
+function whereClause(
+  q: Pick<PageQuery, 'conditions'>,
+  keyOp: '<' | '>' | null,
+): { sql: string; params: unknown[] } {
   const parts = ['organization_id = ?'];
   const params: unknown[] = [];
   for (const c of q.conditions) {
@@ -73,10 +76,16 @@ export function existsBeyond(
   return prepared(db, sql).get(q.organizationId, ...w.params, key.created_at, key.id) !== undefined;
 }
 
-export function getRow<Row>(db: Db, table: string, organizationId: string, id: string): Row | undefined {
-  return prepared(db, `SELECT * FROM ${table} WHERE id = ? AND organization_id = ?`).get(id, organizationId) as
-    | Row
-    | undefined;
+export function getRow<Row>(
+  db: Db,
+  table: string,
+  organizationId: string,
+  id: string,
+): Row | undefined {
+  return prepared(db, `SELECT * FROM ${table} WHERE id = ? AND organization_id = ?`).get(
+    id,
+    organizationId,
+  ) as Row | undefined;
 }
 
 /** Loads many rows by id in one query per chunk (the expansion engine's batch loader). */
@@ -91,7 +100,8 @@ export function getRows<Row extends { id: string }>(
   for (let i = 0; i < unique.length; i += 500) {
     const chunk = unique.slice(i, i + 500);
     const sql = `SELECT * FROM ${table} WHERE organization_id = ? AND id IN (${chunk.map(() => '?').join(',')})`;
-    for (const row of prepared(db, sql).all(organizationId, ...chunk) as Row[]) out.set(row.id, row);
+    for (const row of prepared(db, sql).all(organizationId, ...chunk) as Row[])
+      out.set(row.id, row);
   }
   return out;
 }

@@ -1,6 +1,14 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -15,7 +23,10 @@ const FIXTURES = resolve(repoRoot, '../shared/fixtures/drawings');
 
 function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((res) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'core/cli/main.ts', ...args], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'core/cli/main.ts', ...args], {
+      cwd: repoRoot,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -26,7 +37,12 @@ function cli(args: string[]): Promise<{ code: number | null; stdout: string; std
 
 const sha = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 /** A record without its signed URLs (their expiry moves with the clock). */
-const stripUris = (r: Record<string, unknown>) => Object.fromEntries(Object.entries(r).filter(([k]) => !k.endsWith('uri') && k !== 'upload_url' && k !== 'upload_expires_at'));
+const stripUris = (r: Record<string, unknown>) =>
+  Object.fromEntries(
+    Object.entries(r).filter(
+      ([k]) => !k.endsWith('uri') && k !== 'upload_url' && k !== 'upload_expires_at',
+    ),
+  );
 
 /** The bytes at a signed URL (status 200 required). */
 function download(t: TestService, uri: string): Promise<Buffer> {
@@ -35,22 +51,36 @@ function download(t: TestService, uri: string): Promise<Buffer> {
       .get(new URL(uri, t.origin), { agent: t.agent }, (r) => {
         const chunks: Buffer[] = [];
         r.on('data', (c: Buffer) => chunks.push(c));
-        r.on('end', () => (r.statusCode === 200 ? res(Buffer.concat(chunks)) : rej(new Error(`${uri}: HTTP ${r.statusCode}`))));
+        r.on('end', () =>
+          r.statusCode === 200
+            ? res(Buffer.concat(chunks))
+            : rej(new Error(`${uri}: HTTP ${r.statusCode}`)),
+        );
         r.on('error', rej);
       })
       .on('error', rej);
   });
 }
 
-async function listAll(t: TestService, path: string, key: string): Promise<Record<string, unknown>[]> {
+async function listAll(
+  t: TestService,
+  path: string,
+  key: string,
+): Promise<Record<string, unknown>[]> {
   const out: Record<string, unknown>[] = [];
   let url: string | null = path;
   while (url) {
-    const res: { status: number; body: { data: Record<string, unknown>[]; _meta: { next: string | null } } } = await t.request('GET', url, { key });
+    const res: {
+      status: number;
+      body: { data: Record<string, unknown>[]; _meta: { next: string | null } };
+    } = await t.request('GET', url, { key });
     expect(res.status, url).toBe(200);
     out.push(...res.body.data);
     // `next` is a cursor that remembers the filters and limit.
-    url = res.body._meta.next === null ? null : `${path.split('?')[0]}?cursor=${encodeURIComponent(res.body._meta.next)}`;
+    url =
+      res.body._meta.next === null
+        ? null
+        : `${path.split('?')[0]}?cursor=${encodeURIComponent(res.body._meta.next)}`;
   }
   return out;
 }
@@ -72,18 +102,43 @@ describe('backup and restore', () => {
   it('backs up a running service with data, restores into a new dir, and the restored service serves the same records and bytes', async () => {
     // Data: a processed drawing (sheet, thumbnail, block crops, search rows), an uploaded file, a pending file.
     const project = (await t.request('POST', '/v1/projects', { body: { name: 'Backed up' } })).body;
-    const bytes = readFileSync(join(FIXTURES, '20150115_ASK-003_exterior-west-wall-window-locations.pdf'));
-    const file = await t.request('POST', '/v1/files', { body: { project_id: project.id, filename: 'ask-003.pdf', content_type: 'application/pdf', size_bytes: bytes.length } });
-    expect((await t.request('PUT', file.body.upload_url, { rawBody: bytes, headers: { 'content-type': 'application/pdf' }, key: null })).status).toBe(200);
-    const drawing = (await t.request('POST', '/v1/drawings', { body: { project_id: project.id, name: 'ASK-003', file_id: file.body.id } })).body;
-    for (const start = Date.now(); ; ) {
+    const bytes = readFileSync(
+      join(FIXTURES, '20150115_ASK-003_exterior-west-wall-window-locations.pdf'),
+    );
+    const file = await t.request('POST', '/v1/files', {
+      body: {
+        project_id: project.id,
+        filename: 'ask-003.pdf',
+        content_type: 'application/pdf',
+        size_bytes: bytes.length,
+      },
+    });
+    expect(
+      (
+        await t.request('PUT', file.body.upload_url, {
+          rawBody: bytes,
+          headers: { 'content-type': 'application/pdf' },
+          key: null,
+        })
+      ).status,
+    ).toBe(200);
+    const drawing = (
+      await t.request('POST', '/v1/drawings', {
+        body: { project_id: project.id, name: 'ASK-003', file_id: file.body.id },
+      })
+    ).body;
+    for (const start = Date.now(); ;) {
       const job = await t.request('GET', `/v1/jobs/${drawing.job_id}`);
       if (job.body.status === 'Completed') break;
       expect(['Queued', 'Started'], JSON.stringify(job.body.error)).toContain(job.body.status);
       expect(Date.now() - start).toBeLessThan(240_000);
       await new Promise((r) => setTimeout(r, 300));
     }
-    const pending = (await t.request('POST', '/v1/files', { body: { project_id: project.id, filename: 'later.pdf', content_type: 'application/pdf' } })).body;
+    const pending = (
+      await t.request('POST', '/v1/files', {
+        body: { project_id: project.id, filename: 'later.pdf', content_type: 'application/pdf' },
+      })
+    ).body;
 
     // Backup while the service keeps writing (new projects) — the snapshot is consistent anyway.
     const backupDir = join(scratch, 'backup');
@@ -91,7 +146,10 @@ describe('backup and restore', () => {
     const writes = (async () => {
       let n = 0;
       while (writing) {
-        expect((await t.request('POST', '/v1/projects', { body: { name: `during backup ${n++}` } })).status).toBe(201);
+        expect(
+          (await t.request('POST', '/v1/projects', { body: { name: `during backup ${n++}` } }))
+            .status,
+        ).toBe(201);
       }
       return n;
     })();
@@ -104,9 +162,21 @@ describe('backup and restore', () => {
     const manifest = JSON.parse(readFileSync(join(backupDir, 'blueline-backup.json'), 'utf8'));
     expect(manifest).toMatchObject({ format: 'blueline-backup', version: 1, missing_objects: [] });
     expect(manifest.objects).toBeGreaterThanOrEqual(4); // file bytes, sheet image, thumbnail, ≥1 block crop
-    expect(manifest.private_files.sort()).toEqual(['secrets/cursor.key', 'secrets/url-signing.key', 'tls/cert.pem', 'tls/key.pem']);
-    expect(readdirSync(backupDir).sort()).toEqual(['blueline-backup.json', 'blueline.db', 'objects', 'secrets', 'tls']);
-    for (const f of ['secrets/cursor.key', 'secrets/url-signing.key', 'tls/key.pem']) expect(statSync(join(backupDir, f)).mode & 0o777, f).toBe(0o600);
+    expect(manifest.private_files.sort()).toEqual([
+      'secrets/cursor.key',
+      'secrets/url-signing.key',
+      'tls/cert.pem',
+      'tls/key.pem',
+    ]);
+    expect(readdirSync(backupDir).sort()).toEqual([
+      'blueline-backup.json',
+      'blueline.db',
+      'objects',
+      'secrets',
+      'tls',
+    ]);
+    for (const f of ['secrets/cursor.key', 'secrets/url-signing.key', 'tls/key.pem'])
+      expect(statSync(join(backupDir, f)).mode & 0o777, f).toBe(0o600);
 
     // A second backup into the same (now non-empty) folder is refused.
     const again = await cli(['backup', backupDir, '--data-dir', t.dataDir]);
@@ -139,14 +209,23 @@ describe('backup and restore', () => {
 
     // Records: the processed drawing and everything under it, identical.
     const q = `project_id=${project.id}&limit=100`;
-    for (const path of [`/v1/drawings?${q}`, `/v1/files?${q}`, `/v1/sheets?drawing_id=${drawing.id}&limit=100`, `/v1/blocks?drawing_id=${drawing.id}&limit=100`]) {
+    for (const path of [
+      `/v1/drawings?${q}`,
+      `/v1/files?${q}`,
+      `/v1/sheets?drawing_id=${drawing.id}&limit=100`,
+      `/v1/blocks?drawing_id=${drawing.id}&limit=100`,
+    ]) {
       const before = await listAll(t, path, key);
       const after = await listAll(restored, path, key);
       expect(after.map(stripUris), path).toEqual(before.map(stripUris));
       expect(after.length, path).toBeGreaterThan(0);
     }
-    expect(stripUris((await restored.request('GET', `/v1/files/${pending.id}`, { key })).body)).toEqual(stripUris((await t.request('GET', `/v1/files/${pending.id}`)).body));
-    expect(stripUris((await restored.request('GET', `/v1/jobs/${drawing.job_id}`, { key })).body)).toEqual(stripUris((await t.request('GET', `/v1/jobs/${drawing.job_id}`)).body));
+    expect(
+      stripUris((await restored.request('GET', `/v1/files/${pending.id}`, { key })).body),
+    ).toEqual(stripUris((await t.request('GET', `/v1/files/${pending.id}`)).body));
+    expect(
+      stripUris((await restored.request('GET', `/v1/jobs/${drawing.job_id}`, { key })).body),
+    ).toEqual(stripUris((await t.request('GET', `/v1/jobs/${drawing.job_id}`)).body));
     // Projects: everything created before the backup; of those written during it, a prefix in time
     // (the snapshot), never a project that did not exist in the original.
     const pBefore = await listAll(t, '/v1/projects?limit=100', key);
@@ -157,8 +236,10 @@ describe('backup and restore', () => {
 
     // Bytes: every sheet image, thumbnail, block crop and the file, identical.
     const uris: [string, string][] = [];
-    for (const s of await listAll(restored, `/v1/sheets?drawing_id=${drawing.id}&limit=100`, key)) uris.push([String(s.uri), 'sheet'], [String(s.thumbnail_uri), 'thumb']);
-    for (const bl of await listAll(restored, `/v1/blocks?drawing_id=${drawing.id}&limit=100`, key)) uris.push([String(bl.uri), 'block']);
+    for (const s of await listAll(restored, `/v1/sheets?drawing_id=${drawing.id}&limit=100`, key))
+      uris.push([String(s.uri), 'sheet'], [String(s.thumbnail_uri), 'thumb']);
+    for (const bl of await listAll(restored, `/v1/blocks?drawing_id=${drawing.id}&limit=100`, key))
+      uris.push([String(bl.uri), 'block']);
     const fileAfter = (await restored.request('GET', `/v1/files/${file.body.id}`, { key })).body;
     uris.push([String(fileAfter.uri), 'file']);
     for (const [uri] of uris) {
@@ -170,7 +251,10 @@ describe('backup and restore', () => {
     expect(sha(await download(restored, String(fileAfter.uri)))).toBe(sha(bytes));
 
     // Search rows came along too.
-    const search = await restored.request('POST', `/v1/projects/${project.id}/search`, { key, body: { query: 'window' } });
+    const search = await restored.request('POST', `/v1/projects/${project.id}/search`, {
+      key,
+      body: { query: 'window' },
+    });
     if (search.status !== 404) expect(search.status).toBe(200);
   }, 420_000);
 

@@ -15,11 +15,24 @@ const FIXTURES = resolve(import.meta.dirname, '../../../shared/fixtures/drawings
 // Same steps as ingest.test.ts (importing that file would run its tests here too).
 export async function uploadDrawing(t: TestService, projectId: string, file: string, name: string) {
   const bytes = readFileSync(resolve(FIXTURES, file));
-  const created = await t.request('POST', '/v1/files', { body: { project_id: projectId, filename: `${name}.pdf`, content_type: 'application/pdf', size_bytes: bytes.length } });
+  const created = await t.request('POST', '/v1/files', {
+    body: {
+      project_id: projectId,
+      filename: `${name}.pdf`,
+      content_type: 'application/pdf',
+      size_bytes: bytes.length,
+    },
+  });
   expect(created.status).toBe(201);
-  const put = await t.request('PUT', created.body.upload_url, { rawBody: bytes, headers: { 'content-type': 'application/pdf' }, key: null });
+  const put = await t.request('PUT', created.body.upload_url, {
+    rawBody: bytes,
+    headers: { 'content-type': 'application/pdf' },
+    key: null,
+  });
   expect(put.status).toBe(200);
-  const drawing = await t.request('POST', '/v1/drawings', { body: { project_id: projectId, name, file_id: created.body.id } });
+  const drawing = await t.request('POST', '/v1/drawings', {
+    body: { project_id: projectId, name, file_id: created.body.id },
+  });
   expect(drawing.status).toBe(201);
   return drawing.body as { id: string; job_id: string };
 }
@@ -43,7 +56,13 @@ let beamNew: { id: string; job_id: string };
 async function sheetsOf(drawingId: string) {
   const r = await t.request('GET', `/v1/sheets?drawing_id=${drawingId}&limit=100`);
   expect(r.status).toBe(200);
-  return r.body.data as { id: string; sheet_number: string; index: number; width: number; height: number }[];
+  return r.body.data as {
+    id: string;
+    sheet_number: string;
+    index: number;
+    width: number;
+    height: number;
+  }[];
 }
 
 async function allOverlays(jobId: string) {
@@ -67,8 +86,10 @@ async function changesOf(overlayId: string) {
 beforeAll(async () => {
   t = await startTestService({ workers: 2 });
   grantCredits(t.svc.db, ensureOrganization(t.svc.db, 'Test Org').id, 10_000, 'grant');
-  projectId = (await t.request('POST', '/v1/projects', { body: { name: 'Beam proposal' } })).body.id;
-  otherProjectId = (await t.request('POST', '/v1/projects', { body: { name: 'Another project' } })).body.id;
+  projectId = (await t.request('POST', '/v1/projects', { body: { name: 'Beam proposal' } })).body
+    .id;
+  otherProjectId = (await t.request('POST', '/v1/projects', { body: { name: 'Another project' } }))
+    .body.id;
   beamOld = await uploadDrawing(t, projectId, '20190601_beam-proposal_5-sheets.pdf', 'Beam 06-01');
   beamNew = await uploadDrawing(t, projectId, '20190602_beam-proposal_5-sheets.pdf', 'Beam 06-02');
   expect((await waitForJob(t, beamOld.job_id, LONG)).status).toBe('Completed');
@@ -84,7 +105,9 @@ describe('drawing comparison (beam proposal 06-02 against 06-01)', () => {
   let overlays: any[];
 
   beforeAll(async () => {
-    const res = await t.request('POST', `/v1/drawings/${beamNew.id}/compare`, { body: { compare_to: beamOld.id, analyze: true } });
+    const res = await t.request('POST', `/v1/drawings/${beamNew.id}/compare`, {
+      body: { compare_to: beamOld.id, analyze: true },
+    });
     expect(res.status).toBe(202);
     expect(res.body).toEqual({ job_id: expect.stringMatching(/^job_/), status: 'Queued' });
     expect(res.headers.location).toBe(`/v1/jobs/${res.body.job_id}`);
@@ -114,7 +137,8 @@ describe('drawing comparison (beam proposal 06-02 against 06-01)', () => {
     expect(job.progress).toEqual({ completed: 5, total: 5 });
     const children = await t.request('GET', `/v1/jobs?parent_id=${job.id}&limit=100`);
     expect(children.body.data).toHaveLength(5);
-    for (const c of children.body.data) expect(c).toMatchObject({ type: 'compare', target_type: 'sheet', status: 'Completed' });
+    for (const c of children.body.data)
+      expect(c).toMatchObject({ type: 'compare', target_type: 'sheet', status: 'Completed' });
   });
 
   it('stores one overlay per block pair under the job the client started, with images and alignment', async () => {
@@ -127,7 +151,8 @@ describe('drawing comparison (beam proposal 06-02 against 06-01)', () => {
       expect(o.width).toBe(o.block_a.bbox.width);
       expect(o.height).toBe(o.block_a.bbox.height);
       expect(o.has_changes).toBe(true); // analyze: true ran change detection
-      for (const uri of [o.uri, o.addition_uri, o.deletion_uri, o.aligned_b_uri]) expect(uri).toMatch(/^https:\/\//);
+      for (const uri of [o.uri, o.addition_uri, o.deletion_uri, o.aligned_b_uri])
+        expect(uri).toMatch(/^https:\/\//);
     }
     const img = await t.request('GET', overlays[0].uri, { key: null });
     expect(img.status).toBe(200);
@@ -156,103 +181,174 @@ describe('drawing comparison (beam proposal 06-02 against 06-01)', () => {
       for (const c of await changesOf(o.id)) {
         if (c.category === 'noise') continue;
         // Overlay pixels → sheet pixels of A.
-        found.push({ ...c, sheetX: c.bbox.x + o.block_a.bbox.x, sheetY: c.bbox.y + o.block_a.bbox.y, score: o.score });
+        found.push({
+          ...c,
+          sheetX: c.bbox.x + o.block_a.bbox.x,
+          sheetY: c.bbox.y + o.block_a.bbox.y,
+          score: o.score,
+        });
       }
     }
     // At 200 dpi the markup (a column, its callout and the note) sits at about x 3850–4500,
     // y 2260–2800 of the 6800 x 4400 sheet (measured on the renders of both issues).
-    const hit = found.filter((c) => c.sheetX + c.bbox.width > sheetWidth / 2 && c.sheetX < 4700 && c.sheetX + c.bbox.width > 3700 && c.sheetY < 2900 && c.sheetY + c.bbox.height > 2200);
+    const hit = found.filter(
+      (c) =>
+        c.sheetX + c.bbox.width > sheetWidth / 2 &&
+        c.sheetX < 4700 &&
+        c.sheetX + c.bbox.width > 3700 &&
+        c.sheetY < 2900 &&
+        c.sheetY + c.bbox.height > 2200,
+    );
     expect(hit.length, JSON.stringify(found.slice(0, 10))).toBeGreaterThanOrEqual(1);
     expect(hit.some((c) => c.kind === 'added' || c.kind === 'modified')).toBe(true);
   });
 });
 
 describe('comparing a sheet with itself and bad input', () => {
-  it('compares a sheet with itself: score 1 and no changes', async () => {
-    const [s] = await sheetsOf(beamOld.id);
-    const res = await t.request('POST', '/v1/compare', { body: { old_id: s!.id, new_id: s!.id, type: 'Sheet', analyze: true } });
-    expect(res.status).toBe(202);
-    const job = await waitForJob(t, res.body.job_id, LONG);
-    expect(job.status).toBe('Completed');
-    expect(job.target_type).toBe('sheet');
-    const ovs = await allOverlays(job.id);
-    expect(ovs.length).toBeGreaterThanOrEqual(1);
-    for (const o of ovs) {
-      expect(o.score).toBe(1);
-      expect(o.stats.added_px + o.stats.removed_px).toBe(0);
-      expect(o.change_count).toBe(0);
-      expect(o.has_changes).toBe(true);
-    }
-    // Re-running change detection later replaces, never duplicates.
-    const again = await t.request('POST', `/v1/overlays/${ovs[0].id}/analyze`);
-    expect(again.status).toBe(202);
-    expect((await waitForJob(t, again.body.job_id, LONG)).status).toBe('Completed');
-    expect(await changesOf(ovs[0].id)).toEqual([]);
-  }, LONG);
+  it(
+    'compares a sheet with itself: score 1 and no changes',
+    async () => {
+      const [s] = await sheetsOf(beamOld.id);
+      const res = await t.request('POST', '/v1/compare', {
+        body: { old_id: s!.id, new_id: s!.id, type: 'Sheet', analyze: true },
+      });
+      expect(res.status).toBe(202);
+      const job = await waitForJob(t, res.body.job_id, LONG);
+      expect(job.status).toBe('Completed');
+      expect(job.target_type).toBe('sheet');
+      const ovs = await allOverlays(job.id);
+      expect(ovs.length).toBeGreaterThanOrEqual(1);
+      for (const o of ovs) {
+        expect(o.score).toBe(1);
+        expect(o.stats.added_px + o.stats.removed_px).toBe(0);
+        expect(o.change_count).toBe(0);
+        expect(o.has_changes).toBe(true);
+      }
+      // Re-running change detection later replaces, never duplicates.
+      const again = await t.request('POST', `/v1/overlays/${ovs[0].id}/analyze`);
+      expect(again.status).toBe(202);
+      expect((await waitForJob(t, again.body.job_id, LONG)).status).toBe('Completed');
+      expect(await changesOf(ovs[0].id)).toEqual([]);
+    },
+    LONG,
+  );
 
-  it('answers bad input precisely', async () => {
-    const [s] = await sheetsOf(beamOld.id);
-    // Wrong id type in the body: 400 naming the field.
-    const wrong = await t.request('POST', '/v1/compare', { body: { old_id: s!.id, new_id: beamNew.id, type: 'Drawing' } });
-    expect(wrong.status).toBe(400);
-    expect(wrong.body.code).toBe('validation_error');
-    expect(wrong.body.errors[0].field).toBe('/old_id');
-    const wrongTo = await t.request('POST', `/v1/drawings/${beamNew.id}/compare`, { body: { compare_to: s!.id } });
-    expect(wrongTo.status).toBe(400);
-    expect(wrongTo.body.errors[0].field).toBe('/compare_to');
-    // Wrong prefix in the path: 404.
-    expect((await t.request('POST', `/v1/drawings/${s!.id}/compare`, { body: { compare_to: beamOld.id } })).status).toBe(404);
-    // Another organization's ids: 404, and nothing reveals them.
-    const other = t.newOrgKey('Compare other org');
-    const foreign = await t.request('POST', '/v1/compare', { body: { old_id: beamOld.id, new_id: beamNew.id, type: 'Drawing' }, key: other });
-    expect(foreign.status).toBe(404);
-    expect(foreign.body.code).toBe('not_found');
-    // Two projects: 400.
-    const elsewhere = await uploadDrawing(t, otherProjectId, '20150115_ASK-003_exterior-west-wall-window-locations.pdf', 'ASK-003');
-    // Still processing: 409 with a precise detail (checked before it finishes).
-    const processing = await t.request('POST', `/v1/drawings/${elsewhere.id}/compare`, { body: { compare_to: elsewhere.id } });
-    expect(processing.status).toBe(409);
-    expect(processing.body.code).toBe('conflict');
-    expect(processing.body.detail).toContain('still Processing');
-    const twoProjects = await t.request('POST', `/v1/drawings/${beamNew.id}/compare`, { body: { compare_to: elsewhere.id } });
-    expect(twoProjects.status).toBe(400);
-    expect(twoProjects.body.code).toBe('validation_error');
-    expect(twoProjects.body.detail).toContain('different projects');
-    await waitForJob(t, elsewhere.job_id, LONG);
-  }, LONG);
+  it(
+    'answers bad input precisely',
+    async () => {
+      const [s] = await sheetsOf(beamOld.id);
+      // Wrong id type in the body: 400 naming the field.
+      const wrong = await t.request('POST', '/v1/compare', {
+        body: { old_id: s!.id, new_id: beamNew.id, type: 'Drawing' },
+      });
+      expect(wrong.status).toBe(400);
+      expect(wrong.body.code).toBe('validation_error');
+      expect(wrong.body.errors[0].field).toBe('/old_id');
+      const wrongTo = await t.request('POST', `/v1/drawings/${beamNew.id}/compare`, {
+        body: { compare_to: s!.id },
+      });
+      expect(wrongTo.status).toBe(400);
+      expect(wrongTo.body.errors[0].field).toBe('/compare_to');
+      // Wrong prefix in the path: 404.
+      expect(
+        (
+          await t.request('POST', `/v1/drawings/${s!.id}/compare`, {
+            body: { compare_to: beamOld.id },
+          })
+        ).status,
+      ).toBe(404);
+      // Another organization's ids: 404, and nothing reveals them.
+      const other = t.newOrgKey('Compare other org');
+      const foreign = await t.request('POST', '/v1/compare', {
+        body: { old_id: beamOld.id, new_id: beamNew.id, type: 'Drawing' },
+        key: other,
+      });
+      expect(foreign.status).toBe(404);
+      expect(foreign.body.code).toBe('not_found');
+      // Two projects: 400.
+      const elsewhere = await uploadDrawing(
+        t,
+        otherProjectId,
+        '20150115_ASK-003_exterior-west-wall-window-locations.pdf',
+        'ASK-003',
+      );
+      // Still processing: 409 with a precise detail (checked before it finishes).
+      const processing = await t.request('POST', `/v1/drawings/${elsewhere.id}/compare`, {
+        body: { compare_to: elsewhere.id },
+      });
+      expect(processing.status).toBe(409);
+      expect(processing.body.code).toBe('conflict');
+      expect(processing.body.detail).toContain('still Processing');
+      const twoProjects = await t.request('POST', `/v1/drawings/${beamNew.id}/compare`, {
+        body: { compare_to: elsewhere.id },
+      });
+      expect(twoProjects.status).toBe(400);
+      expect(twoProjects.body.code).toBe('validation_error');
+      expect(twoProjects.body.detail).toContain('different projects');
+      await waitForJob(t, elsewhere.job_id, LONG);
+    },
+    LONG,
+  );
 });
 
 describe('barber house 20130724 (22x34, /Rotate 90) against 20130718 (11x17)', () => {
-  it('pairs all 9 sheets by number and aligns them across paper size (B → A scale 0.5)', async () => {
-    const pid = (await t.request('POST', '/v1/projects', { body: { name: 'Barber house' } })).body.id;
-    const older = await uploadDrawing(t, pid, '20130718_barber-house_set_9-sheets.pdf', 'Barber 07-18');
-    const newer = await uploadDrawing(t, pid, '20130724_barber-house_set_9-sheets.pdf', 'Barber 07-24');
-    expect((await waitForJob(t, older.job_id)).status).toBe('Completed');
-    expect((await waitForJob(t, newer.job_id)).status).toBe('Completed');
-    const res = await t.request('POST', '/v1/compare', { body: { old_id: older.id, new_id: newer.id, type: 'Drawing' } });
-    expect(res.status).toBe(202);
-    const job = await waitForJob(t, res.body.job_id);
-    expect(job.status).toBe('Completed');
-    const a = await sheetsOf(older.id);
-    const b = await sheetsOf(newer.id);
-    const num = new Map([...a, ...b].map((s) => [s.id, s.sheet_number]));
-    expect(job.result.pairs).toHaveLength(9);
-    expect(job.result.pairs.map((p: any) => num.get(p.sheet_b_id)).sort()).toEqual(['A102', 'A103', 'A201', 'A202', 'A301', 'A302', 'A303', 'A304', 'A305']);
-    for (const p of job.result.pairs) {
-      expect(p.method).toBe('sheet_number');
-      expect(num.get(p.sheet_a_id)).toBe(num.get(p.sheet_b_id));
-    }
-    // Every sheet pair aligned: the sheet registration of each child found the half scale.
-    const children = (await t.request('GET', `/v1/jobs?parent_id=${job.id}&limit=100`)).body.data;
-    expect(children).toHaveLength(9);
-    for (const c of children) {
-      const reg = c.result.registration;
-      expect(reg.confidence, c.id).toBeGreaterThan(0.3);
-      expect(Math.hypot(reg.transform[0], reg.transform[3]), c.id).toBeCloseTo(0.5, 2);
-      expect(reg.residual_px, c.id).toBeLessThan(1.5);
-    }
-    const overlays = await allOverlays(job.id);
-    expect(overlays.length).toBe(job.result.overlay_count);
-    expect(overlays.length).toBeGreaterThanOrEqual(9);
-  }, LONG);
+  it(
+    'pairs all 9 sheets by number and aligns them across paper size (B → A scale 0.5)',
+    async () => {
+      const pid = (await t.request('POST', '/v1/projects', { body: { name: 'Barber house' } })).body
+        .id;
+      const older = await uploadDrawing(
+        t,
+        pid,
+        '20130718_barber-house_set_9-sheets.pdf',
+        'Barber 07-18',
+      );
+      const newer = await uploadDrawing(
+        t,
+        pid,
+        '20130724_barber-house_set_9-sheets.pdf',
+        'Barber 07-24',
+      );
+      expect((await waitForJob(t, older.job_id)).status).toBe('Completed');
+      expect((await waitForJob(t, newer.job_id)).status).toBe('Completed');
+      const res = await t.request('POST', '/v1/compare', {
+        body: { old_id: older.id, new_id: newer.id, type: 'Drawing' },
+      });
+      expect(res.status).toBe(202);
+      const job = await waitForJob(t, res.body.job_id);
+      expect(job.status).toBe('Completed');
+      const a = await sheetsOf(older.id);
+      const b = await sheetsOf(newer.id);
+      const num = new Map([...a, ...b].map((s) => [s.id, s.sheet_number]));
+      expect(job.result.pairs).toHaveLength(9);
+      expect(job.result.pairs.map((p: any) => num.get(p.sheet_b_id)).sort()).toEqual([
+        'A102',
+        'A103',
+        'A201',
+        'A202',
+        'A301',
+        'A302',
+        'A303',
+        'A304',
+        'A305',
+      ]);
+      for (const p of job.result.pairs) {
+        expect(p.method).toBe('sheet_number');
+        expect(num.get(p.sheet_a_id)).toBe(num.get(p.sheet_b_id));
+      }
+      // Every sheet pair aligned: the sheet registration of each child found the half scale.
+      const children = (await t.request('GET', `/v1/jobs?parent_id=${job.id}&limit=100`)).body.data;
+      expect(children).toHaveLength(9);
+      for (const c of children) {
+        const reg = c.result.registration;
+        expect(reg.confidence, c.id).toBeGreaterThan(0.3);
+        expect(Math.hypot(reg.transform[0], reg.transform[3]), c.id).toBeCloseTo(0.5, 2);
+        expect(reg.residual_px, c.id).toBeLessThan(1.5);
+      }
+      const overlays = await allOverlays(job.id);
+      expect(overlays.length).toBe(job.result.overlay_count);
+      expect(overlays.length).toBeGreaterThanOrEqual(9);
+    },
+    LONG,
+  );
 });

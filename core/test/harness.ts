@@ -37,7 +37,9 @@ export interface TestService {
 
 const silent = { info: () => {}, warn: () => {}, error: () => {} };
 
-export async function startTestService(options: Partial<ServiceOptions> = {}): Promise<TestService> {
+export async function startTestService(
+  options: Partial<ServiceOptions> = {},
+): Promise<TestService> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'blueline-test-'));
   const svc = await createService({
     port: 0,
@@ -49,8 +51,15 @@ export async function startTestService(options: Partial<ServiceOptions> = {}): P
   const { origin, port } = await svc.start();
   const key = createApiKey(svc.db, ensureOrganization(svc.db, 'Test Org').id).secret;
   const agent = new https.Agent({ ca: svc.caCertPem, keepAlive: true, maxSockets: 64 });
-  const request = <T>(method: string, path: string, opts: RequestOptions = {}): Promise<HttpResult<T>> =>
-    httpsRequest<T>(agent, origin, method, path, { ...opts, key: opts.key === undefined ? key : opts.key });
+  const request = <T>(
+    method: string,
+    path: string,
+    opts: RequestOptions = {},
+  ): Promise<HttpResult<T>> =>
+    httpsRequest<T>(agent, origin, method, path, {
+      ...opts,
+      key: opts.key === undefined ? key : opts.key,
+    });
   return {
     svc,
     dataDir,

@@ -17,13 +17,32 @@ afterAll(async () => {
   await t.stop();
 });
 
-export async function uploadDrawing(t: TestService, projectId: string, file: string | Buffer, name: string, contentType = 'application/pdf') {
+export async function uploadDrawing(
+  t: TestService,
+  projectId: string,
+  file: string | Buffer,
+  name: string,
+  contentType = 'application/pdf',
+) {
   const bytes = typeof file === 'string' ? readFileSync(resolve(FIXTURES, file)) : file;
-  const created = await t.request('POST', '/v1/files', { body: { project_id: projectId, filename: `${name}.pdf`, content_type: contentType, size_bytes: bytes.length } });
+  const created = await t.request('POST', '/v1/files', {
+    body: {
+      project_id: projectId,
+      filename: `${name}.pdf`,
+      content_type: contentType,
+      size_bytes: bytes.length,
+    },
+  });
   expect(created.status).toBe(201);
-  const put = await t.request('PUT', created.body.upload_url, { rawBody: bytes, headers: { 'content-type': contentType }, key: null });
+  const put = await t.request('PUT', created.body.upload_url, {
+    rawBody: bytes,
+    headers: { 'content-type': contentType },
+    key: null,
+  });
   expect(put.status).toBe(200);
-  const drawing = await t.request('POST', '/v1/drawings', { body: { project_id: projectId, name, file_id: created.body.id } });
+  const drawing = await t.request('POST', '/v1/drawings', {
+    body: { project_id: projectId, name, file_id: created.body.id },
+  });
   expect(drawing.status).toBe(201);
   expect(drawing.body.status).toBe('Processing');
   expect(drawing.body.job_id).toMatch(/^job_/);
@@ -43,7 +62,12 @@ export async function waitForJob(t: TestService, jobId: string, timeoutMs = 240_
 describe('drawing processing', () => {
   it('turns the beam proposal set into sheets S101…S300 with blocks, images and progress', async () => {
     const project = await t.request('POST', '/v1/projects', { body: { name: 'Beam proposal' } });
-    const drawing = await uploadDrawing(t, project.body.id, '20190601_beam-proposal_5-sheets.pdf', 'Beam proposal 06-01');
+    const drawing = await uploadDrawing(
+      t,
+      project.body.id,
+      '20190601_beam-proposal_5-sheets.pdf',
+      'Beam proposal 06-01',
+    );
     const job = await waitForJob(t, drawing.job_id);
     expect(job.status).toBe('Completed');
     expect(job.type).toBe('process');
@@ -53,7 +77,13 @@ describe('drawing processing', () => {
 
     const sheets = await t.request('GET', `/v1/sheets?drawing_id=${drawing.id}&limit=100`);
     const byIndex = [...sheets.body.data].sort((a, b) => a.index - b.index);
-    expect(byIndex.map((s: { sheet_number: string }) => s.sheet_number)).toEqual(['S101', 'S102', 'S103', 'S150', 'S300']);
+    expect(byIndex.map((s: { sheet_number: string }) => s.sheet_number)).toEqual([
+      'S101',
+      'S102',
+      'S103',
+      'S150',
+      'S300',
+    ]);
     for (const s of byIndex) {
       expect(s.discipline).toBe('structural');
       expect(s.text_source).toBe('vector');
@@ -68,15 +98,31 @@ describe('drawing processing', () => {
     // Deep-zoom tiles of a sheet image, under the image's own signature.
     const s0 = byIndex[0];
     const maxZoom = Math.ceil(Math.log2(Math.max(s0.width, s0.height) / 512));
-    const tileUrl = (z: number, x: number, y: number) => String(s0.uri).replace('?', `/tiles/${z}/${x}/${y}.webp?`);
-    for (const [z, x, y] of [[0, 0, 0], [maxZoom, 0, 0], [maxZoom, 1, 1]]) {
+    const tileUrl = (z: number, x: number, y: number) =>
+      String(s0.uri).replace('?', `/tiles/${z}/${x}/${y}.webp?`);
+    for (const [z, x, y] of [
+      [0, 0, 0],
+      [maxZoom, 0, 0],
+      [maxZoom, 1, 1],
+    ]) {
       const tile = await t.request('GET', tileUrl(z!, x!, y!), { key: null });
       expect(tile.status).toBe(200);
       expect(tile.headers['content-type']).toBe('image/webp');
     }
     expect((await t.request('GET', tileUrl(maxZoom + 1, 0, 0), { key: null })).status).toBe(404);
-    expect((await t.request('GET', tileUrl(0, 0, 0).replace(/signature=[^&]+/, 'signature=' + 'A'.repeat(43)), { key: null })).status).toBe(403);
-    const blocks = await t.request('GET', `/v1/blocks?sheet_id=${byIndex[0].id}&limit=100&expand=sheet.drawing`);
+    expect(
+      (
+        await t.request(
+          'GET',
+          tileUrl(0, 0, 0).replace(/signature=[^&]+/, 'signature=' + 'A'.repeat(43)),
+          { key: null },
+        )
+      ).status,
+    ).toBe(403);
+    const blocks = await t.request(
+      'GET',
+      `/v1/blocks?sheet_id=${byIndex[0].id}&limit=100&expand=sheet.drawing`,
+    );
     expect(blocks.body.data.length).toBeGreaterThanOrEqual(2);
     expect(blocks.body.data.some((b: { type: string }) => b.type === 'TitleBlock')).toBe(true);
     expect(blocks.body.data[0].sheet.drawing.id).toBe(drawing.id);
@@ -84,7 +130,9 @@ describe('drawing processing', () => {
     expect(crop.status).toBe(200);
 
     // A person's correction wins over extraction.
-    const patched = await t.request('PATCH', `/v1/sheets/${byIndex[1].id}`, { body: { title: 'FRAMING (checked)' } });
+    const patched = await t.request('PATCH', `/v1/sheets/${byIndex[1].id}`, {
+      body: { title: 'FRAMING (checked)' },
+    });
     expect(patched.body.title).toBe('FRAMING (checked)');
     expect(patched.body.sheet_number).toBe('S102');
   }, 300_000);
@@ -98,19 +146,32 @@ describe('drawing processing', () => {
       <text x="2740" y="1950" font-family="DejaVu Sans, Liberation Sans, Arial, sans-serif" font-size="150" font-weight="bold">S-201</text>
       <path d="M300 300 H2400 V1800 H300 Z M600 300 V1800 M900 300 V1800" fill="none" stroke="black" stroke-width="4"/>
     </svg>`;
-    const png = await sharp(Buffer.from(svg)).toColourspace('b-w').withMetadata({ density: 150 }).png().toBuffer();
+    const png = await sharp(Buffer.from(svg))
+      .toColourspace('b-w')
+      .withMetadata({ density: 150 })
+      .png()
+      .toBuffer();
     const project = await t.request('POST', '/v1/projects', { body: { name: 'Scans' } });
     const drawing = await uploadDrawing(t, project.body.id, png, 'scan', 'image/png');
     const job = await waitForJob(t, drawing.job_id, 180_000);
     expect(job.status, JSON.stringify(job.error)).toBe('Completed');
     const sheets = await t.request('GET', `/v1/sheets?drawing_id=${drawing.id}`);
     expect(sheets.body.data).toHaveLength(1);
-    expect(sheets.body.data[0]).toMatchObject({ text_source: 'ocr', sheet_number: 'S-201', discipline: 'structural', dpi: 150 });
+    expect(sheets.body.data[0]).toMatchObject({
+      text_source: 'ocr',
+      sheet_number: 'S-201',
+      discipline: 'structural',
+      dpi: 150,
+    });
   }, 240_000);
 
   it('ends a corrupt file as Failed with a precise error, and the service carries on', async () => {
     const project = await t.request('POST', '/v1/projects', { body: { name: 'Bad inputs' } });
-    const garbage = Buffer.concat([Buffer.from('%PDF-1.7\n'), Buffer.alloc(5000, 0x41), Buffer.from('\n%%EOF\n')]);
+    const garbage = Buffer.concat([
+      Buffer.from('%PDF-1.7\n'),
+      Buffer.alloc(5000, 0x41),
+      Buffer.from('\n%%EOF\n'),
+    ]);
     const drawing = await uploadDrawing(t, project.body.id, garbage, 'garbage');
     const job = await waitForJob(t, drawing.job_id, 60_000);
     expect(job.status).toBe('Failed');
@@ -123,12 +184,19 @@ describe('drawing processing', () => {
 
   it('refuses a drawing whose file has no bytes yet, and ids of other organizations', async () => {
     const project = await t.request('POST', '/v1/projects', { body: { name: 'Pending' } });
-    const file = await t.request('POST', '/v1/files', { body: { project_id: project.body.id, filename: 'x.pdf', content_type: 'application/pdf' } });
-    const res = await t.request('POST', '/v1/drawings', { body: { project_id: project.body.id, name: 'x', file_id: file.body.id } });
+    const file = await t.request('POST', '/v1/files', {
+      body: { project_id: project.body.id, filename: 'x.pdf', content_type: 'application/pdf' },
+    });
+    const res = await t.request('POST', '/v1/drawings', {
+      body: { project_id: project.body.id, name: 'x', file_id: file.body.id },
+    });
     expect(res.status).toBe(409);
     expect(res.body.code).toBe('conflict');
     const other = t.newOrgKey('Other org');
-    const foreign = await t.request('POST', '/v1/drawings', { body: { project_id: project.body.id, name: 'x', file_id: file.body.id }, key: other });
+    const foreign = await t.request('POST', '/v1/drawings', {
+      body: { project_id: project.body.id, name: 'x', file_id: file.body.id },
+      key: other,
+    });
     expect(foreign.status).toBe(404);
   });
 });

@@ -31,7 +31,10 @@ describe('transport', () => {
     expect(out).toMatch(/^HTTP\/1\.1 403/);
     expect(out.toLowerCase()).toContain('connection: close');
     expect(out).toContain('application/problem+json');
-    const body = JSON.parse(out.slice(out.indexOf('\r\n\r\n') + 4)) as { code: string; type: string };
+    const body = JSON.parse(out.slice(out.indexOf('\r\n\r\n') + 4)) as {
+      code: string;
+      type: string;
+    };
     expect(body.code).toBe('https_required');
     expect(body.type).toBe('/problems/https_required');
   });
@@ -60,7 +63,12 @@ describe('errors', () => {
   it('Problem Details with request id, instance and a problem page', async () => {
     const res = await t.request('GET', '/v1/projects/prj_doesnotexist');
     expect(res.status).toBe(404);
-    expect(res.body).toMatchObject({ type: '/problems/not_found', status: 404, code: 'not_found', instance: '/v1/projects/prj_doesnotexist' });
+    expect(res.body).toMatchObject({
+      type: '/problems/not_found',
+      status: 404,
+      code: 'not_found',
+      instance: '/v1/projects/prj_doesnotexist',
+    });
     expect(res.body.request_id).toBe(res.headers['x-request-id']);
     const page = await t.request('GET', '/problems/not_found', { key: null });
     expect(page.status).toBe(200);
@@ -76,10 +84,16 @@ describe('errors', () => {
   });
 
   it('invalid JSON, wrong content type and validation errors are precise 4xx', async () => {
-    const bad = await t.request('POST', '/v1/projects', { rawBody: '{"name":', headers: { 'content-type': 'application/json' } });
+    const bad = await t.request('POST', '/v1/projects', {
+      rawBody: '{"name":',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.code).toBe('invalid_json');
-    const form = await t.request('POST', '/v1/projects', { rawBody: 'name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const form = await t.request('POST', '/v1/projects', {
+      rawBody: 'name=x',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expect(form.status).toBe(415);
     expect(form.body.code).toBe('unsupported_media_type');
     const missing = await t.request('POST', '/v1/projects', { body: { description: 'x' } });
@@ -89,7 +103,9 @@ describe('errors', () => {
     const extra = await t.request('POST', '/v1/projects', { body: { name: 'x', colour: 'red' } });
     expect(extra.status).toBe(400);
     expect(extra.body.errors[0].field).toBe('/colour');
-    const big = await t.request('POST', '/v1/projects', { body: { name: 'x', description: 'y'.repeat(1024 * 1024 + 10) } });
+    const big = await t.request('POST', '/v1/projects', {
+      body: { name: 'x', description: 'y'.repeat(1024 * 1024 + 10) },
+    });
     expect(big.status).toBe(413);
     expect(big.body.code).toBe('payload_too_large');
   });
@@ -97,7 +113,9 @@ describe('errors', () => {
 
 describe('projects', () => {
   it('create, read, patch, list and delete with cascade', async () => {
-    const created = await t.request('POST', '/v1/projects', { body: { name: 'Lake House', description: 'Kegonsa' } });
+    const created = await t.request('POST', '/v1/projects', {
+      body: { name: 'Lake House', description: 'Kegonsa' },
+    });
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ name: 'Lake House', description: 'Kegonsa' });
     expect(created.body.id).toMatch(/^prj_/);
@@ -123,7 +141,8 @@ describe('projects', () => {
       ['symbols', graph.symbolIds],
       ['jobs', [graph.jobId]],
     ] as const) {
-      for (const rid of ids) expect((await t.request('GET', `/v1/${path}/${rid}`)).status).toBe(404);
+      for (const rid of ids)
+        expect((await t.request('GET', `/v1/${path}/${rid}`)).status).toBe(404);
     }
   });
 });

@@ -1,13 +1,34 @@
-import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { blockCropKey, fileKey, imageTileKey, overlayImageKey, sheetImageKey, sheetThumbnailKey } from '../blobs/keys';
+import {
+  blockCropKey,
+  fileKey,
+  imageTileKey,
+  overlayImageKey,
+  sheetImageKey,
+  sheetThumbnailKey,
+} from '../blobs/keys';
 import { LocalObjectStore } from '../blobs/local-object-store';
 import { monotonicNow } from '../domain/clock';
 import { newId } from '../domain/ids';
 import { createService } from '../service';
-import { DatabaseCorruptError, openCheckedDatabase, reconcile } from '../services/reconcile.service';
+import {
+  DatabaseCorruptError,
+  openCheckedDatabase,
+  reconcile,
+} from '../services/reconcile.service';
 import { openDatabase, type Db } from '../store/db';
 import { ensureOrganization } from '../store/repositories/organizations.repository';
 import { seedGraph } from './seed';
@@ -100,12 +121,16 @@ describe('reconcile', () => {
     writeFileSync(join(objects.root, 'projects', prj, '.tmp-deadbeefdeadbeef'), 'half');
 
     // Rows: search rows of a deleted sheet/drawing; a drawing left Processing by a finished job.
-    const ins = db.prepare('INSERT INTO search_index (text, kind, ref_id, sheet_id, drawing_id, project_id, organization_id) VALUES (?, ?, ?, ?, ?, ?, ?)');
+    const ins = db.prepare(
+      'INSERT INTO search_index (text, kind, ref_id, sheet_id, drawing_id, project_id, organization_id) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    );
     ins.run('kept text', 'text', sht, sht, drw, prj, org);
     ins.run('orphan text', 'text', deadSheet, deadSheet, drw, prj, org);
     ins.run('orphan drawing', 'sheet', deadSheet, deadSheet, deadDrawing, prj, org);
     ins.run('orphan project', 'sheet', 'x', null, null, deadProject, org);
-    db.prepare("UPDATE drawings SET status = 'Processing', job_id = ?, sheet_count = 0 WHERE id = ?").run(g.jobId, drw);
+    db.prepare(
+      "UPDATE drawings SET status = 'Processing', job_id = ?, sheet_count = 0 WHERE id = ?",
+    ).run(g.jobId, drw);
 
     const { lines, log } = capture();
     const report = await reconcile({ db, objects, log });
@@ -114,24 +139,44 @@ describe('reconcile', () => {
     for (const k of orphans) expect(await objects.stat(k), `removed ${k}`).toBeNull();
     expect(report.orphanObjects).toBe(orphans.length);
     expect(report.orphanPrefixes.sort()).toEqual(
-      [`projects/${deadProject}/`, `projects/${prj}/drawings/${deadDrawing}/`, `projects/${prj}/drawings/${drw}/sheets/${deadSheet}/`, `projects/${prj}/overlays/${deadOverlay}/`].sort(),
+      [
+        `projects/${deadProject}/`,
+        `projects/${prj}/drawings/${deadDrawing}/`,
+        `projects/${prj}/drawings/${drw}/sheets/${deadSheet}/`,
+        `projects/${prj}/overlays/${deadOverlay}/`,
+      ].sort(),
     );
     expect(report.sweep.tempFiles).toBe(1);
-    expect(readdirSync(join(objects.root, 'projects', prj)).some((n) => n.startsWith('.tmp-'))).toBe(false);
+    expect(
+      readdirSync(join(objects.root, 'projects', prj)).some((n) => n.startsWith('.tmp-')),
+    ).toBe(false);
     expect(existsSync(join(objects.root, 'projects', deadProject))).toBe(false);
     expect(report.orphanSearchRows).toBe(3);
     expect(db.prepare('SELECT text FROM search_index').pluck().all()).toEqual(['kept text']);
     expect(report.repairedDrawings).toBe(1);
-    expect(db.prepare('SELECT status, sheet_count FROM drawings WHERE id = ?').get(drw)).toEqual({ status: 'Ready', sheet_count: 1 });
+    expect(db.prepare('SELECT status, sheet_count FROM drawings WHERE id = ?').get(drw)).toEqual({
+      status: 'Ready',
+      sheet_count: 1,
+    });
     // The seeded rows name no bytes except what we stored: the seed's file key is a fake one.
     expect(report.missingObjects).toEqual([`projects/${prj}/files/seed_${g.fileId}`]);
     const line = lines.find((l) => l.msg === 'Boot reconciliation');
-    expect(line?.obj).toMatchObject({ orphan_objects: orphans.length, temp_files: 1, orphan_search_rows: 3, repaired_drawings: 1 });
+    expect(line?.obj).toMatchObject({
+      orphan_objects: orphans.length,
+      temp_files: 1,
+      orphan_search_rows: 3,
+      repaired_drawings: 1,
+    });
     expect(lines.some((l) => l.level === 'warn' && /lost bytes/.test(l.msg ?? ''))).toBe(true);
 
     // Idempotent: a second pass finds nothing more to do.
     const again = await reconcile({ db, objects });
-    expect(again).toMatchObject({ orphanObjects: 0, orphanSearchRows: 0, repairedDrawings: 0, orphanPrefixes: [] });
+    expect(again).toMatchObject({
+      orphanObjects: 0,
+      orphanSearchRows: 0,
+      repairedDrawings: 0,
+      orphanPrefixes: [],
+    });
     expect(again.sweep.tempFiles).toBe(0);
   });
 
@@ -140,16 +185,23 @@ describe('reconcile', () => {
     const g = seedGraph(db, org);
     const [d1, d2] = g.drawingIds;
     db.prepare("UPDATE jobs SET status = 'Canceled' WHERE id = ?").run(g.jobId);
-    db.prepare("UPDATE drawings SET status = 'Processing', job_id = ? WHERE id = ?").run(g.jobId, d1);
+    db.prepare("UPDATE drawings SET status = 'Processing', job_id = ? WHERE id = ?").run(
+      g.jobId,
+      d1,
+    );
     const running = newId('job');
     const t = monotonicNow();
     db.prepare(
       `INSERT INTO jobs (id, organization_id, project_id, type, status, target_type, target_id, created_at, updated_at) VALUES (?, ?, ?, 'process', 'Queued', 'drawing', ?, ?, ?)`,
     ).run(running, org, g.projectId, d2, t, t);
-    db.prepare("UPDATE drawings SET status = 'Processing', job_id = ? WHERE id = ?").run(running, d2);
+    db.prepare("UPDATE drawings SET status = 'Processing', job_id = ? WHERE id = ?").run(
+      running,
+      d2,
+    );
     const r = await reconcile({ db, objects });
     expect(r.repairedDrawings).toBe(1);
-    const status = (id: string) => db.prepare('SELECT status FROM drawings WHERE id = ?').pluck().get(id);
+    const status = (id: string) =>
+      db.prepare('SELECT status FROM drawings WHERE id = ?').pluck().get(id);
     expect(status(d1)).toBe('Failed');
     expect(status(d2)).toBe('Processing');
   });
@@ -167,7 +219,9 @@ describe('reconcile', () => {
     try {
       expect(await objects.stat(orphan)).toBeNull();
       expect(await objects.stat(kept)).not.toBeNull();
-      expect(lines.find((l) => l.msg === 'Boot reconciliation')?.obj).toMatchObject({ orphan_objects: 1 });
+      expect(lines.find((l) => l.msg === 'Boot reconciliation')?.obj).toMatchObject({
+        orphan_objects: 1,
+      });
     } finally {
       await svc.stop();
     }
@@ -206,7 +260,9 @@ describe('integrity check at boot', () => {
     expect((err as Error).message).toMatch(/is corrupt \(SQLite integrity check: .+\)/);
     expect((err as Error).message).toMatch(/blueline restore/);
     // And the service itself does not start on it.
-    await expect(createService({ dataDir: dir, port: 0, log: capture().log, workers: 1 })).rejects.toBeInstanceOf(DatabaseCorruptError);
+    await expect(
+      createService({ dataDir: dir, port: 0, log: capture().log, workers: 1 }),
+    ).rejects.toBeInstanceOf(DatabaseCorruptError);
   });
 
   it('refuses a file whose header is not SQLite any more', async () => {

@@ -17,7 +17,9 @@ import { startTestService, type TestService } from './harness';
 const repoRoot = resolve(import.meta.dirname, '../..');
 const logLines: string[] = [];
 const record = (level: string) => (obj: unknown, msg?: string) => {
-  logLines.push(`${level} ${msg ?? ''} ${JSON.stringify(obj, (_k, v) => (v instanceof Error ? { message: v.message, stack: v.stack } : v))}`);
+  logLines.push(
+    `${level} ${msg ?? ''} ${JSON.stringify(obj, (_k, v) => (v instanceof Error ? { message: v.message, stack: v.stack } : v))}`,
+  );
 };
 const log = { info: record('info'), warn: record('warn'), error: record('error') };
 
@@ -37,7 +39,9 @@ beforeAll(async () => {
       app.get('/v1/test/leaky-error', async () => {
         throw new Error(`SQLITE_ERROR: near "${LEAKY_SQL}" in ${LEAKY_PATH}`);
       });
-      app.get('/v1/test/real-sql-error', async () => db.prepare('SELECT * FROM table_that_does_not_exist').all());
+      app.get('/v1/test/real-sql-error', async () =>
+        db.prepare('SELECT * FROM table_that_does_not_exist').all(),
+      );
       app.post('/v1/test/type-error', async () => {
         const o: { deep?: { x: number } } = {};
         return o.deep!.x; // TypeError with a stack pointing into this file
@@ -45,22 +49,42 @@ beforeAll(async () => {
     },
   });
   projectId = (await t.request('POST', '/v1/projects', { body: { name: 'Security' } })).body.id;
-  png = await sharp({ create: { width: 64, height: 48, channels: 3, background: '#ffffff' } }).png().toBuffer();
+  png = await sharp({ create: { width: 64, height: 48, channels: 3, background: '#ffffff' } })
+    .png()
+    .toBuffer();
 });
 afterAll(async () => {
   await t.stop();
 });
 
 async function uploadPng(): Promise<{ id: string; uri: string; upload_url: string }> {
-  const created = await t.request('POST', '/v1/files', { body: { project_id: projectId, filename: 'a.png', content_type: 'image/png', size_bytes: png.length } });
+  const created = await t.request('POST', '/v1/files', {
+    body: {
+      project_id: projectId,
+      filename: 'a.png',
+      content_type: 'image/png',
+      size_bytes: png.length,
+    },
+  });
   expect(created.status).toBe(201);
-  expect((await t.request('PUT', created.body.upload_url, { rawBody: png, headers: { 'content-type': 'image/png' }, key: null })).status).toBe(200);
+  expect(
+    (
+      await t.request('PUT', created.body.upload_url, {
+        rawBody: png,
+        headers: { 'content-type': 'image/png' },
+        key: null,
+      })
+    ).status,
+  ).toBe(200);
   const file = (await t.request('GET', `/v1/files/${created.body.id}`)).body;
   return { id: file.id, uri: file.uri, upload_url: created.body.upload_url };
 }
 
 const expectInvalidSignature = async (url: string, method = 'GET', what = url) => {
-  const res = await t.request(method, url, { key: null, ...(method === 'PUT' ? { rawBody: png, headers: { 'content-type': 'image/png' } } : {}) });
+  const res = await t.request(method, url, {
+    key: null,
+    ...(method === 'PUT' ? { rawBody: png, headers: { 'content-type': 'image/png' } } : {}),
+  });
   expect(res.status, what).toBe(403);
   expect(res.body?.code, what).toBe('invalid_signature');
   return res;
@@ -76,23 +100,36 @@ describe('signed URLs (contract §5)', () => {
     const path = u.pathname;
     const expires = u.searchParams.get('expires')!;
     const sig = u.searchParams.get('signature')!;
-    const flip = (s: string, i: number) => s.slice(0, i) + (s[i] === 'A' ? 'B' : 'A') + s.slice(i + 1);
+    const flip = (s: string, i: number) =>
+      s.slice(0, i) + (s[i] === 'A' ? 'B' : 'A') + s.slice(i + 1);
     const bPath = new URL(b.uri, t.origin).pathname;
     const variants: [string, string][] = [
       ['another object, same signature', `${bPath}?expires=${expires}&signature=${sig}`],
       ['later expiry', `${path}?expires=${Number(expires) + 1}&signature=${sig}`],
       ['far-future expiry', `${path}?expires=99999999999&signature=${sig}`],
       ['first signature character changed', `${path}?expires=${expires}&signature=${flip(sig, 0)}`],
-      ['last signature character changed', `${path}?expires=${expires}&signature=${flip(sig, sig.length - 1)}`],
+      [
+        'last signature character changed',
+        `${path}?expires=${expires}&signature=${flip(sig, sig.length - 1)}`,
+      ],
       ['signature truncated', `${path}?expires=${expires}&signature=${sig.slice(0, -2)}`],
       ['signature extended', `${path}?expires=${expires}&signature=${sig}AA`],
       ['no signature', `${path}?expires=${expires}`],
       ['no expiry', `${path}?signature=${sig}`],
       ['no query', path],
-      ['signature of hex/base64 lookalike', `${path}?expires=${expires}&signature=${encodeURIComponent(sig.replace(/-/g, '+').replace(/_/g, '/'))}=`],
-      ['duplicated signature', `${path}?expires=${expires}&signature=${flip(sig, 3)}&signature=${sig}`],
+      [
+        'signature of hex/base64 lookalike',
+        `${path}?expires=${expires}&signature=${encodeURIComponent(sig.replace(/-/g, '+').replace(/_/g, '/'))}=`,
+      ],
+      [
+        'duplicated signature',
+        `${path}?expires=${expires}&signature=${flip(sig, 3)}&signature=${sig}`,
+      ],
       ['path with a trailing slash', `${path}/?expires=${expires}&signature=${sig}`],
-      ['path case changed', `${path.replace('/v1/blobs/', '/v1/BLOBS/')}?expires=${expires}&signature=${sig}`],
+      [
+        'path case changed',
+        `${path.replace('/v1/blobs/', '/v1/BLOBS/')}?expires=${expires}&signature=${sig}`,
+      ],
     ];
     for (const [what, url] of variants) {
       const res = await t.request('GET', url, { key: null });
@@ -125,15 +162,33 @@ describe('signed URLs (contract §5)', () => {
     await new Promise((r) => setTimeout(r, 2100));
     await expectInvalidSignature(short.url, 'GET', 'one-second URL after 2 s');
     // The method is signed too: a genuine download-class signature of the upload path is no upload URL.
-    const created = await t.request('POST', '/v1/files', { body: { project_id: projectId, filename: 'b.png', content_type: 'image/png' } });
+    const created = await t.request('POST', '/v1/files', {
+      body: { project_id: projectId, filename: 'b.png', content_type: 'image/png' },
+    });
     const uploadPath = new URL(created.body.upload_url, t.origin).pathname;
-    await expectInvalidSignature(signer.sign(uploadPath, 600, { method: 'GET' }).url, 'PUT', 'PUT with a GET-class signature');
+    await expectInvalidSignature(
+      signer.sign(uploadPath, 600, { method: 'GET' }).url,
+      'PUT',
+      'PUT with a GET-class signature',
+    );
     expect((await t.request('GET', `/v1/files/${created.body.id}`)).body.status).toBe('pending'); // nothing stored
     // An expired upload URL uploads nothing either.
-    await expectInvalidSignature(signer.sign(uploadPath, 900, { method: 'PUT', now: Date.now() - 901_000 }).url, 'PUT', 'expired upload URL');
+    await expectInvalidSignature(
+      signer.sign(uploadPath, 900, { method: 'PUT', now: Date.now() - 901_000 }).url,
+      'PUT',
+      'expired upload URL',
+    );
     expect((await t.request('GET', `/v1/files/${created.body.id}`)).body.status).toBe('pending');
     // The genuine upload URL still works afterwards.
-    expect((await t.request('PUT', created.body.upload_url, { rawBody: png, headers: { 'content-type': 'image/png' }, key: null })).status).toBe(200);
+    expect(
+      (
+        await t.request('PUT', created.body.upload_url, {
+          rawBody: png,
+          headers: { 'content-type': 'image/png' },
+          key: null,
+        })
+      ).status,
+    ).toBe(200);
   });
 });
 
@@ -146,7 +201,8 @@ describe('API keys (contract §11: stored only as SHA-256 hashes)', () => {
     const rows = t.svc.db.prepare('SELECT * FROM api_keys').all() as Record<string, unknown>[];
     const mine = rows.find((r) => r.key_hash === createHash('sha256').update(secret).digest('hex'));
     expect(mine).toBeDefined();
-    for (const r of rows) for (const v of Object.values(r)) expect(String(v)).not.toContain(secret.slice(3));
+    for (const r of rows)
+      for (const v of Object.values(r)) expect(String(v)).not.toContain(secret.slice(3));
     // The raw bytes of the database, its WAL and shared memory: no key, in any form we know.
     const files = readdirSync(t.dataDir).filter((f) => f.startsWith('blueline.db'));
     expect(files).toContain('blueline.db');
@@ -164,7 +220,11 @@ describe('API keys (contract §11: stored only as SHA-256 hashes)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'blueline-keys-'));
     const cli = (args: string[]) =>
       new Promise<{ code: number | null; stdout: string; stderr: string }>((res) => {
-        const c = spawn(process.execPath, ['--import', 'tsx', 'core/cli/main.ts', ...args, '--data-dir', dir], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+        const c = spawn(
+          process.execPath,
+          ['--import', 'tsx', 'core/cli/main.ts', ...args, '--data-dir', dir],
+          { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] },
+        );
         let stdout = '';
         let stderr = '';
         c.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -181,7 +241,8 @@ describe('API keys (contract §11: stored only as SHA-256 hashes)', () => {
       expect(listed.code).toBe(0);
       expect(listed.stdout).toContain('Acme');
       expect(listed.stdout + listed.stderr).not.toContain(key.slice(3, -4));
-      for (const f of readdirSync(dir).filter((n) => n.startsWith('blueline.db'))) expect(readFileSync(join(dir, f)).includes(Buffer.from(key))).toBe(false);
+      for (const f of readdirSync(dir).filter((n) => n.startsWith('blueline.db')))
+        expect(readFileSync(join(dir, f)).includes(Buffer.from(key))).toBe(false);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -221,10 +282,25 @@ describe('errors never leak internals (contract §3)', () => {
       const res = await t.request(method, path, method === 'POST' ? { body: {} } : {});
       expect(res.status, path).toBe(500);
       expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
-      expect(res.body).toMatchObject({ code: 'internal_error', status: 500, type: '/problems/internal_error', instance: path });
+      expect(res.body).toMatchObject({
+        code: 'internal_error',
+        status: 500,
+        type: '/problems/internal_error',
+        instance: path,
+      });
       expect(res.body.request_id).toBe(res.headers['x-request-id']);
-      expect(Object.keys(res.body).sort()).toEqual(['code', 'detail', 'instance', 'request_id', 'status', 'title', 'type']);
-      expect(res.text, path).not.toMatch(/SQLITE|SELECT|api_keys|table_that_does_not_exist|\/work\/|secret-place|\.ts:\d+|\bat [\w.<>]+ \(|node_modules|TypeError|Cannot read/);
+      expect(Object.keys(res.body).sort()).toEqual([
+        'code',
+        'detail',
+        'instance',
+        'request_id',
+        'status',
+        'title',
+        'type',
+      ]);
+      expect(res.text, path).not.toMatch(
+        /SQLITE|SELECT|api_keys|table_that_does_not_exist|\/work\/|secret-place|\.ts:\d+|\bat [\w.<>]+ \(|node_modules|TypeError|Cannot read/,
+      );
       // The log has the real cause and the request id to find it.
       const logged = logLines.slice(before).join('\n');
       expect(logged, path).toContain(res.body.request_id);
@@ -233,9 +309,17 @@ describe('errors never leak internals (contract §3)', () => {
   });
 
   it('4xx bodies name the problem without internals', async () => {
-    const cases: [string, string, { body?: unknown; rawBody?: string; headers?: Record<string, string>; key?: string | null }][] = [
+    const cases: [
+      string,
+      string,
+      { body?: unknown; rawBody?: string; headers?: Record<string, string>; key?: string | null },
+    ][] = [
       ['GET', '/v1/projects/prj_00000000000000000000', {}],
-      ['POST', '/v1/projects', { rawBody: '{"name": ', headers: { 'content-type': 'application/json' } }],
+      [
+        'POST',
+        '/v1/projects',
+        { rawBody: '{"name": ', headers: { 'content-type': 'application/json' } },
+      ],
       ['POST', '/v1/projects', { body: { name: 42 } }],
       ['GET', '/v1/projects', { key: 'sk_notarealkey0000000000000000' }],
       ['GET', '/v1/projects?limit=abc', {}],
@@ -248,7 +332,9 @@ describe('errors never leak internals (contract §3)', () => {
       expect(res.status, path).toBeGreaterThanOrEqual(400);
       expect(res.status, path).toBeLessThan(500);
       expect(typeof res.body?.code, path).toBe('string');
-      expect(res.text, path).not.toMatch(/SQLITE|SELECT |\/work\/|blueline-test-|\.ts:\d+|\bat [\w.<>]+ \(|node_modules/);
+      expect(res.text, path).not.toMatch(
+        /SQLITE|SELECT |\/work\/|blueline-test-|\.ts:\d+|\bat [\w.<>]+ \(|node_modules/,
+      );
     }
   });
 });
@@ -260,7 +346,10 @@ describe('secrets never logged', () => {
     const bogus = 'sk_' + 'Q'.repeat(40);
     await t.request('GET', '/v1/projects', { key: fresh });
     await t.request('GET', '/v1/projects', { key: bogus });
-    await t.request('GET', '/v1/projects', { key: null, headers: { authorization: `Basic ${Buffer.from(`user:${fresh}`).toString('base64')}` } });
+    await t.request('GET', '/v1/projects', {
+      key: null,
+      headers: { authorization: `Basic ${Buffer.from(`user:${fresh}`).toString('base64')}` },
+    });
     const a = await uploadPng();
     await t.request('GET', a.uri, { key: null });
     await t.request('GET', a.uri.replace(/signature=./, 'signature=Z'), { key: null });

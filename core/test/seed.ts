@@ -17,19 +17,19 @@ export interface SeededGraph {
   symbolIds: string[];
 }
 
-export function seedGraph(db: Db, organizationId: string, opts: { overlays?: number; projectId?: string } = {}): SeededGraph {
+export function seedGraph(
+  db: Db,
+  organizationId: string,
+  opts: { overlays?: number; projectId?: string } = {},
+): SeededGraph {
   const now = () => monotonicNow();
   const projectId = opts.projectId ?? newId('project');
   return db.transaction(() => {
     if (!opts.projectId) {
       const t = now();
-      db.prepare('INSERT INTO projects (id, organization_id, name, created_at, updated_at) VALUES (?, ?, ?, ?, ?)').run(
-        projectId,
-        organizationId,
-        'Seeded project',
-        t,
-        t,
-      );
+      db.prepare(
+        'INSERT INTO projects (id, organization_id, name, created_at, updated_at) VALUES (?, ?, ?, ?, ?)',
+      ).run(projectId, organizationId, 'Seeded project', t, t);
     }
     const fileId = newId('file');
     let t = now();
@@ -79,7 +79,10 @@ export function seedGraph(db: Db, organizationId: string, opts: { overlays?: num
       `INSERT INTO blocks (id, organization_id, project_id, drawing_id, sheet_id, type, bbox, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, 'Detail', '{"x":0,"y":0,"width":10,"height":10}', ?, ?)`,
     );
-    for (const [side, di] of [[sideA, 0], [sideB, 1]] as const) {
+    for (const [side, di] of [
+      [sideA, 0],
+      [sideB, 1],
+    ] as const) {
       while (side.length < k) {
         const b = newId('block');
         t = now();
@@ -94,7 +97,17 @@ export function seedGraph(db: Db, organizationId: string, opts: { overlays?: num
     for (let i = 0; i < n; i++) {
       const o = newId('overlay');
       t = now();
-      insOverlay.run(o, organizationId, projectId, jobId, sideA[i % k], sideB[Math.floor(i / k)], i % 2, t, t);
+      insOverlay.run(
+        o,
+        organizationId,
+        projectId,
+        jobId,
+        sideA[i % k],
+        sideB[Math.floor(i / k)],
+        i % 2,
+        t,
+        t,
+      );
       overlayIds.push(o);
     }
     const c = newId('change');
@@ -111,6 +124,16 @@ export function seedGraph(db: Db, organizationId: string, opts: { overlays?: num
        VALUES (?, ?, ?, ?, ?, ?, 'door', '{"x":1,"y":2,"width":3,"height":4}', 0.8, 90, ?, ?)`,
     ).run(sy, organizationId, projectId, jobId, sheetIds[0], blockIds[0], t, t);
     symbolIds.push(sy);
-    return { projectId, fileId, drawingIds, sheetIds, blockIds, jobId, overlayIds, changeIds, symbolIds };
+    return {
+      projectId,
+      fileId,
+      drawingIds,
+      sheetIds,
+      blockIds,
+      jobId,
+      overlayIds,
+      changeIds,
+      symbolIds,
+    };
   })();
 }

@@ -41,7 +41,10 @@ export function registerIdempotency(app: FastifyInstance, db: Db): void {
   const waiters = new Map<string, { promise: Promise<void>; resolve: () => void }>();
   const waiterKey = (org: string, key: string) => `${org}\u0000${key}`;
 
-  const settle = (request: FastifyRequest, response: { status: number; headers: Record<string, string>; body: string } | null) => {
+  const settle = (
+    request: FastifyRequest,
+    response: { status: number; headers: Record<string, string>; body: string } | null,
+  ) => {
     const idem = request.idempotency;
     if (!idem || idem.settled) return;
     idem.settled = true;
@@ -80,7 +83,10 @@ export function registerIdempotency(app: FastifyInstance, db: Db): void {
     }
     const organizationId = request.auth.organizationId;
     // The path as the router matched it (duplicate and trailing slashes do not make another route).
-    const route = (request.raw.url ?? '').split('?')[0]!.replace(/\/{2,}/g, '/').replace(/(.)\/$/, '$1');
+    const route = (request.raw.url ?? '')
+      .split('?')[0]!
+      .replace(/\/{2,}/g, '/')
+      .replace(/(.)\/$/, '$1');
     if (request.method !== 'POST') {
       const held = getKey(db, organizationId, key);
       if (held && held.expires_at > new Date().toISOString()) {
@@ -113,7 +119,8 @@ export function registerIdempotency(app: FastifyInstance, db: Db): void {
       }
       const row = claim.row;
       if (row.method !== request.method || row.route !== route || row.body_hash !== bodyHash) {
-        const what = row.method !== request.method ? 'method' : row.route !== route ? 'route' : 'request body';
+        const what =
+          row.method !== request.method ? 'method' : row.route !== route ? 'route' : 'request body';
         throw new ApiError(
           'idempotency_key_conflict',
           `This Idempotency-Key was already used with a different ${what} (${row.method} ${row.route}); use a new key for a new request.`,
@@ -127,7 +134,12 @@ export function registerIdempotency(app: FastifyInstance, db: Db): void {
       else await new Promise((r) => setTimeout(r, 50));
       const after = getKey(db, organizationId, key);
       if (after?.state === 'done') {
-        if (after.body_hash !== bodyHash || after.route !== route || after.method !== request.method) continue;
+        if (
+          after.body_hash !== bodyHash ||
+          after.route !== route ||
+          after.method !== request.method
+        )
+          continue;
         return replay(reply, after);
       }
     }
@@ -140,7 +152,12 @@ export function registerIdempotency(app: FastifyInstance, db: Db): void {
       const v = reply.getHeader(name);
       if (v !== undefined) headers[name] = String(v);
     }
-    const body = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : '';
+    const body =
+      typeof payload === 'string'
+        ? payload
+        : Buffer.isBuffer(payload)
+          ? payload.toString('utf8')
+          : '';
     settle(request, { status: reply.statusCode, headers, body });
     return payload;
   });

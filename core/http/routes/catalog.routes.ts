@@ -21,7 +21,12 @@ import {
   TARGET_TYPES,
 } from '../../contract/schemas';
 import type { TSchema } from '@sinclair/typebox';
-import { patchRecord, deleteDrawing, deleteOverlay, type CatalogEffects } from '../../services/catalog.service';
+import {
+  patchRecord,
+  deleteDrawing,
+  deleteOverlay,
+  type CatalogEffects,
+} from '../../services/catalog.service';
 import type { ResourceKind } from '../../services/resources';
 import type { ListEndpoint } from '../list-engine';
 import { orgOf, type HttpDeps } from '../deps';
@@ -36,7 +41,10 @@ export const LIST_ENDPOINTS: ListEndpoint[] = [
     path: '/v1/drawings',
     kind: 'drawing',
     required: ['project_id'],
-    filters: { project_id: { type: 'id', column: 'project_id', prefix: 'prj' }, name: { type: 'substring', column: 'name' } },
+    filters: {
+      project_id: { type: 'id', column: 'project_id', prefix: 'prj' },
+      name: { type: 'substring', column: 'name' },
+    },
   },
   {
     path: '/v1/sheets',
@@ -51,7 +59,10 @@ export const LIST_ENDPOINTS: ListEndpoint[] = [
   {
     path: '/v1/blocks',
     kind: 'block',
-    filters: { sheet_id: { type: 'id', column: 'sheet_id', prefix: 'sht' }, type: { type: 'enum', column: 'type', values: BLOCK_TYPES } },
+    filters: {
+      sheet_id: { type: 'id', column: 'sheet_id', prefix: 'sht' },
+      type: { type: 'enum', column: 'type', values: BLOCK_TYPES },
+    },
   },
   {
     path: '/v1/overlays',
@@ -133,7 +144,13 @@ export function catalogRoutes(app: FastifyInstance, deps: HttpDeps, effects: Cat
       handler: async (request) => {
         const { id } = request.params as { id: string };
         const row = loadOwned(deps, request, kind, id);
-        const updated = patchRecord(deps.db, orgOf(request), kind, row, (request.body ?? {}) as Record<string, unknown>);
+        const updated = patchRecord(
+          deps.db,
+          orgOf(request),
+          kind,
+          row,
+          (request.body ?? {}) as Record<string, unknown>,
+        );
         return serializeOne(deps, request, kind, updated);
       },
     });

@@ -1,7 +1,12 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { JobAccepted } from '../../contract/schemas';
-import { createAnalysis, createComparison, type CompareEnqueuer, type CompareType } from '../../services/compare.service';
+import {
+  createAnalysis,
+  createComparison,
+  type CompareEnqueuer,
+  type CompareType,
+} from '../../services/compare.service';
 import { orgOf, type HttpDeps } from '../deps';
 import { addRoute } from '../router';
 import { IdParams, loadOwned } from './resource-reads';
@@ -15,8 +20,16 @@ const IdString = Type.String({ minLength: 1, maxLength: 100 });
 
 export const DrawingCompareBody = Type.Object(
   {
-    compare_to: Type.String({ minLength: 1, maxLength: 100, description: 'drw_ id of the OLDER revision; the path id is the newer one' }),
-    analyze: Type.Optional(Type.Boolean({ description: 'also run change detection on every overlay (1 more credit per overlay)' })),
+    compare_to: Type.String({
+      minLength: 1,
+      maxLength: 100,
+      description: 'drw_ id of the OLDER revision; the path id is the newer one',
+    }),
+    analyze: Type.Optional(
+      Type.Boolean({
+        description: 'also run change detection on every overlay (1 more credit per overlay)',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -31,7 +44,10 @@ export const CompareBody = Type.Object(
   { additionalProperties: false },
 );
 
-const accepted = { 202: JobAccepted, 402: { description: 'insufficient_credits: body adds required and available' } };
+const accepted = {
+  202: JobAccepted,
+  402: { description: 'insufficient_credits: body adds required and available' },
+};
 
 export function compareRoutes(app: FastifyInstance, deps: HttpDeps, jobs: CompareEnqueuer): void {
   addRoute(app, {
@@ -71,7 +87,12 @@ export function compareRoutes(app: FastifyInstance, deps: HttpDeps, jobs: Compar
     body: CompareBody,
     responses: accepted,
     handler: async (request, reply) => {
-      const body = request.body as { old_id: string; new_id: string; type: CompareType; analyze?: boolean };
+      const body = request.body as {
+        old_id: string;
+        new_id: string;
+        type: CompareType;
+        analyze?: boolean;
+      };
       const job = createComparison(deps.db, jobs, orgOf(request), {
         type: body.type,
         oldId: body.old_id,

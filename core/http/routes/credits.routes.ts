@@ -13,7 +13,9 @@ import { listRoute } from './resource-reads';
 export const CreditsObject = Type.Object(
   {
     balance: Type.Integer({ description: 'credits available to start new Vision work' }),
-    reserved: Type.Integer({ description: 'credits held by jobs that are still running (settled when they end)' }),
+    reserved: Type.Integer({
+      description: 'credits held by jobs that are still running (settled when they end)',
+    }),
   },
   { $id: 'Credits' },
 );

@@ -15,7 +15,17 @@ export function drawingsRoutes(app: FastifyInstance, deps: HttpDeps, jobs: JobRu
     body: DrawingCreate,
     responses: { 201: Drawing },
     handler: async (request, reply) => {
-      const row = createDrawing(deps.db, jobs, orgOf(request), request.body as { project_id: string; name: string; file_id: string; revision?: string | null });
+      const row = createDrawing(
+        deps.db,
+        jobs,
+        orgOf(request),
+        request.body as {
+          project_id: string;
+          name: string;
+          file_id: string;
+          revision?: string | null;
+        },
+      );
       reply.code(201).header('location', `/v1/drawings/${row.id}`);
       return serializeOne(deps, request, 'drawing', row);
     },

@@ -34,18 +34,32 @@ export function filesRoutes(
   addRoute(app, {
     method: 'POST',
     url: '/v1/files',
-    summary: 'Create a file and get a signed upload URL (PUT the raw bytes there within 15 minutes)',
+    summary:
+      'Create a file and get a signed upload URL (PUT the raw bytes there within 15 minutes)',
     tags: ['files'],
     body: FileCreate,
-    responses: { 201: Type.Intersect([FileObject, Type.Object({ upload_url: Type.String(), upload_expires_at: Type.String() })]) },
+    responses: {
+      201: Type.Intersect([
+        FileObject,
+        Type.Object({ upload_url: Type.String(), upload_expires_at: Type.String() }),
+      ]),
+    },
     handler: async (request, reply) => {
       const org = orgOf(request);
-      const body = request.body as { project_id: string; filename: string; content_type: string; size_bytes?: number };
+      const body = request.body as {
+        project_id: string;
+        filename: string;
+        content_type: string;
+        size_bytes?: number;
+      };
       if (!getRow(deps.db, 'projects', org, body.project_id)) {
         throw notFound('project', body.project_id);
       }
       if (body.size_bytes !== undefined && body.size_bytes > env.maxUploadBytes) {
-        throw new ApiError('payload_too_large', `size_bytes ${body.size_bytes} is over the upload limit of ${env.maxUploadBytes} bytes.`);
+        throw new ApiError(
+          'payload_too_large',
+          `size_bytes ${body.size_bytes} is over the upload limit of ${env.maxUploadBytes} bytes.`,
+        );
       }
       const row = insertFile(deps.db, {
         organizationId: org,
@@ -55,7 +69,9 @@ export function filesRoutes(
         declaredSize: body.size_bytes ?? null,
         objectKey: (createdAt, id) => fileKey(body.project_id, createdAt, id),
       });
-      const signed = signer.sign(`/v1/uploads/${row.id}`, UPLOAD_URL_TTL_SECONDS, { method: 'PUT' });
+      const signed = signer.sign(`/v1/uploads/${row.id}`, UPLOAD_URL_TTL_SECONDS, {
+        method: 'PUT',
+      });
       reply.code(201).header('location', `/v1/files/${row.id}`);
       return {
         ...serializeOne(deps, request, 'file', row),
@@ -80,18 +96,29 @@ export function filesRoutes(
       signer.assertValid(path, request.query as Record<string, unknown>, Date.now(), 'PUT');
       const row = getFileById(deps.db, id);
       if (!row) throw new ApiError('not_found', `No file with id '${id}' exists.`);
-      if (row.status === 'uploaded') throw new ApiError('conflict', `File ${id} already has its bytes; create a new file to upload again.`);
+      if (row.status === 'uploaded')
+        throw new ApiError(
+          'conflict',
+          `File ${id} already has its bytes; create a new file to upload again.`,
+        );
       const declared = String(row.content_type);
       const sent = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
       if (sent !== declared) {
-        throw new ApiError('unsupported_media_type', `Send the bytes with Content-Type: ${declared}, the type declared for this file; got '${sent || 'none'}'.`);
+        throw new ApiError(
+          'unsupported_media_type',
+          `Send the bytes with Content-Type: ${declared}, the type declared for this file; got '${sent || 'none'}'.`,
+        );
       }
       const length = Number(request.headers['content-length']);
       if (Number.isFinite(length) && length > env.maxUploadBytes) {
-        throw new ApiError('payload_too_large', `The upload is ${length} bytes; the limit is ${env.maxUploadBytes} bytes.`);
+        throw new ApiError(
+          'payload_too_large',
+          `The upload is ${length} bytes; the limit is ${env.maxUploadBytes} bytes.`,
+        );
       }
       const body = request.body;
-      if (!(body instanceof Readable)) throw new ApiError('validation_error', 'The upload has no body.');
+      if (!(body instanceof Readable))
+        throw new ApiError('validation_error', 'The upload has no body.');
       let stored;
       try {
         stored = await objects.put(String(row.object_key), body, {
@@ -130,14 +157,19 @@ export function filesRoutes(
       const q = request.query as Record<string, string | undefined>;
       const endpoint = '/v1/files';
       let filters: Record<string, string> = {};
-      for (const name of ['project_id', 'content_type']) if (q[name] !== undefined) filters[name] = q[name]!;
+      for (const name of ['project_id', 'content_type'])
+        if (q[name] !== undefined) filters[name] = q[name]!;
       let token: string | undefined;
       let direction: 'forward' | 'backward' = 'forward';
       let remembered = DEFAULT_LIMIT;
       if (q.cursor !== undefined) {
         const c = deps.cursors.decode(q.cursor, endpoint, org);
         for (const [k, v] of Object.entries(filters)) {
-          if (c.f[k] !== v) throw new ApiError('invalid_cursor', `The filter '${k}' given beside the cursor differs from the one the cursor was created with.`);
+          if (c.f[k] !== v)
+            throw new ApiError(
+              'invalid_cursor',
+              `The filter '${k}' given beside the cursor differs from the one the cursor was created with.`,
+            );
         }
         filters = c.f;
         token = c.s;
@@ -145,11 +177,22 @@ export function filesRoutes(
         remembered = c.l;
       }
       const projectId = filters.project_id;
-      if (projectId === undefined) throw new ApiError('missing_parameter', "The query parameter 'project_id' is required on /v1/files.");
-      if (!/^prj_[0-9a-z]{1,64}$/.test(projectId)) throw new ApiError('invalid_parameter', "The query parameter 'project_id' must be an id starting with 'prj_'.");
+      if (projectId === undefined)
+        throw new ApiError(
+          'missing_parameter',
+          "The query parameter 'project_id' is required on /v1/files.",
+        );
+      if (!/^prj_[0-9a-z]{1,64}$/.test(projectId))
+        throw new ApiError(
+          'invalid_parameter',
+          "The query parameter 'project_id' must be an id starting with 'prj_'.",
+        );
       const contentType = filters.content_type;
       if (contentType !== undefined && !CONTENT_TYPES.includes(contentType)) {
-        throw new ApiError('invalid_parameter', `The query parameter 'content_type' must be one of ${CONTENT_TYPES.join(', ')}.`);
+        throw new ApiError(
+          'invalid_parameter',
+          `The query parameter 'content_type' must be one of ${CONTENT_TYPES.join(', ')}.`,
+        );
       }
       const limit = parseLimit(q.limit, remembered);
       const ctx = serializeContext(deps, request);
@@ -162,10 +205,20 @@ export function filesRoutes(
       let cursorToken = token ?? null;
       let first = true;
       for (let guard = 0; guard < 1000 && collected.length < limit; guard++) {
-        const page = await objects.list(filesPrefix(projectId), { limit: limit - collected.length, token: cursorToken, direction });
-        const ids = page.keys.map((k) => parseFileKey(k.key)?.fileId).filter((v): v is string => !!v);
+        const page = await objects.list(filesPrefix(projectId), {
+          limit: limit - collected.length,
+          token: cursorToken,
+          direction,
+        });
+        const ids = page.keys
+          .map((k) => parseFileKey(k.key)?.fileId)
+          .filter((v): v is string => !!v);
         const rows = getRows<Row>(deps.db, 'files', org, ids);
-        const kept = ids.map((i) => rows.get(i)).filter((r): r is Row => !!r && (contentType === undefined || r.content_type === contentType));
+        const kept = ids
+          .map((i) => rows.get(i))
+          .filter(
+            (r): r is Row => !!r && (contentType === undefined || r.content_type === contentType),
+          );
         if (direction === 'forward') {
           collected.push(...kept);
           if (first) prevToken = page.prevToken;
@@ -182,11 +235,20 @@ export function filesRoutes(
       }
       // With a content_type filter a full page may end just before keys that all fail the filter:
       // look ahead so the last page really has no `next` (and the first no `prev`).
-      const hasMatchBeyond = async (token: string, dir: 'forward' | 'backward'): Promise<boolean> => {
+      const hasMatchBeyond = async (
+        token: string,
+        dir: 'forward' | 'backward',
+      ): Promise<boolean> => {
         let tok: string | null = token;
         for (let guard = 0; tok && guard < 1000; guard++) {
-          const page = await objects.list(filesPrefix(projectId), { limit: 100, token: tok, direction: dir });
-          const ids = page.keys.map((k) => parseFileKey(k.key)?.fileId).filter((v): v is string => !!v);
+          const page = await objects.list(filesPrefix(projectId), {
+            limit: 100,
+            token: tok,
+            direction: dir,
+          });
+          const ids = page.keys
+            .map((k) => parseFileKey(k.key)?.fileId)
+            .filter((v): v is string => !!v);
           const rows = getRows<Row>(deps.db, 'files', org, ids);
           if ([...rows.values()].some((r) => r.content_type === contentType)) return true;
           tok = dir === 'forward' ? page.nextToken : page.prevToken;
@@ -198,7 +260,9 @@ export function filesRoutes(
         if (prevToken && !(await hasMatchBeyond(prevToken, 'backward'))) prevToken = null;
       }
       const wrap = (s: string | null, d: 'a' | 'b') =>
-        s ? deps.cursors.encode({ e: endpoint, o: org, f: filters, l: limit, k: ['', ''], s, d }) : null;
+        s
+          ? deps.cursors.encode({ e: endpoint, o: org, f: filters, l: limit, k: ['', ''], s, d })
+          : null;
       return {
         data: collected.map((r) => RESOURCES.file.toApi(r, ctx)),
         _meta: { next: wrap(nextToken, 'a'), prev: wrap(prevToken, 'b'), limit },
@@ -231,7 +295,11 @@ export function filesRoutes(
       const org = orgOf(request);
       const row = loadOwned(deps, request, 'file', id);
       const users = drawingsUsingFile(deps.db, org, id);
-      if (users.length > 0) throw new ApiError('conflict', `File ${id} is used by drawing ${users.join(', ')}; delete the drawing first.`);
+      if (users.length > 0)
+        throw new ApiError(
+          'conflict',
+          `File ${id} is used by drawing ${users.join(', ')}; delete the drawing first.`,
+        );
       deleteRecord(deps.db, 'files', org, id);
       await objects.delete(String(row.object_key));
       return reply.code(204).send();
@@ -247,7 +315,8 @@ export function filesRoutes(
     config: { public: true },
     schema: {
       tags: ['files'],
-      summary: 'Download a stored object through its signed URL (every *_uri); deep-zoom tiles of images',
+      summary:
+        'Download a stored object through its signed URL (every *_uri); deep-zoom tiles of images',
       description:
         'Signed with HMAC-SHA256 over path and expiry, valid 1 hour, no Authorization header needed. ' +
         'Served with ETag, Cache-Control: private, max-age=3600, immutable, and Range support; altered or expired → 403 invalid_signature. ' +
@@ -266,11 +335,17 @@ export function filesRoutes(
       // image (stored beside it); the signature covers the image, not the palette choice.
       const palette = (request.query as Record<string, unknown>).palette;
       if (palette !== undefined && palette !== 'standard') {
-        if (palette !== 'colorblind') throw new ApiError('invalid_parameter', "The query parameter 'palette' must be standard or colorblind.");
-        if (/\/overlays\/ovl_[0-9a-z]+\/combined\.png$/.test(key)) key = key.replace(/combined\.png$/, 'combined-colorblind.png');
+        if (palette !== 'colorblind')
+          throw new ApiError(
+            'invalid_parameter',
+            "The query parameter 'palette' must be standard or colorblind.",
+          );
+        if (/\/overlays\/ovl_[0-9a-z]+\/combined\.png$/.test(key))
+          key = key.replace(/combined\.png$/, 'combined-colorblind.png');
       }
       if (tile) {
-        if (!/\.(png|webp|jpg)$/.test(key)) throw new ApiError('not_found', 'Only images have tiles.');
+        if (!/\.(png|webp|jpg)$/.test(key))
+          throw new ApiError('not_found', 'Only images have tiles.');
         key = await env.tiles.tileKey(key, Number(tile[2]), Number(tile[3]), Number(tile[4]));
       }
       let obj;

@@ -10,7 +10,12 @@ const TERMINAL = new Set(['Completed', 'Failed', 'Canceled']);
 
 // Job control beyond the generic reads: cancel (reaching every descendant) and a Server-Sent
 // Events stream of the job object on every change, ending at a terminal status.
-export function jobsRoutes(app: FastifyInstance, _deps: HttpDeps, runner: JobRunner, opts: { maxStreamsPerKey: number }): void {
+export function jobsRoutes(
+  app: FastifyInstance,
+  _deps: HttpDeps,
+  runner: JobRunner,
+  opts: { maxStreamsPerKey: number },
+): void {
   const streams = new Map<string, number>();
 
   addRoute(app, {
@@ -33,7 +38,11 @@ export function jobsRoutes(app: FastifyInstance, _deps: HttpDeps, runner: JobRun
     summary: 'Server-Sent Events: the job object on every change, ending at a terminal status',
     tags: ['jobs'],
     params: IdParams,
-    responses: { 200: { description: 'text/event-stream of `event: job` messages whose data is the Job object' } },
+    responses: {
+      200: {
+        description: 'text/event-stream of `event: job` messages whose data is the Job object',
+      },
+    },
     handler: async (request, reply) => {
       const { id } = request.params as { id: string };
       const org = orgOf(request);
@@ -41,9 +50,13 @@ export function jobsRoutes(app: FastifyInstance, _deps: HttpDeps, runner: JobRun
       const keyId = request.auth!.keyId;
       const open = streams.get(keyId) ?? 0;
       if (open >= opts.maxStreamsPerKey) {
-        throw new ApiError('rate_limited', `This API key already has ${open} open event streams; at most ${opts.maxStreamsPerKey} are allowed. Close one and retry.`, {
-          headers: { 'retry-after': '5' },
-        });
+        throw new ApiError(
+          'rate_limited',
+          `This API key already has ${open} open event streams; at most ${opts.maxStreamsPerKey} are allowed. Close one and retry.`,
+          {
+            headers: { 'retry-after': '5' },
+          },
+        );
       }
       streams.set(keyId, open + 1);
       const headers: Record<string, string> = {
@@ -53,12 +66,14 @@ export function jobsRoutes(app: FastifyInstance, _deps: HttpDeps, runner: JobRun
         // No `Connection` header: Node keeps HTTP/1.1 connections alive by default and must still
         // honour a client's `Connection: close` (forcing keep-alive left such sockets open).
       };
-      for (const [k, v] of Object.entries(reply.getHeaders())) if (v !== undefined) headers[k] = String(v);
+      for (const [k, v] of Object.entries(reply.getHeaders()))
+        if (v !== undefined) headers[k] = String(v);
       reply.hijack();
       const res = reply.raw;
       res.writeHead(200, headers);
       let seq = 0;
-      const send = (j: unknown) => res.write(`id: ${++seq}\nevent: job\ndata: ${JSON.stringify(j)}\n\n`);
+      const send = (j: unknown) =>
+        res.write(`id: ${++seq}\nevent: job\ndata: ${JSON.stringify(j)}\n\n`);
       let closed = false;
       const finish = () => {
         if (closed) return;

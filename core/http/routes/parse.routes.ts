@@ -1,7 +1,12 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { JobAccepted } from '../../contract/schemas';
-import { createParse, MAX_TEMPLATES, type ParseEnqueuer, type ParseRequest } from '../../services/parse.service';
+import {
+  createParse,
+  MAX_TEMPLATES,
+  type ParseEnqueuer,
+  type ParseRequest,
+} from '../../services/parse.service';
 import { orgOf, type HttpDeps } from '../deps';
 import { addRoute } from '../router';
 
@@ -16,17 +21,32 @@ const PixelBox = Type.Object(
     width: Type.Integer({ minimum: 1 }),
     height: Type.Integer({ minimum: 1 }),
   },
-  { additionalProperties: false, description: 'Crop in pixels of the source sheet or block image, origin top-left' },
+  {
+    additionalProperties: false,
+    description: 'Crop in pixels of the source sheet or block image, origin top-left',
+  },
 );
 
 export const ParseBody = Type.Object(
   {
-    target_id: Type.String({ minLength: 1, maxLength: 100, description: 'drw_ (every sheet), sht_ or blk_ id to search' }),
+    target_id: Type.String({
+      minLength: 1,
+      maxLength: 100,
+      description: 'drw_ (every sheet), sht_ or blk_ id to search',
+    }),
     templates: Type.Array(
       Type.Object(
         {
-          label: Type.String({ minLength: 1, maxLength: 100, description: 'name the instances get (several templates may share one)' }),
-          source_id: Type.String({ minLength: 1, maxLength: 100, description: 'sht_ or blk_ id whose image shows the symbol' }),
+          label: Type.String({
+            minLength: 1,
+            maxLength: 100,
+            description: 'name the instances get (several templates may share one)',
+          }),
+          source_id: Type.String({
+            minLength: 1,
+            maxLength: 100,
+            description: 'sht_ or blk_ id whose image shows the symbol',
+          }),
           bbox: PixelBox,
         },
         { additionalProperties: false },

@@ -1,11 +1,20 @@
 import type { FastifyInstance } from 'fastify';
 import { Project, ProjectCreate, ProjectPatch } from '../../contract/schemas';
-import { createProject, patchProject, removeProject, type ProjectCascade } from '../../services/projects.service';
+import {
+  createProject,
+  patchProject,
+  removeProject,
+  type ProjectCascade,
+} from '../../services/projects.service';
 import { orgOf, type HttpDeps } from '../deps';
 import { addRoute } from '../router';
 import { getOneRoute, IdParams, listRoute, serializeOne } from './resource-reads';
 
-export function projectsRoutes(app: FastifyInstance, deps: HttpDeps, cascade: ProjectCascade): void {
+export function projectsRoutes(
+  app: FastifyInstance,
+  deps: HttpDeps,
+  cascade: ProjectCascade,
+): void {
   listRoute(app, deps, { path: '/v1/projects', kind: 'project', filters: {} }, Project, 'projects');
   getOneRoute(app, deps, 'project', '/v1/projects/:id', Project, 'projects');
 
@@ -17,7 +26,11 @@ export function projectsRoutes(app: FastifyInstance, deps: HttpDeps, cascade: Pr
     body: ProjectCreate,
     responses: { 201: Project },
     handler: async (request, reply) => {
-      const row = createProject(deps.db, orgOf(request), request.body as { name: string; description?: string | null });
+      const row = createProject(
+        deps.db,
+        orgOf(request),
+        request.body as { name: string; description?: string | null },
+      );
       reply.code(201).header('location', `/v1/projects/${row.id}`);
       return serializeOne(deps, request, 'project', row);
     },
@@ -33,7 +46,12 @@ export function projectsRoutes(app: FastifyInstance, deps: HttpDeps, cascade: Pr
     responses: { 200: Project },
     handler: async (request) => {
       const { id } = request.params as { id: string };
-      const row = patchProject(deps.db, orgOf(request), id, (request.body ?? {}) as { name?: string; description?: string | null });
+      const row = patchProject(
+        deps.db,
+        orgOf(request),
+        id,
+        (request.body ?? {}) as { name?: string; description?: string | null },
+      );
       return serializeOne(deps, request, 'project', row);
     },
   });

@@ -16,16 +16,46 @@ export const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
 const queryDoc = (endpoint: ListEndpoint) =>
   Type.Object(
     Object.fromEntries([
-      ...Object.keys(endpoint.filters).map((name) => [name, Type.Optional(Type.String({ description: `filter: ${name}` }))]),
-      ['created_after', Type.Optional(Type.String({ format: 'date-time', description: 'strictly after (ISO 8601)' }))],
-      ['created_before', Type.Optional(Type.String({ format: 'date-time', description: 'strictly before (ISO 8601)' }))],
-      ['limit', Type.Optional(Type.String({ description: '1–100, default 20; above 100 is clamped' }))],
-      ['cursor', Type.Optional(Type.String({ description: 'opaque cursor from _meta.next or _meta.prev' }))],
-      ['expand', Type.Optional(Type.String({ description: 'comma-separated expand paths, at most 3 levels' }))],
+      ...Object.keys(endpoint.filters).map((name) => [
+        name,
+        Type.Optional(Type.String({ description: `filter: ${name}` })),
+      ]),
+      [
+        'created_after',
+        Type.Optional(
+          Type.String({ format: 'date-time', description: 'strictly after (ISO 8601)' }),
+        ),
+      ],
+      [
+        'created_before',
+        Type.Optional(
+          Type.String({ format: 'date-time', description: 'strictly before (ISO 8601)' }),
+        ),
+      ],
+      [
+        'limit',
+        Type.Optional(Type.String({ description: '1–100, default 20; above 100 is clamped' })),
+      ],
+      [
+        'cursor',
+        Type.Optional(Type.String({ description: 'opaque cursor from _meta.next or _meta.prev' })),
+      ],
+      [
+        'expand',
+        Type.Optional(
+          Type.String({ description: 'comma-separated expand paths, at most 3 levels' }),
+        ),
+      ],
     ]),
   );
 
-export function listRoute(app: FastifyInstance, deps: HttpDeps, endpoint: ListEndpoint, item: TSchema, tag: string): void {
+export function listRoute(
+  app: FastifyInstance,
+  deps: HttpDeps,
+  endpoint: ListEndpoint,
+  item: TSchema,
+  tag: string,
+): void {
   addRoute(app, {
     method: 'GET',
     url: endpoint.path,
@@ -45,19 +75,43 @@ export function listRoute(app: FastifyInstance, deps: HttpDeps, endpoint: ListEn
 }
 
 /** Loads one record of the caller's organization or throws 404 (another organization's ids too). */
-export function loadOwned(deps: HttpDeps, request: FastifyRequest, kind: ResourceKind, id: string): Row {
+export function loadOwned(
+  deps: HttpDeps,
+  request: FastifyRequest,
+  kind: ResourceKind,
+  id: string,
+): Row {
   const row = getRow<Row>(deps.db, RESOURCES[kind].table, orgOf(request), id);
   if (!row) throw notFound(RESOURCES[kind].noun, id.slice(0, 100));
   return row;
 }
 
-export function serializeOne(deps: HttpDeps, request: FastifyRequest, kind: ResourceKind, row: Row): Record<string, unknown> {
+export function serializeOne(
+  deps: HttpDeps,
+  request: FastifyRequest,
+  kind: ResourceKind,
+  row: Row,
+): Record<string, unknown> {
   const expand = (request.query as Record<string, unknown> | undefined)?.expand;
   const tree = parseExpand(kind, typeof expand === 'string' ? expand : undefined);
-  return serializeWithExpansion(deps.db, orgOf(request), kind, [row], tree, serializeContext(deps, request))[0]!;
+  return serializeWithExpansion(
+    deps.db,
+    orgOf(request),
+    kind,
+    [row],
+    tree,
+    serializeContext(deps, request),
+  )[0]!;
 }
 
-export function getOneRoute(app: FastifyInstance, deps: HttpDeps, kind: ResourceKind, path: string, item: TSchema, tag: string): void {
+export function getOneRoute(
+  app: FastifyInstance,
+  deps: HttpDeps,
+  kind: ResourceKind,
+  path: string,
+  item: TSchema,
+  tag: string,
+): void {
   addRoute(app, {
     method: 'GET',
     url: path,

@@ -33,16 +33,23 @@ export function webRoutes(app: FastifyInstance, webRoot: string): void {
     exposeHeadRoute: false,
     handler: async (request, reply) => {
       const urlPath = decodeURIComponent((request.raw.url ?? '/').split('?')[0]!);
-      if (urlPath.startsWith('/v1/') || urlPath.includes('\0')) throw new ApiError('not_found', `No route ${request.method} ${urlPath.slice(0, 200)} exists.`);
+      if (urlPath.startsWith('/v1/') || urlPath.includes('\0'))
+        throw new ApiError(
+          'not_found',
+          `No route ${request.method} ${urlPath.slice(0, 200)} exists.`,
+        );
       let file = normalize(join(root, urlPath));
-      if (file !== root && !file.startsWith(root + sep)) throw new ApiError('not_found', 'No such file.');
+      if (file !== root && !file.startsWith(root + sep))
+        throw new ApiError('not_found', 'No such file.');
       let st = safeStat(file);
       if (!st || st.isDirectory()) {
         // Client-side routes and the root load the app shell; missing assets are real 404s.
-        if (extname(urlPath) && !urlPath.endsWith('.html')) throw new ApiError('not_found', `No file ${urlPath.slice(0, 200)}.`);
+        if (extname(urlPath) && !urlPath.endsWith('.html'))
+          throw new ApiError('not_found', `No file ${urlPath.slice(0, 200)}.`);
         file = join(root, 'index.html');
         st = safeStat(file);
-        if (!st) throw new ApiError('not_found', 'The web UI is not built; run `npm run build:web`.');
+        if (!st)
+          throw new ApiError('not_found', 'The web UI is not built; run `npm run build:web`.');
       }
       const isHtml = file.endsWith('.html');
       reply
@@ -50,7 +57,11 @@ export function webRoutes(app: FastifyInstance, webRoot: string): void {
         .header('content-length', st.size)
         .header('x-content-type-options', 'nosniff')
         .header('cache-control', isHtml ? 'no-cache' : 'public, max-age=31536000, immutable');
-      if (isHtml) reply.header('content-security-policy', CSP).header('referrer-policy', 'no-referrer').header('x-frame-options', 'DENY');
+      if (isHtml)
+        reply
+          .header('content-security-policy', CSP)
+          .header('referrer-policy', 'no-referrer')
+          .header('x-frame-options', 'DENY');
       if (request.method === 'HEAD') return reply.send();
       return reply.send(createReadStream(file));
     },

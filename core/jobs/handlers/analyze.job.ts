@@ -26,7 +26,8 @@ import type { JobHandler } from '../job-runner';
 // `annotation` (the same words, redrawn or moved: leaders, callouts), `geometry` (everything else).
 
 /** Dimension strings: feet-inches (12'-6", 3' 4 1/2"), inches (6"), metric (1200 mm). */
-export const DIMENSION_RE = /\d+\s*'\s*-?\s*\d*(\s+\d+\/\d+)?\s*"?|\d+(\s+\d+\/\d+)?\s*"|\b\d+(\.\d+)?\s*(mm|cm|m)\b/;
+export const DIMENSION_RE =
+  /\d+\s*'\s*-?\s*\d*(\s+\d+\/\d+)?\s*"?|\d+(\s+\d+\/\d+)?\s*"|\b\d+(\.\d+)?\s*(mm|cm|m)\b/;
 
 /** Regions with fewer changed pixels than this are noise (anti-alias ghosts, specks). */
 const NOISE_AREA_PX = 60;
@@ -35,7 +36,10 @@ const NOISE_CONFIDENCE = 0.2;
 type Box = BlockBox;
 
 const intersects = (a: Box, b: Box, pad = 0): boolean =>
-  a.x - pad < b.x + b.width && b.x < a.x + a.width + pad && a.y - pad < b.y + b.height && b.y < a.y + a.height + pad;
+  a.x - pad < b.x + b.width &&
+  b.x < a.x + a.width + pad &&
+  a.y - pad < b.y + b.height &&
+  b.y < a.y + a.height + pad;
 
 function textIn(runs: TextRun[], box: Box): string | null {
   const hits = runs
@@ -71,7 +75,10 @@ export function categorize(
   if (region.area_px < NOISE_AREA_PX || region.confidence < NOISE_CONFIDENCE) return 'noise';
   const cx = sheetBox.x + sheetBox.width / 2;
   const cy = sheetBox.y + sheetBox.height / 2;
-  if (titleBlocks.some((t) => cx >= t.x && cx <= t.x + t.width && cy >= t.y && cy <= t.y + t.height)) return 'title_block';
+  if (
+    titleBlocks.some((t) => cx >= t.x && cx <= t.x + t.width && cy >= t.y && cy <= t.y + t.height)
+  )
+    return 'title_block';
   if ((before ?? '') !== (after ?? '')) {
     if (DIMENSION_RE.test(before ?? '') || DIMENSION_RE.test(after ?? '')) return 'dimension';
     return 'text';
@@ -80,18 +87,29 @@ export function categorize(
   return 'geometry';
 }
 
-function describe(kind: string, category: string, before: string | null, after: string | null, area: number): string {
+function describe(
+  kind: string,
+  category: string,
+  before: string | null,
+  after: string | null,
+  area: number,
+): string {
   const what = category === 'title_block' ? 'title block' : category;
   if ((category === 'text' || category === 'dimension') && before !== after) {
-    if (before && after) return `${what === 'dimension' ? 'Dimension' : 'Text'} changed from “${before}” to “${after}”.`;
+    if (before && after)
+      return `${what === 'dimension' ? 'Dimension' : 'Text'} changed from “${before}” to “${after}”.`;
     if (after) return `${what === 'dimension' ? 'Dimension' : 'Text'} added: “${after}”.`;
     if (before) return `${what === 'dimension' ? 'Dimension' : 'Text'} removed: “${before}”.`;
   }
-  const verb = { added: 'Added', removed: 'Removed', modified: 'Modified', moved: 'Moved' }[kind] ?? 'Changed';
+  const verb =
+    { added: 'Added', removed: 'Removed', modified: 'Modified', moved: 'Moved' }[kind] ?? 'Changed';
   return `${verb} ${what} (${area} changed px)${after || before ? ` near “${(after ?? before)!.slice(0, 80)}”` : ''}.`;
 }
 
-export function createAnalyzeHandler(env: { db: Db; objects: ObjectStore }): JobHandler<AnalyzePayload> {
+export function createAnalyzeHandler(env: {
+  db: Db;
+  objects: ObjectStore;
+}): JobHandler<AnalyzePayload> {
   const { db, objects } = env;
   return async (ctx) => {
     const overlay = getOverlayById(db, ctx.payload.overlay_id);
@@ -134,7 +152,12 @@ export function createAnalyzeHandler(env: { db: Db; objects: ObjectStore }): Job
       .map((b) => JSON.parse(String(b.bbox)) as Box);
     const toB = invertAffine(sheetT);
     const changes: NewChange[] = out.regions.map((r) => {
-      const inA: Box = { x: r.bbox.x + boxA.x, y: r.bbox.y + boxA.y, width: r.bbox.width, height: r.bbox.height };
+      const inA: Box = {
+        x: r.bbox.x + boxA.x,
+        y: r.bbox.y + boxA.y,
+        width: r.bbox.width,
+        height: r.bbox.height,
+      };
       const before = textIn(runsA, inA);
       const after = textIn(runsB, mapBox(toB, inA));
       const category = categorize(r, inA, titleBlocks, before, after);

@@ -18,7 +18,13 @@ import type { Row } from '../../store/repositories/row';
 import { decodeGrey } from '../../vision/compare/encode.adapter';
 import type { GreyImage } from '../../vision/types';
 import { recordOverlayCreated } from '../../services/webhooks.service';
-import { toApiJob, type ApiJob, type JobContext, type JobEventMeta, type JobHandler } from '../job-runner';
+import {
+  toApiJob,
+  type ApiJob,
+  type JobContext,
+  type JobEventMeta,
+  type JobHandler,
+} from '../job-runner';
 import type { JobsRepository } from '../jobs.repository';
 
 // The `compare` job (contract §6). One handler, three shapes of payload:
@@ -72,7 +78,7 @@ async function signature(path: string): Promise<Float64Array> {
     }
   }
   let mean = 0;
-  for (let i = 0; i < out.length; i++) mean += (out[i]! /= Math.max(1, cnt[i]!));
+  for (let i = 0; i < out.length; i++) mean += out[i]! /= Math.max(1, cnt[i]!);
   mean /= out.length;
   let norm = 0;
   for (let i = 0; i < out.length; i++) norm += (out[i]! -= mean) ** 2;
@@ -92,14 +98,20 @@ export function createCompareHandler(env: CompareEnv): JobHandler<Payload> {
   async function drawingCompare(ctx: JobContext<Payload>, p: Payload) {
     const a = getById(db, 'drawings', p.a_id);
     const b = getById(db, 'drawings', p.b_id);
-    if (!a || !b) throw new ApiError('conflict', `Drawing ${!a ? p.a_id : p.b_id} was deleted while the comparison was queued.`);
+    if (!a || !b)
+      throw new ApiError(
+        'conflict',
+        `Drawing ${!a ? p.a_id : p.b_id} was deleted while the comparison was queued.`,
+      );
     const sheetsA = sheetsOfDrawing(db, a.id);
     const sheetsB = sheetsOfDrawing(db, b.id);
     const rows = new Map([...sheetsA, ...sheetsB].map((r) => [r.id, r]));
     // Sheets left over after number and title pair by the look of their thumbnails.
     const first = pairSheets(sheetsA.map(sheetInfo), sheetsB.map(sheetInfo));
     const sigs = new Map<string, Float64Array>();
-    for (const id of first.removed.length && first.added.length ? [...first.removed, ...first.added] : []) {
+    for (const id of first.removed.length && first.added.length
+      ? [...first.removed, ...first.added]
+      : []) {
       const key = rows.get(id)?.thumbnail_key;
       if (key) sigs.set(id, await signature(await objects.localPath(String(key))));
     }
@@ -119,7 +131,13 @@ export function createCompareHandler(env: CompareEnv): JobHandler<Payload> {
         type: 'compare',
         target_type: 'sheet',
         target_id: pair.sheet_b_id,
-        payload: { mode: 'sheet', a_id: pair.sheet_a_id, b_id: pair.sheet_b_id, analyze: p.analyze, root_job_id: ctx.job.id } satisfies Payload,
+        payload: {
+          mode: 'sheet',
+          a_id: pair.sheet_a_id,
+          b_id: pair.sheet_b_id,
+          analyze: p.analyze,
+          root_job_id: ctx.job.id,
+        } satisfies Payload,
       });
     }
     await ctx.waitForChildren();
@@ -133,9 +151,18 @@ export function createCompareHandler(env: CompareEnv): JobHandler<Payload> {
   }
 
   /** Compares one sheet pair (or the given block pair) and stores its overlays under the root job. */
-  async function pairCompare(ctx: JobContext<Payload>, rootId: string, sheetA: Row, sheetB: Row, blocksA: BlockInfo[], blocksB: BlockInfo[], given?: { block_a_id: string; block_b_id: string }[]) {
+  async function pairCompare(
+    ctx: JobContext<Payload>,
+    rootId: string,
+    sheetA: Row,
+    sheetB: Row,
+    blocksA: BlockInfo[],
+    blocksB: BlockInfo[],
+    given?: { block_a_id: string; block_b_id: string }[],
+  ) {
     const skip: string[] = [];
-    for (const x of blocksA) for (const y of blocksB) if (overlayFor(db, rootId, x.id, y.id)) skip.push(`${x.id}:${y.id}`);
+    for (const x of blocksA)
+      for (const y of blocksB) if (overlayFor(db, rootId, x.id, y.id)) skip.push(`${x.id}:${y.id}`);
     const out = await ctx.pool.run(
       'compare.sheetPair',
       {
@@ -161,11 +188,21 @@ export function createCompareHandler(env: CompareEnv): JobHandler<Payload> {
         aligned_b: overlayImageKey(projectId, id, 'aligned-b'),
       };
       // Bytes first, then the row: a row never points at missing bytes.
-      await objects.put(images.combined!, Buffer.from(o.png.combined), { contentType: 'image/png' });
-      await objects.put(images.combined_colorblind!, Buffer.from(o.png.combined_colorblind), { contentType: 'image/png' });
-      await objects.put(images.addition!, Buffer.from(o.png.addition), { contentType: 'image/png' });
-      await objects.put(images.deletion!, Buffer.from(o.png.deletion), { contentType: 'image/png' });
-      await objects.put(images.aligned_b!, Buffer.from(o.png.aligned_b), { contentType: 'image/png' });
+      await objects.put(images.combined!, Buffer.from(o.png.combined), {
+        contentType: 'image/png',
+      });
+      await objects.put(images.combined_colorblind!, Buffer.from(o.png.combined_colorblind), {
+        contentType: 'image/png',
+      });
+      await objects.put(images.addition!, Buffer.from(o.png.addition), {
+        contentType: 'image/png',
+      });
+      await objects.put(images.deletion!, Buffer.from(o.png.deletion), {
+        contentType: 'image/png',
+      });
+      await objects.put(images.aligned_b!, Buffer.from(o.png.aligned_b), {
+        contentType: 'image/png',
+      });
       ctx.signal.throwIfAborted();
       // overlay.created goes into the webhook outbox with the row (contract §10); a pair stored by an
       // earlier run (ON CONFLICT DO NOTHING returns that row) is not announced again.
@@ -191,17 +228,29 @@ export function createCompareHandler(env: CompareEnv): JobHandler<Payload> {
         if (row.id === id) recordOverlayCreated(db, row);
       })();
     }
-    const overlays = out.pairs.map((p) => overlayFor(db, rootId, p.block_a_id, p.block_b_id)).filter((r): r is Row => !!r);
+    const overlays = out.pairs
+      .map((p) => overlayFor(db, rootId, p.block_a_id, p.block_b_id))
+      .filter((r): r is Row => !!r);
     if ((ctx.payload as Payload).analyze) {
       for (const ov of overlays) {
-        ctx.createChild(`analyze:${ov.id}`, { type: 'analyze', target_type: 'overlay', target_id: ov.id, payload: { overlay_id: ov.id } });
+        ctx.createChild(`analyze:${ov.id}`, {
+          type: 'analyze',
+          target_type: 'overlay',
+          target_id: ov.id,
+          payload: { overlay_id: ov.id },
+        });
       }
     }
     const blockA = new Set(out.pairs.map((p) => p.block_a_id));
     const blockB = new Set(out.pairs.map((p) => p.block_b_id));
     return {
       registration: out.sheet,
-      block_pairs: out.pairs.map((p) => ({ ...p, overlay_id: overlays.find((o) => o.block_a_id === p.block_a_id && o.block_b_id === p.block_b_id)?.id ?? null })),
+      block_pairs: out.pairs.map((p) => ({
+        ...p,
+        overlay_id:
+          overlays.find((o) => o.block_a_id === p.block_a_id && o.block_b_id === p.block_b_id)
+            ?.id ?? null,
+      })),
       unpaired_blocks_a: blocksA.filter((x) => !blockA.has(x.id)).map((x) => x.id),
       unpaired_blocks_b: blocksB.filter((x) => !blockB.has(x.id)).map((x) => x.id),
       overlay_count: overlays.length,
@@ -212,16 +261,34 @@ export function createCompareHandler(env: CompareEnv): JobHandler<Payload> {
     const rootId = p.root_job_id ?? ctx.job.id;
     const sheetA = getById(db, 'sheets', p.a_id);
     const sheetB = getById(db, 'sheets', p.b_id);
-    if (!sheetA || !sheetB) throw new ApiError('conflict', `Sheet ${!sheetA ? p.a_id : p.b_id} was deleted while the comparison was queued.`);
-    const res = await pairCompare(ctx, rootId, sheetA, sheetB, blocksOfSheet(db, sheetA.id).map(blockInfo), blocksOfSheet(db, sheetB.id).map(blockInfo));
+    if (!sheetA || !sheetB)
+      throw new ApiError(
+        'conflict',
+        `Sheet ${!sheetA ? p.a_id : p.b_id} was deleted while the comparison was queued.`,
+      );
+    const res = await pairCompare(
+      ctx,
+      rootId,
+      sheetA,
+      sheetB,
+      blocksOfSheet(db, sheetA.id).map(blockInfo),
+      blocksOfSheet(db, sheetB.id).map(blockInfo),
+    );
     if (p.root_job_id && p.root_job_id !== ctx.job.id) {
       // Progress of the root: its children that are done, this one included.
       const siblings = env.jobs.repository.children(p.root_job_id);
-      const done = siblings.filter((s) => s.id === ctx.job.id || ['Completed', 'Failed', 'Canceled'].includes(s.status)).length;
+      const done = siblings.filter(
+        (s) => s.id === ctx.job.id || ['Completed', 'Failed', 'Canceled'].includes(s.status),
+      ).length;
       emitProgress(p.root_job_id, Math.min(done, siblings.length), siblings.length);
       return { sheet_a_id: sheetA.id, sheet_b_id: sheetB.id, ...res };
     }
-    const pair: SheetPair = { sheet_a_id: sheetA.id, sheet_b_id: sheetB.id, method: 'sheet_number', confidence: 1 };
+    const pair: SheetPair = {
+      sheet_a_id: sheetA.id,
+      sheet_b_id: sheetB.id,
+      method: 'sheet_number',
+      confidence: 1,
+    };
     return {
       pairs: [{ ...pair, method: 'given', confidence: 1 }],
       added_sheets: [],
@@ -234,10 +301,22 @@ export function createCompareHandler(env: CompareEnv): JobHandler<Payload> {
   async function blockCompare(ctx: JobContext<Payload>, p: Payload) {
     const blockA = getById(db, 'blocks', p.a_id);
     const blockB = getById(db, 'blocks', p.b_id);
-    if (!blockA || !blockB) throw new ApiError('conflict', `Block ${!blockA ? p.a_id : p.b_id} was deleted while the comparison was queued.`);
+    if (!blockA || !blockB)
+      throw new ApiError(
+        'conflict',
+        `Block ${!blockA ? p.a_id : p.b_id} was deleted while the comparison was queued.`,
+      );
     const sheetA = getById(db, 'sheets', String(blockA.sheet_id))!;
     const sheetB = getById(db, 'sheets', String(blockB.sheet_id))!;
-    const res = await pairCompare(ctx, ctx.job.id, sheetA, sheetB, [blockInfo(blockA)], [blockInfo(blockB)], [{ block_a_id: blockA.id, block_b_id: blockB.id }]);
+    const res = await pairCompare(
+      ctx,
+      ctx.job.id,
+      sheetA,
+      sheetB,
+      [blockInfo(blockA)],
+      [blockInfo(blockB)],
+      [{ block_a_id: blockA.id, block_b_id: blockB.id }],
+    );
     return { ...res, overlay_count: countOverlaysOfJob(db, ctx.job.id) };
   }
 

@@ -80,11 +80,18 @@ function labelsOf(p: Pick<ParsePayload, 'templates'>): string[] {
   return [...new Set(p.templates.map((t) => t.label))].sort();
 }
 
-export function createParseHandler(env: { db: Db; objects: ObjectStore }): JobHandler<ParsePayload> {
+export function createParseHandler(env: {
+  db: Db;
+  objects: ObjectStore;
+}): JobHandler<ParsePayload> {
   const { db, objects } = env;
 
   function units(p: ParsePayload): Unit[] {
-    const gone = () => new ApiError('conflict', `The ${p.target_type} ${p.target_id} was deleted while the parse job was queued.`);
+    const gone = () =>
+      new ApiError(
+        'conflict',
+        `The ${p.target_type} ${p.target_id} was deleted while the parse job was queued.`,
+      );
     if (p.target_type === 'drawing') {
       if (!rowById(db, 'drawings', p.target_id)) throw gone();
       return sheetsOfDrawingOrdered(db, p.target_id).map((sheet) => ({ sheet, block: null }));
@@ -118,8 +125,15 @@ export function createParseHandler(env: { db: Db; objects: ObjectStore }): JobHa
       }
       if (payload.target_type === 'block' || JSON.stringify(labelsOf(payload)) !== key) continue;
       const other = drawingOf(db, payload.target_type, payload.target_id);
-      if (!other || other.id === drawing.id || String(other.created_at) >= String(drawing.created_at)) continue;
-      const pairs = (result.sheets ?? []).filter((s) => s.sheet_number && myByNumber.has(s.sheet_number));
+      if (
+        !other ||
+        other.id === drawing.id ||
+        String(other.created_at) >= String(drawing.created_at)
+      )
+        continue;
+      const pairs = (result.sheets ?? []).filter(
+        (s) => s.sheet_number && myByNumber.has(s.sheet_number),
+      );
       if (pairs.length === 0) continue;
       const totals: Record<string, { before: number; after: number; delta: number }> = {};
       for (const l of labels) totals[l] = { before: 0, after: 0, delta: 0 };
@@ -134,7 +148,12 @@ export function createParseHandler(env: { db: Db; objects: ObjectStore }): JobHa
           totals[l]!.after += after;
           totals[l]!.delta += after - before;
         }
-        return { sheet_number: a.sheet_number, sheet_id: a.sheet_id, baseline_sheet_id: b.sheet_id, counts };
+        return {
+          sheet_number: a.sheet_number,
+          sheet_id: a.sheet_id,
+          baseline_sheet_id: b.sheet_id,
+          counts,
+        };
       });
       return { baseline_job_id: job.id, baseline_drawing_id: other.id, sheets, totals };
     }
@@ -147,8 +166,16 @@ export function createParseHandler(env: { db: Db; objects: ObjectStore }): JobHa
     const templates: SymbolMatchArgs['templates'] = [];
     for (const [i, t] of p.templates.entries()) {
       const src = rowById(db, t.source_id.startsWith('blk_') ? 'blocks' : 'sheets', t.source_id);
-      if (!src || !src.image_key) throw new ApiError('conflict', `The source ${t.source_id} of templates[${i}] was deleted while the parse job was queued.`);
-      templates.push({ label: t.label, path: await objects.localPath(String(src.image_key)), bbox: t.bbox });
+      if (!src || !src.image_key)
+        throw new ApiError(
+          'conflict',
+          `The source ${t.source_id} of templates[${i}] was deleted while the parse job was queued.`,
+        );
+      templates.push({
+        label: t.label,
+        path: await objects.localPath(String(src.image_key)),
+        bbox: t.bbox,
+      });
     }
     const total = list.length;
     let done = 0;
@@ -160,27 +187,48 @@ export function createParseHandler(env: { db: Db; objects: ObjectStore }): JobHa
         const unit = list[next++]!;
         ctx.signal.throwIfAborted();
         const image = unit.block ?? unit.sheet;
-        if (!image.image_key) throw new ApiError('conflict', `The image of ${image.id} is missing; process the drawing again.`);
-        const args: SymbolMatchArgs = { target: { path: await objects.localPath(String(image.image_key)) }, templates, ...(p.threshold === undefined ? {} : { threshold: p.threshold }) };
+        if (!image.image_key)
+          throw new ApiError(
+            'conflict',
+            `The image of ${image.id} is missing; process the drawing again.`,
+          );
+        const args: SymbolMatchArgs = {
+          target: { path: await objects.localPath(String(image.image_key)) },
+          templates,
+          ...(p.threshold === undefined ? {} : { threshold: p.threshold }),
+        };
         const out = await ctx.pool.run('symbols.match', args, [], ctx.signal);
         matchMs += out.stats.ms.total;
         const off = unit.block ? bboxOf(unit.block) : { x: 0, y: 0 };
         const blocks = unit.block ? [] : blocksOfSheetOrdered(db, unit.sheet.id);
         const symbols: NewSymbol[] = out.matches.map((m) => {
-          const bbox = { x: m.bbox.x + off.x, y: m.bbox.y + off.y, width: m.bbox.width, height: m.bbox.height };
+          const bbox = {
+            x: m.bbox.x + off.x,
+            y: m.bbox.y + off.y,
+            width: m.bbox.width,
+            height: m.bbox.height,
+          };
           return {
             label: m.label,
             bbox,
             confidence: m.confidence,
             rotation: m.rotation,
-            blockId: unit.block ? unit.block.id : blockAt(blocks, bbox.x + bbox.width / 2, bbox.y + bbox.height / 2),
+            blockId: unit.block
+              ? unit.block.id
+              : blockAt(blocks, bbox.x + bbox.width / 2, bbox.y + bbox.height / 2),
           };
         });
         ctx.signal.throwIfAborted();
         db.transaction(() =>
           replaceUnitSymbols(
             db,
-            { organizationId: ctx.job.organization_id, projectId: String(unit.sheet.project_id), jobId: ctx.job.id, sheetId: unit.sheet.id, blockId: unit.block?.id ?? null },
+            {
+              organizationId: ctx.job.organization_id,
+              projectId: String(unit.sheet.project_id),
+              jobId: ctx.job.id,
+              sheetId: unit.sheet.id,
+              blockId: unit.block?.id ?? null,
+            },
             symbols,
           ),
         )();
@@ -206,7 +254,12 @@ export function createParseHandler(env: { db: Db; objects: ObjectStore }): JobHa
         counts[l] = found[l] ?? 0;
         totals[l]! += counts[l]!;
       }
-      return { sheet_id: u.sheet.id, sheet_number: (u.sheet.sheet_number as string | null) ?? null, ...(u.block ? { block_id: u.block.id } : {}), counts };
+      return {
+        sheet_id: u.sheet.id,
+        sheet_number: (u.sheet.sheet_number as string | null) ?? null,
+        ...(u.block ? { block_id: u.block.id } : {}),
+        counts,
+      };
     });
     return {
       threshold: p.threshold ?? DEFAULT_THRESHOLD,

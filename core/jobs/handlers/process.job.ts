@@ -26,7 +26,11 @@ export interface ProcessConfig {
   maxPixelsPerPage: number;
 }
 
-export function createProcessHandler(env: { db: Db; objects: ObjectStore; config: ProcessConfig }): JobHandler<{ drawing_id: string }> {
+export function createProcessHandler(env: {
+  db: Db;
+  objects: ObjectStore;
+  config: ProcessConfig;
+}): JobHandler<{ drawing_id: string }> {
   const { db, objects, config } = env;
   return async (ctx) => {
     const drawing = getDrawingById(db, ctx.payload.drawing_id);
@@ -35,7 +39,8 @@ export function createProcessHandler(env: { db: Db; objects: ObjectStore; config
     const projectId = String(drawing.project_id);
     try {
       const file = getRow<Row>(db, 'files', org, String(drawing.file_id));
-      if (!file || file.status !== 'uploaded') throw new ApiError('conflict', 'The drawing’s file has no stored bytes.');
+      if (!file || file.status !== 'uploaded')
+        throw new ApiError('conflict', 'The drawing’s file has no stored bytes.');
       const source = {
         path: await objects.localPath(String(file.object_key)),
         bytesKey: String(file.sha256),
@@ -54,19 +59,34 @@ export function createProcessHandler(env: { db: Db; objects: ObjectStore; config
           const index = next++;
           if (sheetAtPage(db, drawing.id, index)) continue;
           ctx.signal.throwIfAborted();
-          const page = await ctx.pool.run('ingest.page', { ...source, index, dpi: config.dpi }, [], ctx.signal);
+          const page = await ctx.pool.run(
+            'ingest.page',
+            { ...source, index, dpi: config.dpi },
+            [],
+            ctx.signal,
+          );
           const sheetId = newId('sheet');
           const imageKey = sheetImageKey(projectId, drawing.id, sheetId);
           const thumbnailKey = sheetThumbnailKey(projectId, drawing.id, sheetId);
           // Bytes first, then the rows in one transaction: a row never points at missing bytes.
           await objects.put(imageKey, Buffer.from(page.sheetPng), { contentType: 'image/png' });
-          await objects.put(thumbnailKey, Buffer.from(page.thumbnailWebp), { contentType: 'image/webp' });
+          await objects.put(thumbnailKey, Buffer.from(page.thumbnailWebp), {
+            contentType: 'image/webp',
+          });
           const blocks = [];
           for (const b of page.blocks) {
             const id = newId('block');
             const key = blockCropKey(projectId, drawing.id, sheetId, id);
             await objects.put(key, Buffer.from(b.png), { contentType: 'image/png' });
-            blocks.push({ id, type: b.type, bbox: b.bbox, identifier: b.identifier, title: b.title, scale: b.scale, imageKey: key });
+            blocks.push({
+              id,
+              type: b.type,
+              bbox: b.bbox,
+              identifier: b.identifier,
+              title: b.title,
+              scale: b.scale,
+              imageKey: key,
+            });
           }
           ctx.signal.throwIfAborted();
           insertProcessedSheet(
@@ -89,7 +109,10 @@ export function createProcessHandler(env: { db: Db; objects: ObjectStore; config
               thumbnailKey,
             },
             blocks,
-            page.text.map((t) => ({ text: t.text, bbox: { x: t.x, y: t.y, width: t.width, height: t.height } })),
+            page.text.map((t) => ({
+              text: t.text,
+              bbox: { x: t.x, y: t.y, width: t.width, height: t.height },
+            })),
           );
           done++;
           ctx.progress(done, total);
@@ -102,8 +125,14 @@ export function createProcessHandler(env: { db: Db; objects: ObjectStore; config
     } catch (e) {
       // A shutdown leaves the job resumable (it runs again at the next start); anything else —
       // bad input, cancel, a bug — ends the drawing as Failed with the job's error explaining why.
-      const reason = e instanceof JobAbortedError ? e.reason : ctx.signal.aborted ? (ctx.signal.reason as JobAbortedError)?.reason : undefined;
-      if (reason !== 'shutdown') setDrawingStatusWithEvent(db, drawing.id, 'Failed', countSheets(db, drawing.id));
+      const reason =
+        e instanceof JobAbortedError
+          ? e.reason
+          : ctx.signal.aborted
+            ? (ctx.signal.reason as JobAbortedError)?.reason
+            : undefined;
+      if (reason !== 'shutdown')
+        setDrawingStatusWithEvent(db, drawing.id, 'Failed', countSheets(db, drawing.id));
       throw e;
     }
   };

@@ -16,9 +16,10 @@ export interface CreditState {
 }
 
 export function creditState(db: Db, organizationId: string): CreditState {
-  const r = prepared(db, 'SELECT credit_balance AS balance, credit_reserved AS reserved FROM organizations WHERE id = ?').get(organizationId) as
-    | CreditState
-    | undefined;
+  const r = prepared(
+    db,
+    'SELECT credit_balance AS balance, credit_reserved AS reserved FROM organizations WHERE id = ?',
+  ).get(organizationId) as CreditState | undefined;
   return r ?? { balance: 0, reserved: 0 };
 }
 
@@ -48,19 +49,20 @@ export function settleReservation(
     `UPDATE organizations SET credit_reserved = credit_reserved - ?, credit_balance = credit_balance + ?, updated_at = ? WHERE id = ?`,
   ).run(a.reserved, a.reserved - charged, monotonicNow(), a.organizationId);
   if (charged > 0) {
-    prepared(db, 'INSERT INTO credit_ledger (id, organization_id, amount, reason, job_id, created_at) VALUES (?, ?, ?, ?, ?, ?)').run(
-      newId('ledger'),
-      a.organizationId,
-      -charged,
-      a.reason,
-      a.jobId,
-      monotonicNow(),
-    );
+    prepared(
+      db,
+      'INSERT INTO credit_ledger (id, organization_id, amount, reason, job_id, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+    ).run(newId('ledger'), a.organizationId, -charged, a.reason, a.jobId, monotonicNow());
   }
 }
 
 export function ledgerSum(db: Db, organizationId: string): number {
-  return (prepared(db, 'SELECT coalesce(sum(amount), 0) AS s FROM credit_ledger WHERE organization_id = ?').get(organizationId) as { s: number }).s;
+  return (
+    prepared(
+      db,
+      'SELECT coalesce(sum(amount), 0) AS s FROM credit_ledger WHERE organization_id = ?',
+    ).get(organizationId) as { s: number }
+  ).s;
 }
 
 export function setJobCreditsCharged(db: Db, jobId: string, charged: number): void {

@@ -8,7 +8,13 @@ import type { Row } from './row';
 
 export function insertDrawing(
   db: Db,
-  a: { organizationId: string; projectId: string; name: string; fileId: string; revision: string | null },
+  a: {
+    organizationId: string;
+    projectId: string;
+    name: string;
+    fileId: string;
+    revision: string | null;
+  },
 ): Row {
   const id = newId('drawing');
   const now = monotonicNow();
@@ -24,13 +30,16 @@ export function setDrawingJob(db: Db, drawingId: string, jobId: string): void {
   prepared(db, 'UPDATE drawings SET job_id = ? WHERE id = ?').run(jobId, drawingId);
 }
 
-export function setDrawingStatus(db: Db, drawingId: string, status: 'Processing' | 'Ready' | 'Failed', sheetCount?: number): void {
-  prepared(db, 'UPDATE drawings SET status = ?, sheet_count = COALESCE(?, sheet_count), updated_at = ? WHERE id = ?').run(
-    status,
-    sheetCount ?? null,
-    monotonicNow(),
-    drawingId,
-  );
+export function setDrawingStatus(
+  db: Db,
+  drawingId: string,
+  status: 'Processing' | 'Ready' | 'Failed',
+  sheetCount?: number,
+): void {
+  prepared(
+    db,
+    'UPDATE drawings SET status = ?, sheet_count = COALESCE(?, sheet_count), updated_at = ? WHERE id = ?',
+  ).run(status, sheetCount ?? null, monotonicNow(), drawingId);
 }
 
 export function getDrawingById(db: Db, id: string): Row | undefined {
@@ -38,11 +47,18 @@ export function getDrawingById(db: Db, id: string): Row | undefined {
 }
 
 export function sheetAtPage(db: Db, drawingId: string, pageIndex: number): Row | undefined {
-  return prepared(db, 'SELECT * FROM sheets WHERE drawing_id = ? AND page_index = ?').get(drawingId, pageIndex) as Row | undefined;
+  return prepared(db, 'SELECT * FROM sheets WHERE drawing_id = ? AND page_index = ?').get(
+    drawingId,
+    pageIndex,
+  ) as Row | undefined;
 }
 
 export function countSheets(db: Db, drawingId: string): number {
-  return (prepared(db, 'SELECT count(*) AS n FROM sheets WHERE drawing_id = ?').get(drawingId) as { n: number }).n;
+  return (
+    prepared(db, 'SELECT count(*) AS n FROM sheets WHERE drawing_id = ?').get(drawingId) as {
+      n: number;
+    }
+  ).n;
 }
 
 export interface NewSheet {
@@ -82,7 +98,12 @@ export interface SearchRun {
   bbox: { x: number; y: number; width: number; height: number } | null;
 }
 
-export function insertProcessedSheet(db: Db, s: NewSheet, blocks: NewBlock[], text: SearchRun[] = []): void {
+export function insertProcessedSheet(
+  db: Db,
+  s: NewSheet,
+  blocks: NewBlock[],
+  text: SearchRun[] = [],
+): void {
   db.transaction(() => {
     const now = monotonicNow();
     prepared(
@@ -115,14 +136,38 @@ export function insertProcessedSheet(db: Db, s: NewSheet, blocks: NewBlock[], te
     );
     for (const b of blocks) {
       const t = monotonicNow();
-      ins.run(b.id, s.organizationId, s.projectId, s.drawingId, s.id, b.type, JSON.stringify(b.bbox), b.identifier, b.title, b.scale, b.imageKey, t, t);
+      ins.run(
+        b.id,
+        s.organizationId,
+        s.projectId,
+        s.drawingId,
+        s.id,
+        b.type,
+        JSON.stringify(b.bbox),
+        b.identifier,
+        b.title,
+        b.scale,
+        b.imageKey,
+        t,
+        t,
+      );
     }
     const idx = prepared(
       db,
       'INSERT INTO search_index (text, kind, ref_id, sheet_id, drawing_id, project_id, organization_id, bbox) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     );
     const add = (text: string | null, kind: string, refId: string, bbox: unknown) => {
-      if (text && text.trim()) idx.run(text, kind, refId, s.id, s.drawingId, s.projectId, s.organizationId, bbox ? JSON.stringify(bbox) : null);
+      if (text && text.trim())
+        idx.run(
+          text,
+          kind,
+          refId,
+          s.id,
+          s.drawingId,
+          s.projectId,
+          s.organizationId,
+          bbox ? JSON.stringify(bbox) : null,
+        );
     };
     add([s.sheetNumber, s.title].filter(Boolean).join(' '), 'sheet', s.id, null);
     for (const b of blocks) add(b.title, 'block', b.id, b.bbox);

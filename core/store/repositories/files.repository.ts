@@ -6,7 +6,14 @@ import type { Row } from './row';
 
 export function insertFile(
   db: Db,
-  a: { organizationId: string; projectId: string; filename: string; contentType: string; declaredSize: number | null; objectKey: (createdAt: string, id: string) => string },
+  a: {
+    organizationId: string;
+    projectId: string;
+    filename: string;
+    contentType: string;
+    declaredSize: number | null;
+    objectKey: (createdAt: string, id: string) => string;
+  },
 ): Row {
   const id = newId('file');
   const now = monotonicNow();
@@ -14,12 +21,25 @@ export function insertFile(
     db,
     `INSERT INTO files (id, organization_id, project_id, filename, content_type, declared_size, status, object_key, created_at, updated_at)
      VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
-  ).run(id, a.organizationId, a.projectId, a.filename, a.contentType, a.declaredSize, a.objectKey(now, id), now, now);
+  ).run(
+    id,
+    a.organizationId,
+    a.projectId,
+    a.filename,
+    a.contentType,
+    a.declaredSize,
+    a.objectKey(now, id),
+    now,
+    now,
+  );
   return prepared(db, 'SELECT * FROM files WHERE id = ?').get(id) as Row;
 }
 
 export function markUploaded(db: Db, id: string, size: number, sha256: string): Row {
-  prepared(db, `UPDATE files SET status = 'uploaded', size_bytes = ?, sha256 = ?, updated_at = ? WHERE id = ?`).run(size, sha256, monotonicNow(), id);
+  prepared(
+    db,
+    `UPDATE files SET status = 'uploaded', size_bytes = ?, sha256 = ?, updated_at = ? WHERE id = ?`,
+  ).run(size, sha256, monotonicNow(), id);
   return prepared(db, 'SELECT * FROM files WHERE id = ?').get(id) as Row;
 }
 

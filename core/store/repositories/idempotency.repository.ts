@@ -23,28 +23,49 @@ export type ClaimResult = { outcome: 'claimed' } | { outcome: 'existing'; row: I
  */
 export function claimKey(
   db: Db,
-  a: { organizationId: string; key: string; method: string; route: string; bodyHash: string; now: Date; ttlMs: number },
+  a: {
+    organizationId: string;
+    key: string;
+    method: string;
+    route: string;
+    bodyHash: string;
+    now: Date;
+    ttlMs: number;
+  },
 ): ClaimResult {
   return db.transaction((): ClaimResult => {
-    const row = prepared(db, 'SELECT * FROM idempotency_keys WHERE organization_id = ? AND idem_key = ?').get(
-      a.organizationId,
-      a.key,
-    ) as IdempotencyRow | undefined;
+    const row = prepared(
+      db,
+      'SELECT * FROM idempotency_keys WHERE organization_id = ? AND idem_key = ?',
+    ).get(a.organizationId, a.key) as IdempotencyRow | undefined;
     if (row && row.expires_at > a.now.toISOString()) return { outcome: 'existing', row };
-    if (row) prepared(db, 'DELETE FROM idempotency_keys WHERE organization_id = ? AND idem_key = ?').run(a.organizationId, a.key);
+    if (row)
+      prepared(db, 'DELETE FROM idempotency_keys WHERE organization_id = ? AND idem_key = ?').run(
+        a.organizationId,
+        a.key,
+      );
     prepared(
       db,
       `INSERT INTO idempotency_keys (organization_id, idem_key, method, route, body_hash, state, created_at, expires_at)
        VALUES (?, ?, ?, ?, ?, 'processing', ?, ?)`,
-    ).run(a.organizationId, a.key, a.method, a.route, a.bodyHash, a.now.toISOString(), new Date(a.now.getTime() + a.ttlMs).toISOString());
+    ).run(
+      a.organizationId,
+      a.key,
+      a.method,
+      a.route,
+      a.bodyHash,
+      a.now.toISOString(),
+      new Date(a.now.getTime() + a.ttlMs).toISOString(),
+    );
     return { outcome: 'claimed' };
   })();
 }
 
 export function getKey(db: Db, organizationId: string, key: string): IdempotencyRow | undefined {
-  return prepared(db, 'SELECT * FROM idempotency_keys WHERE organization_id = ? AND idem_key = ?').get(organizationId, key) as
-    | IdempotencyRow
-    | undefined;
+  return prepared(
+    db,
+    'SELECT * FROM idempotency_keys WHERE organization_id = ? AND idem_key = ?',
+  ).get(organizationId, key) as IdempotencyRow | undefined;
 }
 
 export function completeKey(
@@ -61,10 +82,10 @@ export function completeKey(
 }
 
 export function releaseKey(db: Db, organizationId: string, key: string): void {
-  prepared(db, `DELETE FROM idempotency_keys WHERE organization_id = ? AND idem_key = ? AND state = 'processing'`).run(
-    organizationId,
-    key,
-  );
+  prepared(
+    db,
+    `DELETE FROM idempotency_keys WHERE organization_id = ? AND idem_key = ? AND state = 'processing'`,
+  ).run(organizationId, key);
 }
 
 /** Boot-time reconciliation: requests that were in flight when the process died are released. */
@@ -73,5 +94,6 @@ export function releaseAllProcessing(db: Db): number {
 }
 
 export function deleteExpired(db: Db, now: Date): number {
-  return prepared(db, 'DELETE FROM idempotency_keys WHERE expires_at <= ?').run(now.toISOString()).changes;
+  return prepared(db, 'DELETE FROM idempotency_keys WHERE expires_at <= ?').run(now.toISOString())
+    .changes;
 }

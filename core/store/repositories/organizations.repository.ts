@@ -26,17 +26,20 @@ export interface ApiKeyRow {
   revoked_at: string | null;
 }
 
-export const hashKey = (secret: string): string => createHash('sha256').update(secret).digest('hex');
+export const hashKey = (secret: string): string =>
+  createHash('sha256').update(secret).digest('hex');
 
 const KEY_RE = /^sk_[A-Za-z0-9]{20,100}$/;
 export const looksLikeKey = (s: string): boolean => KEY_RE.test(s);
 
 export function findOrganizationByName(db: Db, name: string): OrganizationRow | undefined {
-  return prepared(db, 'SELECT * FROM organizations WHERE name = ?').get(name) as OrganizationRow | undefined;
+  return prepared(db, 'SELECT * FROM organizations WHERE name = ?').get(name) as
+    OrganizationRow | undefined;
 }
 
 export function getOrganization(db: Db, id: string): OrganizationRow | undefined {
-  return prepared(db, 'SELECT * FROM organizations WHERE id = ?').get(id) as OrganizationRow | undefined;
+  return prepared(db, 'SELECT * FROM organizations WHERE id = ?').get(id) as
+    OrganizationRow | undefined;
 }
 
 export function ensureOrganization(db: Db, name: string): OrganizationRow {
@@ -44,7 +47,10 @@ export function ensureOrganization(db: Db, name: string): OrganizationRow {
   if (existing) return existing;
   const now = monotonicNow();
   const id = newId('organization');
-  prepared(db, 'INSERT INTO organizations (id, name, created_at, updated_at) VALUES (?, ?, ?, ?)').run(id, name, now, now);
+  prepared(
+    db,
+    'INSERT INTO organizations (id, name, created_at, updated_at) VALUES (?, ?, ?, ?)',
+  ).run(id, name, now, now);
   return getOrganization(db, id)!;
 }
 
@@ -53,7 +59,11 @@ export function countOrganizations(db: Db): number {
 }
 
 /** Creates a key and returns the secret (shown once) with its row. */
-export function createApiKey(db: Db, organizationId: string, label: string | null = null): { secret: string; row: ApiKeyRow } {
+export function createApiKey(
+  db: Db,
+  organizationId: string,
+  label: string | null = null,
+): { secret: string; row: ApiKeyRow } {
   const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
   const bytes = randomBytes(40);
   let body = '';
@@ -70,9 +80,9 @@ export function createApiKey(db: Db, organizationId: string, label: string | nul
 }
 
 export function findActiveKey(db: Db, secret: string): ApiKeyRow | undefined {
-  return prepared(db, 'SELECT * FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL').get(hashKey(secret)) as
-    | ApiKeyRow
-    | undefined;
+  return prepared(db, 'SELECT * FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL').get(
+    hashKey(secret),
+  ) as ApiKeyRow | undefined;
 }
 
 export function listApiKeys(db: Db): (ApiKeyRow & { organization_name: string })[] {
@@ -83,23 +93,29 @@ export function listApiKeys(db: Db): (ApiKeyRow & { organization_name: string })
 }
 
 export function revokeApiKey(db: Db, id: string): boolean {
-  return prepared(db, 'UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(monotonicNow(), id).changes === 1;
+  return (
+    prepared(db, 'UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(
+      monotonicNow(),
+      id,
+    ).changes === 1
+  );
 }
 
-export function grantCredits(db: Db, organizationId: string, amount: number, reason: string): OrganizationRow {
+export function grantCredits(
+  db: Db,
+  organizationId: string,
+  amount: number,
+  reason: string,
+): OrganizationRow {
   db.transaction(() => {
-    prepared(db, 'UPDATE organizations SET credit_balance = credit_balance + ?, updated_at = ? WHERE id = ?').run(
-      amount,
-      monotonicNow(),
-      organizationId,
-    );
-    prepared(db, 'INSERT INTO credit_ledger (id, organization_id, amount, reason, job_id, created_at) VALUES (?, ?, ?, ?, NULL, ?)').run(
-      newId('ledger'),
-      organizationId,
-      amount,
-      reason,
-      monotonicNow(),
-    );
+    prepared(
+      db,
+      'UPDATE organizations SET credit_balance = credit_balance + ?, updated_at = ? WHERE id = ?',
+    ).run(amount, monotonicNow(), organizationId);
+    prepared(
+      db,
+      'INSERT INTO credit_ledger (id, organization_id, amount, reason, job_id, created_at) VALUES (?, ?, ?, ?, NULL, ?)',
+    ).run(newId('ledger'), organizationId, amount, reason, monotonicNow());
   })();
   return getOrganization(db, organizationId)!;
 }

@@ -25,16 +25,28 @@ export interface NewOverlay {
   images: Record<string, string>;
 }
 
-export function overlayFor(db: Db, jobId: string, blockAId: string, blockBId: string): Row | undefined {
-  return prepared(db, 'SELECT * FROM overlays WHERE job_id = ? AND block_a_id = ? AND block_b_id = ?').get(jobId, blockAId, blockBId) as Row | undefined;
+export function overlayFor(
+  db: Db,
+  jobId: string,
+  blockAId: string,
+  blockBId: string,
+): Row | undefined {
+  return prepared(
+    db,
+    'SELECT * FROM overlays WHERE job_id = ? AND block_a_id = ? AND block_b_id = ?',
+  ).get(jobId, blockAId, blockBId) as Row | undefined;
 }
 
 export function overlaysOfJob(db: Db, jobId: string): Row[] {
-  return prepared(db, 'SELECT * FROM overlays WHERE job_id = ? ORDER BY created_at, id').all(jobId) as Row[];
+  return prepared(db, 'SELECT * FROM overlays WHERE job_id = ? ORDER BY created_at, id').all(
+    jobId,
+  ) as Row[];
 }
 
 export function countOverlaysOfJob(db: Db, jobId: string): number {
-  return (prepared(db, 'SELECT count(*) AS n FROM overlays WHERE job_id = ?').get(jobId) as { n: number }).n;
+  return (
+    prepared(db, 'SELECT count(*) AS n FROM overlays WHERE job_id = ?').get(jobId) as { n: number }
+  ).n;
 }
 
 /** Inserts the overlay unless this job already stored that block pair; returns the stored row. */
@@ -112,7 +124,10 @@ export function replaceChanges(db: Db, overlay: Row, changes: NewChange[]): void
         now,
       );
     }
-    prepared(db, 'UPDATE overlays SET has_changes = 1, change_count = ?, updated_at = ? WHERE id = ?').run(changes.length, monotonicNow(), overlay.id);
+    prepared(
+      db,
+      'UPDATE overlays SET has_changes = 1, change_count = ?, updated_at = ? WHERE id = ?',
+    ).run(changes.length, monotonicNow(), overlay.id);
   })();
 }
 
@@ -124,29 +139,48 @@ export interface TextRun {
 
 /** A sheet's text runs (the search index rows of kind 'text'), sheet pixels. */
 export function sheetTextRuns(db: Db, sheetId: string): TextRun[] {
-  const rows = prepared(db, "SELECT text, bbox FROM search_index WHERE sheet_id = ? AND kind = 'text'").all(sheetId) as { text: string; bbox: string | null }[];
+  const rows = prepared(
+    db,
+    "SELECT text, bbox FROM search_index WHERE sheet_id = ? AND kind = 'text'",
+  ).all(sheetId) as { text: string; bbox: string | null }[];
   const out: TextRun[] = [];
-  for (const r of rows) if (r.bbox) out.push({ text: r.text, bbox: JSON.parse(r.bbox) as TextRun['bbox'] });
+  for (const r of rows)
+    if (r.bbox) out.push({ text: r.text, bbox: JSON.parse(r.bbox) as TextRun['bbox'] });
   return out;
 }
 
 export function sheetsOfDrawing(db: Db, drawingId: string): Row[] {
-  return prepared(db, 'SELECT * FROM sheets WHERE drawing_id = ? ORDER BY page_index').all(drawingId) as Row[];
+  return prepared(db, 'SELECT * FROM sheets WHERE drawing_id = ? ORDER BY page_index').all(
+    drawingId,
+  ) as Row[];
 }
 
 export function blocksOfSheet(db: Db, sheetId: string): Row[] {
-  return prepared(db, 'SELECT * FROM blocks WHERE sheet_id = ? ORDER BY created_at, id').all(sheetId) as Row[];
+  return prepared(db, 'SELECT * FROM blocks WHERE sheet_id = ? ORDER BY created_at, id').all(
+    sheetId,
+  ) as Row[];
 }
 
 export function blockCountsOfDrawing(db: Db, drawingId: string): Map<string, number> {
-  const rows = prepared(db, 'SELECT sheet_id, count(*) AS n FROM blocks WHERE drawing_id = ? GROUP BY sheet_id').all(drawingId) as { sheet_id: string; n: number }[];
+  const rows = prepared(
+    db,
+    'SELECT sheet_id, count(*) AS n FROM blocks WHERE drawing_id = ? GROUP BY sheet_id',
+  ).all(drawingId) as { sheet_id: string; n: number }[];
   return new Map(rows.map((r) => [r.sheet_id, r.n]));
 }
 
-export function getById(db: Db, table: 'sheets' | 'blocks' | 'drawings', id: string): Row | undefined {
+export function getById(
+  db: Db,
+  table: 'sheets' | 'blocks' | 'drawings',
+  id: string,
+): Row | undefined {
   return prepared(db, `SELECT * FROM ${table} WHERE id = ?`).get(id) as Row | undefined;
 }
 
 export function blockCountOfSheet(db: Db, sheetId: string): number {
-  return (prepared(db, 'SELECT count(*) AS n FROM blocks WHERE sheet_id = ?').get(sheetId) as { n: number }).n;
+  return (
+    prepared(db, 'SELECT count(*) AS n FROM blocks WHERE sheet_id = ?').get(sheetId) as {
+      n: number;
+    }
+  ).n;
 }

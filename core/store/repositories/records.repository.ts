@@ -8,7 +8,13 @@ import type { Row } from './row';
 
 const IDENT_RE = /^[a-z_]+$/;
 
-export function updateRecord(db: Db, table: string, organizationId: string, id: string, values: Record<string, unknown>): Row | undefined {
+export function updateRecord(
+  db: Db,
+  table: string,
+  organizationId: string,
+  id: string,
+  values: Record<string, unknown>,
+): Row | undefined {
   const cols = Object.keys(values);
   for (const c of [table, ...cols]) if (!IDENT_RE.test(c)) throw new Error(`bad identifier ${c}`);
   const sets = [...cols.map((c) => `${c} = ?`), 'updated_at = ?'].join(', ');
@@ -24,7 +30,12 @@ export function updateRecord(db: Db, table: string, organizationId: string, id: 
 
 export function deleteRecord(db: Db, table: string, organizationId: string, id: string): boolean {
   if (!IDENT_RE.test(table)) throw new Error(`bad identifier ${table}`);
-  return prepared(db, `DELETE FROM ${table} WHERE id = ? AND organization_id = ?`).run(id, organizationId).changes === 1;
+  return (
+    prepared(db, `DELETE FROM ${table} WHERE id = ? AND organization_id = ?`).run(
+      id,
+      organizationId,
+    ).changes === 1
+  );
 }
 
 /** Ids of overlays that compare a block of the drawing (they go when the drawing goes). */
@@ -38,25 +49,35 @@ export function overlayIdsOfDrawing(db: Db, organizationId: string, drawingId: s
 }
 
 export function drawingsUsingFile(db: Db, organizationId: string, fileId: string): string[] {
-  return (prepared(db, 'SELECT id FROM drawings WHERE organization_id = ? AND file_id = ?').all(organizationId, fileId) as { id: string }[]).map(
-    (r) => r.id,
-  );
+  return (
+    prepared(db, 'SELECT id FROM drawings WHERE organization_id = ? AND file_id = ?').all(
+      organizationId,
+      fileId,
+    ) as { id: string }[]
+  ).map((r) => r.id);
 }
 
 /** Non-terminal jobs of a project, or targeting any of the given ids (roots and children alike). */
-export function openJobIds(db: Db, organizationId: string, where: { projectId?: string; targetIds?: string[] }): string[] {
+export function openJobIds(
+  db: Db,
+  organizationId: string,
+  where: { projectId?: string; targetIds?: string[] },
+): string[] {
   const open = `status IN ('Queued', 'Started')`;
   if (where.projectId) {
-    return (prepared(db, `SELECT id FROM jobs WHERE organization_id = ? AND project_id = ? AND ${open} ORDER BY created_at`).all(organizationId, where.projectId) as { id: string }[]).map(
-      (r) => r.id,
-    );
+    return (
+      prepared(
+        db,
+        `SELECT id FROM jobs WHERE organization_id = ? AND project_id = ? AND ${open} ORDER BY created_at`,
+      ).all(organizationId, where.projectId) as { id: string }[]
+    ).map((r) => r.id);
   }
   const ids = where.targetIds ?? [];
   if (ids.length === 0) return [];
   return (
-    prepared(db, `SELECT id FROM jobs WHERE organization_id = ? AND ${open} AND target_id IN (${ids.map(() => '?').join(',')}) ORDER BY created_at`).all(
-      organizationId,
-      ...ids,
-    ) as { id: string }[]
+    prepared(
+      db,
+      `SELECT id FROM jobs WHERE organization_id = ? AND ${open} AND target_id IN (${ids.map(() => '?').join(',')}) ORDER BY created_at`,
+    ).all(organizationId, ...ids) as { id: string }[]
   ).map((r) => r.id);
 }

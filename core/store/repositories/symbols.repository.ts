@@ -29,8 +29,16 @@ export interface ParseUnit {
 
 /** Replaces the unit's instances from an earlier attempt of the same job with `symbols`. Call inside a transaction. */
 export function replaceUnitSymbols(db: Db, unit: ParseUnit, symbols: readonly NewSymbol[]): void {
-  if (unit.blockId) prepared(db, 'DELETE FROM symbols WHERE job_id = ? AND block_id = ?').run(unit.jobId, unit.blockId);
-  else prepared(db, 'DELETE FROM symbols WHERE job_id = ? AND sheet_id = ?').run(unit.jobId, unit.sheetId);
+  if (unit.blockId)
+    prepared(db, 'DELETE FROM symbols WHERE job_id = ? AND block_id = ?').run(
+      unit.jobId,
+      unit.blockId,
+    );
+  else
+    prepared(db, 'DELETE FROM symbols WHERE job_id = ? AND sheet_id = ?').run(
+      unit.jobId,
+      unit.sheetId,
+    );
   const insert = prepared(
     db,
     `INSERT INTO symbols (id, organization_id, project_id, job_id, sheet_id, block_id, label, bbox, confidence, rotation, created_at, updated_at)
@@ -62,12 +70,16 @@ export interface LabelCount {
 }
 
 export function symbolCountsOfJob(db: Db, jobId: string): LabelCount[] {
-  return prepared(db, 'SELECT sheet_id, label, count(*) AS count FROM symbols WHERE job_id = ? GROUP BY sheet_id, label ORDER BY sheet_id, label').all(jobId) as LabelCount[];
+  return prepared(
+    db,
+    'SELECT sheet_id, label, count(*) AS count FROM symbols WHERE job_id = ? GROUP BY sheet_id, label ORDER BY sheet_id, label',
+  ).all(jobId) as LabelCount[];
 }
 
 /** Sheets a parse job has scanned so far: its progress counter, one unit per sheet or block scanned (credits: 1 per sheet). */
 export function parseSheetsScanned(db: Db, jobId: string): number {
-  const r = prepared(db, 'SELECT progress_completed AS n FROM jobs WHERE id = ?').get(jobId) as { n: number } | undefined;
+  const r = prepared(db, 'SELECT progress_completed AS n FROM jobs WHERE id = ?').get(jobId) as
+    { n: number } | undefined;
   return r?.n ?? 0;
 }
 
@@ -81,13 +93,21 @@ export function completedParseJobs(db: Db, projectId: string, excludeJobId: stri
 }
 
 export function sheetsOfDrawingOrdered(db: Db, drawingId: string): Row[] {
-  return prepared(db, 'SELECT * FROM sheets WHERE drawing_id = ? ORDER BY page_index').all(drawingId) as Row[];
+  return prepared(db, 'SELECT * FROM sheets WHERE drawing_id = ? ORDER BY page_index').all(
+    drawingId,
+  ) as Row[];
 }
 
 export function blocksOfSheetOrdered(db: Db, sheetId: string): Row[] {
-  return prepared(db, 'SELECT * FROM blocks WHERE sheet_id = ? ORDER BY created_at, id').all(sheetId) as Row[];
+  return prepared(db, 'SELECT * FROM blocks WHERE sheet_id = ? ORDER BY created_at, id').all(
+    sheetId,
+  ) as Row[];
 }
 
-export function rowById(db: Db, table: 'sheets' | 'blocks' | 'drawings' | 'jobs', id: string): Row | undefined {
+export function rowById(
+  db: Db,
+  table: 'sheets' | 'blocks' | 'drawings' | 'jobs',
+  id: string,
+): Row | undefined {
   return prepared(db, `SELECT * FROM ${table} WHERE id = ?`).get(id) as Row | undefined;
 }

@@ -34,7 +34,12 @@ export interface IngestedPage {
 // A worker keeps the document it is working on open between pages (pdf.js parses the xref once).
 let cached: { key: string; doc: InputDocument } | undefined;
 
-export async function openCached(path: string, bytesKey: string, contentType: string, limits: InputLimits): Promise<InputDocument> {
+export async function openCached(
+  path: string,
+  bytesKey: string,
+  contentType: string,
+  limits: InputLimits,
+): Promise<InputDocument> {
   if (cached?.key === bytesKey) return cached.doc;
   if (cached) await cached.doc.close().catch(() => {});
   cached = undefined;
@@ -63,7 +68,13 @@ export async function ingestPage(
     text = await ocrPage(raster);
     textSource = text.length > 0 ? 'ocr' : 'none';
   }
-  const metadata = extractSheetMetadata({ items: text, width: raster.width, height: raster.height, dpi: raster.dpi, image: raster });
+  const metadata = extractSheetMetadata({
+    items: text,
+    width: raster.width,
+    height: raster.height,
+    dpi: raster.dpi,
+    image: raster,
+  });
   const blocks = segmentBlocks({
     items: text,
     width: raster.width,
@@ -90,8 +101,16 @@ export async function ingestPage(
     const top = clamp(Math.floor(b.bbox.y), 0, raster.height - 1);
     const width = clamp(Math.ceil(b.bbox.width), 1, raster.width - left);
     const height = clamp(Math.ceil(b.bbox.height), 1, raster.height - top);
-    const png = await sharp(raster.data, raw).extract({ left, top, width, height }).toColourspace('b-w').png({ compressionLevel: 1 }).toBuffer();
-    ingestedBlocks.push({ ...b, bbox: { x: left, y: top, width, height }, png: new Uint8Array(png) });
+    const png = await sharp(raster.data, raw)
+      .extract({ left, top, width, height })
+      .toColourspace('b-w')
+      .png({ compressionLevel: 1 })
+      .toBuffer();
+    ingestedBlocks.push({
+      ...b,
+      bbox: { x: left, y: top, width, height },
+      png: new Uint8Array(png),
+    });
   }
   return {
     index,

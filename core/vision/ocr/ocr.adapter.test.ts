@@ -15,7 +15,10 @@ async function pageWithText(): Promise<{ width: number; height: number; data: Ui
     <text x="1850" y="1480" font-family="DejaVu Sans, Liberation Sans, Arial, sans-serif" font-size="120" font-weight="bold">A-101</text>
     <line x1="100" y1="100" x2="1600" y2="1400" stroke="black" stroke-width="3"/>
   </svg>`;
-  const { data, info } = await sharp(Buffer.from(svg)).toColourspace('b-w').raw().toBuffer({ resolveWithObject: true });
+  const { data, info } = await sharp(Buffer.from(svg))
+    .toColourspace('b-w')
+    .raw()
+    .toBuffer({ resolveWithObject: true });
   return { width: info.width, height: info.height, data: new Uint8Array(data) };
 }
 
@@ -30,6 +33,9 @@ describe('offline OCR', () => {
     expect(number!.x).toBeLessThan(1900);
     expect(number!.y).toBeGreaterThan(1330);
     expect(number!.y + number!.height).toBeLessThan(1520);
-    expect(items.some((i) => i.text.toUpperCase().includes('FLOOR')), JSON.stringify(items)).toBe(true);
+    expect(
+      items.some((i) => i.text.toUpperCase().includes('FLOOR')),
+      JSON.stringify(items),
+    ).toBe(true);
   }, 120_000);
 });

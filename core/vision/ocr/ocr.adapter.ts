@@ -16,7 +16,11 @@ export const OCR_MAX_SIDE = 4000;
 export const OCR_MIN_CONFIDENCE = 60;
 
 type TesseractWorker = {
-  recognize(image: Buffer, options?: object, output?: object): Promise<{ data: { blocks: OcrBlock[] | null } }>;
+  recognize(
+    image: Buffer,
+    options?: object,
+    output?: object,
+  ): Promise<{ data: { blocks: OcrBlock[] | null } }>;
   setParameters(params: Record<string, string>): Promise<unknown>;
   terminate(): Promise<unknown>;
 };
@@ -39,7 +43,13 @@ async function getWorker(): Promise<TesseractWorker> {
     const { createWorker } = (await import('tesseract.js')) as unknown as {
       createWorker(lang: string, oem: number, opts: object): Promise<TesseractWorker>;
     };
-    const worker = await createWorker('eng', 1, { langPath, gzip: true, cacheMethod: 'none', logger: () => {}, errorHandler: () => {} });
+    const worker = await createWorker('eng', 1, {
+      langPath,
+      gzip: true,
+      cacheMethod: 'none',
+      logger: () => {},
+      errorHandler: () => {},
+    });
     // Sparse text (PSM 11): drawings scatter labels among linework; the default page layout
     // analysis looks for paragraphs and drops isolated words such as view and sheet titles.
     await worker.setParameters({ tessedit_pageseg_mode: '11' });
@@ -60,7 +70,9 @@ export async function ocrPage(image: GreyImage): Promise<TextItem[]> {
   const scale = Math.min(1, OCR_MAX_SIDE / Math.max(image.width, image.height));
   const w = Math.max(1, Math.round(image.width * scale));
   const h = Math.max(1, Math.round(image.height * scale));
-  const png = await sharp(image.data, { raw: { width: image.width, height: image.height, channels: 1 } })
+  const png = await sharp(image.data, {
+    raw: { width: image.width, height: image.height, channels: 1 },
+  })
     .resize(w, h, { kernel: 'lanczos3' })
     .toColourspace('b-w')
     .png({ compressionLevel: 1 })

@@ -1,7 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import type { GreyImage } from '../types';
-import { blankImage, drawGlyphs, drawLine, fillRect, rng, strokeRect } from '../compare/test-support';
-import { chooseFactors, DEFAULT_THRESHOLD, flattenPaper, matchSymbols, type SymbolMatch } from './match';
+import {
+  blankImage,
+  drawGlyphs,
+  drawLine,
+  fillRect,
+  rng,
+  strokeRect,
+} from '../compare/test-support';
+import {
+  chooseFactors,
+  DEFAULT_THRESHOLD,
+  flattenPaper,
+  matchSymbols,
+  type SymbolMatch,
+} from './match';
 import { iou, nms } from './nms';
 import { inkOf, rotatePlane, type Rotation } from './variants';
 
@@ -44,13 +57,15 @@ function ring(img: GreyImage, cx: number, cy: number, r0: number, r1: number): v
   for (let y = Math.floor(cy - r1); y <= cy + r1; y++)
     for (let x = Math.floor(cx - r1); x <= cx + r1; x++) {
       const r = Math.hypot(x + 0.5 - cx, y + 0.5 - cy);
-      if (r >= r0 && r <= r1 && x >= 0 && y >= 0 && x < img.width && y < img.height) img.data[y * img.width + x] = 0;
+      if (r >= r0 && r <= r1 && x >= 0 && y >= 0 && x < img.width && y < img.height)
+        img.data[y * img.width + x] = 0;
     }
 }
 
 function crop(img: GreyImage, x: number, y: number, w: number, h: number): GreyImage {
   const out = new Uint8Array(w * h);
-  for (let r = 0; r < h; r++) out.set(img.data.subarray((y + r) * img.width + x, (y + r) * img.width + x + w), r * w);
+  for (let r = 0; r < h; r++)
+    out.set(img.data.subarray((y + r) * img.width + x, (y + r) * img.width + x + w), r * w);
   return { width: w, height: h, data: out };
 }
 
@@ -82,7 +97,9 @@ function score(matches: SymbolMatch[], truth: Truth[], tol: number) {
     const off = { 0: [8, 0], 90: [0, 8], 180: [-8, 0], 270: [0, -8] }[t.rot];
     const ex = t.x + off[0]! * t.s;
     const ey = t.y + off[1]! * t.s;
-    const i = matches.findIndex((m, k) => !used.has(k) && Math.hypot(centre(m).x - ex, centre(m).y - ey) <= tol);
+    const i = matches.findIndex(
+      (m, k) => !used.has(k) && Math.hypot(centre(m).x - ex, centre(m).y - ey) <= tol,
+    );
     if (i >= 0) {
       used.add(i);
       tp++;
@@ -162,7 +179,9 @@ describe('symbol matcher on synthetic sheets', () => {
     const all = matchSymbols(img, [{ label: 'm', image: template() }]);
     expect(all.matches.map((m) => m.rotation).sort()).toEqual([0, 180, 90].sort());
     // An impossible threshold finds nothing; exact copies score ~1.
-    expect(matchSymbols(img, [{ label: 'm', image: template() }], { threshold: 1.01 }).matches).toEqual([]);
+    expect(
+      matchSymbols(img, [{ label: 'm', image: template() }], { threshold: 1.01 }).matches,
+    ).toEqual([]);
     for (const m of all.matches) expect(m.confidence).toBeGreaterThan(0.95);
   });
 
@@ -170,7 +189,9 @@ describe('symbol matcher on synthetic sheets', () => {
     const img = blankImage(900, 500);
     fillRect(img, 0, 0, 450, 500, 225); // light hatch fill behind the first symbol
     // CAD markers mask what is behind them: the ring's inside is paper white, the tint shows around it.
-    for (let y = 220; y <= 280; y++) for (let x = 190; x <= 250; x++) if (Math.hypot(x + 0.5 - 220, y + 0.5 - 250) < 25.5) img.data[y * 900 + x] = 255;
+    for (let y = 220; y <= 280; y++)
+      for (let x = 190; x <= 250; x++)
+        if (Math.hypot(x + 0.5 - 220, y + 0.5 - 250) < 25.5) img.data[y * 900 + x] = 255;
     stamp(img, 220, 250, 0, 1, 60);
     // A second, different symbol: a filled square with a hole.
     fillRect(img, 620, 210, 80, 80, 0);
@@ -188,7 +209,10 @@ describe('symbol matcher on synthetic sheets', () => {
     expect(square.length).toBe(1);
     expect(Math.hypot(centre(square[0]!).x - 660, centre(square[0]!).y - 250)).toBeLessThan(3);
     // Without the paper level the tint dilutes the marker's score.
-    const tinted = matchSymbols(img, [{ label: 'marker', image: template() }], { paperLevel: 255, threshold: 0 });
+    const tinted = matchSymbols(img, [{ label: 'marker', image: template() }], {
+      paperLevel: 255,
+      threshold: 0,
+    });
     const best = Math.max(...tinted.matches.map((m) => m.confidence));
     expect(marker[0]!.confidence).toBeGreaterThan(best);
   });
@@ -197,10 +221,16 @@ describe('symbol matcher on synthetic sheets', () => {
     const img = blankImage(6800, 4400);
     const rand = rng(3);
     for (let i = 0; i < 400; i++) drawGlyphs(img, rand() * 6500, rand() * 4200, 200, 20, rand, 2);
-    for (let i = 0; i < 60; i++) drawLine(img, rand() * 6800, rand() * 4400, rand() * 6800, rand() * 4400, 3);
+    for (let i = 0; i < 60; i++)
+      drawLine(img, rand() * 6800, rand() * 4400, rand() * 6800, rand() * 4400, 3);
     const truth: Truth[] = [];
     for (let i = 0; i < 12; i++) {
-      const t: Truth = { x: 300 + i * 520, y: 500 + (i % 3) * 1400, rot: ([0, 90, 180, 270] as const)[i % 4]!, s: 1 };
+      const t: Truth = {
+        x: 300 + i * 520,
+        y: 500 + (i % 3) * 1400,
+        rot: ([0, 90, 180, 270] as const)[i % 4]!,
+        s: 1,
+      };
       stamp(img, t.x, t.y, t.rot);
       truth.push(t);
     }
@@ -231,8 +261,19 @@ describe('rotation convention and NMS', () => {
   });
 
   it('keeps the strongest of overlapping same-label boxes and both of different labels unless they coincide', () => {
-    const b = (x: number, y: number, label = 'a', confidence = 0.8) => ({ label, confidence, bbox: { x, y, width: 100, height: 100 } });
-    const kept = nms([b(0, 0, 'a', 0.7), b(10, 10, 'a', 0.9), b(300, 0, 'a', 0.75), b(60, 60, 'a', 0.8), b(2, 2, 'b', 0.95), b(150, 150, 'b', 0.6)]);
+    const b = (x: number, y: number, label = 'a', confidence = 0.8) => ({
+      label,
+      confidence,
+      bbox: { x, y, width: 100, height: 100 },
+    });
+    const kept = nms([
+      b(0, 0, 'a', 0.7),
+      b(10, 10, 'a', 0.9),
+      b(300, 0, 'a', 0.75),
+      b(60, 60, 'a', 0.8),
+      b(2, 2, 'b', 0.95),
+      b(150, 150, 'b', 0.6),
+    ]);
     // b(2,2) wins; a(10,10) nearly coincides with it (IoU 0.73 > 0.6) and goes although its label
     // differs; a(0,0) likewise (IoU 0.92); a(60,60) overlaps nothing much and stays.
     expect(kept.map((k) => [k.label, k.bbox.x, k.bbox.y])).toEqual([

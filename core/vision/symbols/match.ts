@@ -24,7 +24,16 @@
 import { downsampleLevel, inkDownsample } from '../compare/register';
 import type { BBox, GreyImage } from '../types';
 import { nms } from './nms';
-import { reducePlane, rotatePlane, scalePlane, toKernel, inkOf, type InkPlane, type NccKernel, type Rotation } from './variants';
+import {
+  reducePlane,
+  rotatePlane,
+  scalePlane,
+  toKernel,
+  inkOf,
+  type InkPlane,
+  type NccKernel,
+  type Rotation,
+} from './variants';
 
 /**
  * Default confidence a match needs (fine-level NCC). Calibrated on the section markers of the beam
@@ -81,7 +90,15 @@ export interface SymbolMatch {
 }
 
 export interface MatchStats {
-  templates: { label: string; coarseFactor: number; fineFactor: number; windows: number; kept: number; candidates: number; matches: number }[];
+  templates: {
+    label: string;
+    coarseFactor: number;
+    fineFactor: number;
+    windows: number;
+    kept: number;
+    candidates: number;
+    matches: number;
+  }[];
   ms: { levels: number; coarse: number; refine: number; total: number };
 }
 
@@ -107,7 +124,12 @@ interface CoarseLevel extends Level {
   s2: Float64Array;
 }
 
-function integrals(ink: ArrayLike<number>, w: number, h: number, invert = false): { s1: Float64Array; s2: Float64Array } {
+function integrals(
+  ink: ArrayLike<number>,
+  w: number,
+  h: number,
+  invert = false,
+): { s1: Float64Array; s2: Float64Array } {
   const W = w + 1;
   const s1 = new Float64Array(W * (h + 1));
   const s2 = new Float64Array(W * (h + 1));
@@ -153,7 +175,11 @@ function halve(img: GreyImage): InkPlane {
 /** Template long side at the coarse level is at least this many cells. */
 const MIN_COARSE_SIDE = 14;
 
-export function chooseFactors(templateW: number, templateH: number, targetPixels: number): { fc: number; ff: number } {
+export function chooseFactors(
+  templateW: number,
+  templateH: number,
+  targetPixels: number,
+): { fc: number; ff: number } {
   const long = Math.max(templateW, templateH);
   let fc = 1;
   for (const f of [2, 4, 8, 16]) if (long / f >= MIN_COARSE_SIDE) fc = f;
@@ -178,7 +204,13 @@ export const PRUNE = { stdLo: 0.5, stdHi: 2.5, meanLo: 0.4, meanHi: 2.5, core: 0
  * null) and whose ink spread and mean are plausible for the template; keeps per centre cell the best
  * score (and the kernel index when `bestVar` is given).
  */
-function scanLevel(C: CoarseLevel, kernels: NccKernel[], mask: Uint8Array | null, best: Float32Array, bestVar: Int16Array | null): { windows: number; kept: number } {
+function scanLevel(
+  C: CoarseLevel,
+  kernels: NccKernel[],
+  mask: Uint8Array | null,
+  best: Float32Array,
+  bestVar: Int16Array | null,
+): { windows: number; kept: number } {
   const Wc = C.width;
   const Hc = C.height;
   const I = C.ink;
@@ -300,10 +332,12 @@ function nccAt(L: Level, k: NccKernel, x: number, y: number): number {
     ss = L.s2[b + kw]! - L.s2[b]! - L.s2[a + kw]! + L.s2[a]!;
     if (L.ink) {
       const I = L.ink;
-      for (let j = 0; j < nz.length; j++) cross += td[nz[j]!]! * I[(y + nzY[j]!) * W + x + nzX[j]!]!;
+      for (let j = 0; j < nz.length; j++)
+        cross += td[nz[j]!]! * I[(y + nzY[j]!) * W + x + nzX[j]!]!;
     } else {
       const G = L.grey!;
-      for (let j = 0; j < nz.length; j++) cross += td[nz[j]!]! * (255 - G[(y + nzY[j]!) * W + x + nzX[j]!]!);
+      for (let j = 0; j < nz.length; j++)
+        cross += td[nz[j]!]! * (255 - G[(y + nzY[j]!) * W + x + nzX[j]!]!);
     }
   } else if (L.ink) {
     const I = L.ink;
@@ -326,7 +360,8 @@ function nccAt(L: Level, k: NccKernel, x: number, y: number): number {
         ss += v * v;
       }
     }
-    for (let j = 0; j < nz.length; j++) cross += td[nz[j]!]! * (255 - G[(y + nzY[j]!) * W + x + nzX[j]!]!);
+    for (let j = 0; j < nz.length; j++)
+      cross += td[nz[j]!]! * (255 - G[(y + nzY[j]!) * W + x + nzX[j]!]!);
   }
   const n = kw * kh;
   const varI = ss - (s * s) / n;
@@ -388,11 +423,18 @@ class TemplateBank {
   }
 }
 
-export function matchSymbols(targetIn: GreyImage, templatesIn: readonly SymbolTemplate[], options: MatchOptions = {}): { matches: SymbolMatch[]; stats: MatchStats } {
+export function matchSymbols(
+  targetIn: GreyImage,
+  templatesIn: readonly SymbolTemplate[],
+  options: MatchOptions = {},
+): { matches: SymbolMatch[]; stats: MatchStats } {
   const t0 = performance.now();
   const paper = options.paperLevel ?? DEFAULT_PAPER_LEVEL;
   const target = flattenPaper(targetIn, paper);
-  const templates = templatesIn.map((t) => ({ label: t.label, image: flattenPaper(t.image, paper) }));
+  const templates = templatesIn.map((t) => ({
+    label: t.label,
+    image: flattenPaper(t.image, paper),
+  }));
   const threshold = options.threshold ?? DEFAULT_THRESHOLD;
   const rotations = options.rotations ?? ALL_ROTATIONS;
   const scales = options.scales ?? DEFAULT_SCALES;
@@ -406,18 +448,28 @@ export function matchSymbols(targetIn: GreyImage, templatesIn: readonly SymbolTe
     let L = levels.get(f);
     if (!L) {
       const t = performance.now();
-      if (f === 1) L = { f, width: target.width, height: target.height, ink: null, grey: target.data };
+      if (f === 1)
+        L = { f, width: target.width, height: target.height, ink: null, grey: target.data };
       else if (f === 2) {
         const d = halve(target);
         L = { f, width: d.width, height: d.height, ink: d.data, grey: null };
       } else {
         // From a finer level already built when one divides f (cheap: it is small), else SWAR from grey.
-        const finer = [...levels.values()].filter((l) => l.f > 1 && l.f >= 4 && f % l.f === 0 && l.ink).sort((a, b) => b.f - a.f)[0];
-        const d = finer ? downsampleLevel({ width: finer.width, height: finer.height, data: finer.ink!, f: finer.f }, f / finer.f) : inkDownsample(target, f);
+        const finer = [...levels.values()]
+          .filter((l) => l.f > 1 && l.f >= 4 && f % l.f === 0 && l.ink)
+          .sort((a, b) => b.f - a.f)[0];
+        const d = finer
+          ? downsampleLevel(
+              { width: finer.width, height: finer.height, data: finer.ink!, f: finer.f },
+              f / finer.f,
+            )
+          : inkDownsample(target, f);
         L = { f, width: d.width, height: d.height, ink: d.data, grey: null };
       }
       if (L.width * L.height <= FINE_INTEGRAL_CELLS) {
-        const ig = L.ink ? integrals(L.ink, L.width, L.height) : integrals(L.grey!, L.width, L.height, true);
+        const ig = L.ink
+          ? integrals(L.ink, L.width, L.height)
+          : integrals(L.grey!, L.width, L.height, true);
         L.s1 = ig.s1;
         L.s2 = ig.s2;
       }
@@ -455,7 +507,13 @@ export function matchSymbols(targetIn: GreyImage, templatesIn: readonly SymbolTe
         const p = bank.plane(s, r);
         const k = bank.kernel(s, r, fc);
         if (k.norm <= 1e-6) continue;
-        variants.push({ rotation: r, scale: roundScale(s), width: p.width, height: p.height, coarse: k });
+        variants.push({
+          rotation: r,
+          scale: roundScale(s),
+          width: p.width,
+          height: p.height,
+          coarse: k,
+        });
       }
     }
     const coarseThreshold = Math.max(0.2, threshold - 0.25);
@@ -487,7 +545,13 @@ export function matchSymbols(targetIn: GreyImage, templatesIn: readonly SymbolTe
       }
     }
     {
-      const r = scanLevel(C, variants.map((v) => v.coarse), mask, best, bestVar);
+      const r = scanLevel(
+        C,
+        variants.map((v) => v.coarse),
+        mask,
+        best,
+        bestVar,
+      );
       windows += r.windows;
       kept += r.kept;
     }
@@ -528,7 +592,8 @@ export function matchSymbols(targetIn: GreyImage, templatesIn: readonly SymbolTe
     const tr = performance.now();
     const ratio = fc / ff;
     const found: SymbolMatch[] = [];
-    const scaleGrid = (s: number) => [roundScale(s - 0.05), roundScale(s + 0.05)].filter((x) => x >= 0.5 && x <= 2);
+    const scaleGrid = (s: number) =>
+      [roundScale(s - 0.05), roundScale(s + 0.05)].filter((x) => x >= 0.5 && x <= 2);
     const search = (k: NccKernel, cxF: number, cyF: number, step0: number) => {
       const maxX = F.width - k.width;
       const maxY = F.height - k.height;
@@ -571,7 +636,10 @@ export function matchSymbols(targetIn: GreyImage, templatesIn: readonly SymbolTe
       const ccx = ci % Wc;
       const ccy = Math.floor(ci / Wc);
       // Shortlist: every variant's coarse score around this centre (±1 cell); refine those close to the best.
-      const scored = variants.map((v, vi) => ({ vi, score: coarseScoreAround(C, v.coarse, ccx, ccy) }));
+      const scored = variants.map((v, vi) => ({
+        vi,
+        score: coarseScoreAround(C, v.coarse, ccx, ccy),
+      }));
       scored.sort((a, b) => b.score - a.score);
       const top = scored[0]!.score;
       let pos = { x: 0, y: 0, score: -Infinity };
@@ -618,11 +686,20 @@ export function matchSymbols(targetIn: GreyImage, templatesIn: readonly SymbolTe
     }
     stats.ms.refine += performance.now() - tr;
     const kept1 = nms(found);
-    stats.templates.push({ label: tpl.label, coarseFactor: fc, fineFactor: ff, windows, kept, candidates: cands.length, matches: kept1.length });
+    stats.templates.push({
+      label: tpl.label,
+      coarseFactor: fc,
+      fineFactor: ff,
+      windows,
+      kept,
+      candidates: cands.length,
+      matches: kept1.length,
+    });
     all.push(...kept1);
   });
   const matches = nms(all);
   stats.ms.total = performance.now() - t0;
-  for (const k of Object.keys(stats.ms) as (keyof MatchStats['ms'])[]) stats.ms[k] = Math.round(stats.ms[k]);
+  for (const k of Object.keys(stats.ms) as (keyof MatchStats['ms'])[])
+    stats.ms[k] = Math.round(stats.ms[k]);
   return { matches, stats };
 }

@@ -38,13 +38,19 @@ export interface NmsOptions {
 export function nms<T extends Scored>(items: readonly T[], opts: NmsOptions = {}): T[] {
   const same = opts.sameLabelIou ?? 0.3;
   const cross = opts.crossLabelIou ?? 0.6;
-  const sorted = [...items].sort((a, b) => b.confidence - a.confidence || a.bbox.y - b.bbox.y || a.bbox.x - b.bbox.x);
+  const sorted = [...items].sort(
+    (a, b) => b.confidence - a.confidence || a.bbox.y - b.bbox.y || a.bbox.x - b.bbox.x,
+  );
   const kept: T[] = [];
   for (const m of sorted) {
     let drop = false;
     for (const k of kept) {
       const o = iou(m.bbox, k.bbox);
-      if (k.label === m.label ? o > same || centreInside(m.bbox, k.bbox) || centreInside(k.bbox, m.bbox) : o > cross) {
+      if (
+        k.label === m.label
+          ? o > same || centreInside(m.bbox, k.bbox) || centreInside(k.bbox, m.bbox)
+          : o > cross
+      ) {
         drop = true;
         break;
       }

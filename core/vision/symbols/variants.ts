@@ -49,7 +49,8 @@ export function scalePlane(p: InkPlane, s: number): InkPlane {
   const out = new Float32Array(w * h);
   const sx = p.width / w;
   const sy = p.height / h;
-  const at = (x: number, y: number) => (x < 0 || y < 0 || x >= p.width || y >= p.height ? 0 : p.data[y * p.width + x]!);
+  const at = (x: number, y: number) =>
+    x < 0 || y < 0 || x >= p.width || y >= p.height ? 0 : p.data[y * p.width + x]!;
   for (let y = 0; y < h; y++) {
     const fy = (y + 0.5) * sy - 0.5;
     const y0 = Math.floor(fy);
@@ -59,7 +60,8 @@ export function scalePlane(p: InkPlane, s: number): InkPlane {
       const x0 = Math.floor(fx);
       const tx = fx - x0;
       out[y * w + x] =
-        (1 - ty) * ((1 - tx) * at(x0, y0) + tx * at(x0 + 1, y0)) + ty * ((1 - tx) * at(x0, y0 + 1) + tx * at(x0 + 1, y0 + 1));
+        (1 - ty) * ((1 - tx) * at(x0, y0) + tx * at(x0 + 1, y0)) +
+        ty * ((1 - tx) * at(x0, y0 + 1) + tx * at(x0 + 1, y0 + 1));
     }
   }
   return { width: w, height: h, data: out };
@@ -146,5 +148,15 @@ export function toKernel(p: InkPlane, eps = 0.5): NccKernel {
       }
     }
   }
-  return { width: p.width, height: p.height, data, nz, nzX, nzY, mean, norm, std: norm / Math.sqrt(n) };
+  return {
+    width: p.width,
+    height: p.height,
+    data,
+    nz,
+    nzX,
+    nzY,
+    mean,
+    norm,
+    std: norm / Math.sqrt(n),
+  };
 }

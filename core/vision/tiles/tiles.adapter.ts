@@ -27,7 +27,8 @@ export function levelOf(g: TileGeometry, z: number, x: number, y: number) {
   const h = Math.max(1, Math.ceil(g.height * scale));
   const cols = Math.ceil(w / TILE_SIZE);
   const rows = Math.ceil(h / TILE_SIZE);
-  if (!Number.isInteger(x) || !Number.isInteger(y) || x < 0 || y < 0 || x >= cols || y >= rows) return null;
+  if (!Number.isInteger(x) || !Number.isInteger(y) || x < 0 || y < 0 || x >= cols || y >= rows)
+    return null;
   return { scale, w, h, cols, rows };
 }
 
@@ -39,15 +40,25 @@ export interface DecodedImage {
 }
 
 export async function decodeForTiles(bytes: Buffer): Promise<DecodedImage> {
-  const { data, info } = await sharp(bytes, { limitInputPixels: 400_000_000 }).raw().toBuffer({ resolveWithObject: true });
+  const { data, info } = await sharp(bytes, { limitInputPixels: 400_000_000 })
+    .raw()
+    .toBuffer({ resolveWithObject: true });
   return { width: info.width, height: info.height, channels: info.channels as 1 | 3 | 4, data };
 }
 
 /** Encodes tile (z, x, y) of a decoded image as WebP. The caller has checked levelOf() first. */
-export async function renderTile(img: DecodedImage, z: number, x: number, y: number): Promise<Buffer> {
+export async function renderTile(
+  img: DecodedImage,
+  z: number,
+  x: number,
+  y: number,
+): Promise<Buffer> {
   const g = tileGeometry(img.width, img.height);
   const level = levelOf(g, z, x, y);
-  if (!level) throw new RangeError(`Tile ${z}/${x}/${y} is outside the pyramid of a ${img.width}x${img.height} image.`);
+  if (!level)
+    throw new RangeError(
+      `Tile ${z}/${x}/${y} is outside the pyramid of a ${img.width}x${img.height} image.`,
+    );
   // The tile's rectangle in full-resolution pixels.
   const inv = 1 / level.scale;
   const left = Math.floor(x * TILE_SIZE * inv);
@@ -56,8 +67,11 @@ export async function renderTile(img: DecodedImage, z: number, x: number, y: num
   const height = Math.min(img.height - top, Math.ceil(TILE_SIZE * inv));
   const outW = Math.max(1, Math.min(TILE_SIZE, Math.round(width * level.scale)));
   const outH = Math.max(1, Math.min(TILE_SIZE, Math.round(height * level.scale)));
-  let pipeline = sharp(img.data, { raw: { width: img.width, height: img.height, channels: img.channels } }).extract({ left, top, width, height });
-  if (outW !== width || outH !== height) pipeline = pipeline.resize(outW, outH, { kernel: 'lanczos3' });
+  let pipeline = sharp(img.data, {
+    raw: { width: img.width, height: img.height, channels: img.channels },
+  }).extract({ left, top, width, height });
+  if (outW !== width || outH !== height)
+    pipeline = pipeline.resize(outW, outH, { kernel: 'lanczos3' });
   if (img.channels === 1) pipeline = pipeline.toColourspace('b-w');
   // Near-lossless keeps one-pixel lines crisp; effort 2 keeps an on-demand tile well under 100 ms.
   return pipeline.webp({ nearLossless: true, quality: 80, effort: 2 }).toBuffer();
