@@ -31,6 +31,7 @@ import { createParseHandler } from './jobs/handlers/parse.job';
 import { parseRoutes } from './http/routes/parse.routes';
 import { compareRoutes } from './http/routes/compare.routes';
 import { creditsRoutes } from './http/routes/credits.routes';
+import { visionQueryRoutes } from './http/routes/vision-query.routes';
 import { ensureDefaultOrganization, settleJobCredits } from './services/credits.service';
 import { DEFAULT_DPI } from './vision/input/pdf.adapter';
 import { openJobIds } from './store/repositories/records.repository';
@@ -188,6 +189,7 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
   compareRoutes(app, deps, jobs);
   parseRoutes(app, deps, jobs);
   creditsRoutes(app, deps);
+  visionQueryRoutes(app, deps, { log });
   opts.configureApp?.(app, db);
   if (opts.webRoot) webRoutes(app, opts.webRoot);
   await app.ready();

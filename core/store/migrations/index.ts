@@ -2,6 +2,7 @@ import { sql as initial } from './001-initial.migration';
 import { sql as searchIndex } from './002-search-index.migration';
 import { sql as compare } from './003-compare.migration';
 import { sql as webhooks } from './004-webhooks.migration';
+import { sql as searchRecords } from './005-search-records.migration';
 
 export interface Migration {
   version: number;
@@ -15,4 +16,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 2, name: 'search-index', sql: searchIndex },
   { version: 3, name: 'compare', sql: compare },
   { version: 4, name: 'webhooks', sql: webhooks },
+  { version: 5, name: 'search-records', sql: searchRecords },
 ];

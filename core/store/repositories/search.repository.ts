@@ -1,0 +1,327 @@
+import type { Db } from '../db';
+import { prepared } from '../statement-cache';
+
+// Full-text queries behind POST /projects/{id}/search and /ask (contract §7). Five sources, each an
+// FTS5 index: sheet numbers/titles, block titles, change descriptions, symbol labels (migration
+// 005, external content kept current by triggers) and sheet text runs (`search_index`, migration
+// 002, written by processing). Every query is scoped to one organization and project and takes an
+// FTS5 MATCH expression that the search service built from user text (never the raw text).
+// `r` is bm25() — lower is better (negative numbers).
+
+export interface SearchScope {
+  organizationId: string;
+  projectId: string;
+  drawingId: string | null;
+  discipline: string | null;
+}
+
+export interface SheetHitRow {
+  id: string;
+  sheet_number: string | null;
+  title: string | null;
+  drawing_id: string;
+  r: number;
+}
+
+export interface BlockHitRow {
+  id: string;
+  title: string | null;
+  type: string;
+  bbox: string;
+  sheet_id: string;
+  sheet_number: string | null;
+  drawing_id: string;
+  r: number;
+}
+
+export interface TextHitRow {
+  rid: number;
+  text: string;
+  bbox: string | null;
+  sheet_id: string;
+  sheet_number: string | null;
+  drawing_id: string;
+  r: number;
+}
+
+export interface ChangeHitRow {
+  id: string;
+  overlay_id: string;
+  description: string | null;
+  text_before: string | null;
+  text_after: string | null;
+  note: string | null;
+  kind: string;
+  category: string;
+  bbox: string;
+  /** Block A's box on its sheet: the overlay frame is block A's crop (sheet pixels). */
+  block_bbox: string;
+  sheet_id: string;
+  sheet_number: string | null;
+  drawing_id: string;
+  r: number;
+}
+
+export interface SymbolHitRow {
+  id: string;
+  label: string;
+  bbox: string;
+  confidence: number;
+  sheet_id: string;
+  sheet_number: string | null;
+  drawing_id: string;
+  r: number;
+}
+
+// `(? IS NULL OR col = ?)` keeps one prepared statement per source whatever filters are given.
+const SHEET_FILTER =
+  's.project_id = @project AND s.organization_id = @org AND (@drawing IS NULL OR s.drawing_id = @drawing) AND (@discipline IS NULL OR s.discipline = @discipline)';
+
+const params = (scope: SearchScope, match: string, limit: number) => ({
+  match,
+  project: scope.projectId,
+  org: scope.organizationId,
+  drawing: scope.drawingId,
+  discipline: scope.discipline,
+  limit,
+});
+
+export function searchSheets(
+  db: Db,
+  scope: SearchScope,
+  match: string,
+  limit: number,
+): SheetHitRow[] {
+  // The number column weighs more than the title: "S101" should rank the sheet S101 first.
+  return prepared(
+    db,
+    `SELECT s.id, s.sheet_number, s.title, s.drawing_id, bm25(sheet_search, 4.0, 1.0) AS r
+     FROM sheet_search JOIN sheets s ON s.rowid = sheet_search.rowid
+     WHERE sheet_search MATCH @match AND ${SHEET_FILTER}
+     ORDER BY r, s.id LIMIT @limit`,
+  ).all(params(scope, match, limit)) as SheetHitRow[];
+}
+
+export function searchBlocks(
+  db: Db,
+  scope: SearchScope,
+  match: string,
+  limit: number,
+): BlockHitRow[] {
+  return prepared(
+    db,
+    `SELECT b.id, b.title, b.type, b.bbox, s.id AS sheet_id, s.sheet_number, s.drawing_id, bm25(block_search, 2.0, 1.0) AS r
+     FROM block_search JOIN blocks b ON b.rowid = block_search.rowid JOIN sheets s ON s.id = b.sheet_id
+     WHERE block_search MATCH @match AND ${SHEET_FILTER}
+     ORDER BY r, b.id LIMIT @limit`,
+  ).all(params(scope, match, limit)) as BlockHitRow[];
+}
+
+export function searchText(db: Db, scope: SearchScope, match: string, limit: number): TextHitRow[] {
+  return prepared(
+    db,
+    `SELECT i.rowid AS rid, i.text, i.bbox, s.id AS sheet_id, s.sheet_number, s.drawing_id, bm25(search_index) AS r
+     FROM search_index i JOIN sheets s ON s.id = i.sheet_id
+     WHERE search_index MATCH @match AND i.kind = 'text' AND i.project_id = @project AND i.organization_id = @org AND ${SHEET_FILTER}
+     ORDER BY r, i.rowid LIMIT @limit`,
+  ).all(params(scope, match, limit)) as TextHitRow[];
+}
+
+export function searchChanges(
+  db: Db,
+  scope: SearchScope,
+  match: string,
+  limit: number,
+): ChangeHitRow[] {
+  // A change belongs to a pair of drawings; the drawing filter accepts either side. Its sheet and
+  // box are block A's (the overlay's frame), so the box can be drawn on that sheet.
+  return prepared(
+    db,
+    `SELECT c.id, c.overlay_id, c.description, c.text_before, c.text_after, c.note, c.kind, c.category, c.bbox,
+            ba.bbox AS block_bbox, s.id AS sheet_id, s.sheet_number, s.drawing_id, bm25(change_search, 2.0, 1.0, 1.0, 1.0) AS r
+     FROM change_search JOIN changes c ON c.rowid = change_search.rowid
+       JOIN overlays o ON o.id = c.overlay_id
+       JOIN blocks ba ON ba.id = o.block_a_id JOIN blocks bb ON bb.id = o.block_b_id
+       JOIN sheets s ON s.id = ba.sheet_id
+     WHERE change_search MATCH @match AND c.project_id = @project AND c.organization_id = @org
+       AND (@drawing IS NULL OR ba.drawing_id = @drawing OR bb.drawing_id = @drawing)
+       AND (@discipline IS NULL OR s.discipline = @discipline)
+     ORDER BY r, c.id LIMIT @limit`,
+  ).all(params(scope, match, limit)) as ChangeHitRow[];
+}
+
+export function searchSymbols(
+  db: Db,
+  scope: SearchScope,
+  match: string,
+  limit: number,
+): SymbolHitRow[] {
+  return prepared(
+    db,
+    `SELECT y.id, y.label, y.bbox, y.confidence, s.id AS sheet_id, s.sheet_number, s.drawing_id, bm25(symbol_search) AS r
+     FROM symbol_search JOIN symbols y ON y.rowid = symbol_search.rowid JOIN sheets s ON s.id = y.sheet_id
+     WHERE symbol_search MATCH @match AND y.project_id = @project AND y.organization_id = @org AND ${SHEET_FILTER}
+     ORDER BY r, y.id LIMIT @limit`,
+  ).all(params(scope, match, limit)) as SymbolHitRow[];
+}
+
+/**
+ * Re-reads every external-content index from its table. Needed only after something renumbers
+ * rowids (a VACUUM); cheap enough to run at any time.
+ */
+export function rebuildRecordSearch(db: Db): void {
+  for (const t of ['sheet_search', 'block_search', 'change_search', 'symbol_search'])
+    db.exec(`INSERT INTO ${t} (${t}) VALUES ('rebuild')`);
+}
+
+// ── Reads for /ask: the project's records by what a question names ──────────────────────────────
+
+export interface DrawingRow {
+  id: string;
+  name: string;
+  revision: string | null;
+  status: string;
+  created_at: string;
+}
+
+export function projectDrawings(db: Db, organizationId: string, projectId: string): DrawingRow[] {
+  return prepared(
+    db,
+    'SELECT id, name, revision, status, created_at FROM drawings WHERE organization_id = ? AND project_id = ? ORDER BY created_at, id',
+  ).all(organizationId, projectId) as DrawingRow[];
+}
+
+export interface SheetRow {
+  id: string;
+  drawing_id: string;
+  sheet_number: string | null;
+  title: string | null;
+  page_index: number;
+  created_at: string;
+}
+
+export function projectSheets(db: Db, organizationId: string, projectId: string): SheetRow[] {
+  return prepared(
+    db,
+    'SELECT id, drawing_id, sheet_number, title, page_index, created_at FROM sheets WHERE organization_id = ? AND project_id = ? ORDER BY created_at, id',
+  ).all(organizationId, projectId) as SheetRow[];
+}
+
+export interface OverlayPairRow {
+  id: string;
+  job_id: string | null;
+  score: number | null;
+  stats: string | null;
+  has_changes: number;
+  change_count: number;
+  created_at: string;
+  block_a_id: string;
+  block_b_id: string;
+  sheet_a_id: string;
+  sheet_b_id: string;
+  drawing_a_id: string;
+  drawing_b_id: string;
+  /** Change regions that are not noise (only meaningful when has_changes = 1). */
+  real_changes: number;
+}
+
+const OVERLAY_PAIRS = `SELECT o.id, o.job_id, o.score, o.stats, o.has_changes, o.change_count, o.created_at, o.block_a_id, o.block_b_id,
+    ba.sheet_id AS sheet_a_id, bb.sheet_id AS sheet_b_id, ba.drawing_id AS drawing_a_id, bb.drawing_id AS drawing_b_id,
+    (SELECT count(*) FROM changes c WHERE c.overlay_id = o.id AND c.category <> 'noise') AS real_changes
+  FROM overlays o JOIN blocks ba ON ba.id = o.block_a_id JOIN blocks bb ON bb.id = o.block_b_id`;
+
+/** Overlays comparing drawing `x` with drawing `y` (either side), oldest first. */
+export function overlaysBetweenDrawings(
+  db: Db,
+  organizationId: string,
+  x: string,
+  y: string,
+): OverlayPairRow[] {
+  return prepared(
+    db,
+    `${OVERLAY_PAIRS} WHERE o.organization_id = ?
+       AND ((ba.drawing_id = ? AND bb.drawing_id = ?) OR (ba.drawing_id = ? AND bb.drawing_id = ?))
+     ORDER BY o.created_at, o.id`,
+  ).all(organizationId, x, y, y, x) as OverlayPairRow[];
+}
+
+/** Overlays that involve any of the given sheets (either side), oldest first. */
+export function overlaysOfSheets(
+  db: Db,
+  organizationId: string,
+  sheetIds: string[],
+): OverlayPairRow[] {
+  if (sheetIds.length === 0) return [];
+  const marks = sheetIds.map(() => '?').join(',');
+  // The number of marks varies with the question; prepared() caches one statement per count.
+  return prepared(
+    db,
+    `${OVERLAY_PAIRS} WHERE o.organization_id = ? AND (ba.sheet_id IN (${marks}) OR bb.sheet_id IN (${marks}))
+     ORDER BY o.created_at, o.id`,
+  ).all(organizationId, ...sheetIds, ...sheetIds) as OverlayPairRow[];
+}
+
+export interface ChangeRow {
+  id: string;
+  overlay_id: string;
+  kind: string;
+  category: string;
+  description: string | null;
+  text_before: string | null;
+  text_after: string | null;
+  review_status: string;
+  bbox: string;
+}
+
+export function changesOfOverlays(
+  db: Db,
+  organizationId: string,
+  overlayIds: string[],
+): ChangeRow[] {
+  const out: ChangeRow[] = [];
+  for (let i = 0; i < overlayIds.length; i += 200) {
+    const chunk = overlayIds.slice(i, i + 200);
+    out.push(
+      ...(prepared(
+        db,
+        `SELECT id, overlay_id, kind, category, description, text_before, text_after, review_status, bbox FROM changes
+         WHERE organization_id = ? AND overlay_id IN (${chunk.map(() => '?').join(',')}) ORDER BY area_px DESC, id`,
+      ).all(organizationId, ...chunk) as ChangeRow[]),
+    );
+  }
+  return out;
+}
+
+export interface SymbolCountRow {
+  sheet_id: string;
+  label: string;
+  n: number;
+  ids: string;
+}
+
+/** Symbol instances per sheet for labels equal (case-insensitively) to one of `labels`. */
+export function symbolCounts(
+  db: Db,
+  organizationId: string,
+  projectId: string,
+  labels: string[],
+): SymbolCountRow[] {
+  if (labels.length === 0) return [];
+  return prepared(
+    db,
+    `SELECT sheet_id, label, count(*) AS n, group_concat(id) AS ids FROM symbols
+     WHERE organization_id = ? AND project_id = ? AND lower(label) IN (${labels.map(() => '?').join(',')})
+     GROUP BY sheet_id, label ORDER BY n DESC, sheet_id`,
+  ).all(organizationId, projectId, ...labels.map((l) => l.toLowerCase())) as SymbolCountRow[];
+}
+
+export function projectSymbolLabels(db: Db, organizationId: string, projectId: string): string[] {
+  return (
+    prepared(
+      db,
+      'SELECT DISTINCT label FROM symbols WHERE organization_id = ? AND project_id = ? ORDER BY label',
+    ).all(organizationId, projectId) as {
+      label: string;
+    }[]
+  ).map((r) => r.label);
+}
