@@ -1,6 +1,7 @@
 import { ApiError } from '../domain/errors';
 import type { Db } from '../store/db';
 import { countOverlaysOfJob } from '../store/repositories/overlays.repository';
+import { parseSheetsScanned } from '../store/repositories/symbols.repository';
 import { ensureOrganization, findOrganizationByName, grantCredits } from '../store/repositories/organizations.repository';
 import {
   completedAnalyzeJobsUnder,
@@ -63,6 +64,8 @@ export function creditsUsed(db: Db, job: SettledJob): number {
     return overlays + (payload.analyze ? completedAnalyzeJobsUnder(db, job.id) * COST.analyzeOverlay : 0);
   }
   if (job.type === 'analyze') return job.status === 'Completed' ? COST.analyzeOverlay : 0;
+  // Parse: 1 per sheet actually scanned (contract §7).
+  if (job.type === 'parse') return parseSheetsScanned(db, job.id);
   return 0;
 }
 

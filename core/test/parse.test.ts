@@ -119,6 +119,7 @@ describe('POST /parse', () => {
     expect(job.status, JSON.stringify(job.error)).toBe('Completed');
     expect(job.type).toBe('parse');
     expect(job.progress).toEqual({ completed: 1, total: 1 });
+    expect(job.credits_charged).toBe(1); // 1 credit per sheet scanned (contract §7)
 
     const list = await t.request('GET', `/v1/symbols?job_id=${job.id}&limit=100`);
     expect(list.status).toBe(200);
