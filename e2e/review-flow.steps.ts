@@ -131,8 +131,25 @@ export class ReviewFlow {
     await expect(page.getByTestId('meta-number')).toHaveValue('S101');
     await page.waitForTimeout(1000);
     await this.shot('06-sheet');
+
+    // Correct the title by hand: saved through PATCH /sheets/{id}, still there after a reload,
+    // then put back so the comparison below sees the extracted title.
+    const title = page.getByTestId('meta-title');
+    const original = await title.inputValue();
+    await title.fill('FRAMING - FIRST FLOOR (checked)');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await expect(page.getByText('Sheet details saved')).toBeVisible();
+    await page.reload();
+    await expect(page.getByTestId('meta-title')).toHaveValue('FRAMING - FIRST FLOOR (checked)');
+    await page.getByTestId('meta-title').fill(original);
+    await page.getByRole('button', { name: 'Save' }).click();
+    await expect(page.getByText('Sheet details saved').first()).toBeVisible();
+    await expect(page.getByTestId('meta-title')).toHaveValue(original);
     await page.goBack();
-    await page.getByRole('button', { name: 'Clear', exact: true }).click();
+    // Filters are UI state (the reload above reset them); either way all ten sheets come back.
+    const clear = page.getByRole('button', { name: 'Clear', exact: true });
+    if (await clear.isVisible()) await clear.click();
+    await expect(page.getByTestId('sheet-card')).toHaveCount(10);
   }
 
   /** Compares newer with older; five pairs, S101 first, nothing added or removed. */
@@ -149,7 +166,16 @@ export class ReviewFlow {
     await expect(status.or(refused)).toBeVisible();
     if (await refused.isVisible())
       throw new Error(`the comparison did not start: ${await refused.textContent()}`);
-    await expect(status.locator('.badge')).toHaveText('Completed', { timeout: 5 * 60_000 });
+    await expect(page.getByTestId('compare-job-status')).toHaveAttribute(
+      'data-status',
+      /Completed|Failed|Canceled/,
+      {
+        timeout: 5 * 60_000,
+      },
+    );
+    const final = await page.getByTestId('compare-job-status').getAttribute('data-status');
+    if (final !== 'Completed')
+      throw new Error(`the comparison ended ${final}: ${await status.textContent()}`);
 
     const pairs = page.getByTestId('pair-row');
     await expect(pairs).toHaveCount(5);

@@ -63,7 +63,7 @@ export function ComparisonScreen({ projectId, jobId }: { projectId: string; jobI
 
       <section className="card" aria-label="Job status" data-testid="compare-status">
         <div className="row between">
-          <div className="row gap-s">
+          <div className="row gap-s" data-testid="compare-job-status" data-status={j.status}>
             <StatusBadge status={j.status} />
             <span className="muted small mono">{j.id}</span>
           </div>
