@@ -4,8 +4,8 @@
 // process); our runners are bundled with esbuild first so tsx's start-up compile is not measured.
 // odiff and pixelmatch get the pre-aligned pair (a plain pixel diff); ours gets the shifted/scaled pair
 // and registers it (plus a pre-aligned run with registration skipped).
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -78,7 +78,17 @@ function median(xs: number[]): number {
 
 const ours = bundle('run-ours.ts');
 const pm = bundle('run-pixelmatch.ts');
-const odiff = path.join(repo, 'node_modules/@odiff/linux-x64/odiff');
+// odiff is a reference tool, not a dependency: odiff-bin's lockfile entries name platform
+// packages some registries lack, which breaks `npm ci`. Install it into a tools cache on demand.
+const odiff = ensureOdiff();
+function ensureOdiff(): string {
+  const prefix = path.join(repo, 'node_modules/.cache/bench-tools');
+  const bin = path.join(prefix, 'node_modules/@odiff', `${process.platform}-${process.arch}`, 'odiff');
+  if (!existsSync(bin)) {
+    execFileSync('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--prefix', prefix, 'odiff-bin@4.5.0'], { stdio: 'inherit' });
+  }
+  return bin;
+}
 const results: Record<string, unknown>[] = [];
 const lines: string[] = [];
 lines.push(
