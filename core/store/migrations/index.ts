@@ -3,6 +3,7 @@ import { sql as searchIndex } from './002-search-index.migration';
 import { sql as compare } from './003-compare.migration';
 import { sql as webhooks } from './004-webhooks.migration';
 import { sql as searchRecords } from './005-search-records.migration';
+import { sql as symbolIndexes } from './006-symbol-indexes.migration';
 
 export interface Migration {
   version: number;
@@ -17,4 +18,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 3, name: 'compare', sql: compare },
   { version: 4, name: 'webhooks', sql: webhooks },
   { version: 5, name: 'search-records', sql: searchRecords },
+  { version: 6, name: 'symbol-indexes', sql: symbolIndexes },
 ];
