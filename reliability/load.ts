@@ -48,7 +48,9 @@ async function main() {
     db.close();
 
     // Now start processing a 5-sheet set, and load the service while it runs.
-    const busy = await uploadDrawing(svc, key, project, readFileSync(join(FIXTURES, '20190601_beam-proposal_5-sheets.pdf')), 'Beam proposal');
+    // LOAD_IDLE=1 measures the same load with nothing processing (the baseline).
+    const idle = Boolean(process.env.LOAD_IDLE);
+    const busy = idle ? first : await uploadDrawing(svc, key, project, readFileSync(join(FIXTURES, '20190601_beam-proposal_5-sheets.pdf')), 'Beam proposal');
     const busyJob = busy.drawing!.body.job_id as string;
     await sleep(1500);
     const lagFrom = svc.lines.length;
@@ -114,6 +116,7 @@ async function main() {
     console.log(
       `load summary ${JSON.stringify({
         seconds: SECONDS,
+        idle: Boolean(process.env.LOAD_IDLE),
         connections: per * 3,
         requests: total + requestsSent,
         autocannon_requests: total,
