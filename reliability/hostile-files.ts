@@ -1,4 +1,3 @@
-/* eslint-disable @typescript-eslint/no-explicit-any -- scripts read loosely typed API JSON and autocannon results */
 // Hostile files (issue 7 item 3): every file here must end as a clean drawing `Failed` (or be
 // refused at upload with 415), within bounded time and memory, and the service must stay up.
 // The files are generated here, each aimed at one way a parser or decoder can be made to loop,
