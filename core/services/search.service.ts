@@ -85,6 +85,9 @@ export interface ParsedQuery {
   all: string;
   /** Any term may match (the fallback when nothing matches them all). */
   any: string;
+  /** The same for the large indexes (text runs, blocks, changes, symbols): no 1-character prefixes. */
+  allNarrow: string;
+  anyNarrow: string;
   /** Sheet-number candidates, upper-case letters and digits only (e.g. "A101" for "A-101"). */
   numberKeys: string[];
 }
@@ -98,8 +101,19 @@ function alternative(toks: string[], prefix: boolean): string {
   return quote(toks) + (prefix ? '*' : '');
 }
 
-function termExpr(t: Term): string {
-  const alts = [...new Set(t.alternatives.map((a) => alternative(a.tokens, a.prefix)))];
+/**
+ * `minPrefix`: a prefix on a shorter last token is dropped. In the large indexes a one-character
+ * prefix ("S-1" → "s" then any token starting with 1) merges the doclists of hundreds of terms and
+ * costs tens of milliseconds; sheet numbers and titles (small) keep every prefix.
+ */
+function termExpr(t: Term, minPrefix: number): string {
+  const alts = [
+    ...new Set(
+      t.alternatives.map((a) =>
+        alternative(a.tokens, a.prefix && a.tokens[a.tokens.length - 1]!.length >= minPrefix),
+      ),
+    ),
+  ];
   return alts.length === 1 ? alts[0]! : `(${alts.join(' OR ')})`;
 }
 
@@ -145,8 +159,16 @@ export function parseQuery(raw: string): ParsedQuery | null {
   });
   if (terms.length === 0) return null;
   const kept = terms.slice(0, MAX_TERMS);
-  const exprs = kept.map(termExpr);
-  return { terms: kept, all: exprs.join(' AND '), any: exprs.join(' OR '), numberKeys };
+  const exprs = kept.map((t) => termExpr(t, 1));
+  const narrow = kept.map((t) => termExpr(t, 2));
+  return {
+    terms: kept,
+    all: exprs.join(' AND '),
+    any: exprs.join(' OR '),
+    allNarrow: narrow.join(' AND '),
+    anyNarrow: narrow.join(' OR '),
+    numberKeys,
+  };
 }
 
 // ── Snippets ─────────────────────────────────────────────────────────────────────────────────────
@@ -247,19 +269,21 @@ export interface SearchOutcome {
   parsed: ParsedQuery;
 }
 
-/** Runs the parsed query over every requested source; `expr` is parsed.all or parsed.any. */
+/** Runs the parsed query over every requested source: every term, or any term (`mode`). */
 function runSources(
   db: Db,
   scope: SearchScope,
   parsed: ParsedQuery,
-  expr: string,
+  mode: 'all' | 'any',
   types: ReadonlySet<HitType>,
   limit: number,
 ): SearchHit[] {
   const hits: SearchHit[] = [];
+  const sheetExpr = mode === 'all' ? parsed.all : parsed.any;
+  const expr = mode === 'all' ? parsed.allNarrow : parsed.anyNarrow;
   const snip = (text: string) => makeSnippet(text, parsed.terms);
   if (types.has('sheet')) {
-    for (const r of searchSheets(db, scope, expr, limit)) {
+    for (const r of searchSheets(db, scope, sheetExpr, limit)) {
       const num = normalizeNumber(r.sheet_number);
       const band =
         num && parsed.numberKeys.includes(num)
@@ -387,9 +411,9 @@ export function searchProject(
   };
   const types = new Set<HitType>(req.types && req.types.length ? req.types : HIT_TYPES);
   const limit = Math.min(MAX_SEARCH_LIMIT, Math.max(1, req.limit ?? DEFAULT_SEARCH_LIMIT));
-  let hits = runSources(db, scope, parsed, parsed.all, types, limit);
+  let hits = runSources(db, scope, parsed, 'all', types, limit);
   // Nothing holds every word: rank what holds some of them (bm25 favours records holding more).
   if (hits.length === 0 && parsed.terms.length > 1)
-    hits = runSources(db, scope, parsed, parsed.any, types, limit);
+    hits = runSources(db, scope, parsed, 'any', types, limit);
   return { hits, parsed };
 }

@@ -86,6 +86,31 @@ const params = (scope: SearchScope, match: string, limit: number) => ({
   limit,
 });
 
+/**
+ * Above this many matches in an index, a source is not ranked by bm25: scoring tens of thousands
+ * of near-identical runs ("1", "x") costs hundreds of milliseconds and tells little. Such a query
+ * returns the newest matching records instead (highest rowid: the latest processed drawings), with
+ * bm25 computed only for the rows returned. Checking is cheap: it walks at most CAP doclist entries.
+ */
+export const RANK_CAP = 1000;
+
+function rankedOrRecent<T>(
+  db: Db,
+  fts: string,
+  select: string,
+  rankedOrder: string,
+  recentOrder: string,
+  p: ReturnType<typeof params>,
+): T[] {
+  const broad =
+    prepared(db, `SELECT rowid FROM ${fts} WHERE ${fts} MATCH ? LIMIT 1 OFFSET ${RANK_CAP}`).get(
+      p.match,
+    ) !== undefined;
+  return prepared(db, `${select} ORDER BY ${broad ? recentOrder : rankedOrder} LIMIT @limit`).all(
+    p,
+  ) as T[];
+}
+
 export function searchSheets(
   db: Db,
   scope: SearchScope,
@@ -93,13 +118,16 @@ export function searchSheets(
   limit: number,
 ): SheetHitRow[] {
   // The number column weighs more than the title: "S101" should rank the sheet S101 first.
-  return prepared(
+  return rankedOrRecent<SheetHitRow>(
     db,
+    'sheet_search',
     `SELECT s.id, s.sheet_number, s.title, s.drawing_id, bm25(sheet_search, 4.0, 1.0) AS r
      FROM sheet_search JOIN sheets s ON s.rowid = sheet_search.rowid
-     WHERE sheet_search MATCH @match AND ${SHEET_FILTER}
-     ORDER BY r, s.id LIMIT @limit`,
-  ).all(params(scope, match, limit)) as SheetHitRow[];
+     WHERE sheet_search MATCH @match AND ${SHEET_FILTER}`,
+    'r, s.id',
+    'sheet_search.rowid DESC',
+    params(scope, match, limit),
+  );
 }
 
 export function searchBlocks(
@@ -108,23 +136,29 @@ export function searchBlocks(
   match: string,
   limit: number,
 ): BlockHitRow[] {
-  return prepared(
+  return rankedOrRecent<BlockHitRow>(
     db,
+    'block_search',
     `SELECT b.id, b.title, b.type, b.bbox, s.id AS sheet_id, s.sheet_number, s.drawing_id, bm25(block_search, 2.0, 1.0) AS r
      FROM block_search JOIN blocks b ON b.rowid = block_search.rowid JOIN sheets s ON s.id = b.sheet_id
-     WHERE block_search MATCH @match AND ${SHEET_FILTER}
-     ORDER BY r, b.id LIMIT @limit`,
-  ).all(params(scope, match, limit)) as BlockHitRow[];
+     WHERE block_search MATCH @match AND ${SHEET_FILTER}`,
+    'r, b.id',
+    'block_search.rowid DESC',
+    params(scope, match, limit),
+  );
 }
 
 export function searchText(db: Db, scope: SearchScope, match: string, limit: number): TextHitRow[] {
-  return prepared(
+  return rankedOrRecent<TextHitRow>(
     db,
+    'search_index',
     `SELECT i.rowid AS rid, i.text, i.bbox, s.id AS sheet_id, s.sheet_number, s.drawing_id, bm25(search_index) AS r
      FROM search_index i JOIN sheets s ON s.id = i.sheet_id
-     WHERE search_index MATCH @match AND i.kind = 'text' AND i.project_id = @project AND i.organization_id = @org AND ${SHEET_FILTER}
-     ORDER BY r, i.rowid LIMIT @limit`,
-  ).all(params(scope, match, limit)) as TextHitRow[];
+     WHERE search_index MATCH @match AND i.kind = 'text' AND i.project_id = @project AND i.organization_id = @org AND ${SHEET_FILTER}`,
+    'r, i.rowid',
+    'i.rowid DESC',
+    params(scope, match, limit),
+  );
 }
 
 export function searchChanges(
@@ -135,8 +169,9 @@ export function searchChanges(
 ): ChangeHitRow[] {
   // A change belongs to a pair of drawings; the drawing filter accepts either side. Its sheet and
   // box are block A's (the overlay's frame), so the box can be drawn on that sheet.
-  return prepared(
+  return rankedOrRecent<ChangeHitRow>(
     db,
+    'change_search',
     `SELECT c.id, c.overlay_id, c.description, c.text_before, c.text_after, c.note, c.kind, c.category, c.bbox,
             ba.bbox AS block_bbox, s.id AS sheet_id, s.sheet_number, s.drawing_id, bm25(change_search, 2.0, 1.0, 1.0, 1.0) AS r
      FROM change_search JOIN changes c ON c.rowid = change_search.rowid
@@ -145,9 +180,11 @@ export function searchChanges(
        JOIN sheets s ON s.id = ba.sheet_id
      WHERE change_search MATCH @match AND c.project_id = @project AND c.organization_id = @org
        AND (@drawing IS NULL OR ba.drawing_id = @drawing OR bb.drawing_id = @drawing)
-       AND (@discipline IS NULL OR s.discipline = @discipline)
-     ORDER BY r, c.id LIMIT @limit`,
-  ).all(params(scope, match, limit)) as ChangeHitRow[];
+       AND (@discipline IS NULL OR s.discipline = @discipline)`,
+    'r, c.id',
+    'change_search.rowid DESC',
+    params(scope, match, limit),
+  );
 }
 
 export function searchSymbols(
@@ -156,13 +193,16 @@ export function searchSymbols(
   match: string,
   limit: number,
 ): SymbolHitRow[] {
-  return prepared(
+  return rankedOrRecent<SymbolHitRow>(
     db,
+    'symbol_search',
     `SELECT y.id, y.label, y.bbox, y.confidence, s.id AS sheet_id, s.sheet_number, s.drawing_id, bm25(symbol_search) AS r
      FROM symbol_search JOIN symbols y ON y.rowid = symbol_search.rowid JOIN sheets s ON s.id = y.sheet_id
-     WHERE symbol_search MATCH @match AND y.project_id = @project AND y.organization_id = @org AND ${SHEET_FILTER}
-     ORDER BY r, y.id LIMIT @limit`,
-  ).all(params(scope, match, limit)) as SymbolHitRow[];
+     WHERE symbol_search MATCH @match AND y.project_id = @project AND y.organization_id = @org AND ${SHEET_FILTER}`,
+    'r, y.id',
+    'symbol_search.rowid DESC',
+    params(scope, match, limit),
+  );
 }
 
 /**
