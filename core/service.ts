@@ -25,6 +25,7 @@ import { webRoutes } from './http/routes/web.routes';
 import { TileService } from './services/tiles.service';
 import { drawingsRoutes } from './http/routes/drawings.routes';
 import { createProcessHandler } from './jobs/handlers/process.job';
+import { failProcessingDrawing } from './store/repositories/drawings.repository';
 import { createCompareHandler } from './jobs/handlers/compare.job';
 import { createAnalyzeHandler } from './jobs/handlers/analyze.job';
 import { createParseHandler } from './jobs/handlers/parse.job';
@@ -121,6 +122,9 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
     log,
     hooks: {
       onTerminal: (row) => {
+        // A process job that ends without completing (the runner gave up, or it was canceled
+        // before its handler ran) must not leave its drawing Processing forever.
+        if (row.type === 'process' && row.status !== 'Completed') failProcessingDrawing(db, row.target_id);
         settleJobCredits(db, row);
         recordJobEvent(db, row.organization_id, { ...toApiJob(row) });
       },

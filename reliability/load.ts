@@ -83,7 +83,7 @@ async function main() {
       Object.entries(groups).map(
         ([name, requests]) =>
           new Promise<[string, any]>((res, rej) => {
-            autocannon({ url: svc.origin, connections: per, duration: SECONDS, requests, timeout: 30 }, (err: unknown, result: any) => (err ? rej(err) : res([name, result])));
+            (autocannon as unknown as (o: object, cb: (err: unknown, result: any) => void) => void)({ url: svc.origin, connections: per, duration: SECONDS, requests, timeout: 30 }, (err: unknown, result: any) => (err ? rej(err) : res([name, result])));
           }),
       ),
     );

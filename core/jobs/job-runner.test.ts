@@ -473,11 +473,29 @@ describe('job runner', () => {
       return null;
     });
     const j = runner.enqueue(job({ type: 'poison' }));
-    t.db.prepare('UPDATE jobs SET attempts = 2 WHERE id = ?').run(j.id); // two crashed attempts
+    // two crashed attempts, neither of which made progress
+    t.db.prepare('UPDATE jobs SET attempts = 2, stalled_claims = 2 WHERE id = ?').run(j.id);
     runner.start();
     await waitStatus(j.id, 'Failed');
     expect(ran).toBe(0);
     expect(runner.get(orgId, j.id).error).toMatchObject({ code: 'internal_error' });
+  });
+
+  it('keeps running a job that made progress between crashes, however often it was claimed', async () => {
+    const { runner } = makeRunner({ maxAttempts: 2 });
+    let ran = 0;
+    runner.register('steady', (ctx) => {
+      ran++;
+      ctx.progress(8, 8);
+      return null;
+    });
+    const j = runner.enqueue(job({ type: 'steady' }));
+    // Seven earlier claims, each killed after moving forward: the last one left progress behind.
+    t.db.prepare('UPDATE jobs SET attempts = 7, stalled_claims = 1, progress_completed = 7, progress_total = 8 WHERE id = ?').run(j.id);
+    runner.start();
+    await waitStatus(j.id, 'Completed');
+    expect(ran).toBe(1);
+    expect(runner_row(j.id).attempts).toBe(8);
   });
 });
 

@@ -36,6 +36,8 @@ export interface JobRow {
   credits_reserved: number;
   credits_charged: number;
   attempts: number;
+  /** Claims since the job last made progress (the attempt limit counts these). */
+  stalled_claims: number;
   created_at: string;
   updated_at: string;
   started_at: string | null;
@@ -222,7 +224,7 @@ function prepare(db: Db) {
     get: st(`SELECT * FROM jobs WHERE id = ? AND organization_id = ?`),
     getById: st(`SELECT * FROM jobs WHERE id = ?`),
     claim: st(`
-      UPDATE jobs SET status = 'Started', attempts = attempts + 1, started_at = @now, updated_at = @now
+      UPDATE jobs SET status = 'Started', attempts = attempts + 1, stalled_claims = stalled_claims + 1, started_at = @now, updated_at = @now
       WHERE id = (
         SELECT id FROM jobs
         WHERE status = 'Queued' AND type IN (SELECT value FROM json_each(@types))
@@ -230,7 +232,10 @@ function prepare(db: Db) {
       ) AND status IN (${sqlList(sourcesOf('Started'))})
       RETURNING *`),
     progress: st(`
-      UPDATE jobs SET progress_completed = @completed, progress_total = @total, updated_at = @now
+      UPDATE jobs SET progress_completed = @completed, progress_total = @total, updated_at = @now,
+        -- A job that moves forward is not the one taking the process down: only claims without
+        -- progress count towards the attempt limit, so unrelated crashes never fail a healthy job.
+        stalled_claims = CASE WHEN @completed > progress_completed THEN 1 ELSE stalled_claims END
       WHERE id = @id AND status = 'Started'
         AND (progress_completed <> @completed OR progress_total <> @total)
       RETURNING *`),

@@ -4,6 +4,7 @@ import { sql as compare } from './003-compare.migration';
 import { sql as webhooks } from './004-webhooks.migration';
 import { sql as searchRecords } from './005-search-records.migration';
 import { sql as symbolIndexes } from './006-symbol-indexes.migration';
+import { sql as jobStalls } from './007-job-stalls.migration';
 
 export interface Migration {
   version: number;
@@ -19,4 +20,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 4, name: 'webhooks', sql: webhooks },
   { version: 5, name: 'search-records', sql: searchRecords },
   { version: 6, name: 'symbol-indexes', sql: symbolIndexes },
+  { version: 7, name: 'job-stalls', sql: jobStalls },
 ];

@@ -183,3 +183,8 @@ export function deleteDrawingSearchRows(db: Db, drawingId: string): void {
 export function deleteProjectSearchRows(db: Db, projectId: string): void {
   prepared(db, 'DELETE FROM search_index WHERE project_id = ?').run(projectId);
 }
+
+/** Marks a drawing Failed if it is still Processing (its process job ended without completing). */
+export function failProcessingDrawing(db: Db, drawingId: string): void {
+  prepared(db, `UPDATE drawings SET status = 'Failed', updated_at = ? WHERE id = ? AND status = 'Processing'`).run(monotonicNow(), drawingId);
+}
