@@ -134,7 +134,8 @@ export default tseslint.config(
     },
   },
   {
-    // Tests and their helpers handle arbitrary JSON from the API; `any` there is the honest type.
+    // Tests, benches and reliability scripts handle arbitrary JSON from the API; `any` there is
+    // the honest type.
     name: 'blueline/tests',
     files: [
       '**/*.test.ts',
@@ -142,6 +143,8 @@ export default tseslint.config(
       'e2e/**/*.ts',
       '**/test-support.ts',
       '**/*.test-support.ts',
+      'reliability/**/*.ts',
+      'bench/**/*.ts',
     ],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },

@@ -84,7 +84,8 @@ export interface Service {
 export const consoleLogger: Logger = {
   info: (o, m) => console.log(m ?? '', typeof o === 'string' ? o : JSON.stringify(o)),
   warn: (o, m) => console.warn(m ?? '', typeof o === 'string' ? o : JSON.stringify(o)),
-  error: (o, m) => console.error(m ?? '', typeof o === 'string' ? o : JSON.stringify(o, errorReplacer)),
+  error: (o, m) =>
+    console.error(m ?? '', typeof o === 'string' ? o : JSON.stringify(o, errorReplacer)),
 };
 
 function errorReplacer(_k: string, v: unknown): unknown {
@@ -112,7 +113,10 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
   // orphaned objects and rows left by a crash (services/reconcile.service.ts).
   await reconcile({ db, objects, log });
 
-  const pool = createWorkerPool({ ...(opts.workers ? { size: opts.workers } : {}), ...(opts.workerUrl ? { workerUrl: opts.workerUrl } : {}) });
+  const pool = createWorkerPool({
+    ...(opts.workers ? { size: opts.workers } : {}),
+    ...(opts.workerUrl ? { workerUrl: opts.workerUrl } : {}),
+  });
   // Credits settle inside the transaction that ends a job (contract §7).
   // Webhook events (job.completed / job.failed / job.canceled) go into the outbox in that same
   // transaction, so an event exists exactly when the terminal status does (contract §10).
@@ -124,7 +128,8 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
       onTerminal: (row) => {
         // A process job that ends without completing (the runner gave up, or it was canceled
         // before its handler ran) must not leave its drawing Processing forever.
-        if (row.type === 'process' && row.status !== 'Completed') failProcessingDrawing(db, row.target_id);
+        if (row.type === 'process' && row.status !== 'Completed')
+          failProcessingDrawing(db, row.target_id);
         settleJobCredits(db, row);
         recordJobEvent(db, row.organization_id, { ...toApiJob(row) });
       },
@@ -138,7 +143,11 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
     createProcessHandler({
       db,
       objects,
-      config: { dpi: DEFAULT_DPI, maxPagesPerDrawing: config.maxPagesPerDrawing, maxPixelsPerPage: config.maxPixelsPerPage },
+      config: {
+        dpi: DEFAULT_DPI,
+        maxPagesPerDrawing: config.maxPagesPerDrawing,
+        maxPixelsPerPage: config.maxPixelsPerPage,
+      },
     }),
   );
   opts.registerHandlers?.(jobs);
@@ -186,7 +195,12 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
     drawingPrefix,
     overlayPrefix,
   });
-  filesRoutes(app, deps, { objects, signer, maxUploadBytes: config.maxUploadBytes, tiles: new TileService(objects) });
+  filesRoutes(app, deps, {
+    objects,
+    signer,
+    maxUploadBytes: config.maxUploadBytes,
+    tiles: new TileService(objects),
+  });
   jobsRoutes(app, deps, jobs, { maxStreamsPerKey: config.maxSseStreamsPerKey });
   drawingsRoutes(app, deps, jobs);
   webhooksRoutes(app, deps);
@@ -206,7 +220,8 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
     pool,
     caCertPem: tls.cert,
     certFingerprint256: tls.fingerprint256,
-    createSessionKey: (label) => createApiKey(db, ensureDefaultOrganization(db).id, label ?? 'session').secret,
+    createSessionKey: (label) =>
+      createApiKey(db, ensureDefaultOrganization(db).id, label ?? 'session').secret,
     async start() {
       if (started) return started;
       const host = opts.host ?? '127.0.0.1';

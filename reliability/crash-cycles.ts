@@ -18,16 +18,35 @@ import Database from 'better-sqlite3';
 import sharp from 'sharp';
 import { LocalObjectStore } from '../core/blobs/local-object-store';
 import { reconcile } from '../core/services/reconcile.service';
-import { FIXTURES, TERMINAL, listAll, loggedObjects, rand, request, requestsSent, sleep, startServe, uploadDrawing, type Served } from './lib';
+import {
+  FIXTURES,
+  TERMINAL,
+  listAll,
+  loggedObjects,
+  rand,
+  request,
+  requestsSent,
+  sleep,
+  startServe,
+  uploadDrawing,
+  type Served,
+} from './lib';
 
 const CYCLES = Number(process.env.RELIABILITY_CYCLES ?? 20);
 const FINAL_WAIT_MS = Number(process.env.RELIABILITY_FINAL_WAIT_MS ?? 20 * 60_000);
 // Revision pairs (compared when both revisions are Ready) and single sets, smallest first.
 const PAIRS: [string, string][] = [
-  ['20150115_ASK-003_exterior-west-wall-window-locations.pdf', '20150116_ASK-003_exterior-west-wall-window-locations.pdf'],
+  [
+    '20150115_ASK-003_exterior-west-wall-window-locations.pdf',
+    '20150116_ASK-003_exterior-west-wall-window-locations.pdf',
+  ],
   ['20190601_beam-proposal_5-sheets.pdf', '20190602_beam-proposal_5-sheets.pdf'],
 ];
-const SINGLES = ['20190414_foundation-details_3-sheets.pdf', '20150129_A-101_first-floor.pdf', '20190321_A600_schedules.pdf'];
+const SINGLES = [
+  '20190414_foundation-details_3-sheets.pdf',
+  '20150129_A-101_first-floor.pdf',
+  '20190321_A600_schedules.pdf',
+];
 
 const failures: string[] = [];
 const fail = (msg: string) => {
@@ -51,7 +70,8 @@ let kills = 0;
 function observeJob(job: { id: string; status: string }) {
   jobIds.add(job.id);
   const first = seenTerminal.get(job.id);
-  if (first !== undefined && first !== job.status) fail(`job ${job.id} left its terminal status ${first} for ${job.status}`);
+  if (first !== undefined && first !== job.status)
+    fail(`job ${job.id} left its terminal status ${first} for ${job.status}`);
   if (first === undefined && TERMINAL.has(job.status)) seenTerminal.set(job.id, job.status);
 }
 
@@ -60,19 +80,26 @@ async function checkImage(uri: string, expect?: { width: number; height: number 
   const r = await request(svc!, 'GET', uri, { timeoutMs: 120_000 });
   if (r.status !== 200) return fail(`${what}: HTTP ${r.status}`);
   const len = Number(r.headers['content-length']);
-  if (Number.isFinite(len) && len !== r.bytes.length) return fail(`${what}: ${r.bytes.length} of ${len} bytes`);
+  if (Number.isFinite(len) && len !== r.bytes.length)
+    return fail(`${what}: ${r.bytes.length} of ${len} bytes`);
   try {
     const { data, info } = await sharp(r.bytes).raw().toBuffer({ resolveWithObject: true });
-    if (data.length !== info.width * info.height * info.channels) fail(`${what}: decoded ${data.length} bytes`);
+    if (data.length !== info.width * info.height * info.channels)
+      fail(`${what}: decoded ${data.length} bytes`);
     if (expect && (info.width !== expect.width || info.height !== expect.height))
-      fail(`${what}: ${info.width}x${info.height}, the record says ${expect.width}x${expect.height}`);
+      fail(
+        `${what}: ${info.width}x${info.height}, the record says ${expect.width}x${expect.height}`,
+      );
     imagesChecked++;
   } catch (err) {
     fail(`${what}: does not decode (${(err as Error).message})`);
   }
 }
 
-const isConnError = (err: unknown) => /ECONNRESET|ECONNREFUSED|socket hang up|EPIPE|timeout/.test(String((err as Error)?.message ?? err));
+const isConnError = (err: unknown) =>
+  /ECONNRESET|ECONNREFUSED|socket hang up|EPIPE|timeout/.test(
+    String((err as Error)?.message ?? err),
+  );
 
 /** Starts the comparison of every pair whose two revisions are Ready (once per pair). */
 async function startComparisons() {
@@ -83,9 +110,15 @@ async function startComparisons() {
     const a = drawings.find((d) => d.pair === p && d.rev === 0);
     const b = drawings.find((d) => d.pair === p && d.rev === 1);
     if (!a || !b) continue;
-    const [ra, rb] = await Promise.all([request(s, 'GET', `/v1/drawings/${a.id}`, { key }), request(s, 'GET', `/v1/drawings/${b.id}`, { key })]);
+    const [ra, rb] = await Promise.all([
+      request(s, 'GET', `/v1/drawings/${a.id}`, { key }),
+      request(s, 'GET', `/v1/drawings/${b.id}`, { key }),
+    ]);
     if (ra.body?.status !== 'Ready' || rb.body?.status !== 'Ready') continue;
-    const c = await request(s, 'POST', `/v1/drawings/${b.id}/compare`, { key, body: { compare_to: a.id } });
+    const c = await request(s, 'POST', `/v1/drawings/${b.id}/compare`, {
+      key,
+      body: { compare_to: a.id },
+    });
     if (c.status === 202) {
       compared.add(p);
       observeJob({ id: c.body.job_id, status: c.body.status });
@@ -109,23 +142,47 @@ async function workload(cycle: number, signal: { killed: boolean }) {
       rev = (next % 2) as 0 | 1;
       file = PAIRS[pair]![rev];
     } else file = SINGLES[(next - PAIRS.length * 2) % SINGLES.length]!;
-    const up = await uploadDrawing(s, key, project, readFileSync(join(FIXTURES, file)), `${file} #${next}`);
+    const up = await uploadDrawing(
+      s,
+      key,
+      project,
+      readFileSync(join(FIXTURES, file)),
+      `${file} #${next}`,
+    );
     if (up.drawing?.status === 201) {
       drawings.push({ id: up.drawing.body.id, file, pair, rev });
-      observeJob({ id: up.drawing.body.job_id, status: up.drawing.body.status === 'Processing' ? 'Queued' : up.drawing.body.status });
-    } else if (!signal.killed) fail(`upload of ${file}: ${up.file.status}/${up.put?.status}/${up.drawing?.status}`);
+      observeJob({
+        id: up.drawing.body.job_id,
+        status: up.drawing.body.status === 'Processing' ? 'Queued' : up.drawing.body.status,
+      });
+    } else if (!signal.killed)
+      fail(`upload of ${file}: ${up.file.status}/${up.put?.status}/${up.drawing?.status}`);
   }
   while (!signal.killed) {
     await startComparisons();
     // Reads: jobs (terminal statuses must hold), lists, and a random image.
     const jobs = await listAll<{ id: string; status: string }>(s, key, '/v1/jobs?limit=100');
     for (const j of jobs) observeJob(j);
-    const sheets = await listAll<{ uri: string; thumbnail_uri: string; width: number; height: number; id: string }>(s, key, `/v1/sheets?project_id=${project}&limit=100`).catch(async () =>
-      (await Promise.all(drawings.map((d) => listAll<any>(s, key, `/v1/sheets?drawing_id=${d.id}&limit=100`)))).flat(),
+    const sheets = await listAll<{
+      uri: string;
+      thumbnail_uri: string;
+      width: number;
+      height: number;
+      id: string;
+    }>(s, key, `/v1/sheets?project_id=${project}&limit=100`).catch(async () =>
+      (
+        await Promise.all(
+          drawings.map((d) => listAll<any>(s, key, `/v1/sheets?drawing_id=${d.id}&limit=100`)),
+        )
+      ).flat(),
     );
     if (sheets.length > 0) {
       const sh = sheets[Math.floor(Math.random() * sheets.length)]!;
-      await checkImage(sh.uri, { width: sh.width, height: sh.height }, `sheet ${sh.id} (during cycle ${cycle})`);
+      await checkImage(
+        sh.uri,
+        { width: sh.width, height: sh.height },
+        `sheet ${sh.id} (during cycle ${cycle})`,
+      );
     }
     await sleep(rand(200, 1200));
   }
@@ -139,8 +196,13 @@ async function main() {
   reconciliations.push(...loggedObjects(svc.lines, 'Boot reconciliation'));
   const openapi = await request(svc, 'GET', '/v1/openapi.json');
   compareAvailable = Boolean(openapi.body?.paths?.['/v1/drawings/{id}/compare']);
-  console.log(`compare route: ${compareAvailable ? 'present, comparisons join the workload' : 'absent, processing only'}`);
-  const project = await request(svc, 'POST', '/v1/projects', { key, body: { name: 'Crash cycles' } });
+  console.log(
+    `compare route: ${compareAvailable ? 'present, comparisons join the workload' : 'absent, processing only'}`,
+  );
+  const project = await request(svc, 'POST', '/v1/projects', {
+    key,
+    body: { name: 'Crash cycles' },
+  });
   process.env.CRASH_PROJECT = project.body.id;
 
   for (let cycle = 1; cycle <= CYCLES; cycle++) {
@@ -160,12 +222,17 @@ async function main() {
     signal.killed = true;
     svc.child.kill('SIGKILL');
     const ex = await svc.exited;
-    if (ex.signal !== 'SIGKILL') fail(`cycle ${cycle}: the service had exited on its own (${ex.code}) before the kill:\n${svc.lines.slice(-20).join('\n')}`);
+    if (ex.signal !== 'SIGKILL')
+      fail(
+        `cycle ${cycle}: the service had exited on its own (${ex.code}) before the kill:\n${svc.lines.slice(-20).join('\n')}`,
+      );
     kills++;
     svc.agent.destroy();
     await work;
     const reconciledNow = reconciliations.at(-1);
-    console.log(`cycle ${cycle}/${CYCLES}: killed after ${(lifetime / 1000).toFixed(1)} s (boot ${svc.bootMs} ms); drawings ${drawings.length}, jobs seen ${jobIds.size}, terminal ${seenTerminal.size}; last boot reconciliation ${JSON.stringify(reconciledNow ?? {})}`);
+    console.log(
+      `cycle ${cycle}/${CYCLES}: killed after ${(lifetime / 1000).toFixed(1)} s (boot ${svc.bootMs} ms); drawings ${drawings.length}, jobs seen ${jobIds.size}, terminal ${seenTerminal.size}; last boot reconciliation ${JSON.stringify(reconciledNow ?? {})}`,
+    );
     svc = undefined;
   }
 
@@ -173,7 +240,12 @@ async function main() {
   svc = await startServe(dataDir);
   reconciliations.push(...loggedObjects(svc.lines, 'Boot reconciliation'));
   const finalStart = Date.now();
-  let jobs: { id: string; status: string; type: string; error?: { code: string; detail: string } }[] = [];
+  let jobs: {
+    id: string;
+    status: string;
+    type: string;
+    error?: { code: string; detail: string };
+  }[] = [];
   for (;;) {
     jobs = await listAll(svc, key, '/v1/jobs?limit=100');
     for (const j of jobs) observeJob(j);
@@ -184,7 +256,9 @@ async function main() {
     const open = jobs.filter((j) => !TERMINAL.has(j.status));
     if (open.length === 0) break;
     if (Date.now() - finalStart > FINAL_WAIT_MS) {
-      fail(`after ${FINAL_WAIT_MS / 1000} s, ${open.length} jobs are still open: ${open.map((j) => `${j.id} ${j.type} ${j.status}`).join(', ')}`);
+      fail(
+        `after ${FINAL_WAIT_MS / 1000} s, ${open.length} jobs are still open: ${open.map((j) => `${j.id} ${j.type} ${j.status}`).join(', ')}`,
+      );
       break;
     }
     await sleep(2000);
@@ -193,26 +267,48 @@ async function main() {
 
   // Every job the service knows was seen, and every one it knows is terminal.
   const db = new Database(join(dataDir, 'blueline.db'), { readonly: true });
-  const dbJobs = db.prepare('SELECT id, type, status, attempts, error FROM jobs').all() as { id: string; type: string; status: string; attempts: number; error: string | null }[];
+  const dbJobs = db.prepare('SELECT id, type, status, attempts, error FROM jobs').all() as {
+    id: string;
+    type: string;
+    status: string;
+    attempts: number;
+    error: string | null;
+  }[];
   for (const j of dbJobs) {
     if (!TERMINAL.has(j.status)) fail(`job ${j.id} (${j.type}) ends ${j.status}`);
     observeJob(j);
   }
   // Sheets: one per page, contiguous, matching sheet_count.
-  for (const d of db.prepare("SELECT id, status, sheet_count FROM drawings").all() as { id: string; status: string; sheet_count: number }[]) {
-    const pages = db.prepare('SELECT page_index FROM sheets WHERE drawing_id = ? ORDER BY page_index').pluck().all(d.id) as number[];
+  for (const d of db.prepare('SELECT id, status, sheet_count FROM drawings').all() as {
+    id: string;
+    status: string;
+    sheet_count: number;
+  }[]) {
+    const pages = db
+      .prepare('SELECT page_index FROM sheets WHERE drawing_id = ? ORDER BY page_index')
+      .pluck()
+      .all(d.id) as number[];
     if (new Set(pages).size !== pages.length) fail(`drawing ${d.id}: duplicate pages ${pages}`);
     if (d.status === 'Ready') {
-      if (pages.length !== d.sheet_count) fail(`drawing ${d.id}: ${pages.length} sheets but sheet_count ${d.sheet_count}`);
+      if (pages.length !== d.sheet_count)
+        fail(`drawing ${d.id}: ${pages.length} sheets but sheet_count ${d.sheet_count}`);
       if (!pages.every((p, i) => p === i)) fail(`drawing ${d.id}: pages ${pages} are not 0..n-1`);
     }
     if (d.status === 'Processing') fail(`drawing ${d.id} still Processing`);
   }
-  const overlayDupes = db.prepare('SELECT job_id, block_a_id, block_b_id, count(*) n FROM overlays GROUP BY 1, 2, 3 HAVING n > 1').all();
+  const overlayDupes = db
+    .prepare(
+      'SELECT job_id, block_a_id, block_b_id, count(*) n FROM overlays GROUP BY 1, 2, 3 HAVING n > 1',
+    )
+    .all();
   if (overlayDupes.length) fail(`duplicate overlays: ${JSON.stringify(overlayDupes)}`);
   const integrity = db.pragma('integrity_check', { simple: true });
   if (integrity !== 'ok') fail(`integrity_check: ${integrity}`);
-  const counts = db.prepare("SELECT (SELECT count(*) FROM drawings) d, (SELECT count(*) FROM sheets) s, (SELECT count(*) FROM blocks) b, (SELECT count(*) FROM overlays) o").get() as Record<string, number>;
+  const counts = db
+    .prepare(
+      'SELECT (SELECT count(*) FROM drawings) d, (SELECT count(*) FROM sheets) s, (SELECT count(*) FROM blocks) b, (SELECT count(*) FROM overlays) o',
+    )
+    .get() as Record<string, number>;
   db.close();
 
   // Every image the API names downloads whole and decodes at its recorded size.
@@ -222,11 +318,22 @@ async function main() {
       await checkImage(sh.uri, { width: sh.width, height: sh.height }, `sheet ${sh.id}`);
       await checkImage(sh.thumbnail_uri, undefined, `thumbnail ${sh.id}`);
     }
-    for (const b of await listAll<any>(svc, key, `/v1/blocks?drawing_id=${d.id}&limit=100`)) await checkImage(b.uri, undefined, `block ${b.id}`);
+    for (const b of await listAll<any>(svc, key, `/v1/blocks?drawing_id=${d.id}&limit=100`))
+      await checkImage(b.uri, undefined, `block ${b.id}`);
   }
   if (compareAvailable) {
-    for (const o of await listAll<any>(svc, key, `/v1/overlays?project_id=${project2}&limit=100`).catch(() => [])) {
-      for (const f of ['uri', 'addition_uri', 'deletion_uri', 'aligned_b_uri']) if (o[f]) await checkImage(o[f], f === 'uri' ? { width: o.width, height: o.height } : undefined, `overlay ${o.id} ${f}`);
+    for (const o of await listAll<any>(
+      svc,
+      key,
+      `/v1/overlays?project_id=${project2}&limit=100`,
+    ).catch(() => [])) {
+      for (const f of ['uri', 'addition_uri', 'deletion_uri', 'aligned_b_uri'])
+        if (o[f])
+          await checkImage(
+            o[f],
+            f === 'uri' ? { width: o.width, height: o.height } : undefined,
+            `overlay ${o.id} ${f}`,
+          );
     }
   }
 
@@ -238,8 +345,15 @@ async function main() {
   const dbAfter = new Database(join(dataDir, 'blueline.db'));
   const after = await reconcile({ db: dbAfter, objects: new LocalObjectStore({ dataDir }) });
   dbAfter.close();
-  if (after.orphanObjects || after.orphanSearchRows || after.sweep.tempFiles || after.sweep.orphanVersions) fail(`orphans remained after the last boot: ${JSON.stringify(after)}`);
-  if (after.missingObjects.length) fail(`rows name missing objects: ${after.missingObjects.slice(0, 5).join(', ')}`);
+  if (
+    after.orphanObjects ||
+    after.orphanSearchRows ||
+    after.sweep.tempFiles ||
+    after.sweep.orphanVersions
+  )
+    fail(`orphans remained after the last boot: ${JSON.stringify(after)}`);
+  if (after.missingObjects.length)
+    fail(`rows name missing objects: ${after.missingObjects.slice(0, 5).join(', ')}`);
 
   const sum = (k: string) => reconciliations.reduce((a, r) => a + (Number(r[k]) || 0), 0);
   const byStatus: Record<string, number> = {};
@@ -248,7 +362,8 @@ async function main() {
     byStatus[`${j.type}:${j.status}`] = (byStatus[`${j.type}:${j.status}`] ?? 0) + 1;
     if (j.status === 'Failed') {
       const e = j.error ? JSON.parse(j.error) : {};
-      if (/gave up after/.test(String(e.detail ?? '')) || j.attempts > 5) gaveUp.push(`${j.id} (${j.type}, ${j.attempts} attempts)`);
+      if (/gave up after/.test(String(e.detail ?? '')) || j.attempts > 5)
+        gaveUp.push(`${j.id} (${j.type}, ${j.attempts} attempts)`);
       else fail(`job ${j.id} (${j.type}) Failed: ${j.error}`);
     }
   }
@@ -266,7 +381,14 @@ async function main() {
     overlays: counts.o,
     images_decoded: imagesChecked,
     boots: reconciliations.length,
-    reconciled: { temp_files: sum('temp_files'), orphan_versions: sum('orphan_versions'), orphan_objects: sum('orphan_objects'), orphan_search_rows: sum('orphan_search_rows'), repaired_drawings: sum('repaired_drawings'), missing_objects: sum('missing_objects') },
+    reconciled: {
+      temp_files: sum('temp_files'),
+      orphan_versions: sum('orphan_versions'),
+      orphan_objects: sum('orphan_objects'),
+      orphan_search_rows: sum('orphan_search_rows'),
+      repaired_drawings: sum('repaired_drawings'),
+      missing_objects: sum('missing_objects'),
+    },
     final_wait_s: finalWaitS,
     integrity_check: integrity,
     failures: failures.length,
@@ -275,7 +397,8 @@ async function main() {
   // Jobs that hit the runner's attempt limit (a job claimed more than maxAttempts = 5 times is
   // failed as a probable poison job) are reported separately: under 20 random kills they mean the
   // limit counted kills, not a bug in the job.
-  if (gaveUp.length) console.log(`note: ${gaveUp.length} job(s) failed by the attempt limit: ${gaveUp.join(', ')}`);
+  if (gaveUp.length)
+    console.log(`note: ${gaveUp.length} job(s) failed by the attempt limit: ${gaveUp.join(', ')}`);
   if (process.env.KEEP_DATA) console.log(`data kept in ${dataDir}`);
   else rmSync(dataDir, { recursive: true, force: true });
   if (failures.length) {

@@ -22,15 +22,34 @@ export interface Served {
   bootMs: number;
 }
 
-export async function startServe(dataDir: string, opts: { env?: Record<string, string>; timeoutMs?: number; args?: string[] } = {}): Promise<Served> {
+export async function startServe(
+  dataDir: string,
+  opts: { env?: Record<string, string>; timeoutMs?: number; args?: string[] } = {},
+): Promise<Served> {
   const t0 = Date.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'core/cli/main.ts', 'serve', '--data-dir', dataDir, '--port', '0', ...(opts.args ?? [])], {
-    cwd: repoRoot,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ...opts.env },
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      'core/cli/main.ts',
+      'serve',
+      '--data-dir',
+      dataDir,
+      '--port',
+      '0',
+      ...(opts.args ?? []),
+    ],
+    {
+      cwd: repoRoot,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...opts.env },
+    },
+  );
   const lines: string[] = [];
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.on('exit', (code, signal) => r({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
+    child.on('exit', (code, signal) => r({ code, signal })),
+  );
   let onLine: ((l: string) => void) | undefined;
   const feed = (buf: Buffer) => {
     for (const l of buf.toString().split('\n')) {
@@ -43,7 +62,15 @@ export async function startServe(dataDir: string, opts: { env?: Record<string, s
   child.stderr!.on('data', feed);
   let firstKey: string | null = null;
   const origin = await new Promise<string>((res, rej) => {
-    const timer = setTimeout(() => rej(new Error(`serve did not start within ${opts.timeoutMs ?? 60_000} ms:\n${lines.join('\n')}`)), opts.timeoutMs ?? 60_000);
+    const timer = setTimeout(
+      () =>
+        rej(
+          new Error(
+            `serve did not start within ${opts.timeoutMs ?? 60_000} ms:\n${lines.join('\n')}`,
+          ),
+        ),
+      opts.timeoutMs ?? 60_000,
+    );
     const check = (l: string) => {
       const m = /^Blueline API: (https:\/\/[^/]+)\/v1/.exec(l);
       if (m) {
@@ -64,8 +91,21 @@ export async function startServe(dataDir: string, opts: { env?: Record<string, s
     });
   });
   await new Promise((r) => setTimeout(r, 60));
-  const agent = new https.Agent({ ca: readFileSync(resolve(dataDir, 'tls/cert.pem'), 'utf8'), keepAlive: true, maxSockets: 32 });
-  return { child, pid: child.pid!, origin, firstKey, agent, lines, exited, bootMs: Date.now() - t0 };
+  const agent = new https.Agent({
+    ca: readFileSync(resolve(dataDir, 'tls/cert.pem'), 'utf8'),
+    keepAlive: true,
+    maxSockets: 32,
+  });
+  return {
+    child,
+    pid: child.pid!,
+    origin,
+    firstKey,
+    agent,
+    lines,
+    exited,
+    bootMs: Date.now() - t0,
+  };
 }
 
 export interface Res<T = any> {
@@ -81,7 +121,13 @@ export function request<T = any>(
   s: { origin: string; agent: https.Agent },
   method: string,
   path: string,
-  opts: { key?: string | null; body?: unknown; raw?: Buffer; contentType?: string; timeoutMs?: number } = {},
+  opts: {
+    key?: string | null;
+    body?: unknown;
+    raw?: Buffer;
+    contentType?: string;
+    timeoutMs?: number;
+  } = {},
 ): Promise<Res<T>> {
   requestsSent++;
   return new Promise((res, rej) => {
@@ -96,21 +142,27 @@ export function request<T = any>(
     }
     if (payload) headers['content-length'] = String(payload.length);
     if (opts.key) headers.authorization = `Bearer ${opts.key}`;
-    const req = https.request(new URL(path, s.origin), { method, agent: s.agent, headers, timeout: opts.timeoutMs ?? 60_000 }, (r) => {
-      const chunks: Buffer[] = [];
-      r.on('data', (c: Buffer) => chunks.push(c));
-      r.on('end', () => {
-        const bytes = Buffer.concat(chunks);
-        let body: unknown;
-        try {
-          body = /json/.test(String(r.headers['content-type'])) ? JSON.parse(bytes.toString('utf8')) : undefined;
-        } catch {
-          body = undefined;
-        }
-        res({ status: r.statusCode ?? 0, headers: r.headers, body: body as T, bytes });
-      });
-      r.on('error', rej);
-    });
+    const req = https.request(
+      new URL(path, s.origin),
+      { method, agent: s.agent, headers, timeout: opts.timeoutMs ?? 60_000 },
+      (r) => {
+        const chunks: Buffer[] = [];
+        r.on('data', (c: Buffer) => chunks.push(c));
+        r.on('end', () => {
+          const bytes = Buffer.concat(chunks);
+          let body: unknown;
+          try {
+            body = /json/.test(String(r.headers['content-type']))
+              ? JSON.parse(bytes.toString('utf8'))
+              : undefined;
+          } catch {
+            body = undefined;
+          }
+          res({ status: r.statusCode ?? 0, headers: r.headers, body: body as T, bytes });
+        });
+        r.on('error', rej);
+      },
+    );
     req.on('timeout', () => req.destroy(new Error(`timeout: ${method} ${path}`)));
     req.on('error', rej);
     if (payload) req.write(payload);
@@ -127,22 +179,44 @@ export async function uploadDrawing(
   name: string,
   contentType = 'application/pdf',
 ): Promise<{ file: Res; put?: Res; drawing?: Res }> {
-  const file = await request(s, 'POST', '/v1/files', { key, body: { project_id: projectId, filename: name, content_type: contentType, size_bytes: bytes.length } });
+  const file = await request(s, 'POST', '/v1/files', {
+    key,
+    body: {
+      project_id: projectId,
+      filename: name,
+      content_type: contentType,
+      size_bytes: bytes.length,
+    },
+  });
   if (file.status !== 201) return { file };
-  const put = await request(s, 'PUT', file.body.upload_url, { raw: bytes, contentType, timeoutMs: 300_000 });
+  const put = await request(s, 'PUT', file.body.upload_url, {
+    raw: bytes,
+    contentType,
+    timeoutMs: 300_000,
+  });
   if (put.status !== 200) return { file, put };
-  const drawing = await request(s, 'POST', '/v1/drawings', { key, body: { project_id: projectId, name, file_id: file.body.id } });
+  const drawing = await request(s, 'POST', '/v1/drawings', {
+    key,
+    body: { project_id: projectId, name, file_id: file.body.id },
+  });
   return { file, put, drawing };
 }
 
-export async function listAll<T = any>(s: { origin: string; agent: https.Agent }, key: string, path: string): Promise<T[]> {
+export async function listAll<T = any>(
+  s: { origin: string; agent: https.Agent },
+  key: string,
+  path: string,
+): Promise<T[]> {
   const out: T[] = [];
   let url: string | null = path;
   while (url) {
     const r: Res = await request(s, 'GET', url, { key });
     if (r.status !== 200) throw new Error(`${url}: HTTP ${r.status} ${JSON.stringify(r.body)}`);
     out.push(...(r.body.data as T[]));
-    url = r.body._meta.next === null ? null : `${path.split('?')[0]}?cursor=${encodeURIComponent(r.body._meta.next)}`;
+    url =
+      r.body._meta.next === null
+        ? null
+        : `${path.split('?')[0]}?cursor=${encodeURIComponent(r.body._meta.next)}`;
   }
   return out;
 }

@@ -11,8 +11,21 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { openDatabase } from '../core/store/db';
-import { createApiKey, ensureOrganization } from '../core/store/repositories/organizations.repository';
-import { FIXTURES, TERMINAL, listAll, loggedObjects, request, requestsSent, sleep, startServe, uploadDrawing } from './lib';
+import {
+  createApiKey,
+  ensureOrganization,
+} from '../core/store/repositories/organizations.repository';
+import {
+  FIXTURES,
+  TERMINAL,
+  listAll,
+  loggedObjects,
+  request,
+  requestsSent,
+  sleep,
+  startServe,
+  uploadDrawing,
+} from './lib';
 
 const SECONDS = Number(process.env.LOAD_SECONDS ?? 20);
 const CONNECTIONS = Number(process.env.LOAD_CONNECTIONS ?? 8);
@@ -25,12 +38,20 @@ async function main() {
   const key = svc.firstKey!;
   const failures: string[] = [];
   try {
-    const project = (await request(svc, 'POST', '/v1/projects', { key, body: { name: 'Load' } })).body.id as string;
-    for (let i = 0; i < 30; i++) await request(svc, 'POST', '/v1/projects', { key, body: { name: `Filler ${i}` } });
+    const project = (await request(svc, 'POST', '/v1/projects', { key, body: { name: 'Load' } }))
+      .body.id as string;
+    for (let i = 0; i < 30; i++)
+      await request(svc, 'POST', '/v1/projects', { key, body: { name: `Filler ${i}` } });
     // One processed drawing gives sheets, blocks and image URLs to read.
-    const first = await uploadDrawing(svc, key, project, readFileSync(join(FIXTURES, '20150115_ASK-003_exterior-west-wall-window-locations.pdf')), 'ASK-003');
+    const first = await uploadDrawing(
+      svc,
+      key,
+      project,
+      readFileSync(join(FIXTURES, '20150115_ASK-003_exterior-west-wall-window-locations.pdf')),
+      'ASK-003',
+    );
     const firstJob = first.drawing!.body.job_id as string;
-    for (const t0 = Date.now(); ; ) {
+    for (const t0 = Date.now(); ;) {
       const j = await request(svc, 'GET', `/v1/jobs/${firstJob}`, { key });
       if (TERMINAL.has(j.body.status)) break;
       if (Date.now() - t0 > 300_000) throw new Error('the first drawing did not finish processing');
@@ -51,7 +72,15 @@ async function main() {
     // Now start processing a 5-sheet set, and load the service while it runs.
     // LOAD_IDLE=1 measures the same load with nothing processing (the baseline).
     const idle = Boolean(process.env.LOAD_IDLE);
-    const busy = idle ? first : await uploadDrawing(svc, key, project, readFileSync(join(FIXTURES, '20190601_beam-proposal_5-sheets.pdf')), 'Beam proposal');
+    const busy = idle
+      ? first
+      : await uploadDrawing(
+          svc,
+          key,
+          project,
+          readFileSync(join(FIXTURES, '20190601_beam-proposal_5-sheets.pdf')),
+          'Beam proposal',
+        );
     const busyJob = busy.drawing!.body.job_id as string;
     await sleep(1500);
     const lagFrom = svc.lines.length;
@@ -61,7 +90,10 @@ async function main() {
       paths.map((path) => ({
         method: 'GET' as const,
         path,
-        setupRequest: (req: any) => ({ ...req, headers: { ...req.headers, authorization: `Bearer ${keys[k++ % keys.length]}` } }),
+        setupRequest: (req: any) => ({
+          ...req,
+          headers: { ...req.headers, authorization: `Bearer ${keys[k++ % keys.length]}` },
+        }),
       }));
     const rel = (uri: string) => {
       const u = new URL(uri);
@@ -75,15 +107,29 @@ async function main() {
         `/v1/blocks?drawing_id=${drawingId}&limit=100&expand=sheet.drawing`,
         '/v1/jobs?limit=100',
       ]),
-      reads: authed([`/v1/projects/${project}`, `/v1/drawings/${drawingId}?expand=file`, `/v1/sheets/${sheets[0].id}`, `/v1/blocks/${blocks[0].id}`, `/v1/jobs/${busyJob}`]),
-      images: [rel(sheets[0].thumbnail_uri), rel(blocks[0].uri), ...blocks.slice(1, 3).map((b: any) => rel(b.uri)), rel(sheets[0].uri)].map((path) => ({ method: 'GET' as const, path })),
+      reads: authed([
+        `/v1/projects/${project}`,
+        `/v1/drawings/${drawingId}?expand=file`,
+        `/v1/sheets/${sheets[0].id}`,
+        `/v1/blocks/${blocks[0].id}`,
+        `/v1/jobs/${busyJob}`,
+      ]),
+      images: [
+        rel(sheets[0].thumbnail_uri),
+        rel(blocks[0].uri),
+        ...blocks.slice(1, 3).map((b: any) => rel(b.uri)),
+        rel(sheets[0].uri),
+      ].map((path) => ({ method: 'GET' as const, path })),
     };
     const per = Math.max(1, Math.floor(CONNECTIONS / 3));
     const runs = await Promise.all(
       Object.entries(groups).map(
         ([name, requests]) =>
           new Promise<[string, any]>((res, rej) => {
-            (autocannon as unknown as (o: object, cb: (err: unknown, result: any) => void) => void)({ url: svc.origin, connections: per, duration: SECONDS, requests, timeout: 30 }, (err: unknown, result: any) => (err ? rej(err) : res([name, result])));
+            (autocannon as unknown as (o: object, cb: (err: unknown, result: any) => void) => void)(
+              { url: svc.origin, connections: per, duration: SECONDS, requests, timeout: 30 },
+              (err: unknown, result: any) => (err ? rej(err) : res([name, result])),
+            );
           }),
       ),
     );
@@ -106,13 +152,18 @@ async function main() {
         non2xx: r.non2xx,
         mb_s: Math.round((r.throughput.average / 1e6) * 10) / 10,
       };
-      if (r.errors || r.timeouts || r.non2xx) failures.push(`${name}: ${r.errors} errors, ${r.timeouts} timeouts, ${r.non2xx} non-2xx (${JSON.stringify(r.statusCodeStats)})`);
-      if (r.latency.p99 > P99_GOAL_MS) failures.push(`${name}: p99 ${r.latency.p99} ms over the ${P99_GOAL_MS} ms goal`);
+      if (r.errors || r.timeouts || r.non2xx)
+        failures.push(
+          `${name}: ${r.errors} errors, ${r.timeouts} timeouts, ${r.non2xx} non-2xx (${JSON.stringify(r.statusCodeStats)})`,
+        );
+      if (r.latency.p99 > P99_GOAL_MS)
+        failures.push(`${name}: p99 ${r.latency.p99} ms over the ${P99_GOAL_MS} ms goal`);
     }
     const lagP99 = Math.max(0, ...lag.map((l) => l.p99_ms!));
     const lagMax = Math.max(0, ...lag.map((l) => l.max_ms!));
     if (lag.length === 0) failures.push('the service reported no event-loop lag figures');
-    if (lagP99 > LAG_P99_MS) failures.push(`event-loop delay p99 ${lagP99} ms over ${LAG_P99_MS} ms`);
+    if (lagP99 > LAG_P99_MS)
+      failures.push(`event-loop delay p99 ${lagP99} ms over ${LAG_P99_MS} ms`);
     console.table(table);
     console.log(
       `load summary ${JSON.stringify({
@@ -122,7 +173,12 @@ async function main() {
         requests: total + requestsSent,
         autocannon_requests: total,
         processing_during_load: `${busyState.status} ${busyState.progress?.completed}/${busyState.progress?.total}`,
-        event_loop_delay: { reports: lag.length, worst_p50_ms: Math.max(0, ...lag.map((l) => l.p50_ms!)), worst_p99_ms: lagP99, max_ms: lagMax },
+        event_loop_delay: {
+          reports: lag.length,
+          worst_p50_ms: Math.max(0, ...lag.map((l) => l.p50_ms!)),
+          worst_p99_ms: lagP99,
+          max_ms: lagMax,
+        },
         failures,
       })}`,
     );

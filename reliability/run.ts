@@ -9,9 +9,14 @@ const results: [string, number | null, number][] = [];
 for (const name of scripts) {
   const t0 = Date.now();
   console.log(`\n=== reliability/${name}.ts ===`);
-  const r = spawnSync(process.execPath, ['--import', 'tsx', `reliability/${name}.ts`], { cwd: repoRoot, stdio: 'inherit', env: process.env });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', `reliability/${name}.ts`], {
+    cwd: repoRoot,
+    stdio: 'inherit',
+    env: process.env,
+  });
   results.push([name, r.status, Math.round((Date.now() - t0) / 1000)]);
 }
 console.log('\n=== reliability summary ===');
-for (const [name, status, s] of results) console.log(`${status === 0 ? 'pass' : 'FAIL'}  ${name} (${s} s)`);
+for (const [name, status, s] of results)
+  console.log(`${status === 0 ? 'pass' : 'FAIL'}  ${name} (${s} s)`);
 process.exit(results.every(([, status]) => status === 0) ? 0 : 1);

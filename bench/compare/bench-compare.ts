@@ -83,9 +83,18 @@ const pm = bundle('run-pixelmatch.ts');
 const odiff = ensureOdiff();
 function ensureOdiff(): string {
   const prefix = path.join(repo, 'node_modules/.cache/bench-tools');
-  const bin = path.join(prefix, 'node_modules/@odiff', `${process.platform}-${process.arch}`, 'odiff');
+  const bin = path.join(
+    prefix,
+    'node_modules/@odiff',
+    `${process.platform}-${process.arch}`,
+    'odiff',
+  );
   if (!existsSync(bin)) {
-    execFileSync('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--prefix', prefix, 'odiff-bin@4.5.0'], { stdio: 'inherit' });
+    execFileSync(
+      'npm',
+      ['install', '--no-save', '--no-audit', '--no-fund', '--prefix', prefix, 'odiff-bin@4.5.0'],
+      { stdio: 'inherit' },
+    );
   }
   return bin;
 }

@@ -491,7 +491,11 @@ describe('job runner', () => {
     });
     const j = runner.enqueue(job({ type: 'steady' }));
     // Seven earlier claims, each killed after moving forward: the last one left progress behind.
-    t.db.prepare('UPDATE jobs SET attempts = 7, stalled_claims = 1, progress_completed = 7, progress_total = 8 WHERE id = ?').run(j.id);
+    t.db
+      .prepare(
+        'UPDATE jobs SET attempts = 7, stalled_claims = 1, progress_completed = 7, progress_total = 8 WHERE id = ?',
+      )
+      .run(j.id);
     runner.start();
     await waitStatus(j.id, 'Completed');
     expect(ran).toBe(1);

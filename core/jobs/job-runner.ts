@@ -456,8 +456,17 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
     const handler = handlers.get(row.type);
     if (!handler) return; // unreachable: only registered types are claimed
     if (row.stalled_claims > maxAttempts) {
-      log.error({ job_id: row.id, attempts: row.attempts }, 'Job failed after too many attempts without progress');
-      failJob(row, toProblem(row, new Error(`gave up after ${row.stalled_claims - 1} attempts without progress`)));
+      log.error(
+        { job_id: row.id, attempts: row.attempts },
+        'Job failed after too many attempts without progress',
+      );
+      failJob(
+        row,
+        toProblem(
+          row,
+          new Error(`gave up after ${row.stalled_claims - 1} attempts without progress`),
+        ),
+      );
       return;
     }
     let output: unknown;

@@ -2,7 +2,11 @@ import { ApiError } from '../domain/errors';
 import type { Db } from '../store/db';
 import { countOverlaysOfJob } from '../store/repositories/overlays.repository';
 import { parseSheetsScanned } from '../store/repositories/symbols.repository';
-import { ensureOrganization, findOrganizationByName, grantCredits } from '../store/repositories/organizations.repository';
+import {
+  ensureOrganization,
+  findOrganizationByName,
+  grantCredits,
+} from '../store/repositories/organizations.repository';
 import {
   completedAnalyzeJobsUnder,
   creditState,
@@ -35,7 +39,12 @@ export interface SettledJob {
  * transaction that creates the job, so a refused request leaves nothing behind and an accepted one
  * never exists without its reservation.
  */
-export function reserveCredits(db: Db, organizationId: string, required: number, what: string): void {
+export function reserveCredits(
+  db: Db,
+  organizationId: string,
+  required: number,
+  what: string,
+): void {
   if (tryReserve(db, organizationId, required)) return;
   const available = creditState(db, organizationId).balance;
   throw new ApiError(
@@ -61,7 +70,9 @@ export function creditsUsed(db: Db, job: SettledJob): number {
   if (job.type === 'compare') {
     const payload = JSON.parse(job.payload || '{}') as { analyze?: boolean };
     const overlays = countOverlaysOfJob(db, job.id) * COST.compareOverlay;
-    return overlays + (payload.analyze ? completedAnalyzeJobsUnder(db, job.id) * COST.analyzeOverlay : 0);
+    return (
+      overlays + (payload.analyze ? completedAnalyzeJobsUnder(db, job.id) * COST.analyzeOverlay : 0)
+    );
   }
   if (job.type === 'analyze') return job.status === 'Completed' ? COST.analyzeOverlay : 0;
   // Parse: 1 per sheet actually scanned (contract §7).
@@ -77,7 +88,13 @@ export function creditsUsed(db: Db, job: SettledJob): number {
 export function settleJobCredits(db: Db, job: SettledJob): void {
   if (job.credits_reserved <= 0) return;
   const charged = systemFailure(job) ? 0 : Math.min(job.credits_reserved, creditsUsed(db, job));
-  settleReservation(db, { organizationId: job.organization_id, jobId: job.id, reserved: job.credits_reserved, charged, reason: job.type });
+  settleReservation(db, {
+    organizationId: job.organization_id,
+    jobId: job.id,
+    reserved: job.credits_reserved,
+    charged,
+    reason: job.type,
+  });
   setJobCreditsCharged(db, job.id, charged);
 }
 
@@ -91,11 +108,13 @@ export const DEFAULT_ORGANIZATION_CREDITS = 10_000;
 
 /** The "Default" organization, created with its starting balance (one ledger grant) if new. */
 export function ensureDefaultOrganization(db: Db): { id: string } {
-  return db.transaction(() => {
-    const existing = findOrganizationByName(db, 'Default');
-    if (existing) return existing;
-    const org = ensureOrganization(db, 'Default');
-    grantCredits(db, org.id, DEFAULT_ORGANIZATION_CREDITS, 'starting balance');
-    return org;
-  }).immediate();
+  return db
+    .transaction(() => {
+      const existing = findOrganizationByName(db, 'Default');
+      if (existing) return existing;
+      const org = ensureOrganization(db, 'Default');
+      grantCredits(db, org.id, DEFAULT_ORGANIZATION_CREDITS, 'starting balance');
+      return org;
+    })
+    .immediate();
 }

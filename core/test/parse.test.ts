@@ -53,11 +53,24 @@ const FIXTURES = resolve(import.meta.dirname, '../../../shared/fixtures/drawings
 // Same steps as ingest.test.ts (importing that file would run its tests here too).
 async function uploadDrawing(t: TestService, projectId: string, file: string, name: string) {
   const bytes = readFileSync(resolve(FIXTURES, file));
-  const created = await t.request('POST', '/v1/files', { body: { project_id: projectId, filename: `${name}.pdf`, content_type: 'application/pdf', size_bytes: bytes.length } });
+  const created = await t.request('POST', '/v1/files', {
+    body: {
+      project_id: projectId,
+      filename: `${name}.pdf`,
+      content_type: 'application/pdf',
+      size_bytes: bytes.length,
+    },
+  });
   expect(created.status).toBe(201);
-  const put = await t.request('PUT', created.body.upload_url, { rawBody: bytes, headers: { 'content-type': 'application/pdf' }, key: null });
+  const put = await t.request('PUT', created.body.upload_url, {
+    rawBody: bytes,
+    headers: { 'content-type': 'application/pdf' },
+    key: null,
+  });
   expect(put.status).toBe(200);
-  const drawing = await t.request('POST', '/v1/drawings', { body: { project_id: projectId, name, file_id: created.body.id } });
+  const drawing = await t.request('POST', '/v1/drawings', {
+    body: { project_id: projectId, name, file_id: created.body.id },
+  });
   expect(drawing.status).toBe(201);
   return drawing.body as { id: string; job_id: string };
 }
@@ -85,11 +98,24 @@ async function sheetByNumber(drawingId: string, number: string) {
 beforeAll(async () => {
   t = await startTestService();
   grantCredits(t.svc.db, ensureOrganization(t.svc.db, 'Test Org').id, 1_000, 'grant');
-  const project = await t.request('POST', '/v1/projects', { body: { name: 'Beam proposal symbols' } });
+  const project = await t.request('POST', '/v1/projects', {
+    body: { name: 'Beam proposal symbols' },
+  });
   projectId = project.body.id;
-  drawingA = await uploadDrawing(t, projectId, '20190601_beam-proposal_5-sheets.pdf', 'Beam proposal 06-01');
-  drawingB = await uploadDrawing(t, projectId, '20190602_beam-proposal_5-sheets.pdf', 'Beam proposal 06-02');
-  for (const d of [drawingA, drawingB]) expect((await waitForJob(t, d.job_id, 400_000)).status).toBe('Completed');
+  drawingA = await uploadDrawing(
+    t,
+    projectId,
+    '20190601_beam-proposal_5-sheets.pdf',
+    'Beam proposal 06-01',
+  );
+  drawingB = await uploadDrawing(
+    t,
+    projectId,
+    '20190602_beam-proposal_5-sheets.pdf',
+    'Beam proposal 06-02',
+  );
+  for (const d of [drawingA, drawingB])
+    expect((await waitForJob(t, d.job_id, 400_000)).status).toBe('Completed');
 }, 420_000);
 
 afterAll(async () => {
@@ -107,7 +133,18 @@ describe('POST /parse', () => {
     const res = await t.request('POST', '/v1/parse', {
       body: {
         target_id: s101.id,
-        templates: [{ label: 'section marker', source_id: s101.id, bbox: { x: scaled(TEMPLATE.x), y: scaled(TEMPLATE.y), width: scaled(TEMPLATE.width), height: scaled(TEMPLATE.height) } }],
+        templates: [
+          {
+            label: 'section marker',
+            source_id: s101.id,
+            bbox: {
+              x: scaled(TEMPLATE.x),
+              y: scaled(TEMPLATE.y),
+              width: scaled(TEMPLATE.width),
+              height: scaled(TEMPLATE.height),
+            },
+          },
+        ],
       },
     });
     expect(res.status, res.text).toBe(202);
@@ -123,20 +160,34 @@ describe('POST /parse', () => {
 
     const list = await t.request('GET', `/v1/symbols?job_id=${job.id}&limit=100`);
     expect(list.status).toBe(200);
-    const found = list.body.data as { id: string; bbox: { x: number; y: number; width: number; height: number }; rotation: number; confidence: number; label: string; sheet_id: string; job_id: string; block_id: string | null }[];
+    const found = list.body.data as {
+      id: string;
+      bbox: { x: number; y: number; width: number; height: number };
+      rotation: number;
+      confidence: number;
+      label: string;
+      sheet_id: string;
+      job_id: string;
+      block_id: string | null;
+    }[];
     const used = new Set<number>();
     const missed: string[] = [];
     const wrongRotation: string[] = [];
     for (const m of MARKERS) {
       const cx = scaled(m.x + 70);
       const cy = scaled(m.y + 82);
-      const i = found.findIndex((f, j) => !used.has(j) && Math.hypot(f.bbox.x + f.bbox.width / 2 - cx, f.bbox.y + f.bbox.height / 2 - cy) <= 45 * k);
+      const i = found.findIndex(
+        (f, j) =>
+          !used.has(j) &&
+          Math.hypot(f.bbox.x + f.bbox.width / 2 - cx, f.bbox.y + f.bbox.height / 2 - cy) <= 45 * k,
+      );
       if (i < 0) {
         missed.push(m.name);
         continue;
       }
       used.add(i);
-      if (m.rotation !== undefined && found[i]!.rotation !== m.rotation) wrongRotation.push(`${m.name}: ${found[i]!.rotation}`);
+      if (m.rotation !== undefined && found[i]!.rotation !== m.rotation)
+        wrongRotation.push(`${m.name}: ${found[i]!.rotation}`);
     }
     const tp = used.size;
     const recall = tp / MARKERS.length;
@@ -144,7 +195,9 @@ describe('POST /parse', () => {
     console.log(
       `S101 section markers: ${found.length} found, ${tp}/${MARKERS.length} true — recall ${recall.toFixed(3)}, precision ${precision.toFixed(3)}; missed ${JSON.stringify(missed)}; job wall ${wallMs} ms, match ${job.result.match_ms} ms`,
     );
-    const extra = found.filter((_, j) => !used.has(j)).map((f) => ({ bbox: f.bbox, rotation: f.rotation, confidence: f.confidence }));
+    const extra = found
+      .filter((_, j) => !used.has(j))
+      .map((f) => ({ bbox: f.bbox, rotation: f.rotation, confidence: f.confidence }));
     if (extra.length) console.log('not a counted marker:', JSON.stringify(extra));
     expect(recall).toBeGreaterThanOrEqual(0.9);
     expect(precision).toBeGreaterThanOrEqual(0.9);
@@ -163,7 +216,9 @@ describe('POST /parse', () => {
     expect(one.status).toBe(200);
     expect(one.body.bbox).toEqual(found[0]!.bbox);
     // The job result counts per label per sheet.
-    expect(job.result.sheets).toEqual([{ sheet_id: s101.id, sheet_number: 'S101', counts: { 'section marker': found.length } }]);
+    expect(job.result.sheets).toEqual([
+      { sheet_id: s101.id, sheet_number: 'S101', counts: { 'section marker': found.length } },
+    ]);
     expect(job.result.totals).toEqual({ 'section marker': found.length });
     expect(job.result.threshold).toBe(0.6);
     expect(job.result.deltas).toBeNull();
@@ -175,7 +230,18 @@ describe('POST /parse', () => {
       body: {
         target_id: s101b.id,
         threshold: 0.8,
-        templates: [{ label: 'section marker', source_id: s101.id, bbox: { x: scaled(TEMPLATE.x), y: scaled(TEMPLATE.y), width: scaled(TEMPLATE.width), height: scaled(TEMPLATE.height) } }],
+        templates: [
+          {
+            label: 'section marker',
+            source_id: s101.id,
+            bbox: {
+              x: scaled(TEMPLATE.x),
+              y: scaled(TEMPLATE.y),
+              width: scaled(TEMPLATE.width),
+              height: scaled(TEMPLATE.height),
+            },
+          },
+        ],
       },
     });
     expect(res2.status, res2.text).toBe(202);
@@ -187,7 +253,16 @@ describe('POST /parse', () => {
     expect(job2.result.deltas).toEqual({
       baseline_job_id: job.id,
       baseline_drawing_id: drawingA.id,
-      sheets: [{ sheet_number: 'S101', sheet_id: s101b.id, baseline_sheet_id: s101.id, counts: { 'section marker': { before: found.length, after, delta: after - found.length } } }],
+      sheets: [
+        {
+          sheet_number: 'S101',
+          sheet_id: s101b.id,
+          baseline_sheet_id: s101.id,
+          counts: {
+            'section marker': { before: found.length, after, delta: after - found.length },
+          },
+        },
+      ],
       totals: { 'section marker': { before: found.length, after, delta: after - found.length } },
     });
     const list2 = await t.request('GET', `/v1/symbols?job_id=${job2.id}&limit=100`);
@@ -197,7 +272,8 @@ describe('POST /parse', () => {
   it('validates the request: field-naming 400s, 404 for unknown or foreign ids, 409 for a drawing not Ready, 402 without credits', async () => {
     const s101 = await sheetByNumber(drawingA.id, 'S101');
     const tpl = { label: 'm', source_id: s101.id, bbox: { x: 10, y: 10, width: 50, height: 50 } };
-    const post = (body: unknown, key?: string) => t.request('POST', '/v1/parse', { body, ...(key ? { key } : {}) });
+    const post = (body: unknown, key?: string) =>
+      t.request('POST', '/v1/parse', { body, ...(key ? { key } : {}) });
 
     let r = await post({ target_id: projectId, templates: [tpl] });
     expect(r.status).toBe(400);
@@ -206,7 +282,10 @@ describe('POST /parse', () => {
     r = await post({ target_id: s101.id, templates: [{ ...tpl, source_id: drawingA.id }] });
     expect(r.status).toBe(400);
     expect(r.body.errors[0].field).toBe('/templates/0/source_id');
-    r = await post({ target_id: s101.id, templates: [{ ...tpl, bbox: { x: s101.width - 20, y: 0, width: 50, height: 50 } }] });
+    r = await post({
+      target_id: s101.id,
+      templates: [{ ...tpl, bbox: { x: s101.width - 20, y: 0, width: 50, height: 50 } }],
+    });
     expect(r.status).toBe(400);
     expect(r.body.errors[0].field).toBe('/templates/0/bbox');
     r = await post({ target_id: s101.id, templates: [] });
@@ -231,13 +310,17 @@ describe('POST /parse', () => {
     }
     // Credits: a drawing target reserves 1 per sheet (5 here); a balance of 3 cannot cover it.
     const org = ensureOrganization(t.svc.db, 'Test Org').id;
-    const { credit_balance: saved } = t.svc.db.prepare('SELECT credit_balance FROM organizations WHERE id = ?').get(org) as { credit_balance: number };
+    const { credit_balance: saved } = t.svc.db
+      .prepare('SELECT credit_balance FROM organizations WHERE id = ?')
+      .get(org) as { credit_balance: number };
     t.svc.db.prepare('UPDATE organizations SET credit_balance = 3 WHERE id = ?').run(org);
     try {
       r = await post({ target_id: drawingA.id, templates: [tpl] });
       expect(r.status).toBe(402);
       expect(r.body).toMatchObject({ code: 'insufficient_credits', required: 5, available: 3 });
-      const jobs = t.svc.db.prepare("SELECT count(*) AS n FROM jobs WHERE type = 'parse' AND target_id = ?").get(drawingA.id) as { n: number };
+      const jobs = t.svc.db
+        .prepare("SELECT count(*) AS n FROM jobs WHERE type = 'parse' AND target_id = ?")
+        .get(drawingA.id) as { n: number };
       expect(jobs.n).toBe(0);
     } finally {
       t.svc.db.prepare('UPDATE organizations SET credit_balance = ? WHERE id = ?').run(saved, org);

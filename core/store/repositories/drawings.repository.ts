@@ -186,5 +186,8 @@ export function deleteProjectSearchRows(db: Db, projectId: string): void {
 
 /** Marks a drawing Failed if it is still Processing (its process job ended without completing). */
 export function failProcessingDrawing(db: Db, drawingId: string): void {
-  prepared(db, `UPDATE drawings SET status = 'Failed', updated_at = ? WHERE id = ? AND status = 'Processing'`).run(monotonicNow(), drawingId);
+  prepared(
+    db,
+    `UPDATE drawings SET status = 'Failed', updated_at = ? WHERE id = ? AND status = 'Processing'`,
+  ).run(monotonicNow(), drawingId);
 }
