@@ -1,4 +1,3 @@
-/* eslint-disable @typescript-eslint/no-explicit-any -- scripts read loosely typed API JSON and autocannon results */
 // autocannon ships no types; the scripts use its callback API with loosely typed results.
 declare module 'autocannon' {
   const autocannon: (

@@ -1,4 +1,3 @@
-/* eslint-disable @typescript-eslint/no-explicit-any -- scripts read loosely typed API JSON and autocannon results */
 // Crash safety (issue 7 item 1): `blueline serve` on a temp data dir is killed with SIGKILL at
 // random moments while drawing sets are processed (and compared, when the compare route exists),
 // restarted, and killed again, RELIABILITY_CYCLES times (default 20). After the last restart every

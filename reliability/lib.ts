@@ -1,4 +1,3 @@
-/* eslint-disable @typescript-eslint/no-explicit-any -- scripts read loosely typed API JSON and autocannon results */
 // Shared by the reliability scripts: run `blueline serve` as a child process on a data dir, talk
 // to it over HTTPS with its own certificate, and read what it prints.
 import { spawn, type ChildProcess } from 'node:child_process';

@@ -1,4 +1,3 @@
-/* eslint-disable @typescript-eslint/no-explicit-any -- scripts read loosely typed API JSON and autocannon results */
 // Load (issue 7 item 2): concurrent clients on loopback (autocannon) hit lists, single reads and
 // signed image URLs while a drawing set is being processed. Measured: requests, errors, non-2xx,
 // p50/p99/max latency per group, and the HTTP thread's event-loop delay reported by the service
