@@ -680,7 +680,7 @@ export async function askProject(
     db.transaction(() =>
       settleReservation(db, {
         organizationId,
-        jobId: null as unknown as string,
+        jobId: null,
         reserved: ASK_COST,
         charged: answered ? ASK_COST : 0,
         reason: 'ask',
