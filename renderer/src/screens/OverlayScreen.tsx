@@ -490,8 +490,13 @@ function OverlayViewer({
                 <>
                   <dt>Ink</dt>
                   <dd className="small">
-                    <span className="ink-add">+{overlay.stats.added_px.toLocaleString()}</span>{' '}
-                    <span className="ink-rem">−{overlay.stats.removed_px.toLocaleString()}</span> px
+                    <span className="ink-add" style={{ color: KIND_COLOURS[palette].added }}>
+                      +{overlay.stats.added_px.toLocaleString()}
+                    </span>{' '}
+                    <span className="ink-rem" style={{ color: KIND_COLOURS[palette].removed }}>
+                      −{overlay.stats.removed_px.toLocaleString()}
+                    </span>{' '}
+                    px
                   </dd>
                 </>
               )}
@@ -536,8 +541,14 @@ function OverlayViewer({
               {current.description && <p>{current.description}</p>}
               {(current.text_before || current.text_after) && (
                 <p className="mono small">
-                  {current.text_before && <del>{current.text_before}</del>}{' '}
-                  {current.text_after && <ins>{current.text_after}</ins>}
+                  {current.text_before && (
+                    <del style={{ color: KIND_COLOURS[palette].removed }}>
+                      {current.text_before}
+                    </del>
+                  )}{' '}
+                  {current.text_after && (
+                    <ins style={{ color: KIND_COLOURS[palette].added }}>{current.text_after}</ins>
+                  )}
                 </p>
               )}
               <div className="review-buttons" role="group" aria-label="Review">

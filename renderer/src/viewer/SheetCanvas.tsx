@@ -3,7 +3,7 @@
 // at the cursor. Side-by-side mode renders two of these with the same View, which is what
 // keeps them in sync.
 
-import { useEffect, useMemo, useRef, useState, type CSSProperties } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState, type CSSProperties } from 'react';
 import { Group, Image as KImage, Layer, Rect, Stage } from 'react-konva';
 import type { BBox, TilePyramid } from '../api/types';
 import { levelForScale, tilesForView } from './tiles';
@@ -147,6 +147,14 @@ export function SheetCanvas(props: Props) {
     return { x: e.clientX - r.left, y: e.clientY - r.top };
   };
 
+  const [loads, setLoads] = useState<Record<string, LayerLoad>>({});
+  const onLayerState = useCallback((key: string, state: LayerLoad) => {
+    setLoads((m) => (m[key] === state ? m : { ...m, [key]: state }));
+  }, []);
+  const shown = layers.filter((l) => l.visible ?? true);
+  const loading = shown.some((l) => (loads[l.key] ?? 'loading') === 'loading');
+  const failed = shown.some((l) => loads[l.key] === 'failed');
+
   const v = view;
   const swipeWorldX =
     v && swipeFraction != null && size.width > 0
@@ -158,6 +166,8 @@ export function SheetCanvas(props: Props) {
       ref={hostRef}
       className="sheet-canvas"
       data-testid={props.testId}
+      data-loaded={!loading}
+      aria-busy={loading}
       style={{ cursor: cursor === 'default' ? 'grab' : cursor, ...props.style }}
       onPointerDown={(e) => {
         const target =
@@ -204,7 +214,14 @@ export function SheetCanvas(props: Props) {
                 }
                 clipHeight={world.height}
               >
-                <ImageLayer spec={l} world={world} view={v} viewport={size} dpr={dpr} />
+                <ImageLayer
+                  spec={l}
+                  world={world}
+                  view={v}
+                  viewport={size}
+                  dpr={dpr}
+                  onState={onLayerState}
+                />
               </Group>
             ))}
           </Layer>
@@ -245,9 +262,21 @@ export function SheetCanvas(props: Props) {
         </div>
       )}
       {label && <div className="canvas-label">{label}</div>}
+      {loading && v && (
+        <div className="canvas-status" role="status">
+          <span className="spinner" aria-hidden /> Loading drawing…
+        </div>
+      )}
+      {failed && !loading && (
+        <div className="canvas-status canvas-status-error" role="alert">
+          An image of this view could not be loaded (its link may have expired): reload the page.
+        </div>
+      )}
     </div>
   );
 }
+
+export type LayerLoad = 'loading' | 'ready' | 'failed';
 
 function ImageLayer({
   spec,
@@ -255,13 +284,16 @@ function ImageLayer({
   view,
   viewport,
   dpr,
+  onState,
 }: {
   spec: ImageLayerSpec;
   world: Size;
   view: View;
   viewport: Size;
   dpr: number;
+  onState: (key: string, state: LayerLoad) => void;
 }) {
+  const report = (state: LayerLoad) => onState(spec.key, state);
   const visible = spec.visible ?? true;
   // Tiles when the image has a pyramid; the whole image if the pyramid turns out unavailable.
   const [tilesFailed, setTilesFailed] = useState(false);
@@ -275,6 +307,7 @@ function ImageLayer({
         dpr={dpr}
         opacity={spec.opacity ?? 1}
         onUnavailable={() => setTilesFailed(true)}
+        onState={report}
       />
     ) : null;
   }
@@ -286,6 +319,7 @@ function ImageLayer({
       dpr={dpr}
       opacity={spec.opacity ?? 1}
       visible={visible}
+      onState={report}
     />
   );
 }
@@ -297,6 +331,7 @@ function WholeImage({
   dpr,
   opacity,
   visible,
+  onState,
 }: {
   src: string | null;
   world: Size;
@@ -304,8 +339,14 @@ function WholeImage({
   dpr: number;
   opacity: number;
   visible: boolean;
+  onState: (state: LayerLoad) => void;
 }) {
   const levels = useImageLevels(src);
+  const load: LayerLoad =
+    levels.status === 'loaded' ? 'ready' : levels.status === 'failed' ? 'failed' : 'loading';
+  const onStateRef = useRef(onState);
+  onStateRef.current = onState;
+  useEffect(() => onStateRef.current(load), [load]);
   // The image is stretched to the world frame (overlay images are exactly the frame's size).
   const scaleToScreen = levels.full
     ? (view.scale * world.width) / levels.full.naturalWidth
@@ -328,6 +369,7 @@ function WholeImage({
 }
 
 const tileCache = new Map<string, HTMLImageElement>();
+const failedTiles = new Set<string>();
 
 function TiledImage({
   pyramid,
@@ -337,9 +379,11 @@ function TiledImage({
   dpr,
   opacity,
   onUnavailable,
+  onState,
 }: {
   pyramid: TilePyramid;
   onUnavailable: () => void;
+  onState: (state: LayerLoad) => void;
   world: Size;
   view: View;
   viewport: Size;
@@ -373,6 +417,8 @@ function TiledImage({
       // fall back to the whole image instead of showing a blank sheet.
       img.onerror = () => {
         tileCache.delete(t.url);
+        failedTiles.add(t.url);
+        bump((n) => n + 1);
         if (++stats.current.errors >= 2 && stats.current.loads === 0) onUnavailableRef.current();
       };
       img.src = t.url;
@@ -383,6 +429,16 @@ function TiledImage({
       }
     }
   }, [tiles]);
+  // Ready once every wanted tile has arrived (or failed): what the loading chip and the
+  // `data-loaded` attribute (used by e2e screenshots) report.
+  const pending = tiles.filter((t) => {
+    const img = tileCache.get(t.url);
+    return !failedTiles.has(t.url) && !(img && img.complete && img.naturalWidth > 0);
+  }).length;
+  const load: LayerLoad = pending === 0 ? 'ready' : 'loading';
+  const onStateRef = useRef(onState);
+  onStateRef.current = onState;
+  useEffect(() => onStateRef.current(load), [load]);
   return (
     <Group opacity={opacity} listening={false}>
       {tiles.map((t) => {
