@@ -8,6 +8,7 @@ import {
   countSheets,
   getDrawingById,
   insertProcessedSheet,
+  insertSearchRuns,
   sheetAtPage,
 } from '../../store/repositories/drawings.repository';
 import type { Row } from '../../store/repositories/row';
@@ -19,6 +20,8 @@ import { JobAbortedError, type JobHandler } from '../job-runner';
 // many at once as it has workers, so memory stays bounded by a few pages and the HTTP thread never
 // rasterizes. Re-runnable: pages already stored are skipped, so a resumed job does only the rest
 // and a person's corrections on stored sheets are kept.
+
+const SEARCH_CHUNK = 200;
 
 export interface ProcessConfig {
   dpi: number;
@@ -89,6 +92,21 @@ export function createProcessHandler(env: {
             });
           }
           ctx.signal.throwIfAborted();
+          // Text runs go to the search index in chunks, yielding between them, so a text-dense
+          // sheet (thousands of runs) never stalls the HTTP thread.
+          const runs = page.text.map((t) => ({
+            text: t.text,
+            bbox: { x: t.x, y: t.y, width: t.width, height: t.height },
+          }));
+          for (let k = 0; k < runs.length; k += SEARCH_CHUNK) {
+            insertSearchRuns(
+              db,
+              { sheetId, drawingId: drawing.id, projectId, organizationId: org },
+              runs.slice(k, k + SEARCH_CHUNK),
+            );
+            await new Promise((r) => setImmediate(r));
+          }
+          ctx.signal.throwIfAborted();
           insertProcessedSheet(
             db,
             {
@@ -109,10 +127,6 @@ export function createProcessHandler(env: {
               thumbnailKey,
             },
             blocks,
-            page.text.map((t) => ({
-              text: t.text,
-              bbox: { x: t.x, y: t.y, width: t.width, height: t.height },
-            })),
           );
           done++;
           ctx.progress(done, total);

@@ -98,12 +98,7 @@ export interface SearchRun {
   bbox: { x: number; y: number; width: number; height: number } | null;
 }
 
-export function insertProcessedSheet(
-  db: Db,
-  s: NewSheet,
-  blocks: NewBlock[],
-  text: SearchRun[] = [],
-): void {
+export function insertProcessedSheet(db: Db, s: NewSheet, blocks: NewBlock[]): void {
   db.transaction(() => {
     const now = monotonicNow();
     prepared(
@@ -152,26 +147,6 @@ export function insertProcessedSheet(
         t,
       );
     }
-    const idx = prepared(
-      db,
-      'INSERT INTO search_index (text, kind, ref_id, sheet_id, drawing_id, project_id, organization_id, bbox) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-    );
-    const add = (text: string | null, kind: string, refId: string, bbox: unknown) => {
-      if (text && text.trim())
-        idx.run(
-          text,
-          kind,
-          refId,
-          s.id,
-          s.drawingId,
-          s.projectId,
-          s.organizationId,
-          bbox ? JSON.stringify(bbox) : null,
-        );
-    };
-    add([s.sheetNumber, s.title].filter(Boolean).join(' '), 'sheet', s.id, null);
-    for (const b of blocks) add(b.title, 'block', b.id, b.bbox);
-    for (const r of text) add(r.text, 'text', s.id, r.bbox);
   })();
 }
 
@@ -190,4 +165,35 @@ export function failProcessingDrawing(db: Db, drawingId: string): void {
     db,
     `UPDATE drawings SET status = 'Failed', updated_at = ? WHERE id = ? AND status = 'Processing'`,
   ).run(monotonicNow(), drawingId);
+}
+
+/**
+ * Adds a page's text runs to the full-text index, one chunk per call (the caller yields between
+ * chunks so a text-dense sheet never blocks the HTTP thread for long). Written before the sheet row:
+ * runs of a sheet that was never recorded (a crash in between) are invisible to search, which joins
+ * on sheets, and boot reconciliation removes them.
+ */
+export function insertSearchRuns(
+  db: Db,
+  s: { sheetId: string; drawingId: string; projectId: string; organizationId: string },
+  runs: SearchRun[],
+): void {
+  const idx = prepared(
+    db,
+    `INSERT INTO search_index (text, kind, ref_id, sheet_id, drawing_id, project_id, organization_id, bbox) VALUES (?, 'text', ?, ?, ?, ?, ?, ?)`,
+  );
+  db.transaction(() => {
+    for (const r of runs) {
+      if (r.text.trim())
+        idx.run(
+          r.text,
+          s.sheetId,
+          s.sheetId,
+          s.drawingId,
+          s.projectId,
+          s.organizationId,
+          r.bbox ? JSON.stringify(r.bbox) : null,
+        );
+    }
+  })();
 }
