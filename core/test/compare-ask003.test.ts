@@ -1,0 +1,239 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import https from 'node:https';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { startTestService, type HttpResult, type TestService } from './harness';
+import { ensureOrganization, grantCredits } from '../store/repositories/organizations.repository';
+
+// Issue 4 "Must show": the ASK-003 pair (one 11x17 sketch, re-issued the next day) finds the moved
+// windows and the changed dimensions, end to end over HTTPS (project → upload → process → compare
+// with analyze → changes). What changed, read off renders of both issues (sheet landscape, 11x17 at
+// the service's DPI; fractions of the sheet width, origin top-left):
+//   - right third (x ≥ 0.64 W): new window tags AR28 and TW265 with their size strings at the right
+//     edge (x ≈ 3250–3340 of 3400 px at 200 dpi), new dimension strings (10'-7" (HOLD) twice,
+//     1'-5 1/2"), the 0'-6" dimensions at the top of the wall moved, the 0'-4 1/2" string between the
+//     right window pair moved down, the title-block date stamp (1/15 → 1/16, light grey text);
+//   - left two thirds (x < 0.6 W): nothing. The windows AX28 / AN25 there and their dimensions are
+//     identical in both issues.
+// Known gaps (not asserted): the main view's block box ends at x ≈ 3260, so the window tags at the
+// very edge are only partly inside any overlay; the light-grey date stamp (grey ≈ 210) is below the
+// engine's ink threshold on both sides, so it is drawn faint but not reported as a change.
+// Set BLUELINE_ASK003_DUMP=dir to write the overlays and the change list there for a look by eye.
+
+const LONG = 900_000;
+const FIXTURES = resolve(import.meta.dirname, '../../../shared/fixtures/drawings');
+const OLD = '20150115_ASK-003_exterior-west-wall-window-locations.pdf';
+const NEW = '20150116_ASK-003_exterior-west-wall-window-locations.pdf';
+
+let t: TestService;
+let projectId: string;
+let oldDrawing: { id: string; job_id: string };
+let newDrawing: { id: string; job_id: string };
+
+// Same steps as compare.test.ts (importing that file would run its tests here too).
+async function uploadDrawing(file: string, name: string) {
+  const bytes = readFileSync(resolve(FIXTURES, file));
+  const created = await t.request('POST', '/v1/files', {
+    body: {
+      project_id: projectId,
+      filename: `${name}.pdf`,
+      content_type: 'application/pdf',
+      size_bytes: bytes.length,
+    },
+  });
+  expect(created.status).toBe(201);
+  const put = await t.request('PUT', created.body.upload_url, {
+    rawBody: bytes,
+    headers: { 'content-type': 'application/pdf' },
+    key: null,
+  });
+  expect(put.status).toBe(200);
+  const drawing = await t.request('POST', '/v1/drawings', {
+    body: { project_id: projectId, name, file_id: created.body.id },
+  });
+  expect(drawing.status).toBe(201);
+  return drawing.body as { id: string; job_id: string };
+}
+
+async function waitForJob(jobId: string, timeoutMs = LONG) {
+  const start = Date.now();
+  for (;;) {
+    const job = await t.request('GET', `/v1/jobs/${jobId}`);
+    if (['Completed', 'Failed', 'Canceled'].includes(job.body.status)) return job.body;
+    if (Date.now() - start > timeoutMs) throw new Error(`job ${jobId} still ${job.body.status}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+/** Binary GET (the harness decodes bodies as UTF-8 text). */
+function getBytes(url: string): Promise<{ status: number; type: string; bytes: Buffer }> {
+  return new Promise((res, rej) => {
+    https
+      .get(url, { agent: t.agent }, (r) => {
+        const chunks: Buffer[] = [];
+        r.on('data', (c: Buffer) => chunks.push(c));
+        r.on('end', () =>
+          res({
+            status: r.statusCode ?? 0,
+            type: String(r.headers['content-type']),
+            bytes: Buffer.concat(chunks),
+          }),
+        );
+        r.on('error', rej);
+      })
+      .on('error', rej);
+  });
+}
+
+interface SheetChange {
+  id: string;
+  kind: string;
+  category: string;
+  text_before: string | null;
+  text_after: string | null;
+  area_px: number;
+  /** A's sheet pixels. */
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+let job: any;
+let overlays: any[];
+let changes: SheetChange[];
+let sheetW: number;
+let sheetH: number;
+
+beforeAll(async () => {
+  t = await startTestService({ workers: 2 });
+  grantCredits(t.svc.db, ensureOrganization(t.svc.db, 'Test Org').id, 10_000, 'grant');
+  projectId = (await t.request('POST', '/v1/projects', { body: { name: 'Aalseth Lane' } })).body.id;
+  oldDrawing = await uploadDrawing(OLD, 'ASK-003 2015-01-15');
+  newDrawing = await uploadDrawing(NEW, 'ASK-003 2015-01-16');
+  expect((await waitForJob(oldDrawing.job_id)).status).toBe('Completed');
+  expect((await waitForJob(newDrawing.job_id)).status).toBe('Completed');
+
+  const res = await t.request('POST', `/v1/drawings/${newDrawing.id}/compare`, {
+    body: { compare_to: oldDrawing.id, analyze: true },
+  });
+  expect(res.status).toBe(202);
+  job = await waitForJob(res.body.job_id);
+
+  overlays = [];
+  let url: string | null = `/v1/overlays?job_id=${job.id}&limit=100&expand=block_a.sheet`;
+  while (url) {
+    const r: HttpResult = await t.request('GET', url);
+    expect(r.status).toBe(200);
+    overlays.push(...r.body.data);
+    url = r.body._meta.next ? `/v1/overlays?cursor=${encodeURIComponent(r.body._meta.next)}` : null;
+  }
+  changes = [];
+  for (const o of overlays) {
+    const r = await t.request('GET', `/v1/changes?overlay_id=${o.id}&limit=100`);
+    expect(r.status).toBe(200);
+    for (const c of r.body.data) {
+      // Overlay pixels → A's sheet pixels.
+      changes.push({
+        id: c.id,
+        kind: c.kind,
+        category: c.category,
+        text_before: c.text_before,
+        text_after: c.text_after,
+        area_px: c.area_px,
+        x: c.bbox.x + o.block_a.bbox.x,
+        y: c.bbox.y + o.block_a.bbox.y,
+        width: c.bbox.width,
+        height: c.bbox.height,
+      });
+    }
+  }
+  if (overlays.length > 0) {
+    sheetW = overlays[0].block_a.sheet.width;
+    sheetH = overlays[0].block_a.sheet.height;
+  }
+  const dump = process.env.BLUELINE_ASK003_DUMP;
+  if (dump) {
+    mkdirSync(dump, { recursive: true });
+    writeFileSync(
+      resolve(dump, 'ask003.json'),
+      JSON.stringify(
+        {
+          job: job.result,
+          sheet: [sheetW, sheetH],
+          overlays: overlays.map((o) => ({
+            id: o.id,
+            bbox: o.block_a.bbox,
+            score: o.score,
+            alignment: o.alignment,
+            transform: o.transform,
+          })),
+          changes,
+        },
+        null,
+        1,
+      ),
+    );
+    for (const [i, o] of overlays.entries()) {
+      for (const [k, u] of Object.entries({ combined: o.uri, aligned_b: o.aligned_b_uri })) {
+        const img = await getBytes(u as string);
+        writeFileSync(resolve(dump, `ask003-${i}-${k}.png`), img.bytes);
+      }
+    }
+  }
+}, LONG);
+
+afterAll(async () => {
+  await t?.stop();
+});
+
+describe('ASK-003 15 Jan → 16 Jan (window positions and dimension strings changed)', () => {
+  it('completes with the one sheet paired and well aligned (identical page geometry)', async () => {
+    expect(job.status).toBe('Completed');
+    expect(job.result.pairs).toHaveLength(1);
+    expect(overlays.length).toBeGreaterThanOrEqual(1);
+    for (const o of overlays) {
+      expect(o.alignment.confidence).toBeGreaterThan(0.5);
+      expect(o.has_changes).toBe(true);
+      // Same page geometry: the transform is the identity within a pixel.
+      expect(Math.abs(o.transform[0] - 1)).toBeLessThan(0.002);
+      expect(Math.abs(o.transform[4] - 1)).toBeLessThan(0.002);
+      const img = await getBytes(o.uri);
+      expect(img.status).toBe(200);
+      expect(img.type).toBe('image/png');
+    }
+  });
+
+  it('finds changes in the right third of the sheet', () => {
+    const right = changes.filter((c) => c.category !== 'noise' && c.x + c.width > (2 / 3) * sheetW);
+    expect(right.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('reports at least one changed dimension with different text before and after', () => {
+    const dims = changes.filter(
+      (c) => c.category === 'dimension' && (c.text_before ?? '') !== (c.text_after ?? ''),
+    );
+    expect(dims.length, JSON.stringify(changes, null, 1)).toBeGreaterThanOrEqual(1);
+    for (const d of dims) expect(d.x + d.width).toBeGreaterThan(0.6 * sheetW);
+    // The new 10'-7" (HOLD) strings are read from B's text layer.
+    expect(dims.some((d) => /10'\s*-\s*7"/.test(d.text_after ?? ''))).toBe(true);
+  });
+
+  it('finds the window changes (tags and their size strings at the right edge) as regions', () => {
+    // The new window tags AR28 and TW265 sit at the right edge of the wall (x ≥ 0.9 W) in the
+    // upper half of the sheet; they are found as added (or moved / modified) regions there.
+    const windows = changes.filter(
+      (c) =>
+        c.category !== 'noise' &&
+        ['added', 'moved', 'modified'].includes(c.kind) &&
+        c.x + c.width > 0.9 * sheetW &&
+        c.y < 0.55 * sheetH,
+    );
+    expect(windows.length, JSON.stringify(changes, null, 1)).toBeGreaterThanOrEqual(1);
+  });
+
+  it('reports nothing in the left part of the sheet, where nothing changed', () => {
+    const left = changes.filter((c) => c.category !== 'noise' && c.x + c.width < 0.6 * sheetW);
+    expect(left, JSON.stringify(left, null, 1)).toEqual([]);
+  });
+});
