@@ -6,9 +6,11 @@ import {
   diffImages,
   packInk,
   popcount32,
+  PALETTES,
   renderOverlay,
   warpMasks,
 } from './diff';
+import { invertAffine, type Affine } from './register';
 import { blankImage, drawLine, fillRect, rng, strokeRect, warpAffine } from './test-support';
 
 function bitAt(m: Uint32Array, stride: number, x: number, y: number): number {
@@ -147,6 +149,54 @@ describe('diffImages', () => {
   });
 });
 
+describe('warpMasks', () => {
+  it('matches a per-pixel nearest gather for near-unit scales, shifts and small rotations', () => {
+    // Random ink (≈ 30 % of pixels) so every word takes either the word fast path or the per-pixel one.
+    const W = 301,
+      Ht = 67;
+    const r = rng(7);
+    const img: GreyImage = { width: W, height: Ht, data: new Uint8Array(W * Ht) };
+    for (let i = 0; i < img.data.length; i++) img.data[i] = r() < 0.3 ? Math.floor(r() * 200) : 255;
+    const m = packInk(img);
+    const deg = Math.PI / 180;
+    const transforms: number[][] = [
+      [1.002, 0, 29.8, 0, 1.002, -26.8],
+      [0.998, 0, -3.3, 0, 0.998, 2.6],
+      [1, 0, 5, 0, 1, -2],
+      [1, 0, 0.5, 0, 1, 0.25],
+      [Math.cos(0.3 * deg), -Math.sin(0.3 * deg), 4, Math.sin(0.3 * deg), Math.cos(0.3 * deg), -3],
+      [1.5, 0, -20, 0, 1.5, -10],
+      [0.6, 0, 40, 0, 0.6, 10],
+    ];
+    for (const t of transforms) {
+      for (const [ow, oh] of [
+        [W, Ht],
+        [290, 70],
+      ] as const) {
+        const out = warpMasks(m, t, ow, oh);
+        const inv = invertAffine(t as Affine);
+        const stride = Math.ceil(ow / 32);
+        let diffs = 0;
+        for (let y = 0; y < oh; y++) {
+          for (let x = 0; x < ow; x++) {
+            const sx = Math.floor(inv[0] * x + inv[1] * y + inv[2] + 0.5),
+              sy = Math.floor(inv[3] * x + inv[4] * y + inv[5] + 0.5);
+            const inside = sx >= 0 && sy >= 0 && sx < W && sy < Ht;
+            const ew = inside ? bitAt(m.weak, m.stride, sx, sy) : 0;
+            const es = inside ? bitAt(m.strong, m.stride, sx, sy) : 0;
+            if (bitAt(out.weak, stride, x, y) !== ew || bitAt(out.strong, stride, x, y) !== es)
+              diffs++;
+          }
+          // No bits beyond the frame's width.
+          const rem = ow & 31;
+          if (rem) expect(out.weak[y * stride + stride - 1]! >>> rem, `t=${t}`).toBe(0);
+        }
+        expect(diffs, `t=${t} ${ow}x${oh}`).toBe(0);
+      }
+    }
+  });
+});
+
 describe('renderOverlay', () => {
   it('colours added green, removed red, unchanged dark grey, paper white; palettes differ', () => {
     const a = blankImage(64, 8);
@@ -172,6 +222,59 @@ describe('renderOverlay', () => {
     const del = renderOverlay(d, 'deletions');
     expect(px(del, 11, 1)).toEqual([225, 20, 20]);
     expect(px(del, 41, 5)).toEqual([255, 255, 255]);
+  });
+});
+
+describe('renderOverlay (4-pixel LUT writer)', () => {
+  it('matches a per-pixel reference for every kind and palette on random masks, odd widths', () => {
+    const r = rng(11);
+    const mk = (W: number, Ht: number, p: number): GreyImage => {
+      const img: GreyImage = { width: W, height: Ht, data: new Uint8Array(W * Ht).fill(255) };
+      for (let i = 0; i < img.data.length; i++) if (r() < p) img.data[i] = Math.floor(r() * 230);
+      return img;
+    };
+    for (const [W, Ht] of [
+      [67, 9],
+      [96, 5],
+      [33, 4],
+    ] as const) {
+      const a = mk(W, Ht, 0.35),
+        b = mk(W, Ht, 0.35);
+      const d = diffImages(a, b);
+      for (const palette of ['standard', 'colorblind'] as const) {
+        const P = PALETTES[palette];
+        for (const kind of ['combined', 'additions', 'deletions'] as const) {
+          const img = renderOverlay(d, kind, palette, new Uint8Array(W * Ht * 3 + 5).fill(7));
+          let bad = 0;
+          for (let y = 0; y < Ht; y++) {
+            for (let x = 0; x < W; x++) {
+              const bit = (m: Uint32Array) => bitAt(m, d.stride, x, y);
+              const useA = kind !== 'additions',
+                useB = kind !== 'deletions';
+              const weak = (useA && bit(d.weakA)) || (useB && bit(d.weakB));
+              const strong = (useA && bit(d.strongA)) || (useB && bit(d.strongB));
+              const want = !weak
+                ? [255, 255, 255]
+                : kind !== 'deletions' && bit(d.added)
+                  ? P.added
+                  : kind !== 'additions' && bit(d.removed)
+                    ? P.removed
+                    : strong
+                      ? P.ink
+                      : P.faint;
+              const o = (y * W + x) * 3;
+              if (
+                img.data[o] !== want[0] ||
+                img.data[o + 1] !== want[1] ||
+                img.data[o + 2] !== want[2]
+              )
+                bad++;
+            }
+          }
+          expect(bad, `${W}x${Ht} ${kind} ${palette}`).toBe(0);
+        }
+      }
+    }
   });
 });
 

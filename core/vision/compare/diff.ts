@@ -195,6 +195,44 @@ export function warpMasks(
       const ly = Math.max(0, Math.min(sy0, sy1)),
         hy = Math.min(SH - 1, Math.max(sy0, sy1));
       if (lx > hx || ly > hy) continue; // entirely outside B: paper
+      // Word fast path (scale near 1, rotation near 0: almost every word): the source row is constant
+      // over the word and the source x advances by exactly 1 per pixel. sx(x) and sy(x) are linear, so
+      // sy0 === sy1 means a constant row, and (for 0 < ia < 2) a total advance of n − 1 over n − 1 steps
+      // means every step is exactly 1. Then the output word is source bits sx0.. as a funnel shift of
+      // two source words — the same bits the per-pixel gather below would pick.
+      if (
+        sy0 === sy1 &&
+        sx1 - sx0 === x1 - x0 &&
+        ia > 0 &&
+        ia < 2 &&
+        sx0 >= 0 &&
+        sx1 < SW &&
+        sy0 >= 0 &&
+        sy0 < SH
+      ) {
+        const rb = sy0 * ss,
+          kk = sx0 >> 5,
+          sh = sx0 & 31;
+        let wv: number, sv: number;
+        if (sh === 0) {
+          wv = sw[rb + kk]!;
+          sv = sst[rb + kk]!;
+        } else {
+          // kk + 1 may pass the row's last word only when those bits are not needed (sx1 < SW).
+          const nx = kk + 1 < ss;
+          wv = (sw[rb + kk]! >>> sh) | (nx ? sw[rb + kk + 1]! << (32 - sh) : 0);
+          sv = (sst[rb + kk]! >>> sh) | (nx ? sst[rb + kk + 1]! << (32 - sh) : 0);
+        }
+        const n = x1 - x0 + 1;
+        if (n < 32) {
+          const keep = (1 << n) - 1;
+          wv &= keep;
+          sv &= keep;
+        }
+        weak[ob + k] = wv;
+        strong[ob + k] = sv;
+        continue;
+      }
       let any = 0;
       const kx0 = lx >> 5,
         kx1 = hx >> 5;
@@ -444,13 +482,55 @@ export interface RgbImage {
   data: Uint8Array;
 }
 
+/** Little-endian platforms only: the LUT words below are written through Uint32 views of RGB bytes. */
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+
+const overlayLuts = new Map<string, Uint32Array>();
+
 /**
- * Render an overlay as RGB (3 bytes per pixel) from the masks only: white prefill (memset speed), then
- * only the words holding ink are visited, bit by bit. Colours: added / removed from the palette,
- * unchanged strong ink dark grey, faint-only ink light grey.
+ * 4-pixel LUT for the overlay writer: index = 3 bit-planes x 4 pixels (b0 | b1 << 4 | b2 << 8), each
+ * pixel's 3-bit code b2b1b0 = 000 paper, 001 faint, 010 ink, 011 removed, 100 added; entry = the 12 RGB
+ * bytes of the 4 pixels as 3 little-endian words.
+ */
+function overlayLut(palette: PaletteName): Uint32Array {
+  let lut = overlayLuts.get(palette);
+  if (lut) return lut;
+  const p = PALETTES[palette];
+  const colours: [number, number, number][] = [
+    [255, 255, 255],
+    p.faint,
+    p.ink,
+    p.removed,
+    p.added,
+    [255, 255, 255],
+    [255, 255, 255],
+    [255, 255, 255],
+  ];
+  lut = new Uint32Array(4096 * 3);
+  const bytes = new Uint8Array(lut.buffer);
+  for (let idx = 0; idx < 4096; idx++) {
+    for (let px = 0; px < 4; px++) {
+      const code =
+        ((idx >> px) & 1) | (((idx >> (4 + px)) & 1) << 1) | (((idx >> (8 + px)) & 1) << 2);
+      const c = colours[code]!;
+      bytes[idx * 12 + px * 3] = c[0];
+      bytes[idx * 12 + px * 3 + 1] = c[1];
+      bytes[idx * 12 + px * 3 + 2] = c[2];
+    }
+  }
+  overlayLuts.set(palette, lut);
+  return lut;
+}
+
+/**
+ * Render an overlay as RGB (3 bytes per pixel) from the masks only. Colours: added / removed from the
+ * palette, unchanged strong ink dark grey, faint-only ink light grey, paper white.
  *   combined  — A ∪ B ink, removed and added coloured;
  *   additions — B's ink, added coloured;
  *   deletions — A's ink, removed coloured.
+ * Per row, words holding ink are written 4 pixels (12 bytes, 3 Uint32 words) per step from a LUT into
+ * a word-aligned scratch row, paper words are left white (only words dirtied by the row before are
+ * reset), and the row is copied out with one memcpy (no separate white prefill of the image).
  */
 export function renderOverlay(
   d: DiffResult,
@@ -461,51 +541,48 @@ export function renderOverlay(
   const { width, height, stride } = d;
   const n = width * height * 3;
   const data = out && out.length >= n ? out.subarray(0, n) : new Uint8Array(n);
-  data.fill(255);
-  const p = PALETTES[palette];
-  const [ar, ag, ab] = p.added,
-    [rr, rg, rb] = p.removed,
-    [ir, ig, ib] = p.ink,
-    [fr, fg, fb] = p.faint;
+  if (!LITTLE_ENDIAN) throw new Error('renderOverlay expects a little-endian platform');
+  const lut = overlayLut(palette);
   const useA = kind !== 'additions',
     useB = kind !== 'deletions';
   const showAdd = kind !== 'deletions',
     showRem = kind !== 'additions';
   const { weakA, weakB, strongA, strongB, added, removed } = d;
+  // 96 bytes (24 words) per mask word of 32 pixels.
+  const row = new Uint32Array(stride * 24);
+  const rowBytes = new Uint8Array(row.buffer, 0, width * 3);
+  row.fill(0xffffffff);
+  const dirty = new Uint8Array(stride);
   for (let y = 0; y < height; y++) {
     const b = y * stride;
-    const rowBase = y * width;
     for (let k = 0; k < stride; k++) {
-      let m = (useA ? weakA[b + k]! : 0) | (useB ? weakB[b + k]! : 0);
-      if (m === 0) continue;
-      const st = (useA ? strongA[b + k]! : 0) | (useB ? strongB[b + k]! : 0);
-      const ad = showAdd ? added[b + k]! : 0;
-      const rm = showRem ? removed[b + k]! : 0;
-      const x0 = k << 5;
-      while (m !== 0) {
-        const bit = m & -m;
-        const j = 31 - Math.clz32(bit);
-        m ^= bit;
-        const o = (rowBase + x0 + j) * 3;
-        if ((ad & bit) !== 0) {
-          data[o] = ar;
-          data[o + 1] = ag;
-          data[o + 2] = ab;
-        } else if ((rm & bit) !== 0) {
-          data[o] = rr;
-          data[o + 1] = rg;
-          data[o + 2] = rb;
-        } else if ((st & bit) !== 0) {
-          data[o] = ir;
-          data[o + 1] = ig;
-          data[o + 2] = ib;
-        } else {
-          data[o] = fr;
-          data[o + 1] = fg;
-          data[o + 2] = fb;
+      const m = (useA ? weakA[b + k]! : 0) | (useB ? weakB[b + k]! : 0);
+      const o = k * 24;
+      if (m === 0) {
+        if (dirty[k] !== 0) {
+          row.fill(0xffffffff, o, o + 24);
+          dirty[k] = 0;
         }
+        continue;
+      }
+      dirty[k] = 1;
+      const st = ((useA ? strongA[b + k]! : 0) | (useB ? strongB[b + k]! : 0)) & m;
+      const a = showAdd ? added[b + k]! & m : 0;
+      const r = showRem ? removed[b + k]! & m & ~a : 0;
+      const s = st & ~a & ~r;
+      const f = m & ~st & ~a & ~r;
+      const b1 = r | s,
+        b0 = r | f;
+      for (let j = 0; j < 8; j++) {
+        const sh = j << 2;
+        const idx = (((b0 >>> sh) & 15) | (((b1 >>> sh) & 15) << 4) | (((a >>> sh) & 15) << 8)) * 3;
+        const q = o + j * 3;
+        row[q] = lut[idx]!;
+        row[q + 1] = lut[idx + 1]!;
+        row[q + 2] = lut[idx + 2]!;
       }
     }
+    data.set(rowBytes, y * width * 3);
   }
   return { width, height, channels: 3, data };
 }

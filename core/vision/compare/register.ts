@@ -51,6 +51,8 @@ export interface Registration {
   patches: number;
   /** Coarse-level figures, for diagnostics. */
   coarse: { scale: number; peak: number; contrast: number };
+  /** Wall time per stage, ms (downsample, coarse, level1, full). */
+  timings: Record<string, number>;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -717,6 +719,13 @@ export function registerImages(
   opts: RegisterOptions = {},
 ): Registration {
   const model = opts.model ?? 'similarity';
+  const timings: Record<string, number> = {};
+  let t0 = performance.now();
+  const lap = (name: string): void => {
+    const now = performance.now();
+    timings[name] = now - t0;
+    t0 = now;
+  };
   const maxDim = Math.max(a.width, a.height, b.width, b.height);
   const f1 = levelFactor(maxDim);
   const la = inkDownsample(a, f1);
@@ -726,6 +735,7 @@ export function registerImages(
   const ca = downsampleLevel(la, g);
   const cb = downsampleLevel(lb, g);
   const F = ca.f;
+  lap('downsample');
 
   // Candidate scales (B→A).
   const cands: number[] = [1];
@@ -760,6 +770,7 @@ export function registerImages(
   }
   let t: Affine = [coarse.scale, 0, coarse.dx * F, 0, coarse.scale, coarse.dy * F];
   const coarseInfo = { scale: coarse.scale, peak: coarse.peak, contrast: coarse.contrast };
+  lap('coarse');
 
   // Level-1 patch round (twice: the first fit absorbs rotation/scale, the second tightens it).
   const gridCR = opts.grid ?? [8, 6];
@@ -784,6 +795,7 @@ export function registerImages(
     fitted = true;
     method = 'phase-correlation+patches/similarity';
   }
+  lap('level1');
   // Full-resolution rounds.
   if (fitted && f1 > 1 && !opts.coarseOnly) {
     const P = opts.patchSize ?? 64;
@@ -801,6 +813,7 @@ export function registerImages(
       method = `phase-correlation+patches/${model === 'affine' && fit.inliers.length >= 6 ? 'affine' : 'similarity'}`;
     }
   }
+  lap('full');
   if (fitted) {
     const frac = nPatches > 0 ? inliers / nPatches : 0;
     // Inlier share dominates; a residual above ~1 px and a weak coarse peak pull it down.
@@ -822,6 +835,7 @@ export function registerImages(
     inliers,
     patches: nPatches,
     coarse: coarseInfo,
+    timings,
   };
 }
 
