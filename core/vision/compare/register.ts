@@ -36,6 +36,11 @@ export interface RegisterOptions {
   level1Rounds?: [number, number][];
   /** Full-resolution patch rounds (search radius in px). Default [8]. */
   fullRounds?: number[];
+  /**
+   * Ink levels of A and B made elsewhere (e.g. shrunk inside libvips while JS packs the masks, see
+   * compare-pipeline.adapter.ts). Used only when their factor equals `levelFactor` of the pair.
+   */
+  levels?: { a: InkLevel; b: InkLevel };
 }
 
 export interface Registration {
@@ -703,7 +708,7 @@ function patchRound(
 
 // ---------------------------------------------------------------------------------------------
 
-function levelFactor(maxDim: number): number {
+export function levelFactor(maxDim: number): number {
   // ~1000 px at the first level; a multiple of 4 so the SWAR downsample applies.
   if (maxDim <= 1400) return maxDim <= 700 ? 1 : 2;
   return 4 * Math.max(1, Math.round(maxDim / 4000));
@@ -728,8 +733,9 @@ export function registerImages(
   };
   const maxDim = Math.max(a.width, a.height, b.width, b.height);
   const f1 = levelFactor(maxDim);
-  const la = inkDownsample(a, f1);
-  const lb = inkDownsample(b, f1);
+  const given = opts.levels && opts.levels.a.f === f1 && opts.levels.b.f === f1;
+  const la = given ? opts.levels!.a : inkDownsample(a, f1);
+  const lb = given ? opts.levels!.b : inkDownsample(b, f1);
   // Coarse level ≤ 256 px on the long side of A, same factor for B.
   const g = Math.max(1, Math.ceil(Math.max(la.width, la.height) / 256));
   const ca = downsampleLevel(la, g);

@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import sharp from 'sharp';
+import type { BBox } from '../types';
+import { compareImages } from './compare';
+import { compareToPng, inkLevelVips } from './compare-pipeline.adapter';
+import { inkDownsample, invertAffine, transformError, type Affine } from './register';
+import {
+  cloneImage,
+  drawGlyphs,
+  fixture,
+  renderPdfPage,
+  rng,
+  strokeRect,
+  warpAffine,
+} from './test-support';
+
+// The scheduled pipeline (libvips levels + PNG encode overlapped with JS) must give the same answer
+// as the pure engine: registration within 1 px of the truth, the same regions, and a PNG that decodes
+// to exactly the overlay it returns.
+
+const OLD = fixture('20190601_beam-proposal_5-sheets.pdf');
+
+const overlaps = (a: BBox, b: BBox, m = 0): boolean =>
+  a.x - m < b.x + b.width &&
+  b.x - m < a.x + a.width &&
+  a.y - m < b.y + b.height &&
+  b.y - m < a.y + a.height;
+
+describe('inkLevelVips', () => {
+  it('is close to the JS box downsample (a smoothed level, same pixel centres)', async () => {
+    const A = await renderPdfPage(OLD, 0, 100);
+    const f = 4;
+    const v = await inkLevelVips(A, f);
+    const j = inkDownsample(A, f);
+    expect(v.width).toBe(Math.floor(A.width / f));
+    let sum = 0,
+      sv = 0,
+      sj = 0;
+    for (let y = 0; y < v.height; y++)
+      for (let x = 0; x < v.width; x++) {
+        const a = v.data[y * v.width + x]!,
+          b = j.data[y * j.width + x]!;
+        sum += Math.abs(a - b);
+        sv += a;
+        sj += b;
+      }
+    const n = v.width * v.height;
+    expect(sum / n).toBeLessThan(3); // of 255
+    expect(Math.abs(sv / n - sj / n)).toBeLessThan(0.5);
+  });
+});
+
+describe('compareToPng', () => {
+  it('registers, finds the edits and encodes the overlay like compareImages', async () => {
+    const A = await renderPdfPage(OLD, 0, 100);
+    const r = rng(5);
+    const edited = cloneImage(A);
+    const boxes: BBox[] = [];
+    for (let i = 0; i < 8; i++) {
+      const x = 200 + i * 370,
+        y = 300 + (i % 3) * 600;
+      if (i % 2) strokeRect(edited, x, y, 60, 40, 2);
+      else drawGlyphs(edited, x, y, 80, 14, r);
+      boxes.push({ x: x - 2, y: y - 2, width: 84, height: 44 });
+    }
+    const th = (0.3 * Math.PI) / 180,
+      s = 1.004;
+    const cx = A.width / 2,
+      cy = A.height / 2;
+    const a = s * Math.cos(th),
+      d = s * Math.sin(th);
+    const truth: Affine = [a, -d, cx - a * cx + d * cy + 23, d, a, cy - d * cx - a * cy - 17];
+    const B = warpAffine(edited, invertAffine(truth));
+    const res = await compareToPng(A, B);
+    const ref = compareImages(A, B, { overlays: [] });
+    const err = transformError(res.transform, truth, A.width, A.height);
+    expect(err.max, JSON.stringify(res.alignment)).toBeLessThanOrEqual(1);
+    expect(res.alignment.confidence).toBeGreaterThan(0.5);
+    expect(Math.abs(res.score - ref.score)).toBeLessThan(0.002);
+    const found = boxes.filter((b) => res.regions.some((g) => overlaps(g.bbox, b)));
+    expect(found.length).toBe(boxes.length);
+    const falseRegions = res.regions.filter((g) => !boxes.some((b) => overlaps(g.bbox, b, 3)));
+    expect(falseRegions).toEqual([]);
+    const { data, info } = await sharp(res.png).raw().toBuffer({ resolveWithObject: true });
+    expect([info.width, info.height, info.channels]).toEqual([A.width, A.height, 3]);
+    expect(Buffer.compare(data, Buffer.from(res.overlay.data))).toBe(0);
+  }, 120_000);
+});
