@@ -18,18 +18,7 @@ import { maxBlockPairs, pairSheets } from './pairing';
 
 export type CompareType = 'Drawing' | 'Sheet' | 'Block';
 
-/** The part of the job runner this service needs (services sit below jobs, so only its shape). */
-export interface CompareEnqueuer {
-  enqueue(job: {
-    organization_id: string;
-    project_id: string;
-    type: string;
-    target_type: 'drawing' | 'sheet' | 'block' | 'overlay';
-    target_id: string;
-    payload?: unknown;
-    credits_reserved?: number;
-  }): { id: string; status: string };
-}
+import type { JobEnqueuer } from './context';
 
 /** What the compare job reads from its payload. A is the older side (the output frame), B the newer. */
 export interface ComparePayload {
@@ -136,7 +125,7 @@ export function estimateDrawingPairs(db: Db, oldDrawingId: string, newDrawingId:
 
 export function createComparison(
   db: Db,
-  jobs: CompareEnqueuer,
+  jobs: JobEnqueuer,
   organizationId: string,
   req: CompareRequest,
 ): { id: string; status: string } {
@@ -209,7 +198,7 @@ export function createComparison(
 /** POST /overlays/{id}/analyze: change detection on one stored overlay, later. */
 export function createAnalysis(
   db: Db,
-  jobs: CompareEnqueuer,
+  jobs: JobEnqueuer,
   organizationId: string,
   overlay: Row,
 ): { id: string; status: string } {

@@ -29,3 +29,19 @@ export interface BaseContext {
   config: ServiceConfig;
   log: Logger;
 }
+
+/**
+ * The part of the job runner services need to queue work (services sit below jobs, so they see
+ * only its shape). Call it inside the transaction that writes the row the job acts on.
+ */
+export interface JobEnqueuer {
+  enqueue(job: {
+    organization_id: string;
+    project_id: string;
+    type: string;
+    target_type: 'drawing' | 'sheet' | 'block' | 'overlay';
+    target_id: string;
+    payload?: unknown;
+    credits_reserved?: number;
+  }): { id: string; status: string };
+}

@@ -1,20 +1,9 @@
 import { ApiError, notFound } from '../domain/errors';
 import type { Db } from '../store/db';
+import type { JobEnqueuer } from './context';
 import { getRow } from '../store/list-query';
 import { insertDrawing, setDrawingJob } from '../store/repositories/drawings.repository';
 import type { Row } from '../store/repositories/row';
-
-/** The part of the job runner this service needs (services sit below jobs, so only its shape). */
-export interface JobEnqueuer {
-  enqueue(job: {
-    organization_id: string;
-    project_id: string;
-    type: string;
-    target_type: 'drawing' | 'sheet' | 'block' | 'overlay';
-    target_id: string;
-    payload?: unknown;
-  }): { id: string };
-}
 
 // Creating a drawing queues its `process` job in the same transaction as the drawing row, so a
 // drawing never exists without the job that will process it (and vice versa).

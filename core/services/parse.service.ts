@@ -39,17 +39,7 @@ export interface ParsePayload {
   threshold?: number;
 }
 
-export interface ParseEnqueuer {
-  enqueue(job: {
-    organization_id: string;
-    project_id: string;
-    type: string;
-    target_type: 'drawing' | 'sheet' | 'block' | 'overlay';
-    target_id: string;
-    payload?: unknown;
-    credits_reserved?: number;
-  }): { id: string; status: string };
-}
+import type { JobEnqueuer } from './context';
 
 function invalid(field: string, code: string, message: string, detail: string): ApiError {
   return new ApiError('validation_error', detail, { errors: [{ field, code, message }] });
@@ -66,7 +56,7 @@ function sourceSize(row: Row, kind: 'sheet' | 'block'): { width: number; height:
 
 export function createParse(
   db: Db,
-  jobs: ParseEnqueuer,
+  jobs: JobEnqueuer,
   organizationId: string,
   req: ParseRequest,
 ): { id: string; status: string } {

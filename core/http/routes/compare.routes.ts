@@ -1,12 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import type { JobEnqueuer } from '../../services/context';
 import { JobAccepted } from '../../contract/schemas';
-import {
-  createAnalysis,
-  createComparison,
-  type CompareEnqueuer,
-  type CompareType,
-} from '../../services/compare.service';
+import { createAnalysis, createComparison, type CompareType } from '../../services/compare.service';
 import { orgOf, type HttpDeps } from '../deps';
 import { addRoute } from '../router';
 import { IdParams, loadOwned } from './resource-reads';
@@ -49,7 +45,7 @@ const accepted = {
   402: { description: 'insufficient_credits: body adds required and available' },
 };
 
-export function compareRoutes(app: FastifyInstance, deps: HttpDeps, jobs: CompareEnqueuer): void {
+export function compareRoutes(app: FastifyInstance, deps: HttpDeps, jobs: JobEnqueuer): void {
   addRoute(app, {
     method: 'POST',
     url: '/v1/drawings/:id/compare',

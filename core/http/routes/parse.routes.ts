@@ -1,12 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import type { JobEnqueuer } from '../../services/context';
 import { JobAccepted } from '../../contract/schemas';
-import {
-  createParse,
-  MAX_TEMPLATES,
-  type ParseEnqueuer,
-  type ParseRequest,
-} from '../../services/parse.service';
+import { createParse, MAX_TEMPLATES, type ParseRequest } from '../../services/parse.service';
 import { orgOf, type HttpDeps } from '../deps';
 import { addRoute } from '../router';
 
@@ -65,7 +61,7 @@ export const ParseBody = Type.Object(
   { additionalProperties: false },
 );
 
-export function parseRoutes(app: FastifyInstance, deps: HttpDeps, jobs: ParseEnqueuer): void {
+export function parseRoutes(app: FastifyInstance, deps: HttpDeps, jobs: JobEnqueuer): void {
   addRoute(app, {
     method: 'POST',
     url: '/v1/parse',
