@@ -1,0 +1,731 @@
+// bench/viewer: frame times of the real sheet viewer (renderer/src/screens/SheetScreen.tsx →
+// viewer/SheetCanvas.tsx, Konva over deep-zoom tiles) during a scripted pan and zoom over a
+// 36x24 in sheet at 300 DPI (10800x7200 px), in Debian's Chromium against `blueline serve`.
+//
+//   node --import tsx bench/viewer/bench-viewer.ts [--passes cold,warm,noshadow,vsync,trace] [--keep]
+//
+// Passes (each in a fresh browser context, so no HTTP or in-page tile cache carries over):
+//   cold   first view of the sheet: the service renders every tile on first request;
+//   warm   same script again: tiles come from the service's object store;
+//   vsync  like warm, but Chromium keeps its normal 60 Hz frame pacing (the other passes run
+//          with --disable-frame-rate-limit so a frame interval is the frame's cost, not vsync);
+//   noshadow  like warm, with Konva shadows switched off in the page (diagnosis: the sheet's
+//          backdrop Rect draws a blurred shadow on every redraw);
+//   trace  like warm, under a Chrome trace, for the "where does the time go" breakdown.
+// Goal (issue 5): median frame < 16 ms and no frame > 100 ms.
+
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import https from 'node:https';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { makeSheetPng, SHEET_DPI, SHEET_H, SHEET_W } from './make-sheet';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const argv = process.argv.slice(2);
+const arg = (name: string) => {
+  const i = argv.indexOf(`--${name}`);
+  return i >= 0 ? argv[i + 1] : undefined;
+};
+const PASSES = (arg('passes') ?? 'cold,warm,noshadow,vsync,trace').split(',');
+const KEEP = argv.includes('--keep');
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const BASE_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
+];
+// Frame pacing off: rAF fires as soon as the previous frame is done, so the interval between
+// two rAF callbacks is what that frame cost (at 60 Hz it could never be below 16.7 ms).
+const UNLOCKED = ['--disable-frame-rate-limit', '--disable-gpu-vsync'];
+const VIEWPORT = { width: 1440, height: 900 };
+const WORK = path.join(os.tmpdir(), 'blueline-bench-viewer');
+
+// ---------- service ----------
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const a = srv.address();
+      const port = typeof a === 'object' && a ? a.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Builds the renderer into a private folder (not out/web, which the e2e run and other agents use)
+ * unless it is newer than every renderer source file.
+ */
+function buildWeb(): string {
+  const outDir = path.join(WORK, 'web');
+  const newest = (dir: string): number => {
+    let t = 0;
+    const walk = (d: string) => {
+      for (const e of execFileSync('find', [d, '-type', 'f'], { encoding: 'utf8' }).split('\n')) {
+        if (e) t = Math.max(t, statSync(e).mtimeMs);
+      }
+    };
+    walk(dir);
+    return t;
+  };
+  const stamp = path.join(outDir, 'index.html');
+  if (existsSync(stamp) && statSync(stamp).mtimeMs > newest(path.join(repoRoot, 'renderer'))) {
+    return outDir;
+  }
+  console.error(`building the web UI into ${outDir} …`);
+  execFileSync(
+    process.execPath,
+    [
+      path.join(repoRoot, 'node_modules/vite/bin/vite.js'),
+      'build',
+      '--config',
+      'renderer/vite.config.ts',
+      '--outDir',
+      outDir,
+      '--emptyOutDir',
+      '--logLevel',
+      'warn',
+    ],
+    { cwd: repoRoot, stdio: 'inherit' },
+  );
+  return outDir;
+}
+
+async function startService(
+  webRoot: string,
+): Promise<{ child: ChildProcess; origin: string; key: string; dataDir: string }> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'blueline-bench-viewer-data-'));
+  const port = await freePort();
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      path.join(repoRoot, 'core/cli/main.ts'),
+      'serve',
+      '--data-dir',
+      dataDir,
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--web-root',
+      webRoot,
+    ],
+    { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env } },
+  );
+  const ready = await new Promise<{ origin: string; key: string }>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`no banner in 90 s:\n${out}`)), 90_000);
+    const onData = (c: Buffer) => {
+      out += c.toString();
+      const base = /Blueline API:\s*(https:\/\/\S+?)\/v1\b/.exec(out)?.[1];
+      const key = /\b(sk_[A-Za-z0-9_-]{8,})/.exec(out)?.[1];
+      if (base && key) {
+        clearTimeout(timer);
+        resolve({ origin: base, key });
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`serve exited ${code}:\n${out}`)));
+  });
+  return { child, dataDir, ...ready };
+}
+
+// Loopback only, against the service's self-signed certificate.
+const agent = new https.Agent({ rejectUnauthorized: false, keepAlive: true });
+function api(
+  origin: string,
+  key: string | null,
+  method: string,
+  p: string,
+  body?: unknown,
+  raw?: { bytes: Buffer; type: string },
+): Promise<{ status: number; json: any }> {
+  const url = new URL(p, origin);
+  const payload = raw ? raw.bytes : body !== undefined ? Buffer.from(JSON.stringify(body)) : null;
+  const headers: Record<string, string | number> = {};
+  if (key) headers.authorization = `Bearer ${key}`;
+  if (payload) {
+    headers['content-type'] = raw ? raw.type : 'application/json';
+    headers['content-length'] = payload.length;
+  }
+  return new Promise((resolve, reject) => {
+    const req = https.request(url, { method, headers, agent }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString();
+        let json: any = text;
+        try {
+          json = JSON.parse(text);
+        } catch {
+          /* not JSON */
+        }
+        resolve({ status: res.statusCode ?? 0, json });
+      });
+    });
+    req.on('error', reject);
+    if (payload) req.write(payload);
+    req.end();
+  });
+}
+
+async function uploadSheet(
+  origin: string,
+  key: string,
+  png: string,
+): Promise<{ projectId: string; sheet: any; processSeconds: number }> {
+  const bytes = readFileSync(png);
+  const project = await api(origin, key, 'POST', '/v1/projects', { name: 'Viewer bench' });
+  if (project.status !== 201)
+    throw new Error(`project: ${project.status} ${JSON.stringify(project.json)}`);
+  const file = await api(origin, key, 'POST', '/v1/files', {
+    project_id: project.json.id,
+    filename: path.basename(png),
+    content_type: 'image/png',
+    size_bytes: bytes.length,
+  });
+  if (file.status !== 201) throw new Error(`file: ${file.status} ${JSON.stringify(file.json)}`);
+  const put = await api(origin, null, 'PUT', file.json.upload_url, undefined, {
+    bytes,
+    type: 'image/png',
+  });
+  if (put.status !== 200) throw new Error(`upload: ${put.status} ${JSON.stringify(put.json)}`);
+  const d = await api(origin, key, 'POST', '/v1/drawings', {
+    project_id: project.json.id,
+    name: 'Synthetic 36x24 plan at 300 dpi',
+    file_id: file.json.id,
+  });
+  if (d.status !== 201) throw new Error(`drawing: ${d.status} ${JSON.stringify(d.json)}`);
+  const t0 = Date.now();
+  for (;;) {
+    const j = await api(origin, key, 'GET', `/v1/jobs/${d.json.job_id}`);
+    if (j.json.status === 'Completed') break;
+    if (['Failed', 'Canceled'].includes(j.json.status))
+      throw new Error(`processing ${j.json.status}: ${JSON.stringify(j.json)}`);
+    if (Date.now() - t0 > 15 * 60_000) throw new Error('processing took over 15 min');
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  const processSeconds = (Date.now() - t0) / 1000;
+  const sheets = await api(origin, key, 'GET', `/v1/sheets?drawing_id=${d.json.id}`);
+  const sheet = sheets.json.data?.[0];
+  if (!sheet) throw new Error(`no sheet: ${JSON.stringify(sheets.json)}`);
+  return { projectId: project.json.id, sheet, processSeconds };
+}
+
+// ---------- page instrumentation ----------
+
+/**
+ * Injected before the app's scripts: an always-running rAF loop storing frame intervals while
+ * `__bench.rec` is set, long tasks and long animation frames (with script attribution), and the
+ * time spent inside CanvasRenderingContext2D.drawImage (Konva draws every tile through it; on a
+ * software canvas, drawing a not-yet-decoded <img> also decodes it synchronously in that call).
+ * Plain JS in a string: a function passed to addInitScript would be serialised after tsx/esbuild
+ * added its `__name` helper calls, which do not exist in the page.
+ */
+const INSTRUMENT = String.raw`
+(() => {
+  const b = {
+    rec: false, frames: [], frameDraw: [], frameCalls: [], drawCalls: 0, drawMs: 0,
+    slowDraws: [], longTasks: [], loaf: [],
+  };
+  window.__bench = b;
+  let last = 0;
+  let drawAtLast = 0;
+  let callsAtLast = 0;
+  const loop = (t) => {
+    if (b.rec && last) {
+      b.frames.push(t - last);
+      b.frameDraw.push(b.drawMs - drawAtLast);
+      b.frameCalls.push(b.drawCalls - callsAtLast);
+    }
+    last = t;
+    drawAtLast = b.drawMs;
+    callsAtLast = b.drawCalls;
+    requestAnimationFrame(loop);
+  };
+  requestAnimationFrame(loop);
+  const orig = CanvasRenderingContext2D.prototype.drawImage;
+  CanvasRenderingContext2D.prototype.drawImage = function (...a) {
+    const t0 = performance.now();
+    const r = orig.apply(this, a);
+    const ms = performance.now() - t0;
+    if (b.rec) {
+      b.drawCalls++;
+      b.drawMs += ms;
+      if (ms > 8 && b.slowDraws.length < 200) {
+        const src = a[0];
+        b.slowDraws.push({
+          ms,
+          w: (src && (src.naturalWidth || src.width)) || 0,
+          h: (src && (src.naturalHeight || src.height)) || 0,
+          src: String((src && (src.src || src.constructor.name)) || '').replace(/[?].*$/, ''),
+        });
+      }
+    }
+    return r;
+  };
+  try {
+    new PerformanceObserver((l) => {
+      if (b.rec) for (const e of l.getEntries()) b.longTasks.push(e.duration);
+    }).observe({ type: 'longtask' });
+  } catch (e) { /* not supported */ }
+  try {
+    new PerformanceObserver((l) => {
+      if (!b.rec) return;
+      for (const e of l.getEntries()) {
+        b.loaf.push({
+          duration: e.duration,
+          blocking: e.blockingDuration,
+          render: e.renderStart ? e.startTime + e.duration - e.renderStart : 0,
+          styleLayout: e.styleAndLayoutStart ? e.startTime + e.duration - e.styleAndLayoutStart : 0,
+          scripts: (e.scripts || []).map((s) => ({
+            invoker: s.invoker, fn: s.sourceFunctionName, duration: s.duration,
+            forcedLayout: s.forcedStyleAndLayoutDuration,
+          })),
+        });
+      }
+    }).observe({ type: 'long-animation-frame' });
+  } catch (e) { /* not supported */ }
+})();
+`;
+
+// ---------- the scripted pan and zoom ----------
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * About 10 s of input at human pace, in canvas-relative fractions: wheel bursts (one notch =
+ * deltaY 100, ×0.86 zoom in this viewer) at 40 ms per notch anchored at several points, and
+ * drags at ~60 moves/s across the sheet. The same sequence every pass.
+ */
+async function panZoom(page: Page, box: { x: number; y: number; width: number; height: number }) {
+  const at = (fx: number, fy: number) => ({
+    x: box.x + fx * box.width,
+    y: box.y + fy * box.height,
+  });
+  const wheel = async (fx: number, fy: number, notches: number, dir: 1 | -1) => {
+    const p = at(fx, fy);
+    await page.mouse.move(p.x, p.y);
+    for (let i = 0; i < notches; i++) {
+      const t = Date.now();
+      await page.mouse.wheel(0, dir * 100);
+      await sleep(Math.max(0, 40 - (Date.now() - t)));
+    }
+  };
+  const drag = async (fx0: number, fy0: number, fx1: number, fy1: number, ms: number) => {
+    const a = at(fx0, fy0);
+    const z = at(fx1, fy1);
+    await page.mouse.move(a.x, a.y);
+    await page.mouse.down();
+    const steps = Math.round(ms / 16);
+    for (let i = 1; i <= steps; i++) {
+      const t = Date.now();
+      await page.mouse.move(a.x + ((z.x - a.x) * i) / steps, a.y + ((z.y - a.y) * i) / steps);
+      await sleep(Math.max(0, 16 - (Date.now() - t)));
+    }
+    await page.mouse.up();
+  };
+  await wheel(0.3, 0.35, 10, -1); // into the top-left rooms (~2.5x)
+  await drag(0.7, 0.7, 0.25, 0.3, 900); // pan down-right across the plan
+  await wheel(0.5, 0.5, 8, -1); // closer, to roughly 1:1 sheet pixels
+  await drag(0.2, 0.5, 0.8, 0.5, 700); // pan left
+  await drag(0.8, 0.3, 0.2, 0.7, 700); // pan right and up
+  await wheel(0.6, 0.4, 18, 1); // all the way out
+  await wheel(0.82, 0.7, 14, -1); // into the title-block corner
+  await drag(0.3, 0.8, 0.7, 0.2, 900); // pan
+  await wheel(0.4, 0.6, 6, -1);
+  await drag(0.5, 0.2, 0.5, 0.8, 600);
+  await wheel(0.5, 0.5, 20, 1); // back out to fit
+}
+
+interface PassResult {
+  name: string;
+  seconds: number;
+  frames: number[];
+  frameDraw: number[];
+  frameCalls: number[];
+  drawCalls: number;
+  drawMs: number;
+  slowDraws: { ms: number; w: number; h: number; src: string }[];
+  longTasks: number[];
+  loaf: any[];
+  tileRequests: number;
+  tileMs: number[];
+  trace?: TraceSummary;
+}
+
+async function runPass(
+  browser: Browser,
+  name: string,
+  origin: string,
+  key: string,
+  route: string,
+  tracePath?: string,
+): Promise<PassResult> {
+  const context = await browser.newContext({
+    ignoreHTTPSErrors: true,
+    viewport: VIEWPORT,
+    deviceScaleFactor: 1,
+  });
+  const page = await context.newPage();
+  await page.addInitScript({ content: INSTRUMENT });
+  const tileMs: number[] = [];
+  let recording = false;
+  page.on('requestfinished', (req) => {
+    if (!recording || !req.url().includes('/tiles/')) return;
+    const t = req.timing();
+    tileMs.push(t.responseEnd);
+  });
+  await page.goto(`${origin}/#key=${key}`);
+  await page.waitForFunction(() => !location.hash.includes('key='));
+  await page.evaluate((r) => (location.hash = r), route);
+  const canvas = page.locator('[data-testid="canvas-sheet"]');
+  await canvas.locator('canvas').first().waitFor({ timeout: 60_000 });
+  await page
+    .locator('[data-testid="canvas-sheet"][data-loaded="true"]')
+    .waitFor({ timeout: 120_000 });
+  await sleep(500);
+  const box = (await canvas.boundingBox())!;
+  if (tracePath) {
+    await browser.startTracing(page, {
+      path: tracePath,
+      categories: [
+        'devtools.timeline',
+        'disabled-by-default-devtools.timeline',
+        'disabled-by-default-devtools.timeline.frame',
+        'blink',
+        'cc',
+        'gpu',
+        'v8',
+        'toplevel',
+      ],
+    });
+  }
+  if (name === 'noshadow') {
+    // Diagnosis only: the sheet's white backdrop Rect has a Konva shadow (shadowBlur 12/scale);
+    // turn shadows off through Konva's global to see what that blur costs per redraw.
+    await page.evaluate(() => {
+      const K = (window as any).Konva;
+      if (!K) throw new Error('window.Konva not found');
+      K.Shape.prototype.hasShadow = () => false;
+    });
+  }
+  await page.evaluate(() => ((window as any).__bench.rec = true));
+  recording = true;
+  const t0 = Date.now();
+  await panZoom(page, box);
+  await sleep(300); // let the last frames land
+  const seconds = (Date.now() - t0) / 1000;
+  recording = false;
+  const b = await page.evaluate(() => {
+    const x = (window as any).__bench;
+    x.rec = false;
+    return x;
+  });
+  let trace: TraceSummary | undefined;
+  if (tracePath) {
+    await browser.stopTracing();
+    trace = summariseTrace(tracePath);
+  }
+  await page.screenshot({ path: path.join(WORK, `after-${name}.png`) });
+  await context.close();
+  return { name, seconds, ...b, tileRequests: tileMs.length, tileMs, trace };
+}
+
+// ---------- statistics ----------
+
+function quantile(xs: number[], q: number): number {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  const i = Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1));
+  return s[i]!;
+}
+
+/** Max without spreading (traces hold far more events than the argument limit). */
+function maxOf(xs: number[]): number {
+  let m = -Infinity;
+  for (const x of xs) if (x > m) m = x;
+  return xs.length ? m : NaN;
+}
+
+function frameRow(r: PassResult) {
+  const f = r.frames;
+  // Frames in which Konva drew (drawImage calls in the interval): the cost of showing a new view.
+  const drawn = f.filter((_, i) => (r.frameCalls[i] ?? 0) > 0);
+  return {
+    drawnFrames: drawn.length,
+    drawnMedian: quantile(drawn, 0.5),
+    drawnP95: quantile(drawn, 0.95),
+    drawnMax: maxOf(drawn),
+    frames: f.length,
+    fps: f.length / r.seconds,
+    median: quantile(f, 0.5),
+    p95: quantile(f, 0.95),
+    p99: quantile(f, 0.99),
+    max: maxOf(f),
+    over16: f.filter((x) => x > 16).length,
+    over50: f.filter((x) => x > 50).length,
+    over100: f.filter((x) => x > 100).length,
+    drawMsTotal: r.drawMs,
+    drawCalls: r.drawCalls,
+    drawMaxPerFrame: Math.max(0, ...r.frameDraw),
+    longTasks: r.longTasks.length,
+    longTaskMs: r.longTasks.reduce((a, b) => a + b, 0),
+    tiles: r.tileRequests,
+    tileMedian: quantile(r.tileMs, 0.5),
+    tileMax: maxOf(r.tileMs),
+  };
+}
+
+// ---------- trace ----------
+
+interface TraceSummary {
+  mainBusyMs: number;
+  wallMs: number;
+  /** Self time on the renderer main thread by event name, ms, descending. */
+  mainSelf: [string, number][];
+  /** Total time of decode / raster events on any renderer thread. */
+  offMain: [string, number][];
+  /** Per-event duration stats (ms) of the events that make up a redraw, on the main thread. */
+  perEvent: { name: string; n: number; median: number; p95: number; max: number; sum: number }[];
+}
+
+const KEY_EVENTS = [
+  'LayerTreeHost::DoUpdateLayers', // includes the flush (raster) of the 2D canvases' recorded ops
+  'Canvas2DResourceProvider::ProduceCanvasResource',
+  'Decode Image',
+  'FunctionCall',
+  'ProxyMain::BeginMainFrame',
+];
+
+function summariseTrace(file: string): TraceSummary {
+  const raw = JSON.parse(readFileSync(file, 'utf8'));
+  const events: any[] = Array.isArray(raw) ? raw : raw.traceEvents;
+  const threadName = new Map<string, string>();
+  for (const e of events) {
+    if (e.ph === 'M' && e.name === 'thread_name') threadName.set(`${e.pid}:${e.tid}`, e.args.name);
+  }
+  // The renderer main thread with the most events is the page's.
+  const counts = new Map<string, number>();
+  for (const e of events) {
+    const k = `${e.pid}:${e.tid}`;
+    if (threadName.get(k) === 'CrRendererMain' && e.ph === 'X')
+      counts.set(k, (counts.get(k) ?? 0) + 1);
+  }
+  const main = [...counts.entries()].sort((a, b) => b[1] - a[1])[0]?.[0];
+  const mainEv = events
+    .filter((e) => `${e.pid}:${e.tid}` === main && e.ph === 'X' && typeof e.dur === 'number')
+    .sort((a, b) => a.ts - b.ts || b.dur - a.dur);
+  const self = new Map<string, number>();
+  const stack: { end: number; name: string }[] = [];
+  let busy = 0;
+  for (const e of mainEv) {
+    while (stack.length && stack[stack.length - 1]!.end <= e.ts) stack.pop();
+    if (stack.length === 0) busy += e.dur;
+    else {
+      const parent = stack[stack.length - 1]!;
+      self.set(parent.name, (self.get(parent.name) ?? 0) - e.dur);
+    }
+    const name = e.name === 'FunctionCall' || e.name === 'TimerFire' ? `${e.name}` : e.name;
+    self.set(name, (self.get(name) ?? 0) + e.dur);
+    stack.push({ end: e.ts + e.dur, name });
+  }
+  const off = new Map<string, number>();
+  for (const e of events) {
+    if (e.ph !== 'X' || typeof e.dur !== 'number') continue;
+    if (`${e.pid}:${e.tid}` === main) continue;
+    if (/Decode|Raster|ImageDecodeTask|PaintImage/i.test(e.name)) {
+      const k = `${e.name} [${threadName.get(`${e.pid}:${e.tid}`) ?? '?'}]`;
+      off.set(k, (off.get(k) ?? 0) + e.dur);
+    }
+  }
+  const perEvent = KEY_EVENTS.map((name) => {
+    const d = mainEv.filter((e) => e.name === name).map((e) => e.dur / 1000);
+    return {
+      name,
+      n: d.length,
+      median: quantile(d, 0.5),
+      p95: quantile(d, 0.95),
+      max: maxOf(d),
+      sum: d.reduce((x, y) => x + y, 0),
+    };
+  });
+  const ts = mainEv.map((e) => e.ts);
+  const ms = (us: number) => us / 1000;
+  return {
+    mainBusyMs: ms(busy),
+    wallMs: ts.length ? ms(maxOf(mainEv.map((e) => e.ts + e.dur)) - -maxOf(ts.map((t) => -t))) : 0,
+    mainSelf: [...self.entries()]
+      .map(([k, v]) => [k, ms(v)] as [string, number])
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 18),
+    offMain: [...off.entries()]
+      .map(([k, v]) => [k, ms(v)] as [string, number])
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 8),
+    perEvent,
+  };
+}
+
+// ---------- main ----------
+
+const fmt = (x: number, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : '—');
+
+async function main() {
+  mkdirSync(WORK, { recursive: true });
+  const load0 = os.loadavg();
+  const png = await makeSheetPng(WORK);
+  const web = buildWeb();
+  const svc = await startService(web);
+  const stop = () => {
+    if (svc.child.exitCode === null) svc.child.kill('SIGTERM');
+  };
+  process.on('exit', stop);
+  try {
+    console.error(`service at ${svc.origin}; uploading ${path.basename(png)} …`);
+    const up = await uploadSheet(svc.origin, svc.key, png);
+    console.error(
+      `processed in ${up.processSeconds.toFixed(0)} s: ${up.sheet.width}x${up.sheet.height} px at ${up.sheet.dpi} dpi`,
+    );
+    if (up.sheet.width !== SHEET_W || up.sheet.height !== SHEET_H || up.sheet.dpi !== SHEET_DPI) {
+      throw new Error(`unexpected sheet ${up.sheet.width}x${up.sheet.height} @ ${up.sheet.dpi}`);
+    }
+    const route = `#/projects/${up.projectId}/sheets/${up.sheet.id}`;
+    const results: PassResult[] = [];
+    const loads: number[][] = [];
+    const launch = (unlocked: boolean) =>
+      chromium.launch({
+        executablePath: CHROMIUM,
+        headless: true,
+        args: [...BASE_ARGS, ...(unlocked ? UNLOCKED : [])],
+      });
+    let unlockedBrowser: Browser | null = null;
+    for (const name of PASSES) {
+      const unlocked = name !== 'vsync';
+      let browser: Browser;
+      if (unlocked) browser = unlockedBrowser ??= await launch(true);
+      else browser = await launch(false);
+      console.error(`pass ${name} …`);
+      loads.push(os.loadavg());
+      const r = await runPass(
+        browser,
+        name,
+        svc.origin,
+        svc.key,
+        route,
+        name === 'trace' ? path.join(WORK, 'trace.json') : undefined,
+      );
+      results.push(r);
+      if (!unlocked) await browser.close();
+    }
+    await unlockedBrowser?.close();
+
+    // ---- report ----
+    const rows = results.map((r) => ({ name: r.name, ...frameRow(r) }));
+    const cols: [string, (x: (typeof rows)[number]) => string][] = [
+      ['frames', (x) => String(x.frames)],
+      ['frames/s', (x) => fmt(x.fps, 0)],
+      ['median ms', (x) => fmt(x.median)],
+      ['p95 ms', (x) => fmt(x.p95)],
+      ['p99 ms', (x) => fmt(x.p99)],
+      ['max ms', (x) => fmt(x.max)],
+      ['> 16 ms', (x) => String(x.over16)],
+      ['> 50 ms', (x) => String(x.over50)],
+      ['> 100 ms', (x) => String(x.over100)],
+      ['frames with a Konva redraw', (x) => String(x.drawnFrames)],
+      [
+        'redraw frames: median / p95 / max ms',
+        (x) => `${fmt(x.drawnMedian)} / ${fmt(x.drawnP95)} / ${fmt(x.drawnMax)}`,
+      ],
+      ['drawImage ms (calls)', (x) => `${fmt(x.drawMsTotal, 0)} (${x.drawCalls})`],
+      ['max drawImage ms in 1 frame', (x) => fmt(x.drawMaxPerFrame)],
+      ['long tasks (ms)', (x) => `${x.longTasks} (${fmt(x.longTaskMs, 0)})`],
+      ['tile requests', (x) => String(x.tiles)],
+      ['tile response median / max ms', (x) => `${fmt(x.tileMedian, 0)} / ${fmt(x.tileMax, 0)}`],
+    ];
+    const table = [
+      `| | ${rows.map((r) => r.name).join(' | ')} |`,
+      `|---|${rows.map(() => '---:').join('|')}|`,
+      ...cols.map(([label, f]) => `| ${label} | ${rows.map(f).join(' | ')} |`),
+    ].join('\n');
+    console.log(table);
+    const goal = rows
+      .map(
+        (r) =>
+          `${r.name}: median ${r.median < 16 ? 'MET' : 'MISSED'}, max ${r.max <= 100 ? 'MET' : 'MISSED'}`,
+      )
+      .join('; ');
+    console.log(`\nGoal (median < 16 ms, no frame > 100 ms): ${goal}`);
+    const out: any = {
+      when: new Date().toISOString(),
+      chromium: execFileSync(CHROMIUM, ['--version'], { encoding: 'utf8' }).trim(),
+      loadavg_start: load0,
+      loadavg_per_pass: loads,
+      loadavg_end: os.loadavg(),
+      cores: os.cpus().length,
+      process_seconds: up.processSeconds,
+      sheet: { width: up.sheet.width, height: up.sheet.height, dpi: up.sheet.dpi },
+      table,
+      rows,
+      seconds: results.map((r) => r.seconds),
+      slowDraws: results.map((r) => ({
+        name: r.name,
+        top: [...r.slowDraws].sort((a, b) => b.ms - a.ms).slice(0, 8),
+      })),
+      loaf: results.map((r) => ({
+        name: r.name,
+        count: r.loaf.length,
+        worst: [...r.loaf].sort((a, b) => b.duration - a.duration).slice(0, 5),
+      })),
+      trace: results.find((r) => r.trace)?.trace,
+    };
+    writeFileSync(path.join(WORK, 'result.json'), JSON.stringify(out, null, 2));
+    const tr = out.trace as TraceSummary | undefined;
+    if (tr) {
+      console.log(
+        `\nTrace (warm pass): renderer main thread busy ${fmt(tr.mainBusyMs, 0)} ms of ${fmt(tr.wallMs, 0)} ms`,
+      );
+      for (const [n, v] of tr.mainSelf)
+        console.log(`  main self ${fmt(v, 0).padStart(6)} ms  ${n}`);
+      for (const e of tr.perEvent)
+        console.log(
+          `  ${e.name}: n ${e.n}, median ${fmt(e.median)} ms, p95 ${fmt(e.p95)}, max ${fmt(e.max)}, total ${fmt(e.sum, 0)} ms`,
+        );
+      for (const [n, v] of tr.offMain) console.log(`  off-main  ${fmt(v, 0).padStart(6)} ms  ${n}`);
+    }
+    console.log(
+      `\nloadavg at start ${load0.map((x) => x.toFixed(2)).join(' ')}, end ${os
+        .loadavg()
+        .map((x) => x.toFixed(2))
+        .join(' ')} (${os.cpus().length} cores); details in ${path.join(WORK, 'result.json')}`,
+    );
+  } finally {
+    stop();
+    if (!KEEP) rmSync(svc.dataDir, { recursive: true, force: true });
+    else console.error(`kept data dir ${svc.dataDir}`);
+  }
+}
+
+await main();
+process.exit(0);
