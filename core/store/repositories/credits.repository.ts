@@ -41,7 +41,13 @@ export function tryReserve(db: Db, organizationId: string, amount: number): bool
 /** Releases a reservation: `charged` leaves for good (ledger row), the rest returns to the balance. */
 export function settleReservation(
   db: Db,
-  a: { organizationId: string; jobId: string | null; reserved: number; charged: number; reason: string },
+  a: {
+    organizationId: string;
+    jobId: string | null;
+    reserved: number;
+    charged: number;
+    reason: string;
+  },
 ): void {
   const charged = Math.max(0, Math.min(a.charged, a.reserved));
   prepared(
