@@ -369,6 +369,9 @@ function WholeImage({
 }
 
 const tileCache = new Map<string, HTMLImageElement>();
+// Tiles whose pixels are decoded: only these are drawn, so a frame never pays for a decode
+// (bench/viewer traced 100+ ms frames to first-draw decodes on the main thread).
+const decodedTiles = new WeakSet<HTMLImageElement>();
 const failedTiles = new Set<string>();
 
 function TiledImage({
@@ -410,8 +413,14 @@ function TiledImage({
       if (tileCache.has(t.url)) continue;
       const img = new window.Image();
       img.onload = () => {
-        stats.current.loads++;
-        bump((n) => n + 1);
+        img
+          .decode()
+          .catch(() => {})
+          .then(() => {
+            decodedTiles.add(img);
+            stats.current.loads++;
+            bump((n) => n + 1);
+          });
       };
       // A pyramid whose very first tiles fail (an older service, a deleted image) is unusable:
       // fall back to the whole image instead of showing a blank sheet.
@@ -433,7 +442,7 @@ function TiledImage({
   // `data-loaded` attribute (used by e2e screenshots) report.
   const pending = tiles.filter((t) => {
     const img = tileCache.get(t.url);
-    return !failedTiles.has(t.url) && !(img && img.complete && img.naturalWidth > 0);
+    return !failedTiles.has(t.url) && !(img && decodedTiles.has(img) && img.naturalWidth > 0);
   }).length;
   const load: LayerLoad = pending === 0 ? 'ready' : 'loading';
   const onStateRef = useRef(onState);
@@ -443,7 +452,7 @@ function TiledImage({
     <Group opacity={opacity} listening={false}>
       {tiles.map((t) => {
         const img = tileCache.get(t.url);
-        if (!img || !img.complete || img.naturalWidth === 0) return null;
+        if (!img || !decodedTiles.has(img) || img.naturalWidth === 0) return null;
         return (
           <KImage
             key={t.url}
