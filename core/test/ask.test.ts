@@ -1,10 +1,9 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../domain/ids';
 import { ensureOrganization, grantCredits } from '../store/repositories/organizations.repository';
+import { uploadDrawing, waitForJob } from './flows';
 import { startTestService, type TestService } from './harness';
 
 // POST /projects/{id}/ask over HTTPS on real fixtures (contract §7): extractive answers with a
@@ -13,47 +12,6 @@ import { startTestService, type TestService } from './harness';
 // fake one served by this test (answers citing records; failures fall back to extractive).
 
 const LONG = 900_000;
-const FIXTURES = resolve(import.meta.dirname, '../../../shared/fixtures/drawings');
-
-async function uploadDrawing(
-  t: TestService,
-  projectId: string,
-  file: string,
-  name: string,
-  revision: string,
-) {
-  const bytes = readFileSync(resolve(FIXTURES, file));
-  const created = await t.request('POST', '/v1/files', {
-    body: {
-      project_id: projectId,
-      filename: `${name}.pdf`,
-      content_type: 'application/pdf',
-      size_bytes: bytes.length,
-    },
-  });
-  expect(created.status).toBe(201);
-  const put = await t.request('PUT', created.body.upload_url, {
-    rawBody: bytes,
-    headers: { 'content-type': 'application/pdf' },
-    key: null,
-  });
-  expect(put.status).toBe(200);
-  const drawing = await t.request('POST', '/v1/drawings', {
-    body: { project_id: projectId, name, file_id: created.body.id, revision },
-  });
-  expect(drawing.status).toBe(201);
-  return drawing.body as { id: string; job_id: string };
-}
-
-async function waitForJob(t: TestService, jobId: string, timeoutMs = LONG) {
-  const start = Date.now();
-  for (;;) {
-    const job = await t.request('GET', `/v1/jobs/${jobId}`);
-    if (['Completed', 'Failed', 'Canceled'].includes(job.body.status)) return job.body;
-    if (Date.now() - start > timeoutMs) throw new Error(`job ${jobId} still ${job.body.status}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
 
 interface Source {
   type: string;
@@ -91,14 +49,14 @@ beforeAll(async () => {
     projectId,
     '20190601_beam-proposal_5-sheets.pdf',
     'Beam proposal 06-01',
-    'Issue 1',
+    { revision: 'Issue 1' },
   );
   newSet = await uploadDrawing(
     t,
     projectId,
     '20190602_beam-proposal_5-sheets.pdf',
     'Beam proposal 06-02',
-    'Issue 2',
+    { revision: 'Issue 2' },
   );
   expect((await waitForJob(t, oldSet.job_id)).status).toBe('Completed');
   expect((await waitForJob(t, newSet.job_id)).status).toBe('Completed');

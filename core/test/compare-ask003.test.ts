@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import https from 'node:https';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { uploadDrawing as upload, waitForJob as waitJob } from './flows';
 import { startTestService, type HttpResult, type TestService } from './harness';
 import { ensureOrganization, grantCredits } from '../store/repositories/organizations.repository';
 
@@ -21,7 +22,6 @@ import { ensureOrganization, grantCredits } from '../store/repositories/organiza
 // Set BLUELINE_ASK003_DUMP=dir to write the overlays and the change list there for a look by eye.
 
 const LONG = 900_000;
-const FIXTURES = resolve(import.meta.dirname, '../../../shared/fixtures/drawings');
 const OLD = '20150115_ASK-003_exterior-west-wall-window-locations.pdf';
 const NEW = '20150116_ASK-003_exterior-west-wall-window-locations.pdf';
 
@@ -30,40 +30,8 @@ let projectId: string;
 let oldDrawing: { id: string; job_id: string };
 let newDrawing: { id: string; job_id: string };
 
-// Same steps as compare.test.ts (importing that file would run its tests here too).
-async function uploadDrawing(file: string, name: string) {
-  const bytes = readFileSync(resolve(FIXTURES, file));
-  const created = await t.request('POST', '/v1/files', {
-    body: {
-      project_id: projectId,
-      filename: `${name}.pdf`,
-      content_type: 'application/pdf',
-      size_bytes: bytes.length,
-    },
-  });
-  expect(created.status).toBe(201);
-  const put = await t.request('PUT', created.body.upload_url, {
-    rawBody: bytes,
-    headers: { 'content-type': 'application/pdf' },
-    key: null,
-  });
-  expect(put.status).toBe(200);
-  const drawing = await t.request('POST', '/v1/drawings', {
-    body: { project_id: projectId, name, file_id: created.body.id },
-  });
-  expect(drawing.status).toBe(201);
-  return drawing.body as { id: string; job_id: string };
-}
-
-async function waitForJob(jobId: string, timeoutMs = LONG) {
-  const start = Date.now();
-  for (;;) {
-    const job = await t.request('GET', `/v1/jobs/${jobId}`);
-    if (['Completed', 'Failed', 'Canceled'].includes(job.body.status)) return job.body;
-    if (Date.now() - start > timeoutMs) throw new Error(`job ${jobId} still ${job.body.status}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
+const uploadDrawing = (file: string, name: string) => upload(t, projectId, file, name);
+const waitForJob = (jobId: string, timeoutMs = LONG) => waitJob(t, jobId, timeoutMs);
 
 /** Binary GET (the harness decodes bodies as UTF-8 text). */
 function getBytes(url: string): Promise<{ status: number; type: string; bytes: Buffer }> {

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { uploadDrawing, waitForJob } from './flows';
 import { startTestService, type HttpResult, type TestService } from './harness';
 import { ensureOrganization, grantCredits } from '../store/repositories/organizations.repository';
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 
 // Revision comparison end to end over HTTPS on the real fixture pairs (contract §6): sheet and block
 // pairing, registration, overlays, change regions, and the precise answers to bad input.
@@ -10,42 +9,6 @@ import { resolve } from 'node:path';
 // once per file and shared by the tests.
 
 const LONG = 900_000;
-const FIXTURES = resolve(import.meta.dirname, '../../../shared/fixtures/drawings');
-
-// Same steps as ingest.test.ts (importing that file would run its tests here too).
-export async function uploadDrawing(t: TestService, projectId: string, file: string, name: string) {
-  const bytes = readFileSync(resolve(FIXTURES, file));
-  const created = await t.request('POST', '/v1/files', {
-    body: {
-      project_id: projectId,
-      filename: `${name}.pdf`,
-      content_type: 'application/pdf',
-      size_bytes: bytes.length,
-    },
-  });
-  expect(created.status).toBe(201);
-  const put = await t.request('PUT', created.body.upload_url, {
-    rawBody: bytes,
-    headers: { 'content-type': 'application/pdf' },
-    key: null,
-  });
-  expect(put.status).toBe(200);
-  const drawing = await t.request('POST', '/v1/drawings', {
-    body: { project_id: projectId, name, file_id: created.body.id },
-  });
-  expect(drawing.status).toBe(201);
-  return drawing.body as { id: string; job_id: string };
-}
-
-export async function waitForJob(t: TestService, jobId: string, timeoutMs = LONG) {
-  const start = Date.now();
-  for (;;) {
-    const job = await t.request('GET', `/v1/jobs/${jobId}`);
-    if (['Completed', 'Failed', 'Canceled'].includes(job.body.status)) return job.body;
-    if (Date.now() - start > timeoutMs) throw new Error(`job ${jobId} still ${job.body.status}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
 
 let t: TestService;
 let projectId: string;

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalObjectStore } from '../blobs/local-object-store';
 import { ensureOrganization, grantCredits } from '../store/repositories/organizations.repository';
+import { FIXTURES, waitForJob as waitJob } from './flows';
 import { startTestService, type HttpResult, type TestService } from './harness';
 
 // Credits (contract §7) over HTTPS: reservation at creation under concurrency, settlement when the
@@ -10,7 +11,6 @@ import { startTestService, type HttpResult, type TestService } from './harness';
 // and a ledger that always adds up to balance + reserved.
 
 const LONG = 600_000;
-const FIXTURES = resolve(import.meta.dirname, '../../../shared/fixtures/drawings');
 
 let t: TestService;
 let orgId: string;
@@ -18,15 +18,7 @@ let projectId: string;
 let blocks: { id: string; sheet_id: string }[];
 let sheetImageKey: string;
 
-async function waitForJob(jobId: string) {
-  const start = Date.now();
-  for (;;) {
-    const job = await t.request('GET', `/v1/jobs/${jobId}`);
-    if (['Completed', 'Failed', 'Canceled'].includes(job.body.status)) return job.body;
-    if (Date.now() - start > LONG) throw new Error(`job ${jobId} still ${job.body.status}`);
-    await new Promise((r) => setTimeout(r, 300));
-  }
-}
+const waitForJob = (jobId: string) => waitJob(t, jobId, LONG);
 
 async function ledger() {
   const out: any[] = [];

@@ -1,13 +1,10 @@
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from './harness';
+import { uploadDrawing as upload, waitForJob } from './flows';
 
 // End to end over HTTPS: upload a real drawing set, create the drawing, let the `process` job run
 // in the worker pool, and read back sheets and blocks.
-
-const FIXTURES = resolve(import.meta.dirname, '../../../shared/fixtures/drawings');
 
 let t: TestService;
 beforeAll(async () => {
@@ -17,46 +14,17 @@ afterAll(async () => {
   await t.stop();
 });
 
-export async function uploadDrawing(
+async function uploadDrawing(
   t: TestService,
   projectId: string,
   file: string | Buffer,
   name: string,
-  contentType = 'application/pdf',
+  contentType?: string,
 ) {
-  const bytes = typeof file === 'string' ? readFileSync(resolve(FIXTURES, file)) : file;
-  const created = await t.request('POST', '/v1/files', {
-    body: {
-      project_id: projectId,
-      filename: `${name}.pdf`,
-      content_type: contentType,
-      size_bytes: bytes.length,
-    },
-  });
-  expect(created.status).toBe(201);
-  const put = await t.request('PUT', created.body.upload_url, {
-    rawBody: bytes,
-    headers: { 'content-type': contentType },
-    key: null,
-  });
-  expect(put.status).toBe(200);
-  const drawing = await t.request('POST', '/v1/drawings', {
-    body: { project_id: projectId, name, file_id: created.body.id },
-  });
-  expect(drawing.status).toBe(201);
-  expect(drawing.body.status).toBe('Processing');
-  expect(drawing.body.job_id).toMatch(/^job_/);
-  return drawing.body as { id: string; job_id: string };
-}
-
-export async function waitForJob(t: TestService, jobId: string, timeoutMs = 240_000) {
-  const start = Date.now();
-  for (;;) {
-    const job = await t.request('GET', `/v1/jobs/${jobId}`);
-    if (['Completed', 'Failed', 'Canceled'].includes(job.body.status)) return job.body;
-    if (Date.now() - start > timeoutMs) throw new Error(`job ${jobId} still ${job.body.status}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
+  const drawing = await upload(t, projectId, file, name, contentType ? { contentType } : {});
+  expect(drawing.status).toBe('Processing');
+  expect(drawing.job_id).toMatch(/^job_/);
+  return drawing;
 }
 
 describe('drawing processing', () => {

@@ -1,7 +1,6 @@
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureOrganization, grantCredits } from '../store/repositories/organizations.repository';
+import { uploadDrawing, waitForJob } from './flows';
 import { startTestService, type TestService } from './harness';
 
 // Symbol detection end to end over HTTPS (contract §7): upload the beam proposal (06-01 and its
@@ -47,43 +46,6 @@ const MARKERS: { name: string; x: number; y: number; rotation?: number }[] = [
 ];
 /** The template: the top-left 3/A450 marker (flag right), 140x165 px at 200 dpi. */
 const TEMPLATE = { x: 1410, y: 218, width: 140, height: 165 };
-
-const FIXTURES = resolve(import.meta.dirname, '../../../shared/fixtures/drawings');
-
-// Same steps as ingest.test.ts (importing that file would run its tests here too).
-async function uploadDrawing(t: TestService, projectId: string, file: string, name: string) {
-  const bytes = readFileSync(resolve(FIXTURES, file));
-  const created = await t.request('POST', '/v1/files', {
-    body: {
-      project_id: projectId,
-      filename: `${name}.pdf`,
-      content_type: 'application/pdf',
-      size_bytes: bytes.length,
-    },
-  });
-  expect(created.status).toBe(201);
-  const put = await t.request('PUT', created.body.upload_url, {
-    rawBody: bytes,
-    headers: { 'content-type': 'application/pdf' },
-    key: null,
-  });
-  expect(put.status).toBe(200);
-  const drawing = await t.request('POST', '/v1/drawings', {
-    body: { project_id: projectId, name, file_id: created.body.id },
-  });
-  expect(drawing.status).toBe(201);
-  return drawing.body as { id: string; job_id: string };
-}
-
-async function waitForJob(t: TestService, jobId: string, timeoutMs = 240_000) {
-  const start = Date.now();
-  for (;;) {
-    const job = await t.request('GET', `/v1/jobs/${jobId}`);
-    if (['Completed', 'Failed', 'Canceled'].includes(job.body.status)) return job.body;
-    if (Date.now() - start > timeoutMs) throw new Error(`job ${jobId} still ${job.body.status}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
 
 let t: TestService;
 let drawingA: { id: string; job_id: string };

@@ -1,9 +1,8 @@
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertOverlay, replaceChanges } from '../store/repositories/overlays.repository';
 import { newId } from '../domain/ids';
+import { uploadDrawing, waitForJob } from './flows';
 import { startTestService, type TestService } from './harness';
 
 // POST /projects/{id}/search over HTTPS on real fixtures processed through the real pipeline
@@ -11,42 +10,6 @@ import { startTestService, type TestService } from './harness';
 // descriptions and symbol labels; filters; safe query parsing; isolation between organizations.
 
 const LONG = 600_000;
-const FIXTURES = resolve(import.meta.dirname, '../../../shared/fixtures/drawings');
-
-// Same steps as ingest.test.ts (importing that file would run its tests here too).
-async function uploadDrawing(t: TestService, projectId: string, file: string, name: string) {
-  const bytes = readFileSync(resolve(FIXTURES, file));
-  const created = await t.request('POST', '/v1/files', {
-    body: {
-      project_id: projectId,
-      filename: `${name}.pdf`,
-      content_type: 'application/pdf',
-      size_bytes: bytes.length,
-    },
-  });
-  expect(created.status).toBe(201);
-  const put = await t.request('PUT', created.body.upload_url, {
-    rawBody: bytes,
-    headers: { 'content-type': 'application/pdf' },
-    key: null,
-  });
-  expect(put.status).toBe(200);
-  const drawing = await t.request('POST', '/v1/drawings', {
-    body: { project_id: projectId, name, file_id: created.body.id },
-  });
-  expect(drawing.status).toBe(201);
-  return drawing.body as { id: string; job_id: string };
-}
-
-async function waitForJob(t: TestService, jobId: string, timeoutMs = LONG) {
-  const start = Date.now();
-  for (;;) {
-    const job = await t.request('GET', `/v1/jobs/${jobId}`);
-    if (['Completed', 'Failed', 'Canceled'].includes(job.body.status)) return job.body;
-    if (Date.now() - start > timeoutMs) throw new Error(`job ${jobId} still ${job.body.status}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
 
 interface Hit {
   type: string;
