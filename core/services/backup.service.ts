@@ -17,6 +17,10 @@ import { basename, dirname, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { LocalObjectStore } from '../blobs/local-object-store';
 import type { ObjectStore } from '../blobs/object-store';
+import {
+  pendingFileKeys,
+  referencedObjectKeys,
+} from '../store/repositories/maintenance.repository';
 
 // `blueline backup <dir>` / `blueline restore <dir>` (issue 7). A backup is taken while the
 // service runs:
@@ -93,23 +97,9 @@ async function fsyncPath(p: string): Promise<void> {
 
 /** Every key the database references, plus the file keys of every file row (pending included). */
 function referencedKeys(db: Database.Database): { required: Set<string>; optional: Set<string> } {
-  const required = new Set(
-    db
-      .prepare(
-        `SELECT object_key FROM files WHERE status = 'uploaded'
-         UNION SELECT image_key FROM sheets WHERE image_key IS NOT NULL
-         UNION SELECT thumbnail_key FROM sheets WHERE thumbnail_key IS NOT NULL
-         UNION SELECT image_key FROM blocks WHERE image_key IS NOT NULL
-         UNION SELECT value FROM overlays, json_each(overlays.images) WHERE json_valid(overlays.images)`,
-      )
-      .pluck()
-      .all()
-      .filter((k): k is string => typeof k === 'string'),
-  );
+  const required = new Set(referencedObjectKeys(db));
   // Bytes of a pending file may exist (a crash between the upload's bytes and its row update).
-  const optional = new Set(
-    db.prepare(`SELECT object_key FROM files WHERE status = 'pending'`).pluck().all() as string[],
-  );
+  const optional = new Set(pendingFileKeys(db));
   return { required, optional };
 }
 

@@ -2,7 +2,9 @@ import { ApiError, notFound } from '../domain/errors';
 import { idKind } from '../domain/ids';
 import type { Db } from '../store/db';
 import { getRow } from '../store/list-query';
+import { countSheets } from '../store/repositories/drawings.repository';
 import type { Row } from '../store/repositories/row';
+import type { JobEnqueuer } from './context';
 import { reserveCredits } from './credits.service';
 
 // Starting symbol detection (contract §7, POST /parse). Validates the target and the templates,
@@ -39,7 +41,6 @@ export interface ParsePayload {
   threshold?: number;
 }
 
-import type { JobEnqueuer } from './context';
 
 function invalid(field: string, code: string, message: string, detail: string): ApiError {
   return new ApiError('validation_error', detail, { errors: [{ field, code, message }] });
@@ -118,11 +119,7 @@ export function createParse(
           : `Drawing ${target.id} failed to process (see job ${String(target.job_id)}) and has no sheets to parse; upload the file again as a new drawing.`,
       );
     }
-    sheets = (
-      db.prepare('SELECT count(*) AS n FROM sheets WHERE drawing_id = ?').get(target.id) as {
-        n: number;
-      }
-    ).n;
+    sheets = countSheets(db, target.id);
   } else sheets = 1;
 
   req.templates.forEach((t, i) => {

@@ -1,7 +1,18 @@
 import type { ObjectStore, SweepReport } from '../blobs/object-store';
 import type { Db } from '../store/db';
 import { openDatabase } from '../store/db';
+import {
+  anyFileRowUnder,
+  deleteOrphanSearchRows,
+  fileKeyHasRow,
+  integrityProblems,
+  referencedObjectKeys,
+  repairStaleDrawings,
+  rowExists,
+} from '../store/repositories/maintenance.repository';
 import type { Logger } from './context';
+
+export { integrityProblems };
 
 // Boot-time reconciliation (issue 7): after a crash, kill or power loss the store may hold
 //  - temp files and unreferenced versions of interrupted object writes (the object store's sweep);
@@ -32,13 +43,6 @@ export class DatabaseCorruptError extends Error {
     );
     this.name = 'DatabaseCorruptError';
   }
-}
-
-/** `PRAGMA integrity_check` rows: ['ok'] when the file is sound. */
-export function integrityProblems(db: Db): string[] {
-  const rows = db.pragma('integrity_check') as { integrity_check: string }[];
-  const out = rows.map((r) => r.integrity_check);
-  return out.length === 1 && out[0] === 'ok' ? [] : out;
 }
 
 /**
@@ -112,24 +116,13 @@ export async function reconcile(env: {
   const t0 = Date.now();
   const sweep = await objects.sweepTemp();
 
-  const exists = (table: 'projects' | 'drawings' | 'sheets' | 'blocks' | 'overlays') => {
-    const stmt = db.prepare(`SELECT 1 FROM ${table} WHERE id = ?`).pluck();
-    const cache = new Map<string, boolean>();
-    return (id: string) => {
-      let v = cache.get(id);
-      if (v === undefined) cache.set(id, (v = stmt.get(id) !== undefined));
-      return v;
-    };
-  };
-  const project = exists('projects');
-  const drawing = exists('drawings');
-  const sheet = exists('sheets');
-  const block = exists('blocks');
-  const overlay = exists('overlays');
-  const fileKeyHasRow = db.prepare('SELECT 1 FROM files WHERE object_key = ?').pluck();
-  const anyFileRowUnder = db
-    .prepare('SELECT 1 FROM files WHERE substr(object_key, 1, length(?)) = ? LIMIT 1')
-    .pluck();
+  const project = rowExists(db, 'projects');
+  const drawing = rowExists(db, 'drawings');
+  const sheet = rowExists(db, 'sheets');
+  const block = rowExists(db, 'blocks');
+  const overlay = rowExists(db, 'overlays');
+  const fileHasRow = fileKeyHasRow(db);
+  const fileRowUnder = anyFileRowUnder(db);
 
   // Decide per key; a whole unit (project/drawing/sheet/overlay) whose row is gone goes as a prefix.
   const prefixes = new Set<string>();
@@ -146,13 +139,13 @@ export async function reconcile(env: {
       const p = `projects/${prj}/`;
       // Never take a file's bytes whose row exists, even if its project row is gone (it cannot
       // be, with foreign keys on; this guards a database restored from elsewhere).
-      if (anyFileRowUnder.get(p, p) === undefined) prefixes.add(p);
-      else if (!(kind === 'files' && fileKeyHasRow.get(key) !== undefined)) singles.push(key);
+      if (!fileRowUnder(p)) prefixes.add(p);
+      else if (!(kind === 'files' && fileHasRow(key))) singles.push(key);
       continue;
     }
     if (kind === 'files') {
       if (s.length === 4 && FILE_KEY_RE.test(key)) {
-        if (fileKeyHasRow.get(key) === undefined) singles.push(key);
+        if (!fileHasRow(key)) singles.push(key);
       } else unknownKeys++;
       continue;
     }
@@ -196,43 +189,14 @@ export async function reconcile(env: {
 
   // Rows: FTS5 rows have no foreign keys, so a deletion interrupted between the row deletes and
   // the index delete (or an older bug) leaves them; they would surface as search hits of nothing.
-  const orphanSearchRows = db
-    .prepare(
-      `DELETE FROM search_index WHERE
-         (sheet_id IS NOT NULL AND sheet_id NOT IN (SELECT id FROM sheets))
-         OR (drawing_id IS NOT NULL AND drawing_id NOT IN (SELECT id FROM drawings))
-         OR (project_id IS NOT NULL AND project_id NOT IN (SELECT id FROM projects))`,
-    )
-    .run().changes;
+  const orphanSearchRows = deleteOrphanSearchRows(db);
 
   // Drawings still Processing whose job has ended (or vanished) match their job again.
-  const stale = db
-    .prepare(
-      `SELECT d.id, j.status AS job_status FROM drawings d LEFT JOIN jobs j ON j.id = d.job_id
-       WHERE d.status = 'Processing' AND (j.id IS NULL OR j.status IN ('Completed', 'Failed', 'Canceled'))`,
-    )
-    .all() as { id: string; job_status: string | null }[];
-  const setStatus = db.prepare(
-    `UPDATE drawings SET status = ?, sheet_count = (SELECT count(*) FROM sheets WHERE drawing_id = drawings.id), updated_at = ? WHERE id = ?`,
-  );
-  const now = new Date().toISOString();
-  db.transaction(() => {
-    for (const d of stale)
-      setStatus.run(d.job_status === 'Completed' ? 'Ready' : 'Failed', now, d.id);
-  })();
+  const repairedDrawings = repairStaleDrawings(db, new Date().toISOString());
 
   // Lost bytes: rows naming objects the store does not have. Not repairable here (the bytes are
   // gone); logged so an operator restores from a backup. File rows count only once uploaded.
-  const referenced = db
-    .prepare(
-      `SELECT object_key AS k FROM files WHERE status = 'uploaded'
-       UNION ALL SELECT image_key FROM sheets WHERE image_key IS NOT NULL
-       UNION ALL SELECT thumbnail_key FROM sheets WHERE thumbnail_key IS NOT NULL
-       UNION ALL SELECT image_key FROM blocks WHERE image_key IS NOT NULL
-       UNION ALL SELECT value FROM overlays, json_each(overlays.images) WHERE json_valid(overlays.images)`,
-    )
-    .pluck()
-    .all() as string[];
+  const referenced = referencedObjectKeys(db);
   const missingObjects: string[] = [];
   for (const k of referenced) {
     if (typeof k !== 'string') continue;
@@ -249,7 +213,7 @@ export async function reconcile(env: {
     orphanPrefixes: outer,
     unknownKeys,
     orphanSearchRows,
-    repairedDrawings: stale.length,
+    repairedDrawings,
     missingObjects,
     ms: Date.now() - t0,
   };
@@ -263,7 +227,7 @@ export async function reconcile(env: {
       orphan_prefixes: outer.length,
       unknown_keys: unknownKeys,
       orphan_search_rows: orphanSearchRows,
-      repaired_drawings: stale.length,
+      repaired_drawings: repairedDrawings,
       missing_objects: missingObjects.length,
       ms: report.ms,
     },
