@@ -41,7 +41,6 @@ export interface ParsePayload {
   threshold?: number;
 }
 
-
 function invalid(field: string, code: string, message: string, detail: string): ApiError {
   return new ApiError('validation_error', detail, { errors: [{ field, code, message }] });
 }
