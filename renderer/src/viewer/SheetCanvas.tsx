@@ -6,7 +6,7 @@
 import { useCallback, useEffect, useMemo, useRef, useState, type CSSProperties } from 'react';
 import { Group, Image as KImage, Layer, Rect, Stage } from 'react-konva';
 import type { BBox, TilePyramid } from '../api/types';
-import { levelForScale, tilesForView } from './tiles';
+import { backdropToDraw, levelForScale, tilesForView } from './tiles';
 import { sourceForScale, useImageLevels } from './use-image-levels';
 import type { Point, Size, View } from './view-transform';
 import { constrainView, hitTest, wheelZoomFactor, zoomAt } from './view-transform';
@@ -373,6 +373,10 @@ const tileCache = new Map<string, HTMLImageElement>();
 // (bench/viewer traced 100+ ms frames to first-draw decodes on the main thread).
 const decodedTiles = new WeakSet<HTMLImageElement>();
 const failedTiles = new Set<string>();
+const isReady = (img: HTMLImageElement | undefined): img is HTMLImageElement =>
+  !!img && decodedTiles.has(img) && img.naturalWidth > 0;
+/** Cap on current-level tiles per view; a capped list does not cover the view. */
+const MAX_CURRENT_TILES = 400;
 
 function TiledImage({
   pyramid,
@@ -399,15 +403,17 @@ function TiledImage({
   onUnavailableRef.current = onUnavailable;
   const sx = world.width / pyramid.width;
   const sy = world.height / pyramid.height;
-  const tiles = useMemo(() => {
+  const wanted = useMemo(() => {
     const v = { scale: view.scale * sx, x: view.x, y: view.y };
     const z = levelForScale(v.scale, pyramid, dpr);
     // A coarse backdrop three levels down keeps the sheet visible while finer tiles load.
     const backdropLevel = Math.max(pyramid.min_level ?? 0, z - 3);
     const backdrop =
       backdropLevel < z ? tilesForView(v, viewport, pyramid, dpr, 64, backdropLevel) : [];
-    return [...backdrop, ...tilesForView(v, viewport, pyramid, dpr, 400, z)];
+    const current = tilesForView(v, viewport, pyramid, dpr, MAX_CURRENT_TILES, z);
+    return { backdrop, current, all: [...backdrop, ...current] };
   }, [view, viewport, pyramid, dpr, sx]);
+  const tiles = wanted.all;
   useEffect(() => {
     for (const t of tiles) {
       if (tileCache.has(t.url)) continue;
@@ -440,19 +446,29 @@ function TiledImage({
   }, [tiles]);
   // Ready once every wanted tile has arrived (or failed): what the loading chip and the
   // `data-loaded` attribute (used by e2e screenshots) report.
-  const pending = tiles.filter((t) => {
-    const img = tileCache.get(t.url);
-    return !failedTiles.has(t.url) && !(img && decodedTiles.has(img) && img.naturalWidth > 0);
-  }).length;
+  const pending = tiles.filter(
+    (t) => !failedTiles.has(t.url) && !isReady(tileCache.get(t.url)),
+  ).length;
   const load: LayerLoad = pending === 0 ? 'ready' : 'loading';
   const onStateRef = useRef(onState);
   onStateRef.current = onState;
   useEffect(() => onStateRef.current(load), [load]);
+  // Backdrop tiles hidden under ready current-level tiles are not drawn: each one is a full-area
+  // resample per redraw, and under a translucent layer it would show through.
+  const drawn = [
+    ...backdropToDraw(
+      wanted.backdrop,
+      wanted.current,
+      (t) => failedTiles.has(t.url) || isReady(tileCache.get(t.url)),
+      wanted.current.length < MAX_CURRENT_TILES,
+    ),
+    ...wanted.current,
+  ];
   return (
     <Group opacity={opacity} listening={false}>
-      {tiles.map((t) => {
+      {drawn.map((t) => {
         const img = tileCache.get(t.url);
-        if (!img || !decodedTiles.has(img) || img.naturalWidth === 0) return null;
+        if (!img || !isReady(img)) return null;
         return (
           <KImage
             key={t.url}

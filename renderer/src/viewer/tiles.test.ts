@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { levelForScale, servicePyramid, tilesForView } from './tiles';
+import { backdropToDraw, levelForScale, servicePyramid, tilesForView, type TileRef } from './tiles';
 
 const pyramid = {
   url_template: '/t/{z}/{x}/{y}.webp?sig=1',
@@ -66,5 +66,42 @@ describe('servicePyramid', () => {
     );
     expect(servicePyramid('/v1/blobs/a.png?s=1', 512, 300)?.max_level).toBe(0);
     expect(servicePyramid('/v1/blobs/a.png', 0, 300)).toBeNull();
+  });
+});
+
+describe('backdropToDraw', () => {
+  const tile = (z: number, x: number, y: number, span: number): TileRef => ({
+    z,
+    x,
+    y,
+    url: `t/${z}/${x}/${y}`,
+    rect: { x: x * span, y: y * span, width: span, height: span },
+  });
+  // One coarse tile (span 1024) under a 2x2 block of current tiles (span 512), plus a second
+  // coarse tile to the right under current tiles (2,0) and (2,1).
+  const backdrop = [tile(1, 0, 0, 1024), tile(1, 1, 0, 1024)];
+  const current = [0, 1, 2].flatMap((x) => [0, 1].map((y) => tile(2, x, y, 512)));
+
+  it('keeps every backdrop tile while nothing is ready', () => {
+    expect(backdropToDraw(backdrop, current, () => false)).toEqual(backdrop);
+  });
+
+  it('drops a backdrop tile once every current tile over it is ready, and only that one', () => {
+    const ready = (t: TileRef) => t.x < 2; // the left 2x2 block has arrived
+    expect(backdropToDraw(backdrop, current, ready).map((t) => t.url)).toEqual(['t/1/1/0']);
+  });
+
+  it('draws no backdrop when the current level is complete', () => {
+    expect(backdropToDraw(backdrop, current, () => true)).toEqual([]);
+  });
+
+  it('keeps the backdrop when the current list was capped (coverage unknown)', () => {
+    expect(backdropToDraw(backdrop, current, () => true, false)).toEqual(backdrop);
+  });
+
+  it('does not count tiles that only touch an edge as overlapping', () => {
+    const ready = (t: TileRef) => !(t.x === 2 && t.y === 0);
+    // (2,0) starts at x=1024: it touches coarse tile (0,0) only along its right edge.
+    expect(backdropToDraw(backdrop, current, ready).map((t) => t.url)).toEqual(['t/1/1/0']);
   });
 });

@@ -114,3 +114,25 @@ export function servicePyramid(
     height,
   };
 }
+
+const overlaps = (a: BBox, b: BBox) =>
+  a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+
+/**
+ * The backdrop (coarse) tiles still worth drawing: those under which some current-level tile is
+ * not ready yet. `current` must cover the whole visible area (tilesForView without a cap hit), so a
+ * backdrop tile whose overlapping current tiles are all ready is invisible and only costs a
+ * full-size resample per frame — in software canvas mode that is most of a redraw (bench/viewer).
+ * Returns every backdrop tile when `currentComplete` is false (the current list was capped).
+ */
+export function backdropToDraw(
+  backdrop: readonly TileRef[],
+  current: readonly TileRef[],
+  isReady: (t: TileRef) => boolean,
+  currentComplete = true,
+): TileRef[] {
+  if (!currentComplete) return [...backdrop];
+  const missing = current.filter((t) => !isReady(t));
+  if (missing.length === 0) return [];
+  return backdrop.filter((b) => missing.some((m) => overlaps(b.rect, m.rect)));
+}
