@@ -1,7 +1,9 @@
 // Request and response shapes of the Blueline HTTP API (/work/shared/spec/contract.md §1–7).
-// Written from the contract until core/contract publishes shared types; keep field names exactly
-// as the API spells them. Pixel units: sheet pixels for block bboxes, overlay pixels for change
-// bboxes, origin top-left, y down.
+// Records are the service's own schemas (core/contract, imported as types only, so the renderer
+// cannot drift from what the service sends), plus the optional fields `?expand=` adds. Pixel units:
+// sheet pixels for block bboxes, overlay pixels for change bboxes, origin top-left, y down.
+import type { Static } from '@sinclair/typebox';
+import type * as C from '../../../core/contract/schemas';
 
 export type Id = string;
 /** RFC 3339 UTC with milliseconds. */
@@ -56,7 +58,9 @@ export type ProblemCode =
   | 'unavailable'
   // Client-side codes for failures that never reached the service as a Problem.
   | 'network_error'
-  | 'bad_response';
+  | 'bad_response'
+  // Processing codes on failed jobs (contract §3: pdf_encrypted, page_too_large, …).
+  | (string & {});
 
 export interface BBox {
   x: number;
@@ -65,13 +69,7 @@ export interface BBox {
   height: number;
 }
 
-export interface Project {
-  id: Id;
-  name: string;
-  description: string | null;
-  created_at: Timestamp;
-  updated_at: Timestamp;
-}
+export type Project = Static<typeof C.Project>;
 
 export interface CreateProjectBody {
   name: string;
@@ -81,18 +79,7 @@ export interface CreateProjectBody {
 export type FileStatus = 'pending' | 'uploaded';
 export type AcceptedContentType = 'application/pdf' | 'image/png' | 'image/jpeg' | 'image/tiff';
 
-export interface FileRecord {
-  id: Id;
-  project_id: Id;
-  filename: string;
-  content_type: string;
-  size_bytes: number | null;
-  sha256: string | null;
-  status: FileStatus;
-  uri?: string;
-  created_at: Timestamp;
-  updated_at: Timestamp;
-}
+export type FileRecord = Static<typeof C.FileObject>;
 
 export interface CreateFileBody {
   project_id: Id;
@@ -108,19 +95,7 @@ export interface CreatedFile extends FileRecord {
 
 export type DrawingStatus = 'Processing' | 'Ready' | 'Failed';
 
-export interface Drawing {
-  id: Id;
-  project_id: Id;
-  name: string;
-  file_id: Id;
-  file?: FileRecord;
-  revision: string | null;
-  status: DrawingStatus;
-  sheet_count: number | null;
-  job_id: Id | null;
-  created_at: Timestamp;
-  updated_at: Timestamp;
-}
+export type Drawing = Static<typeof C.Drawing> & { file?: FileRecord };
 
 export interface CreateDrawingBody {
   project_id: Id;
@@ -155,25 +130,7 @@ export const DISCIPLINES = [
 ] as const;
 export type Discipline = (typeof DISCIPLINES)[number];
 
-export interface Sheet {
-  id: Id;
-  drawing_id: Id;
-  project_id: Id;
-  drawing?: Drawing;
-  index: number;
-  sheet_number: string | null;
-  title: string | null;
-  discipline: Discipline | string | null;
-  revision: string | null;
-  uri: string;
-  thumbnail_uri: string;
-  width: number;
-  height: number;
-  dpi: number;
-  text_source: 'vector' | 'ocr' | 'none';
-  created_at: Timestamp;
-  updated_at: Timestamp;
-}
+export type Sheet = Static<typeof C.Sheet> & { drawing?: Drawing };
 
 export interface PatchSheetBody {
   sheet_number?: string;
@@ -196,23 +153,7 @@ export const BLOCK_TYPES = [
 ] as const;
 export type BlockType = (typeof BLOCK_TYPES)[number];
 
-export interface Block {
-  id: Id;
-  sheet_id: Id;
-  drawing_id: Id;
-  project_id: Id;
-  sheet?: Sheet;
-  type: BlockType | string;
-  uri: string;
-  description: string | null;
-  /** Sheet pixels. */
-  bbox: BBox;
-  identifier: string | null;
-  title: string | null;
-  scale: string | null;
-  created_at: Timestamp;
-  updated_at: Timestamp;
-}
+export type Block = Static<typeof C.Block> & { sheet?: Sheet };
 
 /**
  * A tile pyramid for a large image (contract §5: "`<uri>/tiles/{z}/{x}/{y}.webp` or similar,
@@ -230,72 +171,24 @@ export interface TilePyramid {
   height: number;
 }
 
-export interface Alignment {
-  method: string;
-  confidence: number;
-  residual_px: number;
-}
+export type Alignment = NonNullable<Overlay['alignment']>;
 
-export interface OverlayStats {
-  added_px: number;
-  removed_px: number;
-  unchanged_px: number;
-  changed_fraction: number;
-}
+export type OverlayStats = NonNullable<Overlay['stats']>;
 
-export interface Overlay {
-  id: Id;
-  project_id: Id;
-  job_id: Id;
+export type Overlay = Static<typeof C.Overlay> & {
   job?: Job;
-  block_a_id: Id;
-  block_b_id: Id;
   block_a?: Block;
   block_b?: Block;
-  /** Similarity in [0, 1]; 1 means no ink differs after alignment. */
-  score: number;
-  /** Combined image in A's frame: unchanged grey, removed red, added green (`?palette=` for colour-blind-safe). */
-  uri: string;
-  addition_uri: string;
-  deletion_uri: string;
-  /** Block B resampled into A's frame. */
-  aligned_b_uri: string;
-  width: number;
-  height: number;
-  /** 2×3 affine [a, b, c, d, e, f] mapping B pixels to A pixels. */
-  transform: number[] | number[][];
-  alignment: Alignment | null;
-  stats: OverlayStats | null;
-  has_changes: boolean;
-  change_count: number | null;
+  /** A pyramid the service may announce; otherwise the viewer derives it from `uri`. */
   tiles?: TilePyramid | null;
-  created_at: Timestamp;
-  updated_at: Timestamp;
-}
+};
 
 export type ChangeKind = 'added' | 'removed' | 'modified' | 'moved';
 export type ChangeCategory =
   'geometry' | 'text' | 'dimension' | 'annotation' | 'title_block' | 'noise';
 export type ReviewStatus = 'open' | 'accepted' | 'rejected' | 'flagged';
 
-export interface Change {
-  id: Id;
-  overlay_id: Id;
-  project_id: Id;
-  /** Overlay pixels. */
-  bbox: BBox;
-  kind: ChangeKind;
-  category: ChangeCategory;
-  area_px: number;
-  confidence: number;
-  text_before: string | null;
-  text_after: string | null;
-  description: string | null;
-  review_status: ReviewStatus;
-  note: string | null;
-  created_at: Timestamp;
-  updated_at: Timestamp;
-}
+export type Change = Static<typeof C.Change>;
 
 export interface PatchChangeBody {
   review_status?: ReviewStatus;
@@ -326,24 +219,7 @@ export interface CompareResult {
   overlay_count: number;
 }
 
-export interface Job {
-  id: Id;
-  project_id: Id;
-  type: JobType;
-  status: JobStatus;
-  target_type: TargetType;
-  target_id: Id;
-  parent_id: Id | null;
-  parent?: Job;
-  progress: { completed: number; total: number } | null;
-  result: unknown;
-  error: Problem | null;
-  credits_charged: number | null;
-  started_at: Timestamp | null;
-  finished_at: Timestamp | null;
-  created_at: Timestamp;
-  updated_at: Timestamp;
-}
+export type Job = Static<typeof C.Job> & { parent?: Job };
 
 export interface JobAccepted {
   job_id: Id;
@@ -379,3 +255,26 @@ export const TERMINAL_JOB_STATUSES: readonly JobStatus[] = ['Completed', 'Failed
 export function isTerminal(status: JobStatus): boolean {
   return TERMINAL_JOB_STATUSES.includes(status);
 }
+
+/** An overlay whose images exist (the contract allows nulls while none are stored). */
+export type ReadyOverlay = Overlay & {
+  uri: string;
+  aligned_b_uri: string;
+  width: number;
+  height: number;
+};
+export function isReadyOverlay(o: Overlay): o is ReadyOverlay {
+  return o.uri != null && o.aligned_b_uri != null && o.width != null && o.height != null;
+}
+
+/** A sheet whose image exists. */
+export type ReadySheet = Sheet & { uri: string };
+export function isReadySheet(s: Sheet): s is ReadySheet {
+  return s.uri != null;
+}
+
+// The renderer needs these lists as values, which it may not import from core; the checks below
+// fail the typecheck if they ever differ from the service's.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+export const DISCIPLINES_MATCH_CONTRACT: Same<Discipline, Sheet['discipline']> = true;
+export const BLOCK_TYPES_MATCH_CONTRACT: Same<BlockType, Block['type']> = true;

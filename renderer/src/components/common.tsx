@@ -98,7 +98,8 @@ export function scoreBand(score: number): { label: string; cls: string } {
   return { label: 'Major changes', cls: 'band-major' };
 }
 
-export function ScoreBadge({ score }: { score: number }) {
+export function ScoreBadge({ score }: { score: number | null }) {
+  if (score == null) return <span className="score muted">—</span>;
   const b = scoreBand(score);
   return (
     <span className={`score ${b.cls}`} title={b.label}>

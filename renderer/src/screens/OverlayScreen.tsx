@@ -10,8 +10,8 @@ import {
   useOverlays,
   usePatchChange,
 } from '../api/hooks';
-import type { Change, Overlay, ReviewStatus } from '../api/types';
-import { isTerminal } from '../api/types';
+import type { Change, Overlay, ReadyOverlay, ReviewStatus } from '../api/types';
+import { isReadyOverlay, isTerminal } from '../api/types';
 import { navigate } from '../app/use-route';
 import {
   Empty,
@@ -61,6 +61,15 @@ export function OverlayScreen({
       </div>
     );
   }
+  if (!isReadyOverlay(overlay.data)) {
+    return (
+      <div className="page">
+        <Empty title="This overlay has no images">
+          The service holds no overlay images for it; run the comparison again.
+        </Empty>
+      </div>
+    );
+  }
   return (
     <OverlayViewer
       overlay={overlay.data}
@@ -86,7 +95,7 @@ function OverlayViewer({
   projectId,
   jobId,
 }: {
-  overlay: Overlay;
+  overlay: ReadyOverlay;
   projectId: string;
   jobId: string | null;
 }) {
@@ -190,7 +199,7 @@ function OverlayViewer({
   // Sibling overlays of the same comparison, for [ and ].
   const siblings = useOverlays(jobId ?? '', !!jobId);
   const ordered = useMemo(
-    () => [...(siblings.data ?? [])].sort((a, b) => a.score - b.score),
+    () => [...(siblings.data ?? [])].sort((a, b) => (a.score ?? 0) - (b.score ?? 0)),
     [siblings.data],
   );
   const myIndex = ordered.findIndex((o) => o.id === overlay.id);

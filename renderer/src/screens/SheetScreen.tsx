@@ -1,8 +1,8 @@
 import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
 import { useBlocks, usePatchSheet, useSheet } from '../api/hooks';
-import type { Sheet } from '../api/types';
-import { DISCIPLINES } from '../api/types';
-import { disciplineLabel, ErrorNote, Spinner } from '../components/common';
+import type { Discipline, ReadySheet, Sheet } from '../api/types';
+import { DISCIPLINES, isReadySheet } from '../api/types';
+import { disciplineLabel, Empty, ErrorNote, Spinner } from '../components/common';
 import { ui } from '../state/ui-store';
 import { SheetCanvas, type RegionSpec } from '../viewer/SheetCanvas';
 import { servicePyramid } from '../viewer/tiles';
@@ -23,10 +23,19 @@ export function SheetScreen({ projectId, sheetId }: { projectId: string; sheetId
       </div>
     );
   }
+  if (!isReadySheet(sheet.data)) {
+    return (
+      <div className="page">
+        <Empty title="This sheet has no image">
+          The service holds no image for it; process the drawing again.
+        </Empty>
+      </div>
+    );
+  }
   return <SheetView sheet={sheet.data} projectId={projectId} />;
 }
 
-function SheetView({ sheet }: { sheet: Sheet; projectId: string }) {
+function SheetView({ sheet }: { sheet: ReadySheet; projectId: string }) {
   const blocks = useBlocks(sheet.id);
   const world = useMemo(
     () => ({ width: sheet.width, height: sheet.height }),
@@ -179,7 +188,7 @@ function SheetMetaForm({ sheet }: { sheet: Sheet }) {
       </label>
       <label className="field">
         <span>Discipline</span>
-        <select value={discipline} onChange={(e) => setDiscipline(e.target.value)}>
+        <select value={discipline} onChange={(e) => setDiscipline(e.target.value as Discipline)}>
           {!DISCIPLINES.includes(discipline as (typeof DISCIPLINES)[number]) && (
             <option value={discipline}>{disciplineLabel(discipline) || '—'}</option>
           )}

@@ -73,7 +73,7 @@ export function buildPairRows(
   }
 
   for (const row of rows.values()) {
-    row.overlays.sort((x, y) => x.score - y.score);
+    row.overlays.sort((x, y) => (x.score ?? 0) - (y.score ?? 0));
     if (row.overlays.length > 0) {
       row.score = row.overlays[0]?.score ?? 1;
       const counts = row.overlays.map((o) => o.change_count);
