@@ -8,6 +8,12 @@
 //   added   = strongB ∧ ¬dilate(weakA),   removed = strongA ∧ ¬dilate(weakB).
 // The weak/strong split (hysteresis) is what keeps anti-aliasing and sub-pixel ghosts of a resampled
 // line from counting: a line that went from 150 to 190 grey after resampling is still weak ink.
+// Faint-ink pass: light-grey content (date stamps, grey text, screened linework: grey between the ink
+// and the weak threshold) never counts as strong ink, so its changes are found one level down with the
+// same hysteresis: a third mask per image, pale = grey < paleThreshold (default 240), and
+//   faint added = weakB ∧ ¬dilate(paleA),   faint removed = weakA ∧ ¬dilate(paleB).
+// Faint changes join the added/removed masks (regions and overlays show them) but not the counts or
+// the score, which stay on strong ink.
 // B is sampled through the transform (nearest neighbour) straight into A's frame from B's own packed
 // masks, word by word, skipping words whose source bits are all paper: no warped grey copy is made.
 import type { GreyImage } from '../types';
@@ -18,6 +24,11 @@ export interface DiffOptions {
   inkThreshold?: number;
   /** Grey below this is faint ink, used only as tolerance. Default 208. Must be ≥ inkThreshold. */
   weakThreshold?: number;
+  /**
+   * Grey below this is pale ink: the tolerance of the faint-ink pass. Default 240. Must be ≥
+   * weakThreshold; equal to it turns the faint-ink pass off.
+   */
+  paleThreshold?: number;
 }
 
 export interface DiffStats {
@@ -41,9 +52,12 @@ export interface DiffResult {
   /** B's masks resampled into A's frame. */
   strongB: Uint32Array;
   weakB: Uint32Array;
+  /** Changed pixels: strong-ink changes plus faint-ink changes (see the header). */
   added: Uint32Array;
   removed: Uint32Array;
   stats: DiffStats;
+  /** Faint-ink changes (weak ink with no pale ink within 1 px on the other side), in `added`/`removed` too. */
+  faint: { added_px: number; removed_px: number };
   /**
    * Similarity in [0, 1]: 1 − changed ink / union ink = 1 − stats.changed_fraction.
    * 1 means no ink differs after alignment (beyond the 1 px tolerance).
@@ -57,6 +71,16 @@ export interface InkMasks {
   stride: number;
   strong: Uint32Array;
   weak: Uint32Array;
+  /** grey < paleThreshold; the same array as `weak` when the faint-ink pass is off. */
+  pale: Uint32Array;
+}
+
+/** A rectangle of an image in its pixels (origin top-left); may reach outside the image (paper there). */
+export interface PixelWindow {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
 }
 
 const H = 0x80808080;
@@ -86,31 +110,85 @@ function thresholdConst(t: number): { T: number; high: boolean } {
     : { T: (t * 0x01010101) >>> 0, high: false };
 }
 
+/** The 8-word group's 32 pixels as a mask: bit i set where byte i < threshold. */
+function packGroup(
+  w0: number,
+  w1: number,
+  w2: number,
+  w3: number,
+  w4: number,
+  w5: number,
+  w6: number,
+  w7: number,
+  T: number,
+  high: boolean,
+): number {
+  return (
+    nibble(lessThanMask(w0, T, high)) |
+    (nibble(lessThanMask(w1, T, high)) << 4) |
+    (nibble(lessThanMask(w2, T, high)) << 8) |
+    (nibble(lessThanMask(w3, T, high)) << 12) |
+    (nibble(lessThanMask(w4, T, high)) << 16) |
+    (nibble(lessThanMask(w5, T, high)) << 20) |
+    (nibble(lessThanMask(w6, T, high)) << 24) |
+    (nibble(lessThanMask(w7, T, high)) << 28)
+  );
+}
+
 /**
- * Pack a grey image into strong/weak ink masks, 32 pixels per step: each row is copied into an aligned
- * scratch row padded with paper so a Uint32 view reads 4 pixels per load; groups of 8 words whose
- * bytes are all ≥ weakThreshold (the common case: paper) are skipped with one test.
+ * Pack a grey image (or a window of it, see PixelWindow) into strong/weak/pale ink masks, 32 pixels
+ * per step: each row is copied into an aligned scratch row padded with paper so a Uint32 view reads 4
+ * pixels per load; groups of 8 words whose bytes are all ≥ paleThreshold (the common case: paper) are
+ * skipped with one test, and weak/strong are only computed where there is pale ink. With a window,
+ * mask pixel (x, y) is image pixel (window.x + x, window.y + y): no cropped copy of the image is made.
  */
-export function packInk(img: GreyImage, inkThreshold = 160, weakThreshold = 208): InkMasks {
+export function packInk(
+  img: GreyImage,
+  inkThreshold = 160,
+  weakThreshold = 208,
+  paleThreshold = Math.max(240, weakThreshold),
+  window?: PixelWindow,
+): InkMasks {
   if (weakThreshold < inkThreshold)
     throw new Error(
       `Expected weakThreshold ≥ inkThreshold but received ${weakThreshold} < ${inkThreshold}`,
     );
-  const { width: W, height: Ht, data } = img;
+  if (paleThreshold < weakThreshold)
+    throw new Error(
+      `Expected paleThreshold ≥ weakThreshold but received ${paleThreshold} < ${weakThreshold}`,
+    );
+  const { width: IW, height: IH, data } = img;
+  const wx = window ? Math.round(window.x) : 0,
+    wy = window ? Math.round(window.y) : 0;
+  const W = window ? Math.max(1, Math.round(window.width)) : IW,
+    Ht = window ? Math.max(1, Math.round(window.height)) : IH;
   const stride = Math.ceil(W / 32);
   const strong = new Uint32Array(stride * Ht);
   const weak = new Uint32Array(stride * Ht);
+  const samePale = paleThreshold === weakThreshold;
+  const pale = samePale ? weak : new Uint32Array(stride * Ht);
   const row = new Uint8Array(stride * 32);
   const r32 = new Uint32Array(row.buffer);
   const s = thresholdConst(inkThreshold),
-    wk = thresholdConst(weakThreshold);
+    wk = thresholdConst(weakThreshold),
+    pl = thresholdConst(paleThreshold);
   const sT = s.T,
     sH = s.high,
     wT = wk.T,
-    wH = wk.high;
+    wH = wk.high,
+    pT = pl.T,
+    pH = pl.high;
+  // The part of each row inside the image, in window x: [cx0, cx1).
+  const cx0 = Math.max(0, -wx),
+    cx1 = Math.min(W, IW - wx);
+  const clipped = cx0 > 0 || cx1 < W;
   row.fill(255);
   for (let y = 0; y < Ht; y++) {
-    row.set(data.subarray(y * W, y * W + W));
+    const sy = wy + y;
+    if (sy < 0 || sy >= IH || cx1 <= cx0) continue; // outside the image: paper
+    if (clipped) row.fill(255);
+    const src = sy * IW + wx;
+    row.set(data.subarray(src + cx0, src + cx1), cx0);
     const ob = y * stride;
     for (let k = 0; k < stride; k++) {
       const b = k * 8;
@@ -123,29 +201,18 @@ export function packInk(img: GreyImage, inkThreshold = 160, weakThreshold = 208)
         w6 = r32[b + 6]!,
         w7 = r32[b + 7]!;
       // AND of the bytes is ≤ each byte: if it is paper-light everywhere, so are all 32 pixels.
-      if (lessThanMask(w0 & w1 & w2 & w3 & w4 & w5 & w6 & w7, wT, wH) === 0) continue;
-      const wm =
-        nibble(lessThanMask(w0, wT, wH)) |
-        (nibble(lessThanMask(w1, wT, wH)) << 4) |
-        (nibble(lessThanMask(w2, wT, wH)) << 8) |
-        (nibble(lessThanMask(w3, wT, wH)) << 12) |
-        (nibble(lessThanMask(w4, wT, wH)) << 16) |
-        (nibble(lessThanMask(w5, wT, wH)) << 20) |
-        (nibble(lessThanMask(w6, wT, wH)) << 24) |
-        (nibble(lessThanMask(w7, wT, wH)) << 28);
-      weak[ob + k] = wm;
-      strong[ob + k] =
-        nibble(lessThanMask(w0, sT, sH)) |
-        (nibble(lessThanMask(w1, sT, sH)) << 4) |
-        (nibble(lessThanMask(w2, sT, sH)) << 8) |
-        (nibble(lessThanMask(w3, sT, sH)) << 12) |
-        (nibble(lessThanMask(w4, sT, sH)) << 16) |
-        (nibble(lessThanMask(w5, sT, sH)) << 20) |
-        (nibble(lessThanMask(w6, sT, sH)) << 24) |
-        (nibble(lessThanMask(w7, sT, sH)) << 28);
+      if (lessThanMask(w0 & w1 & w2 & w3 & w4 & w5 & w6 & w7, pT, pH) === 0) continue;
+      if (!samePale) {
+        const pm = packGroup(w0, w1, w2, w3, w4, w5, w6, w7, pT, pH);
+        pale[ob + k] = pm;
+        // Same AND test one level down: only pale ink here (anti-aliasing fringes, light fills).
+        if (lessThanMask(w0 & w1 & w2 & w3 & w4 & w5 & w6 & w7, wT, wH) === 0) continue;
+      }
+      weak[ob + k] = packGroup(w0, w1, w2, w3, w4, w5, w6, w7, wT, wH);
+      strong[ob + k] = packGroup(w0, w1, w2, w3, w4, w5, w6, w7, sT, sH);
     }
   }
-  return { width: W, height: Ht, stride, strong, weak };
+  return { width: W, height: Ht, stride, strong, weak, pale };
 }
 
 function isIdentity(t: readonly number[]): boolean {
@@ -166,6 +233,8 @@ export function warpMasks(
   if (isIdentity(t) && src.width === outW && src.height === outH) return src;
   const strong = new Uint32Array(stride * outH);
   const weak = new Uint32Array(stride * outH);
+  const samePale = src.pale === src.weak;
+  const pale = samePale ? weak : new Uint32Array(stride * outH);
   const inv = invertAffine(t);
   const ia = inv[0],
     ib = inv[1],
@@ -177,7 +246,8 @@ export function warpMasks(
     SH = src.height,
     ss = src.stride,
     sw = src.weak,
-    sst = src.strong;
+    sst = src.strong,
+    sp = src.pale;
   for (let y = 0; y < outH; y++) {
     // +0.5 so floor() rounds to the nearest source pixel centre.
     const rx = ib * y + ic + 0.5,
@@ -213,22 +283,30 @@ export function warpMasks(
         const rb = sy0 * ss,
           kk = sx0 >> 5,
           sh = sx0 & 31;
-        let wv: number, sv: number;
+        let pv: number, wv: number, sv: number;
         if (sh === 0) {
+          pv = sp[rb + kk]!;
+          if (pv === 0) continue;
           wv = sw[rb + kk]!;
           sv = sst[rb + kk]!;
         } else {
           // kk + 1 may pass the row's last word only when those bits are not needed (sx1 < SW).
           const nx = kk + 1 < ss;
+          const p0 = sp[rb + kk]!,
+            p1 = nx ? sp[rb + kk + 1]! : 0;
+          if ((p0 | p1) === 0) continue; // paper (pale ⊇ weak ⊇ strong)
+          pv = (p0 >>> sh) | (p1 << (32 - sh));
           wv = (sw[rb + kk]! >>> sh) | (nx ? sw[rb + kk + 1]! << (32 - sh) : 0);
           sv = (sst[rb + kk]! >>> sh) | (nx ? sst[rb + kk + 1]! << (32 - sh) : 0);
         }
         const n = x1 - x0 + 1;
         if (n < 32) {
           const keep = (1 << n) - 1;
+          pv &= keep;
           wv &= keep;
           sv &= keep;
         }
+        if (!samePale) pale[ob + k] = pv;
         weak[ob + k] = wv;
         strong[ob + k] = sv;
         continue;
@@ -238,10 +316,11 @@ export function warpMasks(
         kx1 = hx >> 5;
       for (let yy = ly; yy <= hy && any === 0; yy++) {
         const rb = yy * ss;
-        for (let kk = kx0; kk <= kx1; kk++) any |= sw[rb + kk]!;
+        for (let kk = kx0; kk <= kx1; kk++) any |= sp[rb + kk]!;
       }
       if (any === 0) continue;
-      let wm = 0,
+      let pm = 0,
+        wm = 0,
         sm = 0;
       for (let x = x0; x <= x1; x++) {
         const sx = Math.floor(rx + ia * x),
@@ -249,14 +328,16 @@ export function warpMasks(
         if (sx < 0 || sy < 0 || sx >= SW || sy >= SH) continue;
         const wi = sy * ss + (sx >>> 5),
           sh = sx & 31;
+        pm |= ((sp[wi]! >>> sh) & 1) << (x - x0);
         wm |= ((sw[wi]! >>> sh) & 1) << (x - x0);
         sm |= ((sst[wi]! >>> sh) & 1) << (x - x0);
       }
+      if (!samePale) pale[ob + k] = pm;
       weak[ob + k] = wm;
       strong[ob + k] = sm;
     }
   }
-  return { width: outW, height: outH, stride, strong, weak };
+  return { width: outW, height: outH, stride, strong, weak, pale };
 }
 
 /** Horizontal 3-px dilation of every row (carry bits across word boundaries). */
@@ -317,9 +398,10 @@ export function diffImages(
   opts: DiffOptions = {},
 ): DiffResult {
   const it = opts.inkThreshold ?? 160,
-    wt = opts.weakThreshold ?? 208;
-  const ma = packInk(a, it, wt);
-  const mb0 = packInk(b, it, wt);
+    wt = opts.weakThreshold ?? 208,
+    pt = opts.paleThreshold ?? Math.max(240, wt);
+  const ma = packInk(a, it, wt, pt);
+  const mb0 = packInk(b, it, wt, pt);
   const mb = warpMasks(mb0, transform, a.width, a.height);
   return diffMasks(ma, mb, coverage(transform, b.width, b.height, a.width, a.height));
 }
@@ -386,41 +468,64 @@ function rangeBits(k: number, lo: number, hi: number): number {
 export function diffMasks(ma: InkMasks, mb: InkMasks, cover?: Coverage): DiffResult {
   const { width, height, stride } = ma;
   if (mb.width !== width || mb.height !== height) throw new Error('Masks must share one frame');
-  for (const m of [ma.strong, ma.weak, mb.strong, mb.weak]) clearPadding(m, stride, height, width);
+  const faintPass = ma.pale !== ma.weak && mb.pale !== mb.weak;
+  for (const m of new Set([ma.strong, ma.weak, ma.pale, mb.strong, mb.weak, mb.pale]))
+    clearPadding(m, stride, height, width);
   const hA = dilateRows(ma.weak, stride, height);
   const hB = dilateRows(mb.weak, stride, height);
+  // Tolerance of the faint pass; without it the strong rule's own arrays (never read below).
+  const pA = faintPass ? dilateRows(ma.pale, stride, height) : hA;
+  const pB = faintPass ? dilateRows(mb.pale, stride, height) : hB;
   const added = new Uint32Array(stride * height);
   const removed = new Uint32Array(stride * height);
   const sA = ma.strong,
-    sB = mb.strong;
+    sB = mb.strong,
+    wA = ma.weak,
+    wB = mb.weak;
   let addedPx = 0,
     removedPx = 0,
-    unionPx = 0;
+    unionPx = 0,
+    faintAddedPx = 0,
+    faintRemovedPx = 0;
   for (let y = 0; y < height; y++) {
     const b = y * stride;
     const up = y > 0 ? b - stride : b,
       dn = y + 1 < height ? b + stride : b;
+    const lo = cover ? cover.lo[y]! : 0,
+      hi = cover ? cover.hi[y]! : width - 1;
     for (let k = 0; k < stride; k++) {
+      // weak ⊇ strong: a word with no weak ink on either side holds no change of either kind.
+      const wa = wA[b + k]!,
+        wb = wB[b + k]!;
+      if ((wa | wb) === 0) continue;
       const sa = sA[b + k]!,
         sb = sB[b + k]!;
       const u = sa | sb;
-      if (u === 0) continue;
-      unionPx += popcount32(u);
-      let rem = sa & ~(hB[up + k]! | hB[b + k]! | hB[dn + k]!);
-      if (cover && rem !== 0) {
-        const lo = cover.lo[y]!,
-          hi = cover.hi[y]!;
-        if (k * 32 < lo || k * 32 + 31 > hi) rem &= rangeBits(k, lo, hi);
+      // Outside B's coverage nothing of A can be judged as removed.
+      const inCover = k * 32 >= lo && k * 32 + 31 <= hi ? -1 : rangeBits(k, lo, hi);
+      let rem = 0,
+        add = 0;
+      if (u !== 0) {
+        unionPx += popcount32(u);
+        rem = sa & ~(hB[up + k]! | hB[b + k]! | hB[dn + k]!) & inCover;
+        add = sb & ~(hA[up + k]! | hA[b + k]! | hA[dn + k]!);
+        if (rem !== 0) removedPx += popcount32(rem);
+        if (add !== 0) addedPx += popcount32(add);
       }
-      const add = sb & ~(hA[up + k]! | hA[b + k]! | hA[dn + k]!);
-      if (rem !== 0) {
-        removed[b + k] = rem;
-        removedPx += popcount32(rem);
+      if (faintPass) {
+        const fa = wb & ~add & ~(pA[up + k]! | pA[b + k]! | pA[dn + k]!);
+        const fr = wa & ~rem & ~(pB[up + k]! | pB[b + k]! | pB[dn + k]!) & inCover;
+        if (fa !== 0) {
+          faintAddedPx += popcount32(fa);
+          add |= fa;
+        }
+        if (fr !== 0) {
+          faintRemovedPx += popcount32(fr);
+          rem |= fr;
+        }
       }
-      if (add !== 0) {
-        added[b + k] = add;
-        addedPx += popcount32(add);
-      }
+      if (rem !== 0) removed[b + k] = rem;
+      if (add !== 0) added[b + k] = add;
     }
   }
   const changed = addedPx + removedPx;
@@ -441,6 +546,7 @@ export function diffMasks(ma: InkMasks, mb: InkMasks, cover?: Coverage): DiffRes
       unchanged_px: unionPx - changed,
       changed_fraction: changedFraction,
     },
+    faint: { added_px: faintAddedPx, removed_px: faintRemovedPx },
     score: 1 - changedFraction,
   };
 }

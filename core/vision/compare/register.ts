@@ -26,13 +26,17 @@ export interface RegisterOptions {
   model?: 'similarity' | 'affine';
   /** Extra candidate scales (B→A) to try at the coarse level, e.g. a known plot-scale ratio. */
   scaleHints?: number[];
-  /** Patch side at full resolution (power of two). Default 128. */
+  /** Patch side at full resolution (power of two). Default 64. */
   patchSize?: number;
+  /** Patch side at the 1/f1 level (power of two). Default 32 (256 full px at f1 = 8). */
+  level1PatchSize?: number;
   /** Patch grid (columns x rows of cells, one patch per cell at most). Default 8 x 6. */
   grid?: [number, number];
   /** Skip the full-resolution round (faster, accuracy ≈ f1/10 px). Default false. */
   coarseOnly?: boolean;
-  /** Level-1 patch rounds as [search radius, inlier threshold] in level px. Default [[24, 3]]. */
+  /** Longest side (level px) of the coarse level used for the global translation. Default 256. */
+  coarseSize?: number;
+  /** Level-1 patch rounds as [search radius, inlier threshold] in level px. Default [[12, 3]]. */
   level1Rounds?: [number, number][];
   /** Full-resolution patch rounds (search radius in px). Default [8]. */
   fullRounds?: number[];
@@ -240,10 +244,64 @@ function levelSampler(lv: InkLevel): Sampler {
   return { f: lv.f, width: lv.width, height: lv.height, level: lv.data };
 }
 
-function sampleAt(s: Sampler, x: number, y: number): number {
-  return s.grey
-    ? sampleGrey(s.grey, s.width, s.height, x, y)
-    : sampleLevel(s.level!, s.width, s.height, x, y);
+/**
+ * Fill a P x P grid with samples of `s` at (x0 + i·ux + j·vx, y0 + i·uy + j·vy), i = column, j = row
+ * (sampler coordinates). One monomorphic loop per sampler kind: a single polymorphic sampleAt call in
+ * the patch loop deoptimised between the level and the full-resolution rounds.
+ */
+function fillGrid(
+  s: Sampler,
+  out: Float64Array,
+  P: number,
+  x0: number,
+  y0: number,
+  ux: number,
+  uy: number,
+  vx: number,
+  vy: number,
+): void {
+  if (s.grey) fillGridGrey(s.grey, s.width, s.height, out, P, x0, y0, ux, uy, vx, vy);
+  else fillGridLevel(s.level!, s.width, s.height, out, P, x0, y0, ux, uy, vx, vy);
+}
+
+function fillGridGrey(
+  d: Uint8Array,
+  W: number,
+  H: number,
+  out: Float64Array,
+  P: number,
+  x0: number,
+  y0: number,
+  ux: number,
+  uy: number,
+  vx: number,
+  vy: number,
+): void {
+  for (let j = 0; j < P; j++) {
+    const rx = x0 + j * vx,
+      ry = y0 + j * vy;
+    for (let i = 0; i < P; i++) out[j * P + i] = sampleGrey(d, W, H, rx + i * ux, ry + i * uy);
+  }
+}
+
+function fillGridLevel(
+  d: Float32Array,
+  W: number,
+  H: number,
+  out: Float64Array,
+  P: number,
+  x0: number,
+  y0: number,
+  ux: number,
+  uy: number,
+  vx: number,
+  vy: number,
+): void {
+  for (let j = 0; j < P; j++) {
+    const rx = x0 + j * vx,
+      ry = y0 + j * vy;
+    for (let i = 0; i < P; i++) out[j * P + i] = sampleLevel(d, W, H, rx + i * ux, ry + i * uy);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -681,17 +739,22 @@ function patchRound(
       va = (s.y - offA) / fa;
     const u0 = Math.round(ua) - P / 2,
       v0 = Math.round(va) - P / 2;
-    for (let y = 0; y < P; y++) {
-      for (let x = 0; x < P; x++) {
-        // full-res A point of this patch pixel, then through inverse transform into B
-        const axf = fa * (u0 + x) + offA,
-          ayf = fa * (v0 + y) + offA;
-        sc.pa[y * P + x] = sampleAt(A, u0 + x, v0 + y);
-        const bxf = inv[0] * axf + inv[1] * ayf + inv[2];
-        const byf = inv[3] * axf + inv[4] * ayf + inv[5];
-        sc.pb[y * P + x] = sampleAt(B, (bxf - offB) / fb, (byf - offB) / fb);
-      }
-    }
+    // A: the level grid itself. B: A's full-res points through the inverse transform, in B's level
+    // coordinates — linear in the patch indices, so a start point and two steps describe it.
+    fillGrid(A, sc.pa, P, u0, v0, 1, 0, 0, 1);
+    const ax0 = fa * u0 + offA,
+      ay0 = fa * v0 + offA;
+    fillGrid(
+      B,
+      sc.pb,
+      P,
+      (inv[0] * ax0 + inv[1] * ay0 + inv[2] - offB) / fb,
+      (inv[3] * ax0 + inv[4] * ay0 + inv[5] - offB) / fb,
+      (inv[0] * fa) / fb,
+      (inv[3] * fa) / fb,
+      (inv[1] * fa) / fb,
+      (inv[4] * fa) / fb,
+    );
     const ea = prepPatch(sc.pa, sc.hann);
     const eb = prepPatch(sc.pb, sc.hann);
     if (ea <= 1e-6 || eb <= 1e-6) continue;
@@ -736,8 +799,9 @@ export function registerImages(
   const given = opts.levels && opts.levels.a.f === f1 && opts.levels.b.f === f1;
   const la = given ? opts.levels!.a : inkDownsample(a, f1);
   const lb = given ? opts.levels!.b : inkDownsample(b, f1);
-  // Coarse level ≤ 256 px on the long side of A, same factor for B.
-  const g = Math.max(1, Math.ceil(Math.max(la.width, la.height) / 256));
+  // Coarse level ≤ coarseSize px on the long side of A, same factor for B; the level-1 round then
+  // searches ±12 level px (±96 full px at f1 = 8) around the coarse estimate.
+  const g = Math.max(1, Math.ceil(Math.max(la.width, la.height) / (opts.coarseSize ?? 256)));
   const ca = downsampleLevel(la, g);
   const cb = downsampleLevel(lb, g);
   const F = ca.f;
@@ -780,8 +844,9 @@ export function registerImages(
 
   // Level-1 patch round (twice: the first fit absorbs rotation/scale, the second tightens it).
   const gridCR = opts.grid ?? [8, 6];
-  const P1 = f1 === 1 ? 64 : 64;
-  const sitesA = choosePatches(la, P1 >> 1, gridCR[0], gridCR[1]);
+  const P1 = opts.level1PatchSize ?? 32;
+  // Sites are chosen with a 32-level-px window whatever the patch size (their spacing, not the FFT size).
+  const sitesA = choosePatches(la, 32, gridCR[0], gridCR[1]);
   const SA = levelSampler(la),
     SB = levelSampler(lb);
   let method = 'phase-correlation/coarse';
@@ -790,7 +855,7 @@ export function registerImages(
     rms = F / 2;
   let confidence = 0;
   let fitted = false;
-  for (const [search, thrLv] of (opts.level1Rounds ?? [[24, 3]]) as [number, number][]) {
+  for (const [search, thrLv] of (opts.level1Rounds ?? [[12, 3]]) as [number, number][]) {
     const ms = patchRound(SA, SB, sitesA, t, P1, search, 0.02);
     const fit = robustFit(ms, thrLv * f1, 'similarity');
     if (!fit || fit.inliers.length < Math.max(3, Math.ceil(sitesA.length * 0.25))) break;
