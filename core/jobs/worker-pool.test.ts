@@ -5,14 +5,19 @@ import {
   createWorkerPool,
   PoolClosedError,
   WorkerCrashedError,
+  WorkerOutOfMemoryError,
   WorkerTaskError,
   type WorkerPool,
 } from './worker-pool';
 import { TEST_REGISTRY_URL, type TestWorkerTasks } from './worker-tasks.test-support';
 
 const pools: WorkerPool<TestWorkerTasks>[] = [];
-function pool(size: number): WorkerPool<TestWorkerTasks> {
-  const p = createWorkerPool<TestWorkerTasks>({ size, registryUrl: TEST_REGISTRY_URL });
+function pool(size: number, maxHeapMb?: number): WorkerPool<TestWorkerTasks> {
+  const p = createWorkerPool<TestWorkerTasks>({
+    size,
+    registryUrl: TEST_REGISTRY_URL,
+    ...(maxHeapMb ? { maxHeapMb } : {}),
+  });
   pools.push(p);
   return p;
 }
@@ -91,6 +96,35 @@ describe('worker pool', () => {
     expect(p.stats()).toMatchObject({ crashed: 2, started: 3, workers: 1 });
   });
 
+  it('a task whose heap runs away ends only its worker, with WorkerOutOfMemoryError, and the pool carries on', async () => {
+    const p = pool(2, 64);
+    const before = await p.run('test.threadId', undefined);
+    // A neighbour task on the other worker must finish untouched.
+    const neighbour = p.run('test.spin', { ms: 500 });
+    const t0 = Date.now();
+    const err = await p.run('test.allocateForever', undefined).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WorkerOutOfMemoryError);
+    expect(err).toBeInstanceOf(WorkerCrashedError); // callers handling crashes still see one
+    expect(err).toMatchObject({ code: 'ERR_WORKER_OUT_OF_MEMORY', maxHeapMb: 64 });
+    expect((err as Error).message).toBe(
+      "The worker running task 'test.allocateForever' crashed: it ran out of its 64 MiB JavaScript heap limit",
+    );
+    expect(Date.now() - t0).toBeLessThan(30_000);
+    await expect(neighbour).resolves.toBeGreaterThan(0);
+    expect(p.stats()).toMatchObject({ crashed: 1, outOfMemory: 1, workers: 1 });
+    // A fresh worker takes the next tasks.
+    const ids = await Promise.all([
+      p.run('test.threadId', undefined),
+      p.run('test.threadId', undefined),
+    ]);
+    expect(ids).not.toContain(undefined);
+    expect(p.stats()).toMatchObject({ workers: 2, started: 3 });
+    expect(new Set([...ids, before]).size).toBeGreaterThanOrEqual(2);
+    await expect(p.run('sha256', { data: new Uint8Array([1, 2, 3]) })).resolves.toMatch(
+      /^[0-9a-f]{64}$/,
+    );
+  });
+
   it('abort terminates the worker running a non-yielding loop and replaces it', async () => {
     const p = pool(1);
     const before = await p.run('test.threadId', undefined);
@@ -122,7 +156,10 @@ describe('worker pool', () => {
     await expect(p.run('test.spin', { ms: 1 })).rejects.toBeInstanceOf(PoolClosedError);
   });
 
-  it('validates its size', () => {
+  it('validates its size and heap limit', () => {
     expect(() => createWorkerPool({ size: 0 })).toThrow(/positive integer for size but received 0/);
+    expect(() => createWorkerPool({ maxHeapMb: 8 })).toThrow(
+      /integer of at least 16 for maxHeapMb but received 8/,
+    );
   });
 });

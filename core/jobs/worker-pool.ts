@@ -7,6 +7,12 @@
 //   never keeps the process alive.
 // - A worker that crashes (uncaught error, process.exit, out of memory) fails only its task with
 //   WorkerCrashedError; the pool drops it and starts a fresh one on the next demand.
+// - Each worker's JS heap is capped (`maxHeapMb`, Node's `resourceLimits`), so a task whose heap
+//   runs away (a hostile PDF that makes pdf.js build an endless operator list, a bug in a pixel
+//   loop that grows a JS array) ends that one worker with WorkerOutOfMemoryError instead of taking
+//   the whole service down when V8 hits the process-wide limit. The limit covers the V8 heap only:
+//   pixel buffers (ArrayBuffers, sharp's and canvas' native memory) live outside it and are bounded
+//   by the input layer's pixel limits and its decompression-bomb checks instead.
 // - Aborting a task's signal while it runs terminates its worker (pure JS loops cannot be
 //   interrupted any other way) and rejects with the signal's reason; a fresh worker replaces it on
 //   the next demand. Aborting a queued task just removes it.
@@ -40,7 +46,25 @@ export interface WorkerPoolOptions {
   workerUrl?: URL;
   /** A module exporting WORKER_TASKS to use instead of the built-in registry (tests). */
   registryUrl?: URL;
+  /**
+   * Most MiB each worker's V8 old generation (its long-lived JS heap) may grow to; a task that needs
+   * more fails with WorkerOutOfMemoryError and its worker is replaced. Default
+   * DEFAULT_WORKER_MAX_HEAP_MB (1024). Example: `createWorkerPool({ size: 2, maxHeapMb: 1536 })`.
+   */
+  maxHeapMb?: number;
 }
+
+/**
+ * Default heap cap per worker, MiB. Measured (node 20, this machine): ingesting a page of the
+ * heaviest fixture sheets (beam proposal S101/S102 at 200 dpi, barber house A102/A103) peaks at
+ * ~125 MiB of V8 heap in the worker; pixel buffers are outside the heap (~40-80 MiB of
+ * ArrayBuffers). 1024 MiB is ~8x that headroom for denser real-world sheets, yet with the default
+ * pool of one worker per core (2 here) a runaway task costs at most ~1 GiB per worker instead of
+ * V8's process default (~4 GiB on this machine), which the service's 2 GiB RSS budget could not absorb.
+ */
+export const DEFAULT_WORKER_MAX_HEAP_MB = 1024;
+/** Node's error code when a worker thread hit its resourceLimits. */
+const WORKER_OOM_CODE = 'ERR_WORKER_OUT_OF_MEMORY';
 
 export interface WorkerPoolStats {
   size: number;
@@ -51,6 +75,8 @@ export interface WorkerPoolStats {
   /** Workers started so far, including replacements. */
   started: number;
   crashed: number;
+  /** Of the crashes, those where a worker ran out of its heap limit. */
+  outOfMemory: number;
   /** Workers terminated because their running task was aborted. */
   aborted: number;
 }
@@ -88,6 +114,21 @@ export class WorkerCrashedError extends Error {
   constructor(task: string, cause: string) {
     super(`The worker running task '${task}' crashed: ${cause}`);
     this.name = 'WorkerCrashedError';
+  }
+}
+
+/**
+ * The worker running a task exceeded its JS heap limit (`maxHeapMb`) and was ended. A
+ * WorkerCrashedError, so code that handles crashes keeps working; `code` tells it apart.
+ */
+export class WorkerOutOfMemoryError extends WorkerCrashedError {
+  readonly code = WORKER_OOM_CODE;
+  constructor(
+    task: string,
+    readonly maxHeapMb: number,
+  ) {
+    super(task, `it ran out of its ${maxHeapMb} MiB JavaScript heap limit`);
+    this.name = 'WorkerOutOfMemoryError';
   }
 }
 
@@ -130,6 +171,12 @@ export function createWorkerPool<R extends WorkerTaskRegistry = WorkerTasks>(
   if (!Number.isInteger(size) || size < 1) {
     throw new RangeError(`Expected a positive integer for size but received ${String(size)}.`);
   }
+  const maxHeapMb = options.maxHeapMb ?? DEFAULT_WORKER_MAX_HEAP_MB;
+  if (!Number.isInteger(maxHeapMb) || maxHeapMb < 16) {
+    throw new RangeError(
+      `Expected an integer of at least 16 for maxHeapMb but received ${String(maxHeapMb)}.`,
+    );
+  }
   const workerUrl = options.workerUrl ?? DEFAULT_WORKER_URL;
   const fromSource = workerUrl.pathname.endsWith('.ts');
 
@@ -137,7 +184,7 @@ export function createWorkerPool<R extends WorkerTaskRegistry = WorkerTasks>(
   const queue: Pending[] = [];
   let nextId = 1;
   let closed = false;
-  const counters = { started: 0, crashed: 0, aborted: 0 };
+  const counters = { started: 0, crashed: 0, outOfMemory: 0, aborted: 0 };
 
   function spawn(): Slot {
     const workerData = {
@@ -145,13 +192,21 @@ export function createWorkerPool<R extends WorkerTaskRegistry = WorkerTasks>(
       ...(options.registryUrl ? { registry: options.registryUrl.href } : {}),
     };
     // execArgv: [] so flags of the parent (e.g. --inspect with a fixed port) are not inherited.
-    const worker = new Worker(fromSource ? BOOTSTRAP_URL : workerUrl, { workerData, execArgv: [] });
+    // resourceLimits: only the old generation is capped; the young generation and the stack keep
+    // V8's defaults (they are small and fixed, not where a runaway task grows).
+    const worker = new Worker(fromSource ? BOOTSTRAP_URL : workerUrl, {
+      workerData,
+      execArgv: [],
+      resourceLimits: { maxOldGenerationSizeMb: maxHeapMb },
+    });
     worker.unref();
     const slot: Slot = { worker, current: undefined, retired: false };
     counters.started++;
     worker.on('message', (msg: TaskResponse) => onMessage(slot, msg));
-    worker.on('error', (err) => onCrash(slot, err.message));
-    worker.on('exit', (code) => onCrash(slot, `exited with code ${code}`));
+    worker.on('error', (err) =>
+      onCrash(slot, err.message, (err as NodeJS.ErrnoException).code === WORKER_OOM_CODE),
+    );
+    worker.on('exit', (code) => onCrash(slot, `exited with code ${code}`, false));
     slots.add(slot);
     return slot;
   }
@@ -168,16 +223,21 @@ export function createWorkerPool<R extends WorkerTaskRegistry = WorkerTasks>(
   }
 
   /** 'error' then 'exit' both arrive for one crash; the first one handles it. */
-  function onCrash(slot: Slot, cause: string): void {
+  function onCrash(slot: Slot, cause: string, outOfMemory: boolean): void {
     if (!slots.delete(slot)) return;
     if (slot.retired) return;
     counters.crashed++;
+    if (outOfMemory) counters.outOfMemory++;
     void slot.worker.terminate();
     const p = slot.current;
     slot.current = undefined;
     if (p) {
       settle(p);
-      p.reject(new WorkerCrashedError(p.task, cause));
+      p.reject(
+        outOfMemory
+          ? new WorkerOutOfMemoryError(p.task, maxHeapMb)
+          : new WorkerCrashedError(p.task, cause),
+      );
     }
     dispatch();
   }

@@ -14,6 +14,11 @@ export const WORKER_TASKS = {
     while (Date.now() < end) n++;
     return n;
   },
+  /** Keeps live JS objects without bound until the worker's heap limit ends it. */
+  'test.allocateForever'(): never {
+    const keep: number[][] = [];
+    for (;;) keep.push(Array.from({ length: 1024 }, (_, i) => i + keep.length));
+  },
   /** The worker thread's id, to tell a replacement worker from the original. */
   'test.threadId'(): number {
     return threadId;
