@@ -8,6 +8,7 @@ import { ApiError, PROBLEMS } from '../domain/errors';
 import { findActiveKey, looksLikeKey } from '../store/repositories/organizations.repository';
 import type { Db } from '../store/db';
 import type { Logger } from '../services/context';
+import { redactingLogger, sanitizeUrl } from './log-redaction';
 import { sendProblem, toApiError } from './problem';
 import { registerIdempotency } from './plugins/idempotency.plugin';
 import { RateLimiter, type RateLimits } from './plugins/rate-limit';
@@ -35,6 +36,9 @@ export interface AppOptions {
 }
 
 export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
+  // Every line this app logs is redacted (signed-URL signatures, Authorization, API keys), also
+  // when the Logger it was given is not wrapped yet (idempotent when it is).
+  const log = redactingLogger(opts.log);
   const app = Fastify({
     serverFactory: opts.serverFactory as never,
     bodyLimit: JSON_BODY_LIMIT,
@@ -182,8 +186,14 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   app.setErrorHandler((error, request, reply) => {
     const apiError = toApiError(error);
     if (apiError.status >= 500) {
-      opts.log.error(
-        { err: error, request_id: request.id, url: request.raw.url },
+      // The URL without credentials: a signed URL's signature is valid for up to an hour.
+      log.error(
+        {
+          err: error,
+          request_id: request.id,
+          method: request.method,
+          url: sanitizeUrl(request.raw.url),
+        },
         'request failed',
       );
     }
