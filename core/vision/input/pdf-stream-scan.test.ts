@@ -290,6 +290,39 @@ describe('scanPdfStreams: damaged files are left to the renderer', () => {
   });
 });
 
+describe('scanPdfStreams: the scan itself stays linear', () => {
+  it('copes in little time with megabytes of `stream` keywords, objects without endstream and unparsable dictionaries', async () => {
+    const junk = Buffer.from('stream\n'.repeat(600_000), 'latin1'); // 4 MiB of keywords
+    const noEnd = Array.from(
+      { length: 30_000 },
+      (_, i) => `${i + 10} 0 obj\n<< /Length 99999999 >>\nstream\nxx\n`,
+    ).join('');
+    const bytes = Buffer.concat([
+      Buffer.from(
+        '%PDF-1.7\n1 0 obj\n<< /Filter /FlateDecode /Broken (unclosed >>\nstream\n',
+        'latin1',
+      ),
+      junk,
+      Buffer.from(
+        'endstream\nendobj\n2 0 obj\n<< /Filter /FlateDecode /Length 10 >>\nstream\n',
+        'latin1',
+      ),
+      junk,
+      Buffer.from(`endstream\nendobj\n${noEnd}`, 'latin1'),
+    ]);
+    const t0 = performance.now();
+    const r = await scanPdfStreams(bytes);
+    const ms = performance.now() - t0;
+    console.log(
+      `${(bytes.length / MiB).toFixed(1)} MiB of hostile structure scanned in ${ms.toFixed(0)} ms`,
+    );
+    // Object 1 (its dictionary does not parse here), object 2 and the 30,000 without endstream.
+    expect(r.streams).toBe(1 + 1 + 30_000);
+    expect(r.inflated).toBe(1); // object 2's data (not zlib: inflates to nothing)
+    expect(ms).toBeLessThan(5_000);
+  }, 30_000);
+});
+
 describe('scanPdfStreams: real drawings', () => {
   it('passes every fixture with the default limits, in little time next to rendering', async () => {
     const files = readdirSync(FIXTURES).filter((f) => f.endsWith('.pdf'));

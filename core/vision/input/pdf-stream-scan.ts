@@ -95,24 +95,38 @@ export async function scanPdfStreams(
     ms: 0,
   };
 
+  const headers = new HeaderTracker(text);
+  const endstreams = new EndstreamFinder(text);
+  // Per object (by where its body starts): how many `stream` keywords were tried, and whether one
+  // of them was its real stream. An object has one stream; later keywords with the same owner lie
+  // inside its data. The tries cap keeps a hostile file (a dictionary that does not parse here,
+  // followed by megabytes of `stream` keywords) from making the scan quadratic.
+  const tried = new Map<number, { tries: number; done: boolean }>();
+
   let from = 0;
   for (;;) {
     const kw = findStreamKeyword(text, from);
     if (kw < 0) break;
-    let dataStart = kw + 6;
-    if (text.charCodeAt(dataStart) === 0x0d) dataStart++;
-    if (text.charCodeAt(dataStart) === 0x0a) dataStart++;
-    const owner = ownerObject(text, kw);
-    const dict = owner ? parseDictAt(text, owner.bodyStart, kw) : undefined;
     // Keep searching right after this keyword, not after the data: a stream's data may hide whole
     // objects that pdf.js's recovery (a broken xref) would still find, and a `stream` inside a
     // string must not make the scan jump over the real stream that follows. A `stream` found
-    // inside binary data is dropped below: it needs an object header and a dictionary right before.
+    // inside binary data is dropped: it needs its own object header and a dictionary right before.
     from = kw + 6;
+    const owner = headers.ownerOf(kw);
     if (!owner) continue; // a `stream` keyword outside any object: nothing can reference it
-    const dataEnd = streamEnd(text, dataStart, dict, objects);
-    if (!dict && !/^\s*<</.test(text.slice(owner.bodyStart, owner.bodyStart + 64))) continue;
-    report.streams++;
+    const state = tried.get(owner.bodyStart) ?? { tries: 0, done: false };
+    tried.set(owner.bodyStart, state);
+    if (state.done || state.tries >= MAX_TRIES_PER_OBJECT) continue;
+    state.tries++;
+    const dict = parseDictAt(text, owner.bodyStart, kw);
+    if (dict) state.done = true;
+    else if (!/^\s*<</.test(text.slice(owner.bodyStart, owner.bodyStart + 64))) continue;
+    let dataStart = kw + 6;
+    while (text.charCodeAt(dataStart) === 0x20) dataStart++;
+    if (text.charCodeAt(dataStart) === 0x0d) dataStart++;
+    if (text.charCodeAt(dataStart) === 0x0a) dataStart++;
+    const dataEnd = streamEnd(text, dataStart, dict, objects, endstreams);
+    if (state.tries === 1) report.streams++; // one object, one stream, however many tries
 
     const plan = inflationPlan(text, owner.bodyStart, kw, dict, objects);
     if (!plan) continue;
@@ -202,21 +216,53 @@ function findStreamKeyword(text: string, from: number): number {
   return -1;
 }
 
-/** Dictionaries longer than this are not real: give up looking for the object header. */
+/** Dictionaries longer than this are not real: read no further looking for their end. */
 const MAX_DICT_CHARS = 1 << 20;
+/** `stream` keywords tried per object before its later ones are taken as lying inside its data. */
+const MAX_TRIES_PER_OBJECT = 8;
 
-/** The `n g obj` header that the stream keyword at `kw` belongs to. */
-function ownerObject(text: string, kw: number): { num: number; bodyStart: number } | undefined {
-  const floor = Math.max(0, kw - MAX_DICT_CHARS);
-  for (let i = text.lastIndexOf('obj', kw); i >= floor; i = text.lastIndexOf('obj', i - 1)) {
-    // The previous object ended after the last header: this `stream` has no object of its own.
-    if (text.startsWith('endobj', i - 3)) return undefined;
-    // `obj` inside a longer token (a name, `objects` in a string): keep looking further back.
-    if (isRegular(text.charCodeAt(i + 3)) || isRegular(text.charCodeAt(i - 1))) continue;
-    const m = /(?<![0-9])(\d+)\s+\d+\s+$/.exec(text.slice(Math.max(0, i - 40), i));
-    if (m) return { num: Number(m[1]), bodyStart: i + 3 };
+/**
+ * The `n g obj` header a `stream` keyword belongs to: the last header before it, unless an `endobj`
+ * came after that header. Keywords are asked for in increasing order, so every `obj` of the file
+ * is looked at once (linear, whatever the file holds).
+ */
+class HeaderTracker {
+  private pending: number;
+  private last: { num: number; bodyStart: number; at: number } | undefined;
+  private lastEnd = -1;
+  constructor(private readonly text: string) {
+    this.pending = text.indexOf('obj');
   }
-  return undefined;
+
+  ownerOf(kw: number): { num: number; bodyStart: number } | undefined {
+    const t = this.text;
+    while (this.pending >= 0 && this.pending < kw) {
+      const i = this.pending;
+      if (t.startsWith('endobj', i - 3)) this.lastEnd = i;
+      else if (!isRegular(t.charCodeAt(i + 3)) && !isRegular(t.charCodeAt(i - 1))) {
+        const m = /(?<![0-9])(\d+)\s+\d+\s+$/.exec(t.slice(Math.max(0, i - 40), i));
+        if (m) this.last = { num: Number(m[1]), bodyStart: i + 3, at: i };
+      }
+      this.pending = t.indexOf('obj', i + 3);
+    }
+    return this.last && this.last.at > this.lastEnd ? this.last : undefined;
+  }
+}
+
+/** `endstream` searches from increasing offsets, answered from the previous search when it can. */
+class EndstreamFinder {
+  private from = -1;
+  private at = -1;
+  constructor(private readonly text: string) {}
+
+  /** Offset of the first `endstream` at or after `from`, or -1. */
+  next(from: number): number {
+    // No `endstream` lies in [this.from, this.at): the previous answer still holds.
+    if (this.from >= 0 && this.from <= from && (this.at >= from || this.at < 0)) return this.at;
+    this.from = from;
+    this.at = this.text.indexOf('endstream', from);
+    return this.at;
+  }
 }
 
 /** Where the stream's data ends (exclusive): by /Length when it lands on `endstream`, else by search. */
@@ -225,6 +271,7 @@ function streamEnd(
   dataStart: number,
   dict: Dict | undefined,
   objs: ObjectIndex,
+  endstreams: EndstreamFinder,
 ): number {
   const declared = dict ? objs.int(dict.get('Length')) : undefined;
   if (declared !== undefined && declared >= 0 && dataStart + declared <= text.length) {
@@ -232,7 +279,7 @@ function streamEnd(
     while (j < text.length && isWhite(text.charCodeAt(j)) && j < dataStart + declared + 4) j++;
     if (text.startsWith('endstream', j)) return dataStart + declared;
   }
-  const e = text.indexOf('endstream', dataStart);
+  const e = endstreams.next(dataStart);
   if (e < 0) return text.length;
   let end = e;
   if (text.charCodeAt(end - 1) === 0x0a) end--;
@@ -343,8 +390,9 @@ class Reader {
       return '(string)';
     }
     if (c === 0x3c) {
-      const j = t.indexOf('>', this.i);
-      if (j < 0 || j >= this.end) throw new Error('hex');
+      let j = this.i;
+      while (j < this.end && t.charCodeAt(j) !== 0x3e) j++;
+      if (j >= this.end) throw new Error('hex');
       this.i = j + 1;
       return '(string)';
     }
@@ -379,7 +427,7 @@ class Reader {
 /** The dictionary between an object header and its `stream` keyword (nothing else may sit between). */
 function parseDictAt(text: string, start: number, kw: number): Dict | undefined {
   try {
-    const r = new Reader(text, start, kw);
+    const r = new Reader(text, start, Math.min(kw, start + MAX_DICT_CHARS));
     const v = r.value();
     if (!isDict(v)) return undefined;
     for (let j = r.i; j < kw; j++) if (!isWhite(text.charCodeAt(j))) return undefined;
@@ -453,7 +501,7 @@ function inflationPlan(
 ): Plan | undefined {
   if (!dict) {
     // The dictionary does not parse here (pdf.js may still read it): fall back on the bytes.
-    const raw = text.slice(bodyStart, kw);
+    const raw = text.slice(bodyStart, Math.min(kw, bodyStart + 64 * 1024));
     return /\/(FlateDecode|Fl)\b/.test(raw)
       ? { before: [], rawSamples: false, needsZlibHeader: true, kind: undefined }
       : undefined;
