@@ -5,6 +5,8 @@ declare module 'autocannon' {
     p50: number;
     p99: number;
     max: number;
+    /** Count of samples (for `requests`: all responses). */
+    total: number;
   }
   interface Result {
     requests: Histogram;

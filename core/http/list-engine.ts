@@ -1,7 +1,12 @@
 import { ApiError, notFound } from '../domain/errors';
 import type { Db } from '../store/db';
 import { existsBeyond, fetchPage, getRow, type Condition, type PageKey } from '../store/list-query';
-import { parseExpand, serializeWithExpansion } from '../services/expand';
+import {
+  parseExpand,
+  serializeWithExpansion,
+  serializeWithExpansionJson,
+  type ExpandTree,
+} from '../services/expand';
 import {
   RESOURCES,
   type ResourceKind,
@@ -153,7 +158,48 @@ function condition(name: string, def: FilterDef, raw: string): Condition {
   }
 }
 
+interface Page {
+  rows: Row[];
+  tree: ExpandTree;
+  meta: ListResponse['_meta'];
+}
+
+/** The list envelope as an object (callers that post-process items). */
 export function runList(endpoint: ListEndpoint, req: ListRequest): ListResponse {
+  const page = loadPage(endpoint, req);
+  return {
+    data: serializeWithExpansion(
+      req.db,
+      req.organizationId,
+      endpoint.kind,
+      page.rows,
+      page.tree,
+      req.serialize,
+    ),
+    _meta: page.meta,
+  };
+}
+
+/**
+ * The list envelope as JSON text, byte for byte `JSON.stringify(runList(...))`, built without the
+ * object tree: each distinct nested record of the page is stringified once and spliced (an expanded
+ * overlay page repeats the same 2 sheets, 2 drawings and 1 job 100–200 times). List routes send
+ * this string as the body, so Fastify does not serialize it again.
+ */
+export function runListJson(endpoint: ListEndpoint, req: ListRequest): string {
+  const page = loadPage(endpoint, req);
+  const items = serializeWithExpansionJson(
+    req.db,
+    req.organizationId,
+    endpoint.kind,
+    page.rows,
+    page.tree,
+    req.serialize,
+  );
+  return `{"data":[${items.join(',')}],"_meta":${JSON.stringify(page.meta)}}`;
+}
+
+function loadPage(endpoint: ListEndpoint, req: ListRequest): Page {
   const { query } = req;
   const cursorRaw = single(query, 'cursor');
   const limitRaw = single(query, 'limit');
@@ -216,7 +262,7 @@ export function runList(endpoint: ListEndpoint, req: ListRequest): ListResponse 
   const base = { table: def.table, organizationId: req.organizationId, conditions };
   const direction = cursor?.d === 'b' ? 'before' : 'after';
   const key: PageKey | null = cursor ? { created_at: cursor.k[0], id: cursor.k[1] } : null;
-  const page = fetchPage<Row>(req.db, { ...base, limit, direction, key });
+  const page = fetchPage<Row>(req.db, { ...base, limit, direction, key, columns: def.columns });
 
   const make = (row: PageKey, d: 'a' | 'b'): string =>
     req.cursors.encode({
@@ -245,15 +291,5 @@ export function runList(endpoint: ListEndpoint, req: ListRequest): ListResponse 
     if (existsBeyond(req.db, base, anchor, 'after')) next = make(anchor, 'a');
   }
 
-  return {
-    data: serializeWithExpansion(
-      req.db,
-      req.organizationId,
-      endpoint.kind,
-      page.rows,
-      tree,
-      req.serialize,
-    ),
-    _meta: { next, prev, limit },
-  };
+  return { rows: page.rows, tree, meta: { next, prev, limit } };
 }

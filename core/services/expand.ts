@@ -85,7 +85,7 @@ export function serializeWithExpansion(
     const ids = rows
       .map((r) => r[relation.column])
       .filter((v): v is string => typeof v === 'string');
-    const loaded = getRows<Row>(db, target.table, organizationId, ids);
+    const loaded = getRows<Row>(db, target.table, organizationId, ids, target.columns);
     const loadedRows = [...loaded.values()];
     const expanded = serializeWithExpansion(
       db,
@@ -100,6 +100,94 @@ export function serializeWithExpansion(
       const id = r[relation.column];
       out[i]![field] = typeof id === 'string' ? (byId.get(id) ?? null) : null;
     });
+  }
+  return out;
+}
+
+/**
+ * Per-page memo of serialized records, keyed by resource kind and the expansion below it: a record
+ * referenced from many rows of a page (the same sheet and drawing under 200 blocks, the same job
+ * under 100 overlays) is loaded and stringified once, then spliced in as text.
+ */
+export type JsonCache = Map<string, Map<string, string>>;
+
+/**
+ * The same result as `JSON.stringify` of each item of `serializeWithExpansion`, byte for byte, but
+ * built as text: each row's own fields are stringified once, and each expanded record's JSON is
+ * taken from `cache` (loading only the ids not yet in it) and appended as `,"field":<json>` before
+ * the closing brace — the position `serializeWithExpansion` gives a newly added key. A reference
+ * that loads nothing (deleted, or another organization's) is `null`, as there.
+ */
+export function serializeWithExpansionJson(
+  db: Db,
+  organizationId: string,
+  kind: ResourceKind,
+  rows: readonly Row[],
+  tree: ExpandTree,
+  ctx: SerializeContext,
+  cache: JsonCache = new Map(),
+): string[] {
+  const def = RESOURCES[kind];
+  const fields = Object.entries(tree);
+  const out = new Array<string>(rows.length);
+  if (fields.length === 0) {
+    for (let i = 0; i < rows.length; i++) out[i] = JSON.stringify(def.toApi(rows[i]!, ctx));
+    return out;
+  }
+  const expansions = fields.map(([field, subtree]) => {
+    const relation = def.relations[field]!;
+    const target = RESOURCES[relation.kind];
+    const cacheKey = `${relation.kind}:${JSON.stringify(subtree)}`;
+    let known = cache.get(cacheKey);
+    if (!known) {
+      known = new Map();
+      cache.set(cacheKey, known);
+    }
+    const missing: string[] = [];
+    for (const r of rows) {
+      const id = r[relation.column];
+      if (typeof id === 'string' && !known.has(id)) missing.push(id);
+    }
+    if (missing.length > 0) {
+      const loaded = [
+        ...getRows<Row>(db, target.table, organizationId, missing, target.columns).values(),
+      ];
+      const json = serializeWithExpansionJson(
+        db,
+        organizationId,
+        relation.kind,
+        loaded,
+        subtree,
+        ctx,
+        cache,
+      );
+      loaded.forEach((r, i) => known.set(r.id, json[i]!));
+      for (const id of missing) if (!known.has(id)) known.set(id, 'null');
+    }
+    return { field, key: `,${JSON.stringify(field)}:`, column: relation.column, known };
+  });
+  for (let i = 0; i < rows.length; i++) {
+    const r = rows[i]!;
+    const obj = def.toApi(r, ctx);
+    let tail = '';
+    let collides = false;
+    for (const x of expansions) {
+      if (Object.hasOwn(obj, x.field)) collides = true;
+      const id = r[x.column];
+      tail += x.key + (typeof id === 'string' ? (x.known.get(id) ?? 'null') : 'null');
+    }
+    if (collides) {
+      // An own field named like the expansion: the object path overwrites it in place. No resource
+      // has one today; keep the result identical anyway if one is ever added.
+      for (const x of expansions) {
+        const id = r[x.column];
+        obj[x.field] = JSON.parse(typeof id === 'string' ? (x.known.get(id) ?? 'null') : 'null');
+      }
+      out[i] = JSON.stringify(obj);
+      continue;
+    }
+    const own = JSON.stringify(obj);
+    out[i] = own === '{}' ? `{${tail.slice(1)}}` : `${own.slice(0, -1)}${tail}}`;
   }
   return out;
 }

@@ -36,6 +36,12 @@ export interface ResourceDef {
   /** Human noun used in error details. */
   noun: string;
   toApi(row: Row, ctx: SerializeContext): Record<string, unknown>;
+  /**
+   * The columns `toApi` reads (and nothing more): lists and expansions select only these, so a
+   * page does not carry internal columns (organization_id, overrides, …) through SQLite and V8.
+   * resources.test.ts checks that `toApi` reads no other column.
+   */
+  columns: readonly string[];
   /** Expandable fields: API field name (without `_id`) → relation. */
   relations: Record<string, Relation>;
 }
@@ -47,6 +53,7 @@ export const RESOURCES: Record<ResourceKind, ResourceDef> = {
   project: {
     kind: 'project',
     table: 'projects',
+    columns: ['id', 'name', 'description', 'created_at', 'updated_at'],
     noun: 'project',
     relations: {},
     toApi: (r) => ({
@@ -60,6 +67,19 @@ export const RESOURCES: Record<ResourceKind, ResourceDef> = {
   file: {
     kind: 'file',
     table: 'files',
+    columns: [
+      'id',
+      'project_id',
+      'filename',
+      'content_type',
+      'size_bytes',
+      'declared_size',
+      'sha256',
+      'status',
+      'object_key',
+      'created_at',
+      'updated_at',
+    ],
     noun: 'file',
     relations: { project: { column: 'project_id', kind: 'project' } },
     toApi: (r, ctx) => ({
@@ -78,6 +98,18 @@ export const RESOURCES: Record<ResourceKind, ResourceDef> = {
   drawing: {
     kind: 'drawing',
     table: 'drawings',
+    columns: [
+      'id',
+      'project_id',
+      'name',
+      'file_id',
+      'revision',
+      'status',
+      'sheet_count',
+      'job_id',
+      'created_at',
+      'updated_at',
+    ],
     noun: 'drawing',
     relations: {
       file: { column: 'file_id', kind: 'file' },
@@ -100,6 +132,24 @@ export const RESOURCES: Record<ResourceKind, ResourceDef> = {
   sheet: {
     kind: 'sheet',
     table: 'sheets',
+    columns: [
+      'id',
+      'drawing_id',
+      'project_id',
+      'page_index',
+      'sheet_number',
+      'title',
+      'discipline',
+      'revision',
+      'image_key',
+      'thumbnail_key',
+      'width',
+      'height',
+      'dpi',
+      'text_source',
+      'created_at',
+      'updated_at',
+    ],
     noun: 'sheet',
     relations: {
       drawing: { column: 'drawing_id', kind: 'drawing' },
@@ -127,6 +177,21 @@ export const RESOURCES: Record<ResourceKind, ResourceDef> = {
   block: {
     kind: 'block',
     table: 'blocks',
+    columns: [
+      'id',
+      'sheet_id',
+      'drawing_id',
+      'project_id',
+      'type',
+      'image_key',
+      'description',
+      'bbox',
+      'identifier',
+      'title',
+      'scale',
+      'created_at',
+      'updated_at',
+    ],
     noun: 'block',
     relations: {
       sheet: { column: 'sheet_id', kind: 'sheet' },
@@ -152,6 +217,24 @@ export const RESOURCES: Record<ResourceKind, ResourceDef> = {
   overlay: {
     kind: 'overlay',
     table: 'overlays',
+    columns: [
+      'id',
+      'project_id',
+      'job_id',
+      'block_a_id',
+      'block_b_id',
+      'score',
+      'images',
+      'width',
+      'height',
+      'transform',
+      'alignment',
+      'stats',
+      'has_changes',
+      'change_count',
+      'created_at',
+      'updated_at',
+    ],
     noun: 'overlay',
     relations: {
       block_a: { column: 'block_a_id', kind: 'block' },
@@ -187,6 +270,23 @@ export const RESOURCES: Record<ResourceKind, ResourceDef> = {
   change: {
     kind: 'change',
     table: 'changes',
+    columns: [
+      'id',
+      'overlay_id',
+      'project_id',
+      'bbox',
+      'kind',
+      'category',
+      'area_px',
+      'confidence',
+      'text_before',
+      'text_after',
+      'description',
+      'review_status',
+      'note',
+      'created_at',
+      'updated_at',
+    ],
     noun: 'change',
     relations: {
       overlay: { column: 'overlay_id', kind: 'overlay' },
@@ -213,6 +313,19 @@ export const RESOURCES: Record<ResourceKind, ResourceDef> = {
   symbol: {
     kind: 'symbol',
     table: 'symbols',
+    columns: [
+      'id',
+      'project_id',
+      'job_id',
+      'sheet_id',
+      'block_id',
+      'label',
+      'bbox',
+      'confidence',
+      'rotation',
+      'created_at',
+      'updated_at',
+    ],
     noun: 'symbol',
     relations: {
       sheet: { column: 'sheet_id', kind: 'sheet' },
@@ -237,6 +350,24 @@ export const RESOURCES: Record<ResourceKind, ResourceDef> = {
   job: {
     kind: 'job',
     table: 'jobs',
+    columns: [
+      'id',
+      'project_id',
+      'type',
+      'status',
+      'target_type',
+      'target_id',
+      'parent_id',
+      'progress_completed',
+      'progress_total',
+      'result',
+      'error',
+      'credits_charged',
+      'created_at',
+      'updated_at',
+      'started_at',
+      'finished_at',
+    ],
     noun: 'job',
     relations: {
       parent: { column: 'parent_id', kind: 'job' },
@@ -264,6 +395,7 @@ export const RESOURCES: Record<ResourceKind, ResourceDef> = {
   ledger: {
     kind: 'ledger',
     table: 'credit_ledger',
+    columns: ['id', 'amount', 'reason', 'job_id', 'created_at'],
     noun: 'ledger entry',
     relations: { job: { column: 'job_id', kind: 'job' } },
     toApi: (r) => ({
@@ -278,6 +410,7 @@ export const RESOURCES: Record<ResourceKind, ResourceDef> = {
   webhook: {
     kind: 'webhook',
     table: 'webhooks',
+    columns: ['id', 'url', 'events', 'created_at', 'updated_at'],
     noun: 'webhook',
     relations: {},
     toApi: (r) => ({
@@ -291,6 +424,20 @@ export const RESOURCES: Record<ResourceKind, ResourceDef> = {
   webhook_delivery: {
     kind: 'webhook_delivery',
     table: 'webhook_deliveries',
+    columns: [
+      'id',
+      'webhook_id',
+      'event_id',
+      'type',
+      'status',
+      'attempts',
+      'last_status_code',
+      'last_error',
+      'next_attempt_at',
+      'delivered_at',
+      'created_at',
+      'updated_at',
+    ],
     noun: 'webhook delivery',
     relations: { webhook: { column: 'webhook_id', kind: 'webhook' } },
     toApi: (r) => ({

@@ -1,10 +1,10 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { notFound } from '../../domain/errors';
 import { getRow } from '../../store/list-query';
 import { parseExpand, serializeWithExpansion } from '../../services/expand';
 import { RESOURCES, type ResourceKind, type Row } from '../../services/resources';
-import { runList, type ListEndpoint } from '../list-engine';
+import { runListJson, type ListEndpoint } from '../list-engine';
 import { orgOf, serializeContext, type HttpDeps } from '../deps';
 import { addRoute } from '../router';
 import type { TSchema } from '@sinclair/typebox';
@@ -63,15 +63,27 @@ export function listRoute(
     tags: [tag],
     querystring: queryDoc(endpoint),
     responses: { 200: Type.Object({ data: Type.Array(item), _meta: Type.Any() }) },
-    handler: async (request) =>
-      runList(endpoint, {
+    handler: async (request, reply) => {
+      const body = runListJson(endpoint, {
         organizationId: orgOf(request),
         query: request.query as Record<string, unknown>,
         db: deps.db,
         cursors: deps.cursors,
         serialize: serializeContext(deps, request),
-      }),
+      });
+      return sendJsonText(reply, body);
+    },
   });
+}
+
+/**
+ * Sends text that already is the JSON body, with the content type Fastify gives a serialized
+ * object (`application/json; charset=utf-8`): a string with a JSON content type is sent as is,
+ * not passed through the serializer again.
+ */
+export function sendJsonText(reply: FastifyReply, body: string): string {
+  reply.type('application/json; charset=utf-8');
+  return body;
 }
 
 /** Loads one record of the caller's organization or throws 404 (another organization's ids too). */

@@ -3,10 +3,10 @@ import type { FastifyInstance } from 'fastify';
 import { RESOURCES } from '../../services/resources';
 import { createWebhook, WEBHOOK_EVENT_TYPES } from '../../services/webhooks.service';
 import { deleteWebhook } from '../../store/repositories/webhooks.repository';
-import { runList, type ListEndpoint } from '../list-engine';
+import { runListJson, type ListEndpoint } from '../list-engine';
 import { orgOf, serializeContext, type HttpDeps } from '../deps';
 import { addRoute } from '../router';
-import { getOneRoute, IdParams, listRoute, loadOwned } from './resource-reads';
+import { getOneRoute, IdParams, listRoute, loadOwned, sendJsonText } from './resource-reads';
 
 // Webhook subscriptions and their delivery log (contract §10). The signing secret is returned once,
 // by POST; GET never shows it (the resource table's webhook object has no secret field).
@@ -173,16 +173,17 @@ export function webhooksRoutes(app: FastifyInstance, deps: HttpDeps): void {
       expand: Type.Optional(Type.String({ description: 'webhook' })),
     }),
     responses: { 200: Type.Object({ data: Type.Array(WebhookDelivery), _meta: Type.Any() }) },
-    handler: async (request) => {
+    handler: async (request, reply) => {
       const { id } = request.params as { id: string };
       const row = loadOwned(deps, request, 'webhook', id);
-      return runList(deliveriesEndpoint(row.id), {
+      const body = runListJson(deliveriesEndpoint(row.id), {
         organizationId: orgOf(request),
         query: { ...(request.query as Record<string, unknown>), webhook_id: row.id },
         db: deps.db,
         cursors: deps.cursors,
         serialize: serializeContext(deps, request),
       });
+      return sendJsonText(reply, body);
     },
   });
 }
