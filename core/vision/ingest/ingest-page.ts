@@ -31,7 +31,8 @@ export interface IngestedPage {
   thumbnailWebp: Uint8Array;
 }
 
-// A worker keeps the document it is working on open between pages (pdf.js parses the xref once).
+// A worker keeps the document it is working on open between pages (PDFium and pdf.js parse the
+// xref once; the PDFium instance itself lives as long as the worker thread).
 let cached: { key: string; doc: InputDocument } | undefined;
 
 export async function openCached(

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { PageRaster } from '../types';
 import { InputError } from './input-errors';
-import { DEFAULT_DPI, openDocument, pixelSize, rgbaToGrey, textItemBox } from './pdf.adapter';
+import { DEFAULT_DPI, openDocument, pixelSize, textItemBox } from './pdf.adapter';
 import { buildPdf } from './synthetic-inputs';
 
 const FIXTURES = fileURLToPath(new URL('../../../../shared/fixtures/drawings/', import.meta.url));
@@ -218,35 +218,6 @@ describe('pdf.adapter geometry on synthetic pages', () => {
   it('pixelSize rounds instead of truncating', () => {
     expect(pixelSize(2448, 1584, 200)).toEqual({ width: 6800, height: 4400 });
     expect(pixelSize(2592, 1728, DEFAULT_DPI)).toEqual({ width: 7200, height: 4800 });
-  });
-
-  it('rgbaToGrey matches a per-pixel reference on every length and offset (word path and tail)', () => {
-    for (const n of [1, 3, 4, 5, 8, 13, 64]) {
-      const rgba = new Uint8Array(n * 4);
-      for (let i = 0; i < n; i++) {
-        const white = i % 3 !== 1;
-        rgba.set(
-          white ? [255, 255, 255, 255] : [(i * 37) & 255, (i * 91) & 255, (i * 53) & 255, 255],
-          i * 4,
-        );
-      }
-      const ref = Array.from({ length: n }, (_, i) => {
-        const [r, g, b] = [rgba[i * 4]!, rgba[i * 4 + 1]!, rgba[i * 4 + 2]!];
-        return (r * 77 + g * 150 + b * 29) >> 8;
-      });
-      expect([...rgbaToGrey(rgba, n, 1)]).toEqual(ref);
-      // An output view at an odd offset takes the byte path.
-      const backing = new Uint8Array(n + 1);
-      expect([...rgbaToGrey(rgba, n, 1, backing.subarray(1))]).toEqual(ref);
-    }
-  });
-
-  it('rgbaToGrey converts with Rec.601 weights and keeps white white', () => {
-    const rgba = Uint8Array.from([
-      255, 255, 255, 255, 0, 0, 0, 255, 255, 0, 0, 255, 0, 255, 0, 255, 0, 0, 255, 255, 128, 128,
-      128, 255,
-    ]);
-    expect([...rgbaToGrey(rgba, 3, 2)]).toEqual([255, 0, 76, 149, 28, 128]);
   });
 });
 

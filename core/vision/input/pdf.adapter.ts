@@ -1,49 +1,51 @@
-// PDF input via pdf.js (pdfjs-dist 5.6, legacy build for Node 20) rendering into @napi-rs/canvas (Skia).
+// PDF input: pages are rasterised by PDFium (WebAssembly, pdfium.adapter.ts) straight into an 8-bit grey
+// bitmap; the text layer comes from pdf.js (pdfjs-dist 5.6, legacy build for Node 20), opened lazily on
+// the first pageText() call, because its `getTextContent` runs are what the title-block and block
+// readers are built on (see bench/ingest/README.md for the measured trade-off).
 //
-// Streaming: a handle keeps only the parsed document; each renderPage() allocates one canvas, reads it
-// back as grey, frees the canvas and calls page.cleanup(), so peak memory is about one page's RGBA canvas
-// (4 B/px) plus its grey copy (1 B/px): ~140 MB for a 34x22 in sheet at 200 dpi.
+// Streaming: a handle keeps only the parsed document(s); each renderPage() allocates one grey bitmap in
+// the WASM heap, copies it out and frees it, so peak memory is about two grey copies of one page
+// (1 B/px each): ~60 MB for a 34x22 in sheet at 200 dpi.
 //
-// Units: page sizes in PDF points (1/72 in) after /Rotate, crop box and /UserUnit; rasters and text boxes
-// in sheet pixels at the requested dpi, origin top-left, x right, y down.
+// Units: page sizes in PDF points (1/72 in) after /Rotate and crop box; rasters and text boxes in sheet
+// pixels at the requested dpi, origin top-left, x right, y down. Both come from PDFium's page box, and
+// pdf.js text is mapped onto it, so text always lands on the raster's ink.
 
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type * as PdfJsModule from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { PDFDocumentProxy, PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { PageRaster, TextItem } from '../types';
-import {
-  InputError,
-  type InputLimits,
-  pageTooLarge,
-  resolveLimits,
-  withTimeout,
-} from './input-errors';
+import { InputError, type InputLimits, resolveLimits, withTimeout } from './input-errors';
+import { PdfiumDocument } from './pdfium.adapter';
 
 /**
  * Default render resolution for review of 24x36 in (and 22x34 in) sheets, in dots per inch.
  *
  * Why 200 (figures from bench/ingest/bench-ingest.ts, see bench/ingest/README.md):
- *  - Thin lines. CAD fine pens are 0.13-0.18 mm (0.005-0.007 in). pdf.js (like PDFium) widens any
+ *  - Thin lines. CAD fine pens are 0.13-0.18 mm (0.005-0.007 in). PDFium (like pdf.js) widens any
  *    stroke thinner than one device pixel to one pixel, so hairlines never vanish, but a 1-px line that
  *    straddles two pixel columns comes out as two ~50 % greys (core 127, right at a mid-grey threshold).
- *    Measured worst-case line core over 40 sub-pixel positions (0 black, 255 white):
+ *    Measured worst-case line core over 40 sub-pixel positions (0 black, 255 white; pdf.js figures,
+ *    PDFium's differ by at most 1):
  *      0.007 in (0.18 mm): 121 at 150 dpi (faint), 76 at 200 (solid), 0 at 300;
  *      0.005 in (0.13 mm): 127 at 150 and 200, 64 at 300;  0.010 in: 63 at 150, 0 at 200 and 300.
  *    So 200 is the lowest dpi at which the common 0.18 mm and 0.25 mm pens render with a solid core at
  *    every position; 300 only helps the 0.13 mm pen. Lettering: 3/32 in text is 19 px tall at 200 dpi.
- *  - Memory. A 36x24 in sheet is 19.4 MP at 150, 34.6 MP at 200 and 77.8 MP at 300 dpi; the render
- *    canvas is RGBA (4 B/px) plus a 1 B/px grey copy: ~97 / 173 / 389 MB per page. A compare holds two
- *    sheets and an overlay; 300 dpi would push one compare towards the 1.5 GiB budget.
+ *  - Memory. A 36x24 in sheet is 19.4 MP at 150, 34.6 MP at 200 and 77.8 MP at 300 dpi; rendering
+ *    takes a 1 B/px grey bitmap plus its copy out of the WASM heap: ~39 / 69 / 156 MB per page. A
+ *    compare holds two sheets and an overlay; 300 dpi would push one compare towards the 1.5 GiB budget.
  *  - Time. Rasterisation and every later per-pixel step (align, diff, encode) scale with pixels: 200 costs
- *    1.8x 150 and 300 costs 2.25x 200. (pdf.js's own content/image processing is dpi-independent and
- *    dominates on image-heavy sheets: beam proposal S101 took ~10-11 s at 150, 200 and 300 alike.)
+ *    1.8x 150 and 300 costs 2.25x 200.
  * Configurable per call (`renderPage(i, { dpi })`) as the contract requires.
  */
 export const DEFAULT_DPI = 200;
 
 export interface PageInfo {
-  /** Page width and height in PDF points after /Rotate, crop box and /UserUnit (as printed). */
+  /**
+   * Page width and height in PDF points after /Rotate and crop box (as printed). /UserUnit is not
+   * applied (PDFium ignores it; no drawing set seen uses it).
+   */
   widthPt: number;
   heightPt: number;
   /** The page's /Rotate, normalised to 0, 90, 180 or 270. */
@@ -59,13 +61,13 @@ export interface RenderOptions {
 }
 
 export interface RenderTimings {
-  /** getPage: page dictionary lookup. */
+  /** FPDF_LoadPage: page dictionary lookup and content stream parse. */
   pageMs: number;
-  /** page.render(): content stream parse into operators, image decoding, canvas calls (Skia records). */
+  /** Progressive render into the grey bitmap (image decoding, paths, text, annotations). */
   renderMs: number;
-  /** canvas.data(): Skia flushes the recorded drawing and rasterises; the RGBA readback. */
+  /** Copy of the grey bitmap out of the WASM heap. */
   readbackMs: number;
-  /** RGBA to grey. */
+  /** Colour to grey: 0, PDFium renders grey directly (kept so bench tables stay comparable). */
   greyMs: number;
 }
 
@@ -138,50 +140,6 @@ function checkDpi(dpi: number): void {
   }
 }
 
-/**
- * RGBA (premultiplied over opaque white, so alpha is 255) → 8-bit grey with Rec.601 luma in integer
- * arithmetic: (77 R + 150 G + 29 B) >> 8. Works on 32-bit words: four RGBA pixels in, one word of four
- * grey pixels out, and short-cuts runs of pure white (~95 % of a drawing). Measured on a 7.5 MP sheet:
- * 32-74 ms vs 52-115 ms for a per-pixel loop and 250-590 ms for sharp's toColourspace('b-w')
- * (bench/ingest/README.md); it also needs no second RGBA-sized buffer.
- */
-export function rgbaToGrey(
-  rgba: Uint8Array,
-  width: number,
-  height: number,
-  out?: Uint8Array,
-): Uint8Array {
-  const n = width * height;
-  if (rgba.length < n * 4)
-    throw new RangeError(`RGBA buffer holds ${rgba.length} bytes, expected ${n * 4}`);
-  const grey = out ?? new Uint8Array(n);
-  const aligned = rgba.byteOffset % 4 === 0 ? rgba : rgba.slice();
-  const px = new Uint32Array(aligned.buffer, aligned.byteOffset, n);
-  // Word writes need a 4-byte-aligned output; an unaligned view (rare) takes the byte loop below.
-  const n4 = grey.byteOffset % 4 === 0 ? n & ~3 : 0;
-  const g32 = new Uint32Array(grey.buffer, n4 > 0 ? grey.byteOffset : 0, n4 >> 2);
-  let i = 0;
-  for (let w = 0; i < n4; i += 4, w++) {
-    const a = px[i]!;
-    const b = px[i + 1]!;
-    const c = px[i + 2]!;
-    const d = px[i + 3]!;
-    if ((a & b & c & d) === -1) {
-      g32[w] = 0xffffffff; // four white pixels
-    } else {
-      // Little-endian: pixel i is the low byte of the grey word.
-      g32[w] = (luma(a) | (luma(b) << 8) | (luma(c) << 16) | (luma(d) << 24)) >>> 0;
-    }
-  }
-  for (; i < n; i++) grey[i] = luma(px[i]!);
-  return grey;
-}
-
-/** Rec.601 luma of one little-endian RGBA word (R in the low byte). */
-function luma(v: number): number {
-  return ((v & 0xff) * 77 + ((v >>> 8) & 0xff) * 150 + ((v >>> 16) & 0xff) * 29) >>> 8;
-}
-
 /** Pixel size of a page of wPt x hPt points at dpi. Rounded (not floored) so 2448 pt @ 200 dpi is 6800 px, not 6799. */
 export function pixelSize(
   widthPt: number,
@@ -200,24 +158,48 @@ export async function openDocument(
 ): Promise<PdfDocumentHandle> {
   const limits = resolveLimits(opts);
   if (!hasPdfEofMarker(bytes)) throw new InputError('truncated_file', TRUNCATED_DETAIL);
+  const raster = await withTimeout(
+    PdfiumDocument.open(bytes, limits),
+    limits.openTimeoutMs,
+    'Opening the PDF',
+  ).catch((e: unknown) => {
+    throw mapPdfError(e);
+  });
+  const pageCount = raster.pageCount;
+  if (pageCount === 0) {
+    await raster.close();
+    throw new InputError(
+      'no_pages',
+      'The PDF contains no pages. Export the drawing again with at least one sheet.',
+    );
+  }
+  if (pageCount > limits.maxPages) {
+    await raster.close();
+    throw new InputError(
+      'too_many_pages',
+      `The PDF has ${pageCount} pages; the limit is ${limits.maxPages} pages per drawing. Split it into smaller sets and upload each.`,
+    );
+  }
+  return new PdfDocument(raster, bytes, limits);
+}
 
+/** pdf.js document for the text layer; opened on first use from a private copy of the bytes. */
+async function openTextDocument(
+  bytes: Uint8Array,
+  limits: Required<InputLimits>,
+): Promise<PDFDocumentProxy> {
   const pdfjs = await loadPdfJs();
   // pdf.js takes ownership of (and may detach) the buffer it is given: hand it a private copy.
-  const data = new Uint8Array(bytes);
   const task = pdfjs.getDocument({
-    data,
+    data: new Uint8Array(bytes),
     ...pdfjsAssetDirs(),
     isEvalSupported: false, // never compile font programs with new Function()
-    disableFontFace: true, // Node: glyphs are drawn as paths, no FontFace API
+    disableFontFace: true, // Node: no FontFace API
     useSystemFonts: false, // identical output on every machine; standard fonts come from the package
-    // An embedded image larger than the page limit is skipped (pdf.js draws nothing for it) instead of
-    // being decoded: the same decompression-bomb bound as for image files.
-    maxImageSize: limits.maxPixels,
     verbosity: 0, // errors only; warnings about odd but readable PDFs would flood the log
   });
-  let doc: PDFDocumentProxy;
   try {
-    doc = await withTimeout(
+    return await withTimeout(
       task.promise,
       limits.openTimeoutMs,
       'Opening the PDF',
@@ -227,42 +209,57 @@ export async function openDocument(
     void task.destroy().catch(() => {});
     throw mapPdfError(e);
   }
-
-  const pageCount = doc.numPages;
-  if (pageCount === 0) {
-    await doc.destroy();
-    throw new InputError(
-      'no_pages',
-      'The PDF contains no pages. Export the drawing again with at least one sheet.',
-    );
-  }
-  if (pageCount > limits.maxPages) {
-    await doc.destroy();
-    throw new InputError(
-      'too_many_pages',
-      `The PDF has ${pageCount} pages; the limit is ${limits.maxPages} pages per drawing. Split it into smaller sets and upload each.`,
-    );
-  }
-  return new PdfJsDocument(doc, pageCount, limits);
 }
 
-class PdfJsDocument implements PdfDocumentHandle {
+class PdfDocument implements PdfDocumentHandle {
   private closed = false;
+  private text: Promise<PDFDocumentProxy> | undefined;
 
   constructor(
-    private readonly doc: PDFDocumentProxy,
-    readonly pageCount: number,
+    private readonly raster: PdfiumDocument,
+    /** Kept (not copied) only until the text layer is opened. */
+    private bytes: Uint8Array | undefined,
     private readonly limits: Required<InputLimits>,
   ) {}
 
-  private async page(index: number): Promise<PDFPageProxy> {
+  get pageCount(): number {
+    return this.raster.pageCount;
+  }
+
+  private checkOpen(): void {
     if (this.closed) throw new Error('PdfDocumentHandle used after close()');
+  }
+
+  async pageInfo(index: number): Promise<PageInfo> {
+    this.checkOpen();
+    return this.raster.pageInfo(index);
+  }
+
+  async renderPage(index: number, opts: RenderOptions = {}): Promise<PageRaster> {
+    this.checkOpen();
+    const dpi = opts.dpi ?? DEFAULT_DPI;
+    checkDpi(dpi);
+    return this.raster.renderPage(index, {
+      dpi,
+      maxPixels: opts.maxPixels ?? this.limits.maxPixels,
+      pixelSize,
+      ...(opts.timings ? { timings: opts.timings } : {}),
+    });
+  }
+
+  private async textPage(index: number): Promise<PDFPageProxy> {
+    this.checkOpen();
     if (!Number.isInteger(index) || index < 0 || index >= this.pageCount) {
       throw new RangeError(`Page index ${index} is out of range 0..${this.pageCount - 1}`);
     }
+    if (!this.text) {
+      this.text = openTextDocument(this.bytes!, this.limits);
+      this.bytes = undefined;
+    }
+    const doc = await this.text;
     try {
       return await withTimeout(
-        this.doc.getPage(index + 1),
+        doc.getPage(index + 1),
         this.limits.openTimeoutMs,
         `Reading page ${index + 1}`,
         undefined,
@@ -273,82 +270,18 @@ class PdfJsDocument implements PdfDocumentHandle {
     }
   }
 
-  async pageInfo(index: number): Promise<PageInfo> {
-    const page = await this.page(index);
-    const vp = page.getViewport({ scale: 1 });
-    return { widthPt: vp.width, heightPt: vp.height, rotate: ((page.rotate % 360) + 360) % 360 };
-  }
-
-  async renderPage(index: number, opts: RenderOptions = {}): Promise<PageRaster> {
-    const dpi = opts.dpi ?? DEFAULT_DPI;
-    checkDpi(dpi);
-    const maxPixels = opts.maxPixels ?? this.limits.maxPixels;
-    const t0 = performance.now();
-    const page = await this.page(index);
-    const t1 = performance.now();
-    const base = page.getViewport({ scale: 1 });
-    const { width, height } = pixelSize(base.width, base.height, dpi);
-    // Refuse before any canvas is allocated or content stream parsed.
-    if (width * height > maxPixels) {
-      throw pageTooLarge({
-        pageIndex: index,
-        widthIn: base.width / 72,
-        heightIn: base.height / 72,
-        dpi,
-        widthPx: width,
-        heightPx: height,
-        maxPixels,
-      });
-    }
-    // Scale each axis so the viewport lands exactly on the rounded pixel size.
-    const viewport = page.getViewport({ scale: dpi / 72 });
-    const factory = this.doc.canvasFactory as unknown as CanvasFactoryLike;
-    const cc = factory.create(width, height);
-    try {
-      const task = page.render({
-        canvas: cc.canvas as unknown as HTMLCanvasElement,
-        canvasContext: cc.context as unknown as CanvasRenderingContext2D,
-        viewport,
-        background: 'rgb(255,255,255)',
-        intent: 'display',
-        // ENABLE: markup annotations are drawn. Revisions are often issued as markups (clouds,
-        // added members and callouts drawn as FreeText/Square annotations — the beam proposal's
-        // S101 column is one); a reviewer must see them and the comparison must find them.
-        annotationMode: 1,
-      });
-      try {
-        await withTimeout(
-          task.promise,
-          this.limits.pageTimeoutMs,
-          `Rendering page ${index + 1}`,
-          () => task.cancel(),
-          index,
-        );
-      } catch (e) {
-        throw mapPdfError(e, index);
-      }
-      const t2 = performance.now();
-      // Skia rasterises lazily: much of the pixel work happens inside data() (see bench/ingest/README.md).
-      const rgba = (cc.canvas as unknown as { data(): Uint8Array }).data();
-      const t3 = performance.now();
-      const grey = rgbaToGrey(rgba, width, height);
-      if (opts.timings) {
-        opts.timings.pageMs = t1 - t0;
-        opts.timings.renderMs = t2 - t1;
-        opts.timings.readbackMs = t3 - t2;
-        opts.timings.greyMs = performance.now() - t3;
-      }
-      return { width, height, data: grey, dpi, index, widthPt: base.width, heightPt: base.height };
-    } finally {
-      factory.destroy(cc);
-      page.cleanup();
-    }
-  }
-
   async pageText(index: number, dpi: number = DEFAULT_DPI): Promise<TextItem[]> {
     checkDpi(dpi);
-    const page = await this.page(index);
+    const page = await this.textPage(index);
+    const info = await this.raster.pageInfo(index);
+    const { width, height } = pixelSize(info.widthPt, info.heightPt, dpi);
     const viewport = page.getViewport({ scale: dpi / 72 });
+    // Map pdf.js's viewport onto PDFium's raster, which spans exactly width x height pixels (the page
+    // box scaled per axis to the rounded size), so text boxes land on the rendered glyphs.
+    const sx = width / viewport.width;
+    const sy = height / viewport.height;
+    const v = viewport.transform as number[];
+    const vt = [v[0]! * sx, v[1]! * sy, v[2]! * sx, v[3]! * sy, v[4]! * sx, v[5]! * sy];
     let content: Awaited<ReturnType<PDFPageProxy['getTextContent']>>;
     try {
       content = await withTimeout(
@@ -364,12 +297,7 @@ class PdfJsDocument implements PdfDocumentHandle {
     const out: TextItem[] = [];
     for (const item of content.items) {
       if (!('str' in item) || item.str.trim() === '') continue;
-      const t = textItemBox(
-        item.transform as number[],
-        item.width,
-        item.height,
-        viewport.transform as number[],
-      );
+      const t = textItemBox(item.transform as number[], item.width, item.height, vt);
       out.push({ text: item.str, ...t });
     }
     page.cleanup();
@@ -379,13 +307,11 @@ class PdfJsDocument implements PdfDocumentHandle {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.doc.destroy();
+    this.bytes = undefined;
+    const text = this.text;
+    await this.raster.close();
+    if (text) await (await text.catch(() => undefined))?.destroy();
   }
-}
-
-interface CanvasFactoryLike {
-  create(width: number, height: number): { canvas: unknown; context: unknown };
-  destroy(cc: { canvas: unknown; context: unknown }): void;
 }
 
 /** Apply the affine matrix m = [a b c d e f] to (x, y). */

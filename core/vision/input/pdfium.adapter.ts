@@ -1,0 +1,429 @@
+// PDF rasterisation with PDFium compiled to WebAssembly (@embedpdf/pdfium, MIT; PDFium Apache-2.0).
+//
+// Why PDFium and not pdf.js + Skia (bench/ingest/README.md): PDFium renders straight into an 8-bit grey
+// bitmap (1 B/px, no RGBA canvas, no readback copy, no RGBA-to-grey pass) and decodes images in compiled
+// code, so it is faster on image-heavy sheets and needs about a quarter of the memory. pdf.js stays for
+// the text layer (pdf.adapter.ts).
+//
+// One WASM instance per thread (module-level singleton; every worker of the pool has its own), loaded
+// from node_modules on first use: the .wasm is read from disk, never fetched. All PDFium calls of an
+// instance are serialised (`exclusive`): rendering yields to the event loop between progressive-render
+// steps (for the time budget), and two renders must not interleave on one instance.
+//
+// Units: page sizes in PDF points (1/72 in) after /Rotate and the crop box, as PDFium reports them;
+// rasters in sheet pixels, origin top-left, x right, y down.
+
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import type { PageRaster } from '../types';
+import { InputError, pageTooLarge, withTimeout, type InputLimits } from './input-errors';
+
+/** The subset of the PDFium C API (through emscripten cwrap) used here. Pointers are heap offsets. */
+interface PdfiumApi {
+  pdfium: {
+    HEAPU8: Uint8Array;
+    HEAP32: Int32Array;
+    HEAPF32: Float32Array;
+    wasmExports: { malloc(size: number): number; free(ptr: number): void };
+    addFunction(fn: (...args: number[]) => number, sig: string): number;
+  };
+  PDFiumExt_Init(): void;
+  FPDF_GetLastError(): number;
+  FPDF_LoadMemDocument(ptr: number, size: number, password: string): number;
+  FPDF_CloseDocument(doc: number): void;
+  FPDF_GetPageCount(doc: number): number;
+  FPDF_LoadPage(doc: number, index: number): number;
+  FPDF_ClosePage(page: number): void;
+  FPDF_GetPageWidthF(page: number): number;
+  FPDF_GetPageHeightF(page: number): number;
+  FPDF_GetPageSizeByIndexF(doc: number, index: number, sizePtr: number): boolean;
+  /** embedpdf extension: the page's /Rotate as 0..3 quarter turns, without parsing its content. */
+  EPDF_GetPageRotationByIndex(doc: number, index: number): number;
+  FPDFBitmap_CreateEx(w: number, h: number, format: number, first: number, stride: number): number;
+  FPDFBitmap_Destroy(bitmap: number): void;
+  FPDFBitmap_FillRect(
+    bitmap: number,
+    l: number,
+    t: number,
+    w: number,
+    h: number,
+    c: number,
+  ): boolean;
+  FPDFBitmap_GetBuffer(bitmap: number): number;
+  FPDFBitmap_GetStride(bitmap: number): number;
+  FPDF_RenderPageBitmap_Start(
+    bitmap: number,
+    page: number,
+    startX: number,
+    startY: number,
+    sizeX: number,
+    sizeY: number,
+    rotate: number,
+    flags: number,
+    pause: number,
+  ): number;
+  FPDF_RenderPage_Continue(page: number, pause: number): number;
+  FPDF_RenderPage_Close(page: number): void;
+}
+
+// fpdfview.h / fpdf_progressive.h constants.
+const FPDF_ERR_SUCCESS = 0;
+const FPDF_ERR_FILE = 2;
+const FPDF_ERR_FORMAT = 3;
+const FPDF_ERR_PASSWORD = 4;
+const FPDF_ERR_SECURITY = 5;
+const FPDF_ERR_PAGE = 6;
+const FPDFBitmap_Gray = 1;
+/** Draw annotation appearance streams: revisions are often issued as markups (clouds, FreeText, Square). */
+const FPDF_ANNOT = 0x01;
+const FPDF_RENDER_TOBECONTINUED = 1;
+const FPDF_RENDER_FAILED = 3;
+/** How long one progressive-render step may run before PDFium is asked to pause, ms. */
+const RENDER_SLICE_MS = 50;
+
+interface Instance {
+  api: PdfiumApi;
+  /** IFSDK_PAUSE struct in the heap: { int version; NeedToPauseNow*; void* user }. */
+  pause: number;
+  /** FS_SIZEF scratch in the heap: { float width; float height }. */
+  size: number;
+  /** performance.now() after which NeedToPauseNow answers yes. */
+  pauseAt: number;
+  /** Tail of the chain that serialises calls on this instance. */
+  queue: Promise<unknown>;
+  /** Set when the instance trapped (WASM RuntimeError): its heap can no longer be trusted. */
+  broken: boolean;
+}
+
+let instancePromise: Promise<Instance> | undefined;
+
+/**
+ * Path of pdfium.wasm inside the installed package. In a packaged Electron app node_modules sits in
+ * app.asar, which worker threads cannot read: electron-builder unpacks the package (asarUnpack) and
+ * the unpacked copy is preferred when it exists.
+ */
+export function pdfiumWasmPath(): string {
+  const require = createRequire(import.meta.url);
+  const p = require.resolve('@embedpdf/pdfium/pdfium.wasm');
+  const unpacked = p.replace(/([\\/])app\.asar([\\/])/, '$1app.asar.unpacked$2');
+  return unpacked !== p && existsSync(unpacked) ? unpacked : p;
+}
+
+async function createInstance(): Promise<Instance> {
+  const [{ init }, wasmBinary] = await Promise.all([
+    import('@embedpdf/pdfium') as unknown as Promise<{
+      init(o: { wasmBinary: ArrayBuffer }): Promise<PdfiumApi>;
+    }>,
+    readFile(pdfiumWasmPath()),
+  ]);
+  const api = await init({
+    wasmBinary: wasmBinary.buffer.slice(
+      wasmBinary.byteOffset,
+      wasmBinary.byteOffset + wasmBinary.byteLength,
+    ) as ArrayBuffer,
+  });
+  api.PDFiumExt_Init();
+  const inst: Instance = {
+    api,
+    pause: 0,
+    size: 0,
+    pauseAt: Infinity,
+    queue: Promise.resolve(),
+    broken: false,
+  };
+  const needToPause = api.pdfium.addFunction(
+    () => (performance.now() >= inst.pauseAt ? 1 : 0),
+    'ii',
+  );
+  inst.pause = api.pdfium.wasmExports.malloc(12);
+  inst.size = api.pdfium.wasmExports.malloc(8);
+  const h32 = api.pdfium.HEAP32;
+  h32[inst.pause >> 2] = 1; // version
+  h32[(inst.pause >> 2) + 1] = needToPause;
+  h32[(inst.pause >> 2) + 2] = 0;
+  return inst;
+}
+
+/** The thread's PDFium instance (compiled on first use, ~0.1-0.3 s; a fresh one after a trap). */
+function getInstance(): Promise<Instance> {
+  instancePromise ??= createInstance().catch((e: unknown) => {
+    instancePromise = undefined;
+    throw e;
+  });
+  return instancePromise;
+}
+
+/** Run `fn` alone on the instance; a WASM trap retires the instance so the next document gets a new one. */
+function exclusive<T>(inst: Instance, fn: () => Promise<T> | T): Promise<T> {
+  const run = inst.queue.then(async () => {
+    if (inst.broken) throw new Error('PDFium instance was retired after a WebAssembly trap');
+    try {
+      return await fn();
+    } catch (e) {
+      if (e instanceof WebAssembly.RuntimeError) {
+        inst.broken = true;
+        if (instancePromise && (await instancePromise.catch(() => undefined)) === inst) {
+          instancePromise = undefined;
+        }
+      }
+      throw e;
+    }
+  });
+  inst.queue = run.catch(() => {});
+  return run;
+}
+
+function corrupt(what: string, reason: string, pageIndex?: number, cause?: unknown): InputError {
+  return new InputError(
+    'corrupt_file',
+    `${what} could not be read: its structure is damaged (${reason}). Re-export the drawing to PDF and upload it again.`,
+    {
+      ...(pageIndex === undefined ? {} : { pageIndex }),
+      ...(cause === undefined ? {} : { cause }),
+    },
+  );
+}
+
+/** Map FPDF_GetLastError() after a failed FPDF_LoadMemDocument to the input layer's error. */
+function loadError(code: number): InputError {
+  if (code === FPDF_ERR_PASSWORD || code === FPDF_ERR_SECURITY) {
+    return new InputError(
+      'encrypted_pdf',
+      code === FPDF_ERR_PASSWORD
+        ? 'The PDF is password-protected. Open it with its password, save or print an unprotected copy, and upload that copy.'
+        : 'The PDF is protected with a security handler that cannot be opened (password-protected or DRM). Save or print an unprotected copy and upload that copy.',
+    );
+  }
+  const reason =
+    code === FPDF_ERR_FORMAT
+      ? 'not a valid PDF structure'
+      : code === FPDF_ERR_FILE
+        ? 'the file could not be read'
+        : code === FPDF_ERR_PAGE
+          ? 'a page could not be found'
+          : `PDFium error ${code}`;
+  return corrupt('The PDF', reason);
+}
+
+export interface PdfiumPageInfo {
+  /** Page width and height in PDF points after /Rotate and the crop box (as printed). */
+  widthPt: number;
+  heightPt: number;
+  /** The page's /Rotate, normalised to 0, 90, 180 or 270. */
+  rotate: number;
+}
+
+export interface PdfiumRenderOptions {
+  dpi: number;
+  maxPixels: number;
+  /** Pixel size of the raster (the caller's rounding of the page size at dpi). */
+  pixelSize(widthPt: number, heightPt: number, dpi: number): { width: number; height: number };
+  timings?: { pageMs: number; renderMs: number; readbackMs: number; greyMs: number };
+}
+
+/**
+ * An open PDFium document. Owns the PDF bytes copied into the WASM heap and the FPDF_DOCUMENT; pages
+ * and bitmaps live only inside one call. close() frees everything (idempotent).
+ */
+export class PdfiumDocument {
+  private closed = false;
+
+  private constructor(
+    private readonly inst: Instance,
+    private readonly doc: number,
+    private readonly bytesPtr: number,
+    readonly pageCount: number,
+    private readonly limits: Required<InputLimits>,
+  ) {}
+
+  /** Load `bytes` (copied into the WASM heap). Throws InputError corrupt_file / encrypted_pdf. */
+  static async open(bytes: Uint8Array, limits: Required<InputLimits>): Promise<PdfiumDocument> {
+    const inst = await getInstance();
+    return exclusive(inst, () => {
+      const { api } = inst;
+      const ptr = api.pdfium.wasmExports.malloc(bytes.byteLength);
+      if (!ptr) throw corrupt('The PDF', 'too large to load into memory');
+      api.pdfium.HEAPU8.set(bytes, ptr);
+      const doc = api.FPDF_LoadMemDocument(ptr, bytes.byteLength, '');
+      if (!doc) {
+        const code = api.FPDF_GetLastError();
+        api.pdfium.wasmExports.free(ptr);
+        throw loadError(code === FPDF_ERR_SUCCESS ? FPDF_ERR_FORMAT : code);
+      }
+      return new PdfiumDocument(inst, doc, ptr, api.FPDF_GetPageCount(doc), limits);
+    });
+  }
+
+  private checkIndex(index: number): void {
+    if (this.closed) throw new Error('PdfDocumentHandle used after close()');
+    if (!Number.isInteger(index) || index < 0 || index >= this.pageCount) {
+      throw new RangeError(`Page index ${index} is out of range 0..${this.pageCount - 1}`);
+    }
+  }
+
+  /** FPDF_LoadPage with the input layer's error; the caller closes the page. */
+  private loadPage(index: number): number {
+    const page = this.inst.api.FPDF_LoadPage(this.doc, index);
+    if (!page) {
+      throw corrupt(
+        `Page ${index + 1} of the PDF`,
+        `PDFium error ${this.inst.api.FPDF_GetLastError()}`,
+        index,
+      );
+    }
+    return page;
+  }
+
+  /** Page size and /Rotate from the page dictionary alone (no content parsing). */
+  pageInfo(index: number): Promise<PdfiumPageInfo> {
+    this.checkIndex(index);
+    return exclusive(this.inst, () => {
+      const { api, size } = this.inst;
+      if (!api.FPDF_GetPageSizeByIndexF(this.doc, index, size)) {
+        throw corrupt(`Page ${index + 1} of the PDF`, 'the page could not be found', index);
+      }
+      const f32 = api.pdfium.HEAPF32;
+      return {
+        widthPt: f32[size >> 2]!,
+        heightPt: f32[(size >> 2) + 1]!,
+        rotate: (api.EPDF_GetPageRotationByIndex(this.doc, index) & 3) * 90,
+      };
+    });
+  }
+
+  /**
+   * One page as 8-bit grey (0 black .. 255 white) at opts.dpi, annotations drawn, /Rotate and crop box
+   * applied. Refuses with page_too_large before any bitmap is allocated. Progressive rendering pauses
+   * every RENDER_SLICE_MS so the time budget is enforced between steps (processing_timeout).
+   */
+  renderPage(index: number, opts: PdfiumRenderOptions): Promise<PageRaster> {
+    this.checkIndex(index);
+    const { dpi, maxPixels } = opts;
+    const run = exclusive(this.inst, async () => {
+      if (this.closed) throw new Error('PdfDocumentHandle used after close()');
+      const inst = this.inst;
+      const { api } = inst;
+      const t0 = performance.now();
+      const page = this.loadPage(index);
+      let bitmap = 0;
+      let rendering = false;
+      try {
+        const widthPt = api.FPDF_GetPageWidthF(page);
+        const heightPt = api.FPDF_GetPageHeightF(page);
+        const { width, height } = opts.pixelSize(widthPt, heightPt, dpi);
+        if (width * height > maxPixels) {
+          throw pageTooLarge({
+            pageIndex: index,
+            widthIn: widthPt / 72,
+            heightIn: heightPt / 72,
+            dpi,
+            widthPx: width,
+            heightPx: height,
+            maxPixels,
+          });
+        }
+        const t1 = performance.now();
+        bitmap = api.FPDFBitmap_CreateEx(width, height, FPDFBitmap_Gray, 0, 0);
+        if (!bitmap) {
+          throw new InputError(
+            'page_too_large',
+            `Page ${index + 1} at ${dpi} dpi (${width} x ${height} px) does not fit in the renderer's memory. Render it at a lower dpi or split the page.`,
+            { pageIndex: index },
+          );
+        }
+        api.FPDFBitmap_FillRect(bitmap, 0, 0, width, height, 0xffffffff);
+        // The budget covers the content parse (FPDF_LoadPage) too, and is checked between render steps.
+        // One step cannot be interrupted: decoding a large image may overrun the budget by its length.
+        const deadline = t0 + this.limits.pageTimeoutMs;
+        const checkDeadline = () => {
+          if (performance.now() <= deadline) return;
+          throw new InputError(
+            'processing_timeout',
+            `Rendering page ${index + 1} did not finish within ${Math.round(this.limits.pageTimeoutMs / 1000)} s; the file is probably malformed or far more complex than a drawing sheet. Re-export it (e.g. "Print to PDF") and upload it again.`,
+            { pageIndex: index },
+          );
+        };
+        checkDeadline();
+        // Whole bitmap = whole page: PDFium scales each axis to the rounded pixel size, applies the
+        // page's /Rotate (rotate argument 0 = as the page says) and clips to the crop box.
+        inst.pauseAt = performance.now() + RENDER_SLICE_MS;
+        rendering = true;
+        let status = api.FPDF_RenderPageBitmap_Start(
+          bitmap,
+          page,
+          0,
+          0,
+          width,
+          height,
+          0,
+          FPDF_ANNOT,
+          inst.pause,
+        );
+        while (status === FPDF_RENDER_TOBECONTINUED) {
+          // Let timers (the time budget, cancellation, heartbeats) run between steps.
+          await new Promise<void>((r) => setImmediate(r));
+          checkDeadline();
+          inst.pauseAt = performance.now() + RENDER_SLICE_MS;
+          status = api.FPDF_RenderPage_Continue(page, inst.pause);
+        }
+        inst.pauseAt = Infinity;
+        if (status === FPDF_RENDER_FAILED) {
+          throw corrupt(`Page ${index + 1} of the PDF`, 'rendering failed', index);
+        }
+        const t2 = performance.now();
+        // Copy out of the WASM heap (the bitmap is freed below; the heap may grow and move later).
+        const stride = api.FPDFBitmap_GetStride(bitmap);
+        const buf = api.FPDFBitmap_GetBuffer(bitmap);
+        const heap = api.pdfium.HEAPU8;
+        let grey: Uint8Array;
+        if (stride === width) {
+          grey = heap.slice(buf, buf + width * height);
+        } else {
+          grey = new Uint8Array(width * height);
+          for (let y = 0; y < height; y++) {
+            grey.set(heap.subarray(buf + y * stride, buf + y * stride + width), y * width);
+          }
+        }
+        if (opts.timings) {
+          opts.timings.pageMs = t1 - t0;
+          opts.timings.renderMs = t2 - t1;
+          opts.timings.readbackMs = performance.now() - t2;
+          opts.timings.greyMs = 0; // rendered as grey: no conversion pass
+        }
+        return { width, height, data: grey, dpi, index, widthPt, heightPt };
+      } finally {
+        inst.pauseAt = Infinity;
+        if (rendering) api.FPDF_RenderPage_Close(page);
+        if (bitmap) api.FPDFBitmap_Destroy(bitmap);
+        api.FPDF_ClosePage(page);
+      }
+    });
+    // The loop above enforces the budget between steps; this also bounds the wait for the instance.
+    return withTimeout(
+      run,
+      this.limits.pageTimeoutMs + this.limits.openTimeoutMs,
+      `Rendering page ${index + 1}`,
+      undefined,
+      index,
+    );
+  }
+
+  close(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    this.closed = true;
+    return exclusive(this.inst, () => {
+      this.inst.api.FPDF_CloseDocument(this.doc);
+      this.inst.api.pdfium.wasmExports.free(this.bytesPtr);
+    }).catch(() => {
+      /* a retired instance is dropped whole; nothing left to free */
+    });
+  }
+}
+
+/** Bytes of this thread's WASM heap (0 before first use). For leak tests: the heap never shrinks. */
+export async function pdfiumHeapBytes(): Promise<number> {
+  if (!instancePromise) return 0;
+  const inst = await instancePromise;
+  return inst.api.pdfium.HEAPU8.byteLength;
+}
