@@ -153,7 +153,7 @@ export async function scanPdfStreams(
     }
     if (n > maxStreamBytes) {
       throw bomb(
-        `${what} inflates to more than ${size(maxStreamBytes)}, the limit for one stream (one byte per pixel of the ${mpOf(maxPixels)} page limit)`,
+        `${what} inflates to more than ${size(maxStreamBytes)}, the limit for one stream${limits.maxStreamBytes === undefined ? ` (one byte per pixel of the ${mpOf(maxPixels)} page limit)` : ''}`,
       );
     }
     if (report.inflatedBytes > maxTotalBytes) {
