@@ -11,11 +11,20 @@
 // scale — another paper size prints the same layout at another scale); each block pair is then
 // diffed through it, and re-registered on its own only when the sheet transform leaves it
 // visibly different (a view moved on the sheet), keeping whichever explains the ink better.
+// The pixel work is compare-pipeline.adapter's two stages: diffStage packs the block's window straight
+// from the sheet images (no crop copies on the main path), finishStage renders and encodes the five
+// images of the chosen alignment only, each encode on a libvips thread while JS renders the next.
 import type { GreyImage } from '../vision/types';
-import { compareImages, type CompareResult } from '../vision/compare/compare';
-import { renderOverlay } from '../vision/compare/diff';
-import { registerImages, invertAffine, type Affine } from '../vision/compare/register';
-import { decodeGrey, encodeGreyPng, encodeRgbPng } from '../vision/compare/encode.adapter';
+import type { CompareResult } from '../vision/compare/compare';
+import {
+  diffStage,
+  finishStage,
+  inkLevelVips,
+  type DiffStage,
+} from '../vision/compare/compare-pipeline.adapter';
+import { findRegions } from '../vision/compare/regions';
+import { registerImages, invertAffine, levelFactor, type Affine } from '../vision/compare/register';
+import { decodeGrey } from '../vision/compare/encode.adapter';
 import { pairBlocks, type BlockBox, type BlockInfo, type BlockPair } from '../services/pairing';
 
 export interface SheetSource {
@@ -138,29 +147,31 @@ export function sourceBox(
   return { x: x0, y: y0, width: x1 - x0, height: y1 - y0 };
 }
 
-/** The diff of A's block against B, through the sheet transform (B sheet px → A sheet px). */
+/** The diff of A's block against B, through the sheet transform: windows of both sheets, no copies. */
 function diffThroughSheet(
   A: GreyImage,
   B: GreyImage,
   aBox: BlockBox,
   sheetT: readonly number[],
-  withImages: boolean,
-  alignmentConfidence = 1,
-) {
-  const aCrop = cropGrey(A, aBox);
+): Promise<DiffStage> {
   const src = sourceBox(aBox, sheetT, B.width, B.height);
-  const bCrop = cropGrey(B, src);
-  // B crop px → A crop px: shift into B's sheet, through the sheet transform, shift into A's crop.
+  // B window px → A window px: shift into B's sheet, through the sheet transform, shift into A's box.
   const t = thenShift(afterShift(sheetT, src.x, src.y), -aBox.x, -aBox.y);
-  const r = compareImages(aCrop, bCrop, {
+  return diffStage(A, B, {
     skipRegistration: true,
     transform: t,
-    overlays: withImages ? ['combined', 'additions', 'deletions'] : [],
-    alignedB: withImages,
-    regions: { alignmentConfidence },
+    windowA: aBox,
+    windowB: src,
   });
-  return { r, aCrop, bCrop, src };
 }
+
+const ALL_IMAGES = [
+  'combined',
+  'combined_colorblind',
+  'additions',
+  'deletions',
+  'aligned_b',
+] as const;
 
 export async function compareBlockPairs(args: ComparePairArgs): Promise<ComparePairOut> {
   const timings: Record<string, number> = {};
@@ -170,8 +181,8 @@ export async function compareBlockPairs(args: ComparePairArgs): Promise<CompareP
     timings[k] = Math.round((timings[k] ?? 0) + t - t0);
     t0 = t;
   };
-  const A = await decodeGrey(args.a.path);
-  const B = await decodeGrey(args.b.path);
+  // Both sheets at once (two libvips pipelines on the libuv pool).
+  const [A, B] = await Promise.all([decodeGrey(args.a.path), decodeGrey(args.b.path)]);
   lap('decode');
   const byIdA = new Map(args.blocksA.map((b) => [b.id, b]));
   const byIdB = new Map(args.blocksB.map((b) => [b.id, b]));
@@ -181,7 +192,10 @@ export async function compareBlockPairs(args: ComparePairArgs): Promise<CompareP
   if (args.given) {
     pairs = args.given.map((g) => ({ ...g, method: 'given' as const, confidence: 1 }));
   } else {
-    const reg = registerImages(A, B);
+    // Registration levels shrunk inside libvips (both sheets in parallel), not in JS.
+    const f1 = levelFactor(Math.max(A.width, A.height, B.width, B.height));
+    const levels = f1 > 1 ? await Promise.all([inkLevelVips(A, f1), inkLevelVips(B, f1)]) : null;
+    const reg = registerImages(A, B, levels ? { levels: { a: levels[0], b: levels[1] } } : {});
     lap('register');
     sheet = {
       transform: reg.transform.map((v) => round(v)),
@@ -198,11 +212,11 @@ export async function compareBlockPairs(args: ComparePairArgs): Promise<CompareP
     const ba = byIdA.get(pair.block_a_id)!;
     const bb = byIdB.get(pair.block_b_id)!;
     const aBox = ba.bbox;
-    let best: { r: CompareResult; sheetT: Affine; alignment: AlignmentOut } | undefined;
+    let best: { st: DiffStage; sheetT: Affine; alignment: AlignmentOut } | undefined;
     if (sheet) {
-      const d = diffThroughSheet(A, B, aBox, sheet.transform, true);
+      const st = await diffThroughSheet(A, B, aBox, sheet.transform);
       best = {
-        r: d.r,
+        st,
         sheetT: sheet.transform as Affine,
         alignment: {
           method: `sheet:${sheet.method}`,
@@ -212,35 +226,30 @@ export async function compareBlockPairs(args: ComparePairArgs): Promise<CompareP
       };
       lap('diff');
     }
-    if (!best || best.r.score < REFINE_BELOW || best.alignment.confidence < LOW_CONFIDENCE) {
+    if (!best || best.st.diff.score < REFINE_BELOW || best.alignment.confidence < LOW_CONFIDENCE) {
       // Register the block on its own: its B region (through the sheet transform when known, else
-      // block B's own box) against A's crop.
+      // block B's own box) against A's crop. Registration needs whole images, so these are copies.
       const src = sheet ? sourceBox(aBox, sheet.transform, B.width, B.height, 48) : { ...bb.bbox };
-      const aCrop = cropGrey(A, aBox);
-      const bCrop = cropGrey(B, src);
-      const r = compareImages(aCrop, bCrop, {
-        overlays: ['combined', 'additions', 'deletions'],
-        alignedB: true,
-      });
+      const st = await diffStage(cropGrey(A, aBox), cropGrey(B, src));
       lap('refine');
-      const sheetT = thenShift(afterShift(r.transform, -src.x, -src.y), aBox.x, aBox.y);
+      const sheetT = thenShift(afterShift(st.transform, -src.x, -src.y), aBox.x, aBox.y);
       const better =
         !best ||
-        (r.alignment.confidence >= 0.5 && r.score > best.r.score + 0.01) ||
+        (st.alignment.confidence >= 0.5 && st.diff.score > best.st.diff.score + 0.01) ||
         (best.alignment.confidence < LOW_CONFIDENCE &&
-          r.alignment.confidence > best.alignment.confidence);
+          st.alignment.confidence > best.alignment.confidence);
       if (better)
         best = {
-          r,
+          st,
           sheetT,
           alignment: {
-            method: `block:${r.alignment.method}`,
-            confidence: round(r.alignment.confidence, 3),
-            residual_px: round(r.alignment.residual_px, 3),
+            method: `block:${st.alignment.method}`,
+            confidence: round(st.alignment.confidence, 3),
+            residual_px: round(st.alignment.residual_px, 3),
           },
         };
     }
-    const { r, sheetT, alignment } = best!;
+    const { st, sheetT, alignment } = best!;
     if (alignment.confidence < LOW_CONFIDENCE) {
       alignment.low_confidence = true;
       alignment.warning =
@@ -248,27 +257,29 @@ export async function compareBlockPairs(args: ComparePairArgs): Promise<CompareP
     }
     // Block B crop px → overlay px.
     const blockT = thenShift(afterShift(sheetT, bb.bbox.x, bb.bbox.y), -aBox.x, -aBox.y);
+    // The five images of the chosen alignment only; regions are found while the last encodes run.
+    const fin = await finishStage(st, { images: [...ALL_IMAGES] });
+    // Own copies: the worker moves each one's whole ArrayBuffer back to the main thread.
+    const u8 = (b: Buffer | undefined) => new Uint8Array(b!);
     const png = {
-      combined: new Uint8Array(await encodeRgbPng(r.overlays.combined!)),
-      combined_colorblind: new Uint8Array(
-        await encodeRgbPng(renderOverlay(r.diff, 'combined', 'colorblind')),
-      ),
-      addition: new Uint8Array(await encodeRgbPng(r.overlays.additions!)),
-      deletion: new Uint8Array(await encodeRgbPng(r.overlays.deletions!)),
-      aligned_b: new Uint8Array(await encodeGreyPng(r.alignedB!)),
+      combined: u8(fin.pngs.combined),
+      combined_colorblind: u8(fin.pngs.combined_colorblind),
+      addition: u8(fin.pngs.additions),
+      deletion: u8(fin.pngs.deletions),
+      aligned_b: u8(fin.pngs.aligned_b),
     };
     lap('encode');
     overlays.push({
       block_a_id: pair.block_a_id,
       block_b_id: pair.block_b_id,
       pair,
-      width: r.width,
-      height: r.height,
+      width: st.width,
+      height: st.height,
       transform: blockT.map((v) => round(v)),
       alignment,
-      stats: r.stats,
-      score: round(r.score, 6),
-      region_count: r.regions.length,
+      stats: st.diff.stats,
+      score: round(st.diff.score, 6),
+      region_count: fin.regions.length,
       png,
     });
   }
@@ -283,10 +294,20 @@ export interface RegionsArgs {
   /** B sheet pixels → A sheet pixels, as the overlay was made. */
   sheetTransform: number[];
   alignmentConfidence: number;
+  /**
+   * The overlays of this sheet pair in the same comparison, this one included (A sheet pixels of
+   * their block A, and whether each was made through the sheet transform rather than a block's own
+   * registration). With them the whole sheet is compared and each change goes to exactly one overlay,
+   * whole — also a change straddling a block box or lying outside every block (see assignRegions).
+   * Without them only changes touching `aBox` are reported (still whole, not cut at the box).
+   */
+  siblings?: { box: BlockBox; sheetAligned: boolean }[];
+  /** This overlay's index in `siblings`. */
+  self?: number;
 }
 
 export interface RegionOut {
-  /** Overlay pixels. */
+  /** Overlay pixels: may reach outside the overlay's frame when the change does. */
   bbox: BlockBox;
   area_px: number;
   added_px: number;
@@ -295,30 +316,138 @@ export interface RegionOut {
   confidence: number;
 }
 
-/** The engine's change regions of a stored overlay (none when the alignment is not trusted). */
+function overlapArea(a: BlockBox, b: BlockBox): number {
+  const w = Math.min(a.x + a.width, b.x + b.width) - Math.max(a.x, b.x);
+  const h = Math.min(a.y + a.height, b.y + b.height) - Math.max(a.y, b.y);
+  return w > 0 && h > 0 ? w * h : 0;
+}
+
+function boxGap(a: BlockBox, b: BlockBox): number {
+  const gx = Math.max(0, Math.max(a.x, b.x) - Math.min(a.x + a.width, b.x + b.width));
+  const gy = Math.max(0, Math.max(a.y, b.y) - Math.min(a.y + a.height, b.y + b.height));
+  return Math.hypot(gx, gy);
+}
+
+/**
+ * Which overlay reports a change region (A sheet pixels): the block box it overlaps most (a change
+ * straddling two boxes is reported once, by the one holding more of it); a change outside every box
+ * goes to the nearest box among the sheet-aligned overlays (a block registered on its own may have
+ * moved, so its transform says nothing about the sheet around it). Ties go to the lower index.
+ * Returns the index in `boxes`, or −1 when there is no box.
+ */
+export function assignRegion(
+  region: BlockBox,
+  boxes: { box: BlockBox; sheetAligned: boolean }[],
+): number {
+  let best = -1,
+    bestArea = 0;
+  boxes.forEach((b, i) => {
+    const a = overlapArea(region, b.box);
+    if (a > bestArea) {
+      bestArea = a;
+      best = i;
+    }
+  });
+  if (best >= 0) return best;
+  const pool = boxes.some((b) => b.sheetAligned) ? boxes.filter((b) => b.sheetAligned) : boxes;
+  let bestGap = Infinity;
+  for (const b of pool) {
+    const g = boxGap(region, b.box);
+    if (g < bestGap) {
+      bestGap = g;
+      best = boxes.indexOf(b);
+    }
+  }
+  return best;
+}
+
+/** Margin (A sheet px) around a block's box compared when it was registered on its own. */
+const OWN_MARGIN = 96;
+
+// One sheet comparison per worker is kept: the analyze jobs of one sheet pair come one after another
+// and, through the sheet transform, all need the same whole-sheet regions.
+let lastSheet: {
+  key: string;
+  regions: (RegionOut & { sheetBox: BlockBox })[];
+  score: number;
+} | null = null;
+
+/**
+ * The engine's change regions for a stored overlay (none when the alignment is not trusted), found
+ * on the whole sheet (or, for a block registered on its own, its box with a margin) so a change is
+ * never cut at the block box; see RegionsArgs.siblings for which overlay reports which change.
+ */
 export async function changeRegions(
   args: RegionsArgs,
 ): Promise<{ regions: RegionOut[]; score: number }> {
-  const A = await decodeGrey(args.a.path);
-  const B = await decodeGrey(args.b.path);
-  const { r } = diffThroughSheet(
-    A,
-    B,
-    args.aBox,
-    args.sheetTransform,
-    false,
-    Math.max(LOW_CONFIDENCE, Math.min(1, args.alignmentConfidence)),
+  if (args.alignmentConfidence < LOW_CONFIDENCE) return { regions: [], score: 0 };
+  const conf = Math.max(LOW_CONFIDENCE, Math.min(1, args.alignmentConfidence));
+  const me = args.siblings && args.self !== undefined ? args.siblings[args.self] : undefined;
+  const sheetAligned = me ? me.sheetAligned : true;
+  const key = JSON.stringify([
+    args.a.path,
+    args.b.path,
+    args.sheetTransform.map((v) => round(v)),
+    round(conf, 3),
+    sheetAligned ? null : args.aBox,
+  ]);
+  let found = lastSheet?.key === key ? lastSheet : null;
+  if (!found) {
+    const [A, B] = await Promise.all([decodeGrey(args.a.path), decodeGrey(args.b.path)]);
+    // The compared window of A (A sheet px): the whole sheet, or the block's box with a margin.
+    const win: BlockBox = sheetAligned
+      ? { x: 0, y: 0, width: A.width, height: A.height }
+      : {
+          x: Math.round(args.aBox.x) - OWN_MARGIN,
+          y: Math.round(args.aBox.y) - OWN_MARGIN,
+          width: Math.round(args.aBox.width) + 2 * OWN_MARGIN,
+          height: Math.round(args.aBox.height) + 2 * OWN_MARGIN,
+        };
+    const st = await diffStage(A, B, {
+      skipRegistration: true,
+      transform: thenShift(args.sheetTransform, -win.x, -win.y),
+      windowA: win,
+    });
+    const regions = findRegions(st.diff, { alignmentConfidence: conf }).map((g) => {
+      const sheetBox = {
+        x: g.bbox.x + win.x,
+        y: g.bbox.y + win.y,
+        width: g.bbox.width,
+        height: g.bbox.height,
+      };
+      return {
+        sheetBox,
+        bbox: sheetBox,
+        area_px: g.area_px,
+        added_px: g.added_px,
+        removed_px: g.removed_px,
+        kind: g.kind,
+        confidence: round(g.confidence, 3),
+      };
+    });
+    found = { key, regions, score: st.diff.score };
+    lastSheet = found;
+  }
+  const mine = found.regions.filter((g) =>
+    args.siblings && args.self !== undefined
+      ? assignRegion(g.sheetBox, args.siblings) === args.self
+      : overlapArea(g.sheetBox, args.aBox) > 0,
   );
-  const regions = args.alignmentConfidence < LOW_CONFIDENCE ? [] : r.regions;
   return {
-    score: r.score,
-    regions: regions.map((g) => ({
-      bbox: g.bbox,
+    score: found.score,
+    regions: mine.map((g) => ({
+      // A sheet px → overlay px (the overlay's frame is block A's box).
+      bbox: {
+        x: g.sheetBox.x - Math.round(args.aBox.x),
+        y: g.sheetBox.y - Math.round(args.aBox.y),
+        width: g.sheetBox.width,
+        height: g.sheetBox.height,
+      },
       area_px: g.area_px,
       added_px: g.added_px,
       removed_px: g.removed_px,
       kind: g.kind,
-      confidence: round(g.confidence, 3),
+      confidence: g.confidence,
     })),
   };
 }

@@ -5,6 +5,7 @@ import {
   blocksOfSheet,
   getById,
   getOverlayById,
+  overlaysOfJob,
   replaceChanges,
   sheetTextRuns,
   type NewChange,
@@ -32,6 +33,8 @@ export const DIMENSION_RE =
 /** Regions with fewer changed pixels than this are noise (anti-alias ghosts, specks). */
 const NOISE_AREA_PX = 60;
 const NOISE_CONFIDENCE = 0.2;
+/** compare-tasks' LOW_CONFIDENCE (not imported: that module is the worker side, with sharp). */
+const LOW_CONFIDENCE = 0.3;
 
 type Box = BlockBox;
 
@@ -133,6 +136,26 @@ export function createAnalyzeHandler(env: {
       blockT[4]!,
       blockT[5]! - blockT[3]! * boxB.x - blockT[4]! * boxB.y + boxA.y,
     ];
+    // The overlays of the same sheet pair in this comparison: the worker compares the whole sheet and
+    // reports here only the changes this overlay owns (a change straddling block boxes, or outside
+    // every block, is reported once and whole). Low-confidence overlays report nothing, so they own
+    // nothing either.
+    const siblings: { box: Box; sheetAligned: boolean }[] = [];
+    let self = -1;
+    for (const ov of overlaysOfJob(db, String(overlay.job_id))) {
+      const mine = ov.id === overlay.id;
+      const ba = mine ? blockA : getById(db, 'blocks', String(ov.block_a_id));
+      const bb = mine ? blockB : getById(db, 'blocks', String(ov.block_b_id));
+      if (!ba || !bb || ba.sheet_id !== blockA.sheet_id || bb.sheet_id !== blockB.sheet_id)
+        continue;
+      const al = JSON.parse(String(ov.alignment)) as { method?: string; confidence: number };
+      if (!mine && !(al.confidence >= LOW_CONFIDENCE)) continue;
+      if (mine) self = siblings.length;
+      siblings.push({
+        box: JSON.parse(String(ba.bbox)) as Box,
+        sheetAligned: String(al.method ?? '').startsWith('sheet:'),
+      });
+    }
     const out = await ctx.pool.run(
       'compare.regions',
       {
@@ -141,6 +164,7 @@ export function createAnalyzeHandler(env: {
         aBox: boxA,
         sheetTransform: sheetT,
         alignmentConfidence: alignment.confidence,
+        ...(self >= 0 ? { siblings, self } : {}),
       },
       [],
       ctx.signal,

@@ -83,6 +83,6 @@ describe('compareToPng', () => {
     expect(falseRegions).toEqual([]);
     const { data, info } = await sharp(res.png).raw().toBuffer({ resolveWithObject: true });
     expect([info.width, info.height, info.channels]).toEqual([A.width, A.height, 3]);
-    expect(Buffer.compare(data, Buffer.from(res.overlay.data))).toBe(0);
+    expect(Buffer.compare(data, Buffer.from(res.overlay!.data))).toBe(0);
   }, 120_000);
 });

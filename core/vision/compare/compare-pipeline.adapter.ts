@@ -3,22 +3,28 @@
 //   1. decode both to grey (two sharp pipelines in parallel on the libuv pool);
 //   2. start the registration ink levels (box shrink by the level factor) inside libvips, and pack
 //      both images' ink masks in JS meanwhile;
-//   3. register (JS, on the libvips levels), warp B's masks, diff, render the overlay;
-//   4. start the PNG encode (libvips) and find the change regions in JS meanwhile.
+//   3. register (JS, on the libvips levels), warp B's masks, diff (diffStage);
+//   4. render each requested image and start its PNG encode (libvips) at once, rendering the next one
+//      meanwhile, then find the change regions in JS while the last encode runs (finishStage).
+// Windows (windowA/windowB) compare a block of a sheet straight from the sheet images, no crop copies:
+// compare-tasks.ts uses the two stages so a block pair is encoded only once its alignment is chosen.
 // Frames: A's sheet pixels, origin top-left; transform maps B pixels → A pixels (as compareImages).
 import sharp from 'sharp';
 import type { GreyImage } from '../types';
 import type { CompareOptions, Alignment } from './compare';
 import {
+  alignGrey,
   coverage,
   diffMasks,
   packInk,
   renderOverlay,
   warpMasks,
   type DiffResult,
+  type PaletteName,
+  type PixelWindow,
   type RgbImage,
 } from './diff';
-import { decodeGrey, encodeRgbPng } from './encode.adapter';
+import { decodeGrey, encodeGreyPng, encodeRgbPng } from './encode.adapter';
 import { findRegions, type ChangeRegion } from './regions';
 import { IDENTITY, levelFactor, registerImages, type Affine, type InkLevel } from './register';
 
@@ -50,25 +56,67 @@ export async function inkLevelVips(img: GreyImage, f: number): Promise<InkLevel>
   return { width: w, height: h, data: out, f };
 }
 
-export interface PipelineResult {
+/** The images a compare can encode: RGB overlays (standard / colour-blind palette) and aligned B (grey). */
+export type ImageKind =
+  'combined' | 'combined_colorblind' | 'additions' | 'deletions' | 'aligned_b';
+
+export interface PipelineOptions extends CompareOptions {
+  /** zlib level of the PNGs (1 on the interactive path, see performance-anchors §4). Default 1. */
+  compressionLevel?: number;
+  /**
+   * Compare only this window of A (A's pixels; may reach outside A — paper there): it is the output
+   * frame, so results are in window pixels. The window is packed straight from A, no crop is copied.
+   */
+  windowA?: PixelWindow;
+  /**
+   * Read only this window of B (B's pixels); `transform` then maps B-window pixels to A-window
+   * pixels. Registration needs whole images: with a window, pass skipRegistration and a transform.
+   */
+  windowB?: PixelWindow;
+  /** Images to encode. Default ['combined']. */
+  images?: ImageKind[];
+}
+
+/** The pixel part of a compare (masks, registration, diff), before images and regions. */
+export interface DiffStage {
+  /** Output frame (A's window, or A). */
   width: number;
   height: number;
+  /** B (window) pixels → output pixels. */
   transform: Affine;
   alignment: Alignment;
-  score: number;
-  stats: DiffResult['stats'];
-  regions: ChangeRegion[];
-  overlay: RgbImage;
-  png: Buffer;
-  /** Wall time per phase, ms (phases overlapping libvips work are the JS side). */
+  diff: DiffResult;
+  /** B itself and the map from B's own pixels to output pixels, for the aligned-B image. */
+  b: GreyImage;
+  bToOut: Affine;
   timings: Record<string, number>;
 }
 
-export async function compareToPng(
+function isGrey(v: unknown): v is GreyImage {
+  return typeof v === 'object' && v !== null && 'data' in v && 'width' in v && !Buffer.isBuffer(v);
+}
+
+/** t ∘ translate(dx, dy): applies the shift first. */
+function afterShift(t: readonly number[], dx: number, dy: number): Affine {
+  return [
+    t[0]!,
+    t[1]!,
+    t[2]! + t[0]! * dx + t[1]! * dy,
+    t[3]!,
+    t[4]!,
+    t[5]! + t[3]! * dx + t[4]! * dy,
+  ];
+}
+
+/**
+ * Stage 1: decode (both in parallel), pack the masks (of the windows when given — one pass over those
+ * pixels, no cropped copies) while libvips shrinks the registration levels, register, warp, diff.
+ */
+export async function diffStage(
   inputA: string | Buffer | GreyImage,
   inputB: string | Buffer | GreyImage,
-  opts: CompareOptions & { compressionLevel?: number } = {},
-): Promise<PipelineResult> {
+  opts: PipelineOptions = {},
+): Promise<DiffStage> {
   const timings: Record<string, number> = {};
   let t0 = performance.now();
   const lap = (name: string): void => {
@@ -76,22 +124,25 @@ export async function compareToPng(
     timings[name] = t - t0;
     t0 = t;
   };
-  const isGrey = (v: unknown): v is GreyImage =>
-    typeof v === 'object' && v !== null && 'data' in v && 'width' in v && !Buffer.isBuffer(v);
+  if ((opts.windowA || opts.windowB) && !opts.skipRegistration)
+    throw new Error(
+      'Registration needs whole images: pass skipRegistration and a transform with windowA/windowB, or crop first',
+    );
   const [a, b] = await Promise.all([
     isGrey(inputA) ? inputA : decodeGrey(inputA),
     isGrey(inputB) ? inputB : decodeGrey(inputB),
   ]);
   lap('decode');
   const it = opts.diff?.inkThreshold ?? 160,
-    wt = opts.diff?.weakThreshold ?? 208;
+    wt = opts.diff?.weakThreshold ?? 208,
+    pt = opts.diff?.paleThreshold ?? Math.max(240, wt);
   const f1 = levelFactor(Math.max(a.width, a.height, b.width, b.height));
   const levelsP =
     !opts.skipRegistration && f1 > 1
       ? Promise.all([inkLevelVips(a, f1), inkLevelVips(b, f1)])
       : null;
-  const ma = packInk(a, it, wt);
-  const mb0 = packInk(b, it, wt);
+  const ma = packInk(a, it, wt, pt, opts.windowA);
+  const mb0 = packInk(b, it, wt, pt, opts.windowB);
   lap('pack');
   let transform: Affine;
   let alignment: Alignment;
@@ -114,30 +165,133 @@ export async function compareToPng(
     };
     lap('register');
   }
-  const mb = warpMasks(mb0, transform, a.width, a.height);
-  const diff = diffMasks(ma, mb, coverage(transform, b.width, b.height, a.width, a.height));
+  const W = ma.width,
+    H = ma.height;
+  const mb = warpMasks(mb0, transform, W, H);
+  const diff = diffMasks(ma, mb, coverage(transform, mb0.width, mb0.height, W, H));
   lap('diff');
-  const overlay = renderOverlay(diff, 'combined', opts.palette ?? 'standard');
-  lap('overlay');
-  const pngP = encodeRgbPng(overlay, { compressionLevel: opts.compressionLevel ?? 1 });
+  const bToOut = opts.windowB
+    ? afterShift(transform, -Math.round(opts.windowB.x), -Math.round(opts.windowB.y))
+    : transform;
+  return { width: W, height: H, transform, alignment, diff, b, bToOut, timings };
+}
+
+export interface FinishOptions {
+  images?: ImageKind[];
+  /** Palette of 'combined' / 'additions' / 'deletions' ('combined_colorblind' is always colour-blind). */
+  palette?: PaletteName;
+  compressionLevel?: number;
+  regions?: CompareOptions['regions'];
+  /** Below this alignment confidence no regions are reported. Default 0.3. */
+  minAlignmentConfidence?: number;
+}
+
+/**
+ * Stage 2: render each requested image and hand it to libvips for PNG encoding at once, so the encode
+ * of one image runs on a libuv thread while JS renders the next (at most two full-size images alive),
+ * then find the change regions in JS while the last encodes finish.
+ */
+export async function finishStage(
+  st: DiffStage,
+  opts: FinishOptions = {},
+): Promise<{
+  regions: ChangeRegion[];
+  pngs: Partial<Record<ImageKind, Buffer>>;
+  overlay?: RgbImage;
+  timings: Record<string, number>;
+}> {
+  const timings: Record<string, number> = {};
+  let t0 = performance.now();
+  const lap = (name: string): void => {
+    const t = performance.now();
+    timings[name] = (timings[name] ?? 0) + t - t0;
+    t0 = t;
+  };
+  const level = opts.compressionLevel ?? 1;
+  const pngs: Partial<Record<ImageKind, Buffer>> = {};
+  const pending: Promise<void>[] = [];
+  let overlay: RgbImage | undefined;
+  for (const kind of opts.images ?? ['combined']) {
+    let p: Promise<Buffer>;
+    if (kind === 'aligned_b') {
+      p = encodeGreyPng(alignGrey(st.b, st.bToOut, st.width, st.height), {
+        compressionLevel: level,
+      });
+    } else {
+      const img = renderOverlay(
+        st.diff,
+        kind === 'additions' ? 'additions' : kind === 'deletions' ? 'deletions' : 'combined',
+        kind === 'combined_colorblind' ? 'colorblind' : (opts.palette ?? 'standard'),
+      );
+      if (kind === 'combined') overlay = img;
+      p = encodeRgbPng(img, { compressionLevel: level });
+    }
+    lap('overlay');
+    // Bound memory: wait for the previous encode before rendering another image.
+    if (pending.length > 0) await pending[pending.length - 1];
+    lap('png_wait');
+    pending.push(
+      p.then((buf) => {
+        pngs[kind] = buf;
+      }),
+    );
+  }
   const minConf = opts.minAlignmentConfidence ?? 0.3;
   const regions =
-    alignment.confidence >= minConf
-      ? findRegions(diff, { alignmentConfidence: alignment.confidence, ...opts.regions })
+    st.alignment.confidence >= minConf
+      ? findRegions(st.diff, { alignmentConfidence: st.alignment.confidence, ...opts.regions })
       : [];
   lap('regions');
-  const png = await pngP;
+  await Promise.all(pending);
   lap('png_wait');
+  return { regions, pngs, ...(overlay ? { overlay } : {}), timings };
+}
+
+export interface PipelineResult {
+  width: number;
+  height: number;
+  transform: Affine;
+  alignment: Alignment;
+  score: number;
+  stats: DiffResult['stats'];
+  regions: ChangeRegion[];
+  diff: DiffResult;
+  /** The combined overlay (when 'combined' was among the images). */
+  overlay?: RgbImage;
+  /** The combined PNG (empty when it was not requested). */
+  png: Buffer;
+  pngs: Partial<Record<ImageKind, Buffer>>;
+  /** Wall time per phase, ms (phases overlapping libvips work are the JS side). */
+  timings: Record<string, number>;
+}
+
+export async function compareToPng(
+  inputA: string | Buffer | GreyImage,
+  inputB: string | Buffer | GreyImage,
+  opts: PipelineOptions = {},
+): Promise<PipelineResult> {
+  const st = await diffStage(inputA, inputB, opts);
+  const fin = await finishStage(st, {
+    images: opts.images ?? ['combined'],
+    compressionLevel: opts.compressionLevel ?? 1,
+    ...(opts.palette ? { palette: opts.palette } : {}),
+    ...(opts.regions ? { regions: opts.regions } : {}),
+    ...(opts.minAlignmentConfidence !== undefined
+      ? { minAlignmentConfidence: opts.minAlignmentConfidence }
+      : {}),
+  });
   return {
-    width: a.width,
-    height: a.height,
-    transform,
-    alignment,
-    score: diff.score,
-    stats: diff.stats,
-    regions,
-    overlay,
-    png,
-    timings,
+    width: st.width,
+    height: st.height,
+    transform: st.transform,
+    alignment: st.alignment,
+    score: st.diff.score,
+    stats: st.diff.stats,
+    diff: st.diff,
+    regions: fin.regions,
+    ...(fin.overlay ? { overlay: fin.overlay } : {}),
+    png: fin.pngs.combined ?? Buffer.alloc(0),
+    pngs: fin.pngs,
+    timings: { ...st.timings, ...fin.timings },
   };
 }
