@@ -1,5 +1,7 @@
-// Raster-step bench: our pdf.js adapter vs `mutool draw` and `pdftoppm`, same pages, same dpi, grey output,
-// run back to back in one session (the machine is shared, so only ratios from one run are meaningful).
+// Raster-step bench: our PDF adapter (PDFium WASM raster, core/vision/input/pdfium.adapter.ts) vs
+// `mutool draw` and `pdftoppm`, same pages, same dpi, grey output, run back to back in one session (the
+// machine is shared, so only ratios from one run are meaningful). Also the whole per-page pipeline
+// (ingestPage: raster + pdf.js text + title block + blocks + PNG/WebP encode), single-threaded.
 //
 //   node --import tsx bench/ingest/bench-ingest.ts            # default: both sets, 3 rounds, thin-line probe
 //   node --import tsx bench/ingest/bench-ingest.ts --rounds 5 --dpi 200
@@ -15,6 +17,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { ingestPage } from '../../core/vision/ingest/ingest-page';
+import { openInput } from '../../core/vision/input/document';
 import { DEFAULT_DPI, openDocument, type RenderTimings } from '../../core/vision/input/pdf.adapter';
 import { buildPdf } from '../../core/vision/input/synthetic-inputs';
 
@@ -52,7 +56,7 @@ async function childOurs(file: string, dpi: number, workers: number): Promise<Ru
   const bytes = new Uint8Array(readFileSync(file));
   const t0 = performance.now();
   if (workers > 1) {
-    // One worker per core, each with its own pdf.js document, taking every n-th page.
+    // One worker per core, each with its own PDFium instance and document, taking every n-th page.
     const probe = await openDocument(bytes);
     const n = probe.pageCount;
     await probe.close();
@@ -106,6 +110,23 @@ async function childOurs(file: string, dpi: number, workers: number): Promise<Ru
   };
 }
 
+/** The whole per-page ingest (what a pool worker runs for each page), one page after another. */
+async function childPipeline(file: string, dpi: number): Promise<RunResult> {
+  const bytes = new Uint8Array(readFileSync(file));
+  const t0 = performance.now();
+  const doc = await openInput(bytes, 'application/pdf');
+  for (let i = 0; i < doc.pageCount; i++) {
+    await ingestPage(doc, i, { dpi, maxPixels: 300_000_000, ocr: false });
+  }
+  const pages = doc.pageCount;
+  await doc.close();
+  return {
+    wallMs: performance.now() - t0,
+    rssMb: process.resourceUsage().maxRSS / 1024,
+    pages,
+  };
+}
+
 async function workerMain(): Promise<void> {
   const { file, dpi, pages } = workerData as { file: string; dpi: number; pages: number[] };
   const doc = await openDocument(new Uint8Array(readFileSync(file)));
@@ -131,14 +152,14 @@ const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 // ---------------------------------------------------------------------------------------------------
 // Parent: run each tool as a child process, interleaved, median of rounds.
 
-function runOursChild(file: string, dpi: number, workers: number): RunResult {
+function runOursChild(file: string, dpi: number, workers: number, mode = 'ours'): RunResult {
   const out = execFileSync(
     process.execPath,
     [
       ...process.execArgv,
       fileURLToPath(import.meta.url),
       '--child',
-      'ours',
+      mode,
       '--file',
       file,
       '--dpi',
@@ -206,6 +227,7 @@ function readPgm(file: string): { width: number; height: number; data: Uint8Arra
   return { width, height, data: new Uint8Array(buf.buffer, buf.byteOffset + i, width * height) };
 }
 
+const uptime = () => execFileSync('uptime', { encoding: 'utf8' }).trim();
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 const have = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
 
@@ -215,17 +237,19 @@ function benchSets(dpi: number, rounds: number): void {
   const tools = have('mutool') && have('pdftoppm');
   if (!tools) console.log('mutool/pdftoppm missing: apt-get install -y mupdf-tools poppler-utils');
   console.log(
-    `\n## Raster step at ${dpi} dpi, grey, median of ${rounds} interleaved rounds (${os.cpus().length} cores, load ${os.loadavg()[0]!.toFixed(2)})\n`,
+    `\n## Raster step at ${dpi} dpi, grey, median of ${rounds} interleaved rounds (${os.cpus().length} cores)\n`,
   );
+  console.log(`uptime at start: ${uptime()}\n`);
   console.log(
-    '| set | tool | wall s (min-max) | ms/sheet | sheets/min | peak RSS MB | ink % | vs mutool |',
+    '| set | tool | wall s (min-max) | ms/sheet | sheets/min | peak RSS MB | ink % | vs mutool | vs pdftoppm |',
   );
-  console.log('| --- | --- | --- | --- | --- | --- | --- | --- |');
+  console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- |');
   for (const set of SETS) {
     const file = path.join(FIXTURES, set.file);
     const runs: Record<string, RunResult[]> = {
       ours: [],
       'ours 2 workers': [],
+      'ours whole pipeline (ingestPage)': [],
       mutool: [],
       'mutool -P': [],
       pdftoppm: [],
@@ -233,6 +257,7 @@ function benchSets(dpi: number, rounds: number): void {
     for (let r = 0; r < rounds; r++) {
       runs.ours!.push(runOursChild(file, dpi, 1));
       runs['ours 2 workers']!.push(runOursChild(file, dpi, 2));
+      runs['ours whole pipeline (ingestPage)']!.push(runOursChild(file, dpi, 1, 'pipeline'));
       const pages = runs.ours![0]!.pages;
       if (tools) {
         runs.mutool!.push(
@@ -283,6 +308,7 @@ function benchSets(dpi: number, rounds: number): void {
       }
     }
     const mu = runs.mutool!.length ? median(runs.mutool!.map((x) => x.wallMs)) : NaN;
+    const pp = runs.pdftoppm!.length ? median(runs.pdftoppm!.map((x) => x.wallMs)) : NaN;
     for (const [tool, rs] of Object.entries(runs)) {
       if (!rs.length) continue;
       const walls = rs.map((x) => x.wallMs);
@@ -291,17 +317,18 @@ function benchSets(dpi: number, rounds: number): void {
       console.log(
         `| ${set.name} | ${tool} | ${(wall / 1000).toFixed(2)} (${(Math.min(...walls) / 1000).toFixed(2)}-${(Math.max(...walls) / 1000).toFixed(2)}) | ` +
           `${(wall / pages).toFixed(0)} | ${((pages * 60000) / wall).toFixed(1)} | ${median(rs.map((x) => x.rssMb)).toFixed(0)} | ` +
-          `${(100 * (rs[0]!.darkFraction ?? NaN)).toFixed(2)} | ${(wall / mu).toFixed(2)}x |`,
+          `${(100 * (rs[0]!.darkFraction ?? NaN)).toFixed(2)} | ${(wall / mu).toFixed(2)}x | ${(wall / pp).toFixed(2)}x |`,
       );
     }
     const ph = runs.ours!.map((x) => x.phases!);
     const pages = runs.ours![0]!.pages;
     const m = (k: keyof RenderTimings) => (median(ph.map((p) => p[k])) / pages).toFixed(0);
     console.log(
-      `|  | ours per sheet: getPage ${m('pageMs')} ms, render (parse + draw calls) ${m('renderMs')} ms, readback (Skia raster + data()) ${m('readbackMs')} ms, grey ${m('greyMs')} ms | | | | | | |`,
+      `|  | ours per sheet: load page (content parse) ${m('pageMs')} ms, render (images, paths, text, annotations into grey) ${m('renderMs')} ms, copy out of WASM heap ${m('readbackMs')} ms | | | | | | | |`,
     );
   }
   rmSync(outDir, { recursive: true, force: true });
+  console.log(`\nuptime at end: ${uptime()}`);
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -353,14 +380,14 @@ async function thinLines(): Promise<void> {
   await doc.close();
 
   // Real sheet: beam proposal S101 (fine CAD linework, ~3 % ink). Ink coverage = sum(255 - v) / 255 / pixels:
-  // an ideal renderer gives the same coverage at every dpi; pdf.js widens sub-pixel strokes to 1 device
+  // an ideal renderer gives the same coverage at every dpi; PDFium widens sub-pixel strokes to 1 device
   // pixel, so coverage grows as dpi falls (lines get relatively fatter and hatches clog). Dark = v < 128.
   const real = await openDocument(new Uint8Array(readFileSync(path.join(FIXTURES, SETS[1]!.file))));
   console.log('\n## Real sheet (beam proposal S101): ink coverage and cost by dpi\n');
   console.log(
-    '| dpi | size px | MP | grey MB | RGBA canvas MB | render ms | ink coverage % | dark px % | dark / coverage |',
+    '| dpi | size px | MP | grey MB | render ms | ink coverage % | dark px % | dark / coverage |',
   );
-  console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+  console.log('| --- | --- | --- | --- | --- | --- | --- | --- |');
   for (const dpi of [150, 200, 300]) {
     const t0 = performance.now();
     const r = await real.renderPage(0, { dpi });
@@ -375,7 +402,7 @@ async function thinLines(): Promise<void> {
     const cov = (100 * mass) / 255 / n;
     const dk = (100 * dark) / n;
     console.log(
-      `| ${dpi} | ${r.width}x${r.height} | ${(n / 1e6).toFixed(1)} | ${(n / 2 ** 20).toFixed(0)} | ${((4 * n) / 2 ** 20).toFixed(0)} | ${ms.toFixed(0)} | ` +
+      `| ${dpi} | ${r.width}x${r.height} | ${(n / 1e6).toFixed(1)} | ${(n / 2 ** 20).toFixed(0)} | ${ms.toFixed(0)} | ` +
         `${cov.toFixed(2)} | ${dk.toFixed(2)} | ${(dk / cov).toFixed(2)} |`,
     );
   }
@@ -390,6 +417,11 @@ async function thinLines(): Promise<void> {
 
 async function main(): Promise<void> {
   if (!isMainThread) return workerMain();
+  if (arg('child', '') === 'pipeline') {
+    const r = await childPipeline(arg('file', ''), Number(arg('dpi', String(DEFAULT_DPI))));
+    console.log(JSON.stringify(r));
+    return;
+  }
   if (arg('child', '') === 'ours') {
     const r = await childOurs(
       arg('file', ''),
