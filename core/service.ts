@@ -17,6 +17,7 @@ import { loadOrCreateSecret } from './blobs/secrets';
 import { UrlSigner } from './blobs/signed-url';
 import { drawingPrefix, overlayPrefix, projectPrefix } from './blobs/keys';
 import { LocalObjectStore } from './blobs/local-object-store';
+import { redactingLogger } from './http/log-redaction';
 import { createWorkerPool, type WorkerPool } from './jobs/worker-pool';
 import { createJobRunner, type JobRunner } from './jobs/job-runner';
 import { filesRoutes } from './http/routes/files.routes';
@@ -94,7 +95,8 @@ function errorReplacer(_k: string, v: unknown): unknown {
 
 export async function createService(opts: ServiceOptions): Promise<Service> {
   const config: ServiceConfig = { ...DEFAULT_CONFIG, ...opts.config, dataDir: opts.dataDir };
-  const log = opts.log ?? consoleLogger;
+  // Every log line of the service passes the redaction (signed-URL signatures, keys, secrets).
+  const log = redactingLogger(opts.log ?? consoleLogger);
   mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
 
   // Refuses a corrupt database (PRAGMA integrity_check) with a message naming the way out.

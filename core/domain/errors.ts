@@ -167,6 +167,12 @@ export const PROBLEMS = {
     title: 'Processing timed out',
     description: 'Parsing or rendering did not finish within the time budget.',
   },
+  resource_limit_exceeded: {
+    status: 422,
+    title: 'Resource limit exceeded',
+    description:
+      'Processing this input needed more memory than a worker may use; the work was stopped and the service carries on.',
+  },
   internal_error: {
     status: 500,
     title: 'Internal error',

@@ -241,6 +241,34 @@ describe('job runner', () => {
     ).toBe(true);
   });
 
+  it('fails a job whose worker ran out of heap as resource_limit_exceeded, and the pool carries on', async () => {
+    const small = createWorkerPool<TestWorkerTasks>({
+      size: 1,
+      registryUrl: TEST_REGISTRY_URL,
+      maxHeapMb: 64,
+    });
+    try {
+      const { runner } = makeRunner({ pool: small });
+      runner.register('greedy', (ctx) => ctx.pool.run('test.allocateForever', {}, [], ctx.signal));
+      runner.start();
+      const row = runner.enqueue(job({ type: 'greedy' }));
+      await waitStatus(row.id, 'Failed', 60_000);
+      const failed = runner.get(orgId, row.id);
+      expect(failed.error).toMatchObject({
+        code: 'resource_limit_exceeded',
+        status: 422,
+        type: '/problems/resource_limit_exceeded',
+      });
+      expect(failed.error?.detail).toContain('64 MiB');
+      // A fresh worker serves the next task.
+      expect(await small.run('sha256', { data: new Uint8Array([1, 2, 3]) })).toMatch(
+        /^[0-9a-f]{64}$/,
+      );
+    } finally {
+      await small.close();
+    }
+  }, 90_000);
+
   it('completes a parent after its 3 children at concurrency 1 (a waiting parent holds no slot)', async () => {
     const { runner } = makeRunner({ concurrency: 1 });
     let runningNow = 0;

@@ -20,7 +20,7 @@ import { ApiError, notFound, PROBLEMS } from '../domain/errors';
 import { isTerminal } from '../domain/job-status';
 import type { WorkerTaskRegistry } from './worker-protocol';
 import type { WorkerTasks } from './worker-tasks';
-import type { WorkerPool } from './worker-pool';
+import { WorkerOutOfMemoryError, type WorkerPool } from './worker-pool';
 import { JobsRepository, type JobRow, type JobTargetType, type NewJob } from './jobs.repository';
 import { toApiJob, type ApiJob, type JobProblem } from './job.serializer';
 
@@ -339,6 +339,16 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
         ...(err.errors ? { errors: err.errors } : {}),
         ...err.extra,
       };
+    }
+    if (err instanceof WorkerOutOfMemoryError) {
+      log.warn({ err, job_id: row.id, job_type: row.type }, 'Job ran out of worker memory');
+      return toProblem(
+        row,
+        new ApiError(
+          'resource_limit_exceeded',
+          `The ${row.type} job needed more than the ${err.maxHeapMb} MiB of memory a worker may use and was stopped. Split the input (fewer or smaller pages) or raise the worker memory limit.`,
+        ),
+      );
     }
     log.error({ err, job_id: row.id, job_type: row.type }, 'Job handler failed');
     return {

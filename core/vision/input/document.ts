@@ -4,6 +4,7 @@
 import type { PageRaster, TextItem, TextSource } from '../types';
 import { openImage, type ImageFormat } from './image.adapter';
 import { InputError, type InputLimits } from './input-errors';
+import { scanPdfStreams } from './pdf-stream-scan';
 import { DEFAULT_DPI, openDocument, pixelSize, type PageInfo } from './pdf.adapter';
 
 export type SupportedContentType = 'application/pdf' | 'image/png' | 'image/jpeg' | 'image/tiff';
@@ -104,6 +105,8 @@ export async function openInput(
   }
 
   if (sniffed === 'application/pdf') {
+    // Flate bombs are refused before any renderer inflates them (pdf-stream-scan.ts).
+    await scanPdfStreams(bytes, limits);
     const doc = await openDocument(bytes, limits);
     return {
       contentType: sniffed,
