@@ -249,7 +249,9 @@ describe('job runner', () => {
     });
     try {
       const { runner } = makeRunner({ pool: small });
-      runner.register('greedy', (ctx) => ctx.pool.run('test.allocateForever', undefined, [], ctx.signal));
+      runner.register('greedy', (ctx) =>
+        ctx.pool.run('test.allocateForever', undefined, [], ctx.signal),
+      );
       runner.start();
       const row = runner.enqueue(job({ type: 'greedy' }));
       await waitStatus(row.id, 'Failed', 60_000);
