@@ -97,42 +97,12 @@ function lessThanMask(w: number, T: number, high: boolean): number {
   return ~ge & H;
 }
 
-/** Gather bit 7 of each byte (pixel 0..3) into a nibble. */
-function nibble(m: number): number {
-  return (Math.imul(m >>> 7, 0x204081) >>> 21) & 0xf;
-}
-
 function thresholdConst(t: number): { T: number; high: boolean } {
   if (!(t >= 1 && t <= 255) || !Number.isInteger(t))
     throw new Error(`Expected an integer ink threshold in 1..255 but received ${t}`);
   return t > 128
     ? { T: (t - 128) * 0x01010101, high: true }
     : { T: (t * 0x01010101) >>> 0, high: false };
-}
-
-/** The 8-word group's 32 pixels as a mask: bit i set where byte i < threshold. */
-function packGroup(
-  w0: number,
-  w1: number,
-  w2: number,
-  w3: number,
-  w4: number,
-  w5: number,
-  w6: number,
-  w7: number,
-  T: number,
-  high: boolean,
-): number {
-  return (
-    nibble(lessThanMask(w0, T, high)) |
-    (nibble(lessThanMask(w1, T, high)) << 4) |
-    (nibble(lessThanMask(w2, T, high)) << 8) |
-    (nibble(lessThanMask(w3, T, high)) << 12) |
-    (nibble(lessThanMask(w4, T, high)) << 16) |
-    (nibble(lessThanMask(w5, T, high)) << 20) |
-    (nibble(lessThanMask(w6, T, high)) << 24) |
-    (nibble(lessThanMask(w7, T, high)) << 28)
-  );
 }
 
 /**
@@ -192,24 +162,45 @@ export function packInk(
     const ob = y * stride;
     for (let k = 0; k < stride; k++) {
       const b = k * 8;
-      const w0 = r32[b]!,
-        w1 = r32[b + 1]!,
-        w2 = r32[b + 2]!,
-        w3 = r32[b + 3]!;
-      const w4 = r32[b + 4]!,
-        w5 = r32[b + 5]!,
-        w6 = r32[b + 6]!,
-        w7 = r32[b + 7]!;
       // AND of the bytes is ≤ each byte: if it is paper-light everywhere, so are all 32 pixels.
-      if (lessThanMask(w0 & w1 & w2 & w3 & w4 & w5 & w6 & w7, pT, pH) === 0) continue;
-      if (!samePale) {
-        const pm = packGroup(w0, w1, w2, w3, w4, w5, w6, w7, pT, pH);
-        pale[ob + k] = pm;
-        // Same AND test one level down: only pale ink here (anti-aliasing fringes, light fills).
-        if (lessThanMask(w0 & w1 & w2 & w3 & w4 & w5 & w6 & w7, wT, wH) === 0) continue;
+      const all =
+        r32[b]! &
+        r32[b + 1]! &
+        r32[b + 2]! &
+        r32[b + 3]! &
+        r32[b + 4]! &
+        r32[b + 5]! &
+        r32[b + 6]! &
+        r32[b + 7]!;
+      if (lessThanMask(all, pT, pH) === 0) continue;
+      // Only pale ink here (anti-aliasing fringes, light fills): no weak or strong bit to pack.
+      const inkHere = samePale || lessThanMask(all, wT, wH) !== 0;
+      let pm = 0,
+        wm = 0,
+        sm = 0;
+      // Per word: SWAR "byte < t" (lessThanMask, written out: V8 did not inline the helper calls
+      // here) and bit 7 of each byte (pixels 0..3) gathered into a nibble with one multiply.
+      for (let j = 0; j < 8; j++) {
+        const w = r32[b + j]!;
+        const sh = j << 2;
+        const wh = (w | H) >>> 0;
+        const dp = wh - pT;
+        const lp = ~(pH ? dp & w & H : (dp | w) & H) & H;
+        pm |= ((Math.imul(lp >>> 7, 0x204081) >>> 21) & 0xf) << sh;
+        if (inkHere && lp !== 0) {
+          const dw = wh - wT;
+          const lw = ~(wH ? dw & w & H : (dw | w) & H) & H;
+          if (lw !== 0) {
+            wm |= ((Math.imul(lw >>> 7, 0x204081) >>> 21) & 0xf) << sh;
+            const ds = wh - sT;
+            const ls = ~(sH ? ds & w & H : (ds | w) & H) & H;
+            sm |= ((Math.imul(ls >>> 7, 0x204081) >>> 21) & 0xf) << sh;
+          }
+        }
       }
-      weak[ob + k] = packGroup(w0, w1, w2, w3, w4, w5, w6, w7, wT, wH);
-      strong[ob + k] = packGroup(w0, w1, w2, w3, w4, w5, w6, w7, sT, sH);
+      if (!samePale) pale[ob + k] = pm;
+      if (wm !== 0) weak[ob + k] = wm;
+      if (sm !== 0) strong[ob + k] = sm;
     }
   }
   return { width: W, height: Ht, stride, strong, weak, pale };
@@ -338,6 +329,25 @@ export function warpMasks(
     }
   }
   return { width: outW, height: outH, stride, strong, weak, pale };
+}
+
+/** Horizontal 3-px dilation of one mask row (words m[base..base+stride)) into out[ob..]. */
+function dilateRowInto(
+  m: Uint32Array,
+  base: number,
+  stride: number,
+  out: Uint32Array,
+  ob: number,
+): void {
+  let prev = 0;
+  let cur = m[base]!;
+  for (let k = 0; k < stride; k++) {
+    const next = k + 1 < stride ? m[base + k + 1]! : 0;
+    out[ob + k] =
+      (prev | cur | next) === 0 ? 0 : cur | (cur << 1) | (prev >>> 31) | (cur >>> 1) | (next << 31);
+    prev = cur;
+    cur = next;
+  }
 }
 
 /** Horizontal 3-px dilation of every row (carry bits across word boundaries). */
@@ -471,11 +481,22 @@ export function diffMasks(ma: InkMasks, mb: InkMasks, cover?: Coverage): DiffRes
   const faintPass = ma.pale !== ma.weak && mb.pale !== mb.weak;
   for (const m of new Set([ma.strong, ma.weak, ma.pale, mb.strong, mb.weak, mb.pale]))
     clearPadding(m, stride, height, width);
-  const hA = dilateRows(ma.weak, stride, height);
-  const hB = dilateRows(mb.weak, stride, height);
-  // Tolerance of the faint pass; without it the strong rule's own arrays (never read below).
-  const pA = faintPass ? dilateRows(ma.pale, stride, height) : hA;
-  const pB = faintPass ? dilateRows(mb.pale, stride, height) : hB;
+  // Horizontally dilated rows in 3-row rings (row r in slot r % 3), made one row ahead: no
+  // full-size dilated copies (four of them before), and the rows are still in cache when read.
+  const hA = new Uint32Array(3 * stride),
+    hB = new Uint32Array(3 * stride);
+  const pA = faintPass ? new Uint32Array(3 * stride) : hA,
+    pB = faintPass ? new Uint32Array(3 * stride) : hB;
+  const fill = (r: number): void => {
+    const o = (r % 3) * stride;
+    dilateRowInto(ma.weak, r * stride, stride, hA, o);
+    dilateRowInto(mb.weak, r * stride, stride, hB, o);
+    if (faintPass) {
+      dilateRowInto(ma.pale, r * stride, stride, pA, o);
+      dilateRowInto(mb.pale, r * stride, stride, pB, o);
+    }
+  };
+  if (height > 0) fill(0);
   const added = new Uint32Array(stride * height);
   const removed = new Uint32Array(stride * height);
   const sA = ma.strong,
@@ -489,8 +510,11 @@ export function diffMasks(ma: InkMasks, mb: InkMasks, cover?: Coverage): DiffRes
     faintRemovedPx = 0;
   for (let y = 0; y < height; y++) {
     const b = y * stride;
-    const up = y > 0 ? b - stride : b,
-      dn = y + 1 < height ? b + stride : b;
+    if (y + 1 < height) fill(y + 1);
+    // Ring offsets of rows y − 1, y, y + 1 (the row itself at the sheet's edges).
+    const cur = (y % 3) * stride;
+    const up = y > 0 ? ((y - 1) % 3) * stride : cur,
+      dn = y + 1 < height ? ((y + 1) % 3) * stride : cur;
     const lo = cover ? cover.lo[y]! : 0,
       hi = cover ? cover.hi[y]! : width - 1;
     for (let k = 0; k < stride; k++) {
@@ -507,14 +531,14 @@ export function diffMasks(ma: InkMasks, mb: InkMasks, cover?: Coverage): DiffRes
         add = 0;
       if (u !== 0) {
         unionPx += popcount32(u);
-        rem = sa & ~(hB[up + k]! | hB[b + k]! | hB[dn + k]!) & inCover;
-        add = sb & ~(hA[up + k]! | hA[b + k]! | hA[dn + k]!);
+        rem = sa & ~(hB[up + k]! | hB[cur + k]! | hB[dn + k]!) & inCover;
+        add = sb & ~(hA[up + k]! | hA[cur + k]! | hA[dn + k]!);
         if (rem !== 0) removedPx += popcount32(rem);
         if (add !== 0) addedPx += popcount32(add);
       }
       if (faintPass) {
-        const fa = wb & ~add & ~(pA[up + k]! | pA[b + k]! | pA[dn + k]!);
-        const fr = wa & ~rem & ~(pB[up + k]! | pB[b + k]! | pB[dn + k]!) & inCover;
+        const fa = wb & ~add & ~(pA[up + k]! | pA[cur + k]! | pA[dn + k]!);
+        const fr = wa & ~rem & ~(pB[up + k]! | pB[cur + k]! | pB[dn + k]!) & inCover;
         if (fa !== 0) {
           faintAddedPx += popcount32(fa);
           add |= fa;
