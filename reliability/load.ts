@@ -4,7 +4,8 @@
 // itself (BLUELINE_LOOP_LAG_MS, see core/cli/main.ts).
 // Pass: no errors, no non-2xx; p99 of every group within LOAD_P99_GOAL_MS (default 50, the
 // platform goal of issue 2) and event-loop delay p99 within LOAD_LAG_P99_MS (default 100).
-// Run: node --import tsx reliability/load.ts   (LOAD_SECONDS, LOAD_CONNECTIONS)
+// Run: node --import tsx reliability/load.ts   (LOAD_SECONDS, LOAD_CONNECTIONS; 0 = no load, only
+// the event-loop delay while the set processes)
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -121,17 +122,36 @@ async function main() {
       ].map((path) => ({ method: 'GET' as const, path })),
     };
     const per = Math.max(1, Math.floor(CONNECTIONS / 3));
-    const runs = await Promise.all(
-      Object.entries(groups).map(
-        ([name, requests]) =>
-          new Promise<[string, any]>((res, rej) => {
-            (autocannon as unknown as (o: object, cb: (err: unknown, result: any) => void) => void)(
-              { url: svc.origin, connections: per, duration: SECONDS, requests, timeout: 30 },
-              (err: unknown, result: any) => (err ? rej(err) : res([name, result])),
-            );
-          }),
-      ),
-    );
+    // LOAD_CONNECTIONS=0: no load at all — wait for the set to finish processing and report only
+    // the event-loop delay processing itself causes on the HTTP thread (one job poll per second).
+    const processingOnly = CONNECTIONS === 0;
+    const loadStart = Date.now();
+    if (processingOnly) {
+      for (;;) {
+        const j = await request(svc, 'GET', `/v1/jobs/${busyJob}`, { key });
+        if (TERMINAL.has(j.body.status)) break;
+        if (Date.now() - loadStart > 600_000) throw new Error('the set did not finish processing');
+        await sleep(1000);
+      }
+    }
+    const runs = processingOnly
+      ? []
+      : await Promise.all(
+          Object.entries(groups).map(
+            ([name, requests]) =>
+              new Promise<[string, any]>((res, rej) => {
+                (
+                  autocannon as unknown as (
+                    o: object,
+                    cb: (err: unknown, result: any) => void,
+                  ) => void
+                )(
+                  { url: svc.origin, connections: per, duration: SECONDS, requests, timeout: 30 },
+                  (err: unknown, result: any) => (err ? rej(err) : res([name, result])),
+                );
+              }),
+          ),
+        );
     await sleep(1200); // the last lag report
     const lag = loggedObjects(svc.lines.slice(lagFrom), 'loop-lag');
     const busyState = (await request(svc, 'GET', `/v1/jobs/${busyJob}`, { key })).body;
@@ -168,7 +188,8 @@ async function main() {
       `load summary ${JSON.stringify({
         seconds: SECONDS,
         idle: Boolean(process.env.LOAD_IDLE),
-        connections: per * 3,
+        connections: processingOnly ? 0 : per * 3,
+        wall_s: Math.round((Date.now() - loadStart) / 100) / 10,
         requests: total + requestsSent,
         autocannon_requests: total,
         processing_during_load: `${busyState.status} ${busyState.progress?.completed}/${busyState.progress?.total}`,

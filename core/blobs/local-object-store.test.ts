@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, open, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../domain/errors';
-import { LocalObjectStore } from './local-object-store';
+import { LocalObjectStore, PUT_SLICE_BYTES } from './local-object-store';
 import { InvalidKeyError, ObjectNotFoundError, type ListEntry } from './object-store';
 
 let dataDir: string;
@@ -77,6 +77,32 @@ describe('put / get / stat', () => {
     expect(r.size).toBe(all.length);
     expect(r.sha256).toBe(sha(all));
     expect(await readFile(await store.localPath('k/stream'))).toEqual(all);
+  });
+
+  it('hashes and writes a large Buffer in slices (the HTTP thread gets turns between them)', async () => {
+    const big = Buffer.alloc(PUT_SLICE_BYTES * 4 + 123);
+    for (let i = 0; i < big.length; i += 4096) big[i] = i & 0xff;
+    // Count the file writes of the put: one per slice.
+    const fh = await open(path.join(dataDir, 'probe'), 'w');
+    const proto = Object.getPrototypeOf(fh) as { write: (...a: unknown[]) => Promise<unknown> };
+    await fh.close();
+    const original = proto.write;
+    let writes = 0;
+    proto.write = function (this: unknown, ...a: unknown[]) {
+      writes++;
+      return original.apply(this, a);
+    };
+    try {
+      const r = await store.put('k/big', big);
+      expect(r.size).toBe(big.length);
+      expect(r.sha256).toBe(sha(big));
+      expect((await readFile(await store.localPath('k/big'))).equals(big)).toBe(true);
+      expect(writes).toBeGreaterThanOrEqual(5);
+      const empty = await store.put('k/empty', Buffer.alloc(0));
+      expect(empty).toMatchObject({ size: 0, sha256: sha(Buffer.alloc(0)) });
+    } finally {
+      proto.write = original;
+    }
   });
 
   it('replaces atomically and keeps exactly one version on disk', async () => {
