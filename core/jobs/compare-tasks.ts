@@ -14,6 +14,7 @@
 // The pixel work is compare-pipeline.adapter's two stages: diffStage packs the block's window straight
 // from the sheet images (no crop copies on the main path), finishStage renders and encodes the five
 // images of the chosen alignment only, each encode on a libvips thread while JS renders the next.
+import { statSync } from 'node:fs';
 import type { GreyImage } from '../vision/types';
 import type { CompareResult } from '../vision/compare/compare';
 import {
@@ -194,7 +195,10 @@ export async function compareBlockPairs(args: ComparePairArgs): Promise<CompareP
   } else {
     // Registration levels shrunk inside libvips (both sheets in parallel), not in JS.
     const f1 = levelFactor(Math.max(A.width, A.height, B.width, B.height));
-    const levels = f1 > 1 ? await Promise.all([inkLevelVips(A, f1), inkLevelVips(B, f1)]) : null;
+    const levels =
+      f1 > 1 && Math.min(A.width, A.height, B.width, B.height) >= f1
+        ? await Promise.all([inkLevelVips(A, f1), inkLevelVips(B, f1)])
+        : null;
     const reg = registerImages(A, B, levels ? { levels: { a: levels[0], b: levels[1] } } : {});
     lap('register');
     sheet = {
@@ -384,9 +388,14 @@ export async function changeRegions(
   const conf = Math.max(LOW_CONFIDENCE, Math.min(1, args.alignmentConfidence));
   const me = args.siblings && args.self !== undefined ? args.siblings[args.self] : undefined;
   const sheetAligned = me ? me.sheetAligned : true;
+  // The files' size and mtime are in the key: a re-processed sheet may be written to the same path.
+  const stamp = (p: string) => {
+    const st = statSync(p);
+    return `${p}:${st.size}:${st.mtimeMs}`;
+  };
   const key = JSON.stringify([
-    args.a.path,
-    args.b.path,
+    stamp(args.a.path),
+    stamp(args.b.path),
     args.sheetTransform.map((v) => round(v)),
     round(conf, 3),
     sheetAligned ? null : args.aBox,

@@ -1,8 +1,9 @@
 // The whole compare of two sheet images, PNG (or any sharp input) → overlay PNG, scheduled so libvips
 // threads work while JS does (performance-anchors §6/§7):
-//   1. decode both to grey (two sharp pipelines in parallel on the libuv pool);
-//   2. start the registration ink levels (box shrink by the level factor) inside libvips, and pack
-//      both images' ink masks in JS meanwhile;
+//   1. decode both to grey (two sharp pipelines in parallel on the libuv pool); pack A's ink masks in
+//      JS while B is still decoding;
+//   2. start the registration ink levels (box shrink by the level factor) inside libvips as each image
+//      is decoded, and pack B's masks in JS meanwhile;
 //   3. register (JS, on the libvips levels), warp B's masks, diff (diffStage);
 //   4. render each requested image and start its PNG encode (libvips) at once, rendering the next one
 //      meanwhile, then find the change regions in JS while the last encode runs (finishStage).
@@ -128,20 +129,40 @@ export async function diffStage(
     throw new Error(
       'Registration needs whole images: pass skipRegistration and a transform with windowA/windowB, or crop first',
     );
-  const [a, b] = await Promise.all([
-    isGrey(inputA) ? inputA : decodeGrey(inputA),
-    isGrey(inputB) ? inputB : decodeGrey(inputB),
-  ]);
+  // Both decodes start at once (two libvips pipelines); A's masks are packed in JS while B is still
+  // decoding, and each image's registration level is shrunk in libvips as soon as it is decoded.
+  const decA = isGrey(inputA) ? Promise.resolve(inputA) : decodeGrey(inputA);
+  const decB = isGrey(inputB) ? Promise.resolve(inputB) : decodeGrey(inputB);
+  // Keep a rejection of B from being unhandled while A is awaited.
+  decB.catch(() => undefined);
+  const a = await decA;
   lap('decode');
   const it = opts.diff?.inkThreshold ?? 160,
     wt = opts.diff?.weakThreshold ?? 208,
     pt = opts.diff?.paleThreshold ?? Math.max(240, wt);
-  const f1 = levelFactor(Math.max(a.width, a.height, b.width, b.height));
-  const levelsP =
-    !opts.skipRegistration && f1 > 1
-      ? Promise.all([inkLevelVips(a, f1), inkLevelVips(b, f1)])
-      : null;
+  const wantLevels = !opts.skipRegistration;
+  let f1 = 0;
+  let levelA: Promise<InkLevel> | null = null;
+  if (wantLevels && !isGrey(inputB)) {
+    // B's size is not known yet: A's gives the level factor (the pair's is checked below).
+    f1 = levelFactor(Math.max(a.width, a.height));
+    if (f1 > 1 && Math.min(a.width, a.height) >= f1) {
+      levelA = inkLevelVips(a, f1);
+      levelA.catch(() => undefined); // unused when B changes the factor
+    }
+  }
   const ma = packInk(a, it, wt, pt, opts.windowA);
+  lap('pack');
+  const b = await decB;
+  lap('decode_wait');
+  let levelsP: Promise<[InkLevel, InkLevel]> | null = null;
+  if (wantLevels) {
+    const f = levelFactor(Math.max(a.width, a.height, b.width, b.height));
+    if (f > 1 && Math.min(a.width, a.height, b.width, b.height) >= f) {
+      const la = levelA && f1 === f ? levelA : inkLevelVips(a, f);
+      levelsP = Promise.all([la, inkLevelVips(b, f)]);
+    }
+  }
   const mb0 = packInk(b, it, wt, pt, opts.windowB);
   lap('pack');
   let transform: Affine;
