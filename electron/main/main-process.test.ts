@@ -9,6 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
+import net from 'node:net';
 import path from 'node:path';
 import tls from 'node:tls';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -348,6 +349,17 @@ describe('Electron main process (built bundle, fake electron, real service)', ()
     fake.module.app.emit('before-quit', event);
     expect(event.preventDefault).toHaveBeenCalled();
     await vi.waitFor(() => expect(state.quitCalls).toBeGreaterThan(0), { timeout: 15_000 });
-    await expect(get(`${origin}/`)).rejects.toThrow(/ECONNREFUSED/);
+    // A fresh connection (not a kept-alive socket of Node's global agent, which the server
+    // may have dropped a moment earlier: that reads as 'socket hang up') finds no listener.
+    const port = Number(new URL(origin).port);
+    await expect(
+      new Promise((resolve, reject) => {
+        const socket = net.connect({ host: '127.0.0.1', port }, () => {
+          socket.destroy();
+          resolve('connected');
+        });
+        socket.on('error', reject);
+      }),
+    ).rejects.toThrow(/ECONNREFUSED/);
   });
 });
