@@ -181,7 +181,7 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
   const deps: HttpDeps = {
     db,
     cursors,
-    signedUrl: (origin, key) => origin + signer.sign(`/v1/blobs/${key}`, 3600).url,
+    signedUrl: (origin, key) => origin + signer.downloadUrl(`/v1/blobs/${key}`),
   };
   projectsRoutes(app, deps, {
     cancelProjectJobs: (org, projectId) => cancelOpen(org, openJobIds(db, org, { projectId })),

@@ -5,6 +5,7 @@
 //
 //   node --import tsx bench/api/page-cost.ts            # 10,000 overlays, 300 pages per scenario
 //   PAGE_COST_IMAGES=1 …                                # rows carry object keys (URL signing)
+//   PAGE_COST_IMAGES=1 PAGE_COST_URL_MEMO=0 …           # … and every URL is signed afresh
 import { mkdtempSync, rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir, loadavg } from 'node:os';
@@ -29,11 +30,21 @@ try {
   const org = ensureOrganization(db, 'Bench');
   seedOverlays(db, org.id, OVERLAYS, { images: IMAGES });
   const cursors = new CursorCodec(randomBytes(32));
-  const signer = new UrlSigner(randomBytes(32));
+  // As the service signs `*_uri` fields: `downloadUrl` (expiry on a 5-minute step, memoized
+  // signatures) where it exists, `sign` on older checkouts. PAGE_COST_URL_MEMO=0 turns the memo
+  // off, so every URL of every page costs a fresh HMAC (the first view of a page).
+  const memo = process.env.PAGE_COST_URL_MEMO !== '0';
+  const signer = new UrlSigner(randomBytes(32), memo ? {} : { memoEntries: 0 });
   const origin = 'https://127.0.0.1:7420';
+  const download = (signer as unknown as { downloadUrl?: (p: string) => string }).downloadUrl;
   const serialize = {
     signedUrl: (key: string | null | undefined) =>
-      key ? origin + signer.sign(`/v1/blobs/${key}`, 3600).url : null,
+      key
+        ? origin +
+          (download
+            ? download.call(signer, `/v1/blobs/${key}`)
+            : signer.sign(`/v1/blobs/${key}`, 3600).url)
+        : null,
   };
   const endpoint: ListEndpoint = {
     path: '/v1/overlays',
@@ -103,7 +114,7 @@ try {
     });
   }
   console.log(
-    `${textPath ? 'text path (runListJson)' : 'object path (runList + JSON.stringify)'}: ${OVERLAYS} overlays, ${PAGES} pages per scenario${IMAGES ? ', rows with object keys (signed URLs)' : ''}; load average ${loadavg()[0]!.toFixed(1)}`,
+    `${textPath ? 'text path (runListJson)' : 'object path (runList + JSON.stringify)'}: ${OVERLAYS} overlays, ${PAGES} pages per scenario${IMAGES ? `, rows with object keys (signed URLs${memo ? '' : ', no signature memo'})` : ''}; load average ${loadavg()[0]!.toFixed(1)}`,
   );
   console.table(rows);
 

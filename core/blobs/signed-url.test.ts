@@ -3,7 +3,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadOrCreateSecret, secretPath } from './secrets';
-import { UPLOAD_URL_TTL_SECONDS, UrlSigner } from './signed-url';
+import {
+  DOWNLOAD_URL_EXPIRY_STEP_SECONDS,
+  DOWNLOAD_URL_TTL_SECONDS,
+  UPLOAD_URL_TTL_SECONDS,
+  UrlSigner,
+} from './signed-url';
 
 let dataDir: string;
 beforeEach(async () => {
@@ -89,6 +94,105 @@ describe('UrlSigner', () => {
     expect(() => signer.sign('/v1/x?y=1', 60)).toThrow(TypeError);
     expect(() => signer.sign('/v1/x', 0)).toThrow(RangeError);
     expect(() => new UrlSigner(Buffer.alloc(16))).toThrow(TypeError);
+  });
+});
+
+describe('UrlSigner.downloadUrl', () => {
+  const STEP = DOWNLOAD_URL_EXPIRY_STEP_SECONDS;
+  const TTL = DOWNLOAD_URL_TTL_SECONDS;
+  const expiresOf = (url: string) => Number(query(url).get('expires'));
+
+  it('is valid at least the TTL (1 hour) and less than TTL + step, over a whole step of issue times', () => {
+    const signer = new UrlSigner(Buffer.alloc(32, 9));
+    expect(STEP).toBe(300);
+    expect(TTL).toBe(3600);
+    const base = Math.floor(T0 / (STEP * 1000)) * STEP * 1000;
+    // Every 7.3 s across two steps, plus the boundaries themselves and 1 ms either side.
+    const times = [base, base + 1, base - 1, base + STEP * 1000, base + STEP * 1000 - 1];
+    for (let t = base; t < base + 2 * STEP * 1000; t += 7300) times.push(t);
+    for (const now of times) {
+      const url = signer.downloadUrl(PATH, now);
+      const validMs = expiresOf(url) * 1000 - now;
+      expect(validMs).toBeGreaterThanOrEqual(TTL * 1000);
+      expect(validMs).toBeLessThan((TTL + STEP) * 1000);
+      expect(expiresOf(url) % STEP).toBe(0);
+      // verify agrees: valid 1 ms before the expiry, expired at it.
+      expect(signer.verify(PATH, query(url), now).ok).toBe(true);
+      expect(signer.verify(PATH, query(url), now + TTL * 1000 - 1).ok).toBe(true);
+      const at = signer.verify(PATH, query(url), expiresOf(url) * 1000);
+      expect(!at.ok && at.error.detail).toMatch(/expired/);
+    }
+  });
+
+  it('gives one path the same URL within a step and a new one after it; signatures match sign()', () => {
+    const signer = new UrlSigner(Buffer.alloc(32, 9));
+    const base = Math.ceil(T0 / (STEP * 1000)) * STEP * 1000;
+    const a = signer.downloadUrl(PATH, base + 1);
+    expect(signer.downloadUrl(PATH, base + STEP * 1000)).toBe(a);
+    const b = signer.downloadUrl(PATH, base + STEP * 1000 + 1);
+    expect(b).not.toBe(a);
+    expect(expiresOf(b) - expiresOf(a)).toBe(STEP);
+    // The same MAC as sign(): a fresh signer (no memo) signing for that exact expiry agrees.
+    const exact = new UrlSigner(Buffer.alloc(32, 9)).sign(PATH, TTL, {
+      now: (expiresOf(a) - TTL) * 1000,
+    });
+    expect(exact.url).toBe(a);
+    // Without a step, the expiry is the next whole second plus the TTL.
+    const unstepped = new UrlSigner(Buffer.alloc(32, 9), { expiryStepSeconds: 1 });
+    expect(expiresOf(unstepped.downloadUrl(PATH, T0 + 250))).toBe(T0 / 1000 + 1 + TTL);
+    expect(expiresOf(unstepped.downloadUrl(PATH, T0))).toBe(T0 / 1000 + TTL);
+  });
+
+  it('refuses tampered memoized URLs as it refuses any other', () => {
+    const signer = new UrlSigner(Buffer.alloc(32, 9));
+    signer.downloadUrl(PATH, T0);
+    const url = signer.downloadUrl(PATH, T0); // from the memo
+    const q = query(url);
+    const altered = (r: ReturnType<UrlSigner['verify']>) => !r.ok && /altered/.test(r.error.detail);
+    expect(signer.verify(PATH, q, T0).ok).toBe(true);
+    expect(altered(signer.verify('/v1/files/fil_abd/content', q, T0))).toBe(true);
+    const later = new URLSearchParams(q);
+    later.set('expires', String(expiresOf(url) + STEP));
+    expect(altered(signer.verify(PATH, later, T0))).toBe(true);
+    const sig = q.get('signature')!;
+    const flipped = new URLSearchParams(q);
+    flipped.set('signature', (sig[0] === 'A' ? 'B' : 'A') + sig.slice(1));
+    expect(altered(signer.verify(PATH, flipped, T0))).toBe(true);
+    // A download URL never authorizes an upload, memoized or not.
+    expect(signer.verify(PATH, q, T0, 'PUT').ok).toBe(false);
+    expect(altered(new UrlSigner(Buffer.alloc(32, 8)).verify(PATH, q, T0))).toBe(true);
+  });
+
+  it('keeps its memo bounded, dropping the least recently used path first', () => {
+    const signer = new UrlSigner(Buffer.alloc(32, 9), { memoEntries: 3 });
+    const uncached = new UrlSigner(Buffer.alloc(32, 9), { memoEntries: 0 });
+    const p = (i: number) => `/v1/blobs/k${i}.png`;
+    for (let i = 0; i < 3; i++) signer.downloadUrl(p(i), T0);
+    expect(signer.memoSize).toBe(3);
+    signer.downloadUrl(p(0), T0); // p0 is now the most recent; p1 the least
+    signer.downloadUrl(p(3), T0);
+    expect(signer.memoSize).toBe(3);
+    for (let i = 4; i < 50; i++) signer.downloadUrl(p(i), T0 + i * 60_000);
+    expect(signer.memoSize).toBe(3);
+    expect(uncached.downloadUrl(p(1), T0)).toBe(signer.downloadUrl(p(1), T0));
+    expect(uncached.memoSize).toBe(0);
+    // Whatever was evicted or replaced, every answer is the URL a fresh signer gives.
+    for (let i = 0; i < 50; i++)
+      for (const t of [T0, T0 + 600_000])
+        expect(signer.downloadUrl(p(i % 7), t)).toBe(uncached.downloadUrl(p(i % 7), t));
+    expect(signer.memoSize).toBe(3);
+  });
+
+  it('validates its inputs, memo or not', () => {
+    const signer = new UrlSigner(Buffer.alloc(32, 9));
+    signer.downloadUrl(PATH, T0);
+    expect(() => signer.downloadUrl('v1/x', T0)).toThrow(TypeError);
+    expect(() => signer.downloadUrl('/v1/x?y=1', T0)).toThrow(TypeError);
+    expect(() => signer.downloadUrl(PATH, T0, 0)).toThrow(RangeError);
+    expect(() => signer.downloadUrl(PATH, T0, 7 * 24 * 3600)).toThrow(RangeError);
+    expect(() => signer.downloadUrl(PATH, Number.NaN)).toThrow(RangeError);
+    expect(() => new UrlSigner(Buffer.alloc(32), { expiryStepSeconds: 0 })).toThrow(RangeError);
+    expect(() => new UrlSigner(Buffer.alloc(32), { memoEntries: -1 })).toThrow(RangeError);
   });
 });
 

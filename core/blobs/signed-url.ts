@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { ApiError } from '../domain/errors';
 
 // Signed URLs (contract §5): `<path>?expires=<unix seconds>&signature=<base64url HMAC-SHA256>`,
@@ -16,6 +16,15 @@ export const DOWNLOAD_URL_TTL_SECONDS = 3600;
 /** Default lifetime of upload URLs (`upload_url`): 15 minutes. */
 export const UPLOAD_URL_TTL_SECONDS = 900;
 const MAX_TTL_SECONDS = 7 * 24 * 3600;
+/**
+ * Download URLs from `downloadUrl` expire on a multiple of this step (unix seconds) plus the TTL:
+ * one blob keeps the same URL for up to 5 minutes, so list refetches give the browser URLs it has
+ * already cached (images, tile pyramids) and the signer can reuse the signature. Such a URL is
+ * valid at least DOWNLOAD_URL_TTL_SECONDS (contract §5: 1 hour) and less than TTL + step.
+ */
+export const DOWNLOAD_URL_EXPIRY_STEP_SECONDS = 300;
+/** Default number of download signatures `downloadUrl` remembers (least recently used go first). */
+export const DOWNLOAD_URL_MEMO_ENTRIES = 16_384;
 
 export type SignedMethod = 'GET' | 'HEAD' | 'PUT';
 
@@ -32,14 +41,77 @@ export type VerifyResult = { ok: true; expiresAt: string } | { ok: false; error:
 
 const PATH_RE = /^\/[\x21-\x7e]*$/;
 
+export interface UrlSignerOptions {
+  /** Expiry step of `downloadUrl`, seconds (default DOWNLOAD_URL_EXPIRY_STEP_SECONDS; 1 = none). */
+  expiryStepSeconds?: number;
+  /** Signatures `downloadUrl` remembers (default DOWNLOAD_URL_MEMO_ENTRIES; 0 = none). */
+  memoEntries?: number;
+}
+
 export class UrlSigner {
-  private readonly secret: Buffer;
+  /** One KeyObject for every MAC: createHmac does not re-import the raw secret per signature. */
+  private readonly key: KeyObject;
+  private readonly stepMs: number;
+  private readonly memoMax: number;
+  /**
+   * path → the last download URL signed for it. Map order is recency (a hit moves its entry to
+   * the end), so the first key is the least recently used and goes when the memo is full. An
+   * entry only answers for the same expiry, so it can never hand out a URL other than the one
+   * `mac` would compute: it is a cache of a pure function, not of a decision.
+   */
+  private readonly memo = new Map<string, { expires: number; url: string }>();
 
   /** `secret`: at least 32 bytes, e.g. `await loadOrCreateSecret(dataDir, 'url-signing')`. */
-  constructor(secret: Buffer) {
+  constructor(secret: Buffer, opts: UrlSignerOptions = {}) {
     if (!Buffer.isBuffer(secret) || secret.length < 32)
       throw new TypeError('Expected a secret of at least 32 bytes for the URL signer.');
-    this.secret = Buffer.from(secret);
+    const step = opts.expiryStepSeconds ?? DOWNLOAD_URL_EXPIRY_STEP_SECONDS;
+    if (!Number.isInteger(step) || step < 1 || step > 3600)
+      throw new RangeError(
+        `Expected an integer between 1 and 3600 for expiryStepSeconds but received ${step}.`,
+      );
+    const memo = opts.memoEntries ?? DOWNLOAD_URL_MEMO_ENTRIES;
+    if (!Number.isInteger(memo) || memo < 0)
+      throw new RangeError(`Expected a non-negative integer for memoEntries but received ${memo}.`);
+    this.key = createSecretKey(Buffer.from(secret));
+    this.stepMs = step * 1000;
+    this.memoMax = memo;
+  }
+
+  /**
+   * A download (GET/HEAD) URL for `path`: `<path>?expires=…&signature=…`, as `sign(path)` gives,
+   * but the expiry is the next multiple of the expiry step at or after `now`, plus the TTL (default
+   * 1 hour). The URL is therefore valid at least `ttlSeconds` and less than `ttlSeconds` + step,
+   * and the same path gets the same URL for a whole step — the browser can reuse cached images
+   * and tiles across list refetches, and the signature comes from the memo. For the `*_uri` fields
+   * of API objects (contract §5); use `sign` where the exact expiry is shown (`upload_expires_at`).
+   */
+  downloadUrl(path: string, now = Date.now(), ttlSeconds = DOWNLOAD_URL_TTL_SECONDS): string {
+    if (!Number.isFinite(now))
+      throw new RangeError(`Expected a finite time in ms for now but received ${now}.`);
+    // The step is added on top of the TTL, so the TTL leaves room for it under the maximum.
+    checkTtl(ttlSeconds, MAX_TTL_SECONDS - this.stepMs / 1000);
+    const expires = Math.ceil(now / this.stepMs) * (this.stepMs / 1000) + ttlSeconds;
+    const hit = this.memo.get(path);
+    if (hit !== undefined && hit.expires === expires) {
+      this.memo.delete(path);
+      this.memo.set(path, hit);
+      return hit.url;
+    }
+    // A hit's path was checked when it was signed; a miss is checked now.
+    checkPath(path);
+    const url = `${path}?expires=${expires}&signature=${this.mac('GET', path, String(expires))}`;
+    if (this.memoMax > 0) {
+      if (hit !== undefined) this.memo.delete(path);
+      else if (this.memo.size >= this.memoMax) this.memo.delete(this.memo.keys().next().value!);
+      this.memo.set(path, { expires, url });
+    }
+    return url;
+  }
+
+  /** Number of signatures `downloadUrl` remembers now (at most `memoEntries`). */
+  get memoSize(): number {
+    return this.memo.size;
   }
 
   /** Signs `path` for `ttlSeconds` (default 1 hour; use UPLOAD_URL_TTL_SECONDS and 'PUT' for uploads). */
@@ -48,14 +120,8 @@ export class UrlSigner {
     ttlSeconds = DOWNLOAD_URL_TTL_SECONDS,
     opts: { method?: SignedMethod; now?: number } = {},
   ): SignedUrl {
-    if (typeof path !== 'string' || !PATH_RE.test(path) || path.includes('?') || path.includes('#'))
-      throw new TypeError(
-        `Expected an absolute path without query or fragment to sign but received '${path}'.`,
-      );
-    if (!Number.isInteger(ttlSeconds) || ttlSeconds < 1 || ttlSeconds > MAX_TTL_SECONDS)
-      throw new RangeError(
-        `Expected an integer between 1 and ${MAX_TTL_SECONDS} for ttlSeconds but received ${ttlSeconds}.`,
-      );
+    checkPath(path);
+    checkTtl(ttlSeconds);
     const now = opts.now ?? Date.now();
     const expires = Math.floor(now / 1000) + ttlSeconds;
     const signature = this.mac(methodClass(opts.method ?? 'GET'), path, String(expires));
@@ -122,10 +188,24 @@ export class UrlSigner {
   }
 
   private mac(method: string, path: string, expires: string): string {
-    return createHmac('sha256', this.secret)
+    return createHmac('sha256', this.key)
       .update(`blueline-url-v1\n${method}\n${path}\n${expires}`)
       .digest('base64url');
   }
+}
+
+function checkPath(path: string): void {
+  if (typeof path !== 'string' || !PATH_RE.test(path) || path.includes('?') || path.includes('#'))
+    throw new TypeError(
+      `Expected an absolute path without query or fragment to sign but received '${path}'.`,
+    );
+}
+
+function checkTtl(ttlSeconds: number, max = MAX_TTL_SECONDS): void {
+  if (!Number.isInteger(ttlSeconds) || ttlSeconds < 1 || ttlSeconds > max)
+    throw new RangeError(
+      `Expected an integer between 1 and ${max} for ttlSeconds but received ${ttlSeconds}.`,
+    );
 }
 
 /** HEAD reads what GET reads. */
