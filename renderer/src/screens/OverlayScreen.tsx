@@ -10,7 +10,7 @@ import {
   useOverlays,
   usePatchChange,
 } from '../api/hooks';
-import type { Change, Overlay, ReadyOverlay, ReviewStatus } from '../api/types';
+import type { BBox, Change, Overlay, ReadyOverlay, ReviewStatus } from '../api/types';
 import { isReadyOverlay, isTerminal } from '../api/types';
 import { navigate } from '../app/use-route';
 import {
@@ -23,7 +23,7 @@ import {
   StatusBadge,
 } from '../components/common';
 import { ui, useUi, VIEWER_MODES, type ViewerMode } from '../state/ui-store';
-import { readingOrder, stepIndex } from '../viewer/change-nav';
+import { frameRegion, readingOrder, stepIndex } from '../viewer/change-nav';
 import { servicePyramid } from '../viewer/tiles';
 import { KIND_COLOURS, OVERLAY_PALETTE_PARAM, REVIEW_LABELS } from '../viewer/palette';
 import { SheetCanvas, type ImageLayerSpec, type RegionSpec } from '../viewer/SheetCanvas';
@@ -173,9 +173,14 @@ function OverlayViewer({
     (i: number) => {
       setSelected(i);
       const c = changes[i];
-      if (c && viewport.current) animateTo(regionView(viewport.current, c.bbox, 600, 1));
+      if (!c || !viewport.current) return;
+      // Zoom to the part of the change inside this overlay's image; a change wholly beyond it
+      // (found on the sheet around the block) shows the whole frame, and the list says where it is.
+      const { inFrame } = frameRegion(c.bbox, world);
+      if (inFrame) animateTo(regionView(viewport.current, inFrame, 600, 1));
+      else animateTo(fitView(viewport.current, { x: 0, y: 0, ...world }));
     },
-    [changes, animateTo],
+    [changes, animateTo, world],
   );
 
   const review = useCallback(
@@ -305,13 +310,21 @@ function OverlayViewer({
     ];
   };
 
+  // Outlines stay on the image: a change reaching beyond the frame is drawn up to its edge.
   const regions: RegionSpec[] = showRegions
-    ? changes.map((c) => ({
-        id: c.id,
-        bbox: c.bbox,
-        colour: KIND_COLOURS[palette][c.kind] ?? '#555',
-        dim: c.review_status !== 'open',
-      }))
+    ? changes.flatMap((c) => {
+        const { inFrame } = frameRegion(c.bbox, world);
+        return inFrame
+          ? [
+              {
+                id: c.id,
+                bbox: inFrame,
+                colour: KIND_COLOURS[palette][c.kind] ?? '#555',
+                dim: c.review_status !== 'open',
+              },
+            ]
+          : [];
+      })
     : [];
   const onRegionClick = (id: string | null) => {
     if (!id) return;
@@ -513,6 +526,7 @@ function OverlayViewer({
           </div>
           <ChangeList
             overlay={overlay}
+            frame={world}
             changesQ={changesQ}
             changes={changes}
             selected={selected}
@@ -601,8 +615,19 @@ function OverlayViewer({
   );
 }
 
+/** Where a change wholly outside the frame lies, in words: "right", "above left", … */
+function describeOffset(b: BBox, frame: { width: number; height: number }): string {
+  const cx = b.x + b.width / 2;
+  const cy = b.y + b.height / 2;
+  const v = cy < 0 ? 'above' : cy > frame.height ? 'below' : '';
+  const h = cx < 0 ? 'left' : cx > frame.width ? 'right' : '';
+  return [v, h].filter(Boolean).join(' ') || 'at the edge';
+}
+
 function ChangeList(props: {
   overlay: Overlay;
+  /** The overlay image's size (the frame change boxes are placed in). */
+  frame: { width: number; height: number };
   changesQ: ReturnType<typeof useChanges>;
   changes: Change[];
   selected: number;
@@ -611,7 +636,7 @@ function ChangeList(props: {
   onSelect: (i: number) => void;
   onAnalyzed: () => void;
 }) {
-  const { overlay, changesQ, changes, selected, reviewed, palette, onSelect } = props;
+  const { overlay, frame, changesQ, changes, selected, reviewed, palette, onSelect } = props;
   const listRef = useRef<HTMLOListElement>(null);
   useEffect(() => {
     listRef.current
@@ -649,37 +674,51 @@ function ChangeList(props: {
         </Empty>
       )}
       <ol className="change-list" ref={listRef} data-testid="change-list">
-        {changes.map((c, i) => (
-          <li key={c.id} data-index={i}>
-            <button
-              type="button"
-              className={`change-item${i === selected ? ' selected' : ''}`}
-              onClick={() => onSelect(i)}
-              aria-current={i === selected}
-            >
-              <span className="change-idx">{i + 1}</span>
-              <span
-                className="kind-dot"
-                style={{ background: KIND_COLOURS[palette][c.kind] }}
-                aria-hidden
-              />
-              <span className="change-text">
-                <span className="change-kind">
-                  {c.kind} · {c.category.replace('_', ' ')}
+        {changes.map((c, i) => {
+          const fit = frameRegion(c.bbox, frame).fit;
+          return (
+            <li key={c.id} data-index={i}>
+              <button
+                type="button"
+                className={`change-item${i === selected ? ' selected' : ''}`}
+                onClick={() => onSelect(i)}
+                aria-current={i === selected}
+              >
+                <span className="change-idx">{i + 1}</span>
+                <span
+                  className="kind-dot"
+                  style={{ background: KIND_COLOURS[palette][c.kind] }}
+                  aria-hidden
+                />
+                <span className="change-text">
+                  <span className="change-kind">
+                    {c.kind} · {c.category.replace('_', ' ')}
+                  </span>
+                  <span className="ellipsis small muted">
+                    {c.description ??
+                      c.text_after ??
+                      c.text_before ??
+                      `${Math.round(c.bbox.width)}×${Math.round(c.bbox.height)} px`}
+                  </span>
+                  {fit !== 'inside' && (
+                    <span
+                      className="small muted"
+                      data-testid="change-outside"
+                      title="Changes are found on the whole sheet; this one reaches beyond this view's image, which shows only the block."
+                    >
+                      {fit === 'partial'
+                        ? 'continues beyond this view'
+                        : `beside this view (${describeOffset(c.bbox, frame)})`}
+                    </span>
+                  )}
                 </span>
-                <span className="ellipsis small muted">
-                  {c.description ??
-                    c.text_after ??
-                    c.text_before ??
-                    `${Math.round(c.bbox.width)}×${Math.round(c.bbox.height)} px`}
+                <span className={`review review-${c.review_status}`}>
+                  {REVIEW_LABELS[c.review_status]}
                 </span>
-              </span>
-              <span className={`review review-${c.review_status}`}>
-                {REVIEW_LABELS[c.review_status]}
-              </span>
-            </button>
-          </li>
-        ))}
+              </button>
+            </li>
+          );
+        })}
       </ol>
     </div>
   );
