@@ -240,6 +240,11 @@ export class ReviewFlow {
     await page.waitForTimeout(400); // let the 320 ms zoom animation finish
     await this.canvasesLoaded();
     await this.shot('10-overlay-change-1');
+    // Words that read the same before and after are context, never shown struck out as an edit.
+    for (const del of await detail.locator('del').all()) {
+      const before = (await del.textContent()) ?? '';
+      await expect(detail.locator('ins')).not.toHaveText(before);
+    }
     if (n > 1) {
       await page.keyboard.press('j');
       await expect(detail).toContainText(`Change 2 of ${n}`);

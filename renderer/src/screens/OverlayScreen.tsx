@@ -562,18 +562,28 @@ function OverlayViewer({
                 confidence
               </p>
               {current.description && <p>{current.description}</p>}
-              {(current.text_before || current.text_after) && (
-                <p className="mono small">
-                  {current.text_before && (
-                    <del style={{ color: KIND_COLOURS[palette].removed }}>
-                      {current.text_before}
-                    </del>
-                  )}{' '}
-                  {current.text_after && (
-                    <ins style={{ color: KIND_COLOURS[palette].added }}>{current.text_after}</ins>
+              {/* The same words on both sides (ink changed around unchanged text) are the
+                  context of the change, not an edit: shown once, not struck out. */}
+              {current.text_before && current.text_before === current.text_after
+                ? !current.description && (
+                    <p className="mono small" data-testid="change-text-context">
+                      near {current.text_before}
+                    </p>
+                  )
+                : (current.text_before || current.text_after) && (
+                    <p className="mono small">
+                      {current.text_before && (
+                        <del style={{ color: KIND_COLOURS[palette].removed }}>
+                          {current.text_before}
+                        </del>
+                      )}{' '}
+                      {current.text_after && (
+                        <ins style={{ color: KIND_COLOURS[palette].added }}>
+                          {current.text_after}
+                        </ins>
+                      )}
+                    </p>
                   )}
-                </p>
-              )}
               <div className="review-buttons" role="group" aria-label="Review">
                 <button
                   type="button"
