@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './http/app';
 import { CursorCodec } from './http/cursor';
-import type { HttpDeps } from './http/deps';
+import { blobUrlSigner, type HttpDeps } from './http/deps';
+import { createListReader } from './http/list-reader';
 import { projectsRoutes } from './http/routes/projects.routes';
 import { catalogRoutes } from './http/routes/catalog.routes';
 import { loadOrCreateTls, type TlsMaterial } from './http/tls';
@@ -59,6 +60,10 @@ export interface ServiceOptions {
   workers?: number;
   /** The worker-pool entry (a built .js in the bundled Electron app; default: the .ts source). */
   workerUrl?: URL;
+  /** The list reader thread's entry (a built .js in the bundled app; default: the .ts source). */
+  listReaderUrl?: URL;
+  /** false: build list pages on the HTTP thread (no list reader thread). Default true. */
+  listReader?: boolean;
   /** Register job handlers before the runner starts (tests; later work registers vision handlers here). */
   registerHandlers?: (runner: JobRunner) => void;
   /** Adds routes before the app is sealed (tests use it for failure-injection routes). */
@@ -108,8 +113,10 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
     opts.dataDir,
     opts.tlsCert && opts.tlsKey ? { certFile: opts.tlsCert, keyFile: opts.tlsKey } : undefined,
   );
-  const cursors = new CursorCodec(await loadOrCreateSecret(opts.dataDir, 'cursor'));
-  const signer = new UrlSigner(await loadOrCreateSecret(opts.dataDir, 'url-signing'));
+  const cursorSecret = await loadOrCreateSecret(opts.dataDir, 'cursor');
+  const urlSecret = await loadOrCreateSecret(opts.dataDir, 'url-signing');
+  const cursors = new CursorCodec(cursorSecret);
+  const signer = new UrlSigner(urlSecret);
   const objects = new LocalObjectStore({ dataDir: opts.dataDir });
   // Boot-time reconciliation, before the runner claims work or the port opens: temp files,
   // orphaned objects and rows left by a crash (services/reconcile.service.ts).
@@ -181,7 +188,18 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
   const deps: HttpDeps = {
     db,
     cursors,
-    signedUrl: (origin, key) => origin + signer.downloadUrl(`/v1/blobs/${key}`),
+    signedUrl: blobUrlSigner(signer),
+    // List pages are built on a reader thread (core/http/list-reader.ts); none in a bundled build
+    // that passes no listReaderUrl, or with listReader: false (pages built on the HTTP thread).
+    lists:
+      opts.listReader === false
+        ? undefined
+        : createListReader({
+            dbFile: join(opts.dataDir, 'blueline.db'),
+            cursorSecret,
+            urlSecret,
+            ...(opts.listReaderUrl ? { workerUrl: opts.listReaderUrl } : {}),
+          }),
   };
   projectsRoutes(app, deps, {
     cancelProjectJobs: (org, projectId) => cancelOpen(org, openJobIds(db, org, { projectId })),
@@ -244,6 +262,7 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
       await transport?.close();
       await app.close();
       await pool.close();
+      await deps.lists?.close();
       db.close();
     },
   };

@@ -4,7 +4,8 @@ import { notFound } from '../../domain/errors';
 import { getRow } from '../../store/list-query';
 import { parseExpand, serializeWithExpansion } from '../../services/expand';
 import { RESOURCES, type ResourceKind, type Row } from '../../services/resources';
-import { runListJson, type ListEndpoint } from '../list-engine';
+import type { ListEndpoint } from '../list-engine';
+import { listBody } from '../list-reader';
 import { orgOf, serializeContext, type HttpDeps } from '../deps';
 import { addRoute } from '../router';
 import type { TSchema } from '@sinclair/typebox';
@@ -63,16 +64,8 @@ export function listRoute(
     tags: [tag],
     querystring: queryDoc(endpoint),
     responses: { 200: Type.Object({ data: Type.Array(item), _meta: Type.Any() }) },
-    handler: async (request, reply) => {
-      const body = runListJson(endpoint, {
-        organizationId: orgOf(request),
-        query: request.query as Record<string, unknown>,
-        db: deps.db,
-        cursors: deps.cursors,
-        serialize: serializeContext(deps, request),
-      });
-      return sendJsonText(reply, body);
-    },
+    // Built on the list reader thread when the service has one (list-reader.ts), same bytes.
+    handler: async (request, reply) => sendJsonText(reply, await listBody(deps, endpoint, request)),
   });
 }
 
@@ -81,7 +74,7 @@ export function listRoute(
  * object (`application/json; charset=utf-8`): a string with a JSON content type is sent as is,
  * not passed through the serializer again.
  */
-export function sendJsonText(reply: FastifyReply, body: string): string {
+export function sendJsonText<T extends string | Buffer>(reply: FastifyReply, body: T): T {
   reply.type('application/json; charset=utf-8');
   return body;
 }
