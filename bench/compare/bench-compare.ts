@@ -1,5 +1,7 @@
 // Side-by-side bench of the compare engine against odiff and pixelmatch on one pre-rendered sheet pair.
 //   node --import tsx bench/compare/bench-compare.ts [--dpi 200,300] [--runs 3] [--out /tmp/blueline-bench-compare]
+//     [--before <run-ours bundle of an older commit>]  (adds its register row, interleaved: before/after
+//     in one session; build it with esbuild from a `git worktree` of that commit)
 // Every tool runs in its own child process under /usr/bin/time -v (wall clock and peak RSS of that
 // process); our runners are bundled with esbuild first so tsx's start-up compile is not measured.
 // odiff and pixelmatch get the pre-aligned pair (a plain pixel diff); ours gets the shifted/scaled pair
@@ -19,6 +21,7 @@ const arg = (name: string, def: string): string => {
   return i >= 0 ? process.argv[i + 1]! : def;
 };
 const dpis = arg('dpi', '200,300').split(',').map(Number);
+const before = arg('before', '');
 const runs = Number(arg('runs', '3'));
 const outDir = arg('out', path.join(os.tmpdir(), 'blueline-bench-compare'));
 const buildDir = path.join(repo, 'node_modules/.cache/blueline-bench-compare');
@@ -77,6 +80,8 @@ function median(xs: number[]): number {
 }
 
 const ours = bundle('run-ours.ts');
+// The registration worker of `registerInWorker`, bundled next to it and passed to run-ours by path.
+const regWorker = bundle('../../core/vision/compare/register.worker.ts');
 const pm = bundle('run-pixelmatch.ts');
 // odiff is a reference tool, not a dependency: odiff-bin's lockfile entries name platform
 // packages some registries lack, which breaks `npm ci`. Install it into a tools cache on demand.
@@ -115,10 +120,26 @@ for (const dpi of dpis) {
   const p = await preparePair(path.join(outDir, 'data'), dpi);
   const tools: { name: string; pair: string; cmd: string; args: string[] }[] = [
     {
-      name: 'blueline compare (register)',
+      name: 'blueline compare (register, worker)',
       pair: 'shifted+scaled',
       cmd: process.execPath,
-      args: [ours, p.base, p.rev, path.join(outDir, `ours_${dpi}.png`), 'register'],
+      args: [ours, p.base, p.rev, path.join(outDir, `ours_${dpi}.png`), 'register', regWorker],
+    },
+    ...(before
+      ? [
+          {
+            name: 'blueline compare (register, before)',
+            pair: 'shifted+scaled',
+            cmd: process.execPath,
+            args: [before, p.base, p.rev, path.join(outDir, `ours_before_${dpi}.png`), 'register'],
+          },
+        ]
+      : []),
+    {
+      name: 'blueline compare (register, one thread)',
+      pair: 'shifted+scaled',
+      cmd: process.execPath,
+      args: [ours, p.base, p.rev, path.join(outDir, `ours_1t_${dpi}.png`), 'register-main'],
     },
     {
       name: 'blueline compare (pre-aligned)',

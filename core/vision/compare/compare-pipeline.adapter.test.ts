@@ -86,3 +86,27 @@ describe('compareToPng', () => {
     expect(Buffer.compare(data, Buffer.from(res.overlay!.data))).toBe(0);
   }, 120_000);
 });
+
+describe('compareToPng with registerInWorker', () => {
+  it('gives the in-thread result, the level stages and the full round having run in the worker', async () => {
+    const A = await renderPdfPage(OLD, 0, 100);
+    const s = 0.998,
+      cx = A.width / 2,
+      cy = A.height / 2;
+    const truth: Affine = [s, 0, cx - s * cx + 31, 0, s, cy - s * cy - 12];
+    const B = warpAffine(A, invertAffine(truth));
+    const here = await compareToPng(A, B, { images: [] });
+    const inWorker = await compareToPng(A, B, { images: [], registerInWorker: true });
+    // Not the fallback: both worker requests answered.
+    expect(inWorker.timings.worker_coarse).toBeGreaterThan(0);
+    expect(inWorker.timings.worker_full).toBeGreaterThan(0);
+    expect(here.timings.worker_full).toBeUndefined();
+    for (let i = 0; i < 6; i++) expect(inWorker.transform[i]).toBeCloseTo(here.transform[i]!, 9);
+    // Window coordinates (x − origin) round differently in the last bits only.
+    expect(inWorker.alignment.inliers).toBe(here.alignment.inliers);
+    expect(inWorker.alignment.method).toBe(here.alignment.method);
+    expect(inWorker.alignment.confidence).toBeCloseTo(here.alignment.confidence, 9);
+    expect(inWorker.score).toBeCloseTo(here.score, 6);
+    expect(transformError(inWorker.transform, truth, A.width, A.height).max).toBeLessThan(0.5);
+  }, 120_000);
+});

@@ -10,7 +10,6 @@
 // Windows (windowA/windowB) compare a block of a sheet straight from the sheet images, no crop copies:
 // compare-tasks.ts uses the two stages so a block pair is encoded only once its alignment is chosen.
 // Frames: A's sheet pixels, origin top-left; transform maps B pixels → A pixels (as compareImages).
-import sharp from 'sharp';
 import type { GreyImage } from '../types';
 import type { CompareOptions, Alignment } from './compare';
 import {
@@ -26,36 +25,23 @@ import {
   type RgbImage,
 } from './diff';
 import { decodeGrey, encodeGreyPng, encodeRgbPng } from './encode.adapter';
+import { inkLevelVips } from './levels.adapter';
 import { findRegions, type ChangeRegion } from './regions';
-import { IDENTITY, levelFactor, registerImages, type Affine, type InkLevel } from './register';
+import {
+  IDENTITY,
+  extractPatchWindows,
+  levelFactor,
+  refineFull,
+  registerImages,
+  type Affine,
+  type InkLevel,
+  type LevelStage,
+  type Registration,
+} from './register';
+import { startRegisterWorker, type RegisterWorker } from './register-worker.adapter';
 
-/**
- * Ink level of `img` at factor f made by libvips: the image cropped to whole f x f cells (the last
- * partial row/column of cells is left out — registration does not need it) and shrunk by exactly f, so
- * level pixel u has its centre at full x = f·u + (f − 1)/2 as inkDownsample's. Ink = 255 − grey.
- * libvips shrinks by an integer box and finishes with the kernel (not a pure box: measured on the
- * bench sheet at f = 8, mean |difference| to inkDownsample ≈ 1.1 of 255 with 'cubic', the closest);
- * that only smooths the level, which the full-resolution round does not use.
- */
-export async function inkLevelVips(img: GreyImage, f: number): Promise<InkLevel> {
-  const w = Math.floor(img.width / f),
-    h = Math.floor(img.height / f);
-  if (w < 1 || h < 1) throw new Error(`Image ${img.width}x${img.height} is smaller than f=${f}`);
-  // A Buffer over exactly the image bytes (sharp reads a typed array's whole ArrayBuffer otherwise).
-  const buf = Buffer.from(img.data.buffer, img.data.byteOffset, img.width * img.height);
-  const { data } = await sharp(buf, {
-    raw: { width: img.width, height: img.height, channels: 1 },
-  })
-    .extract({ left: 0, top: 0, width: w * f, height: h * f })
-    .resize(w, h, { kernel: 'cubic' })
-    // Without this sharp hands back 3 channels.
-    .toColourspace('b-w')
-    .raw()
-    .toBuffer({ resolveWithObject: true });
-  const out = new Float32Array(w * h);
-  for (let i = 0; i < out.length; i++) out[i] = 255 - data[i]!;
-  return { width: w, height: h, data: out, f };
-}
+// Re-exported: compare-tasks.ts and the tests take it from here.
+export { inkLevelVips };
 
 /** The images a compare can encode: RGB overlays (standard / colour-blind palette) and aligned B (grey). */
 export type ImageKind =
@@ -76,6 +62,14 @@ export interface PipelineOptions extends CompareOptions {
   windowB?: PixelWindow;
   /** Images to encode. Default ['combined']. */
   images?: ImageKind[];
+  /**
+   * Register in a worker thread while this thread packs B's masks (uses the second core; see
+   * register-worker.adapter.ts). `true` starts register.worker.ts from source; a bundled build passes
+   * the URL of its built worker. Worth it for a single compare in a process with an idle core (the job
+   * pool already spreads jobs over the cores). If the worker cannot start or fails, registration runs
+   * here. Default false.
+   */
+  registerInWorker?: boolean | URL;
 }
 
 /** The pixel part of a compare (masks, registration, diff), before images and regions. */
@@ -129,6 +123,30 @@ export async function diffStage(
     throw new Error(
       'Registration needs whole images: pass skipRegistration and a transform with windowA/windowB, or crop first',
     );
+  // The registration worker (when asked for) starts first: its start-up overlaps the decodes.
+  let rw: RegisterWorker | null = null;
+  if (!opts.skipRegistration && opts.registerInWorker) {
+    try {
+      rw = startRegisterWorker(opts.registerInWorker === true ? undefined : opts.registerInWorker);
+    } catch {
+      rw = null; // registration runs on this thread
+    }
+  }
+  try {
+    return await diffStageWith(inputA, inputB, opts, rw, timings, lap);
+  } finally {
+    rw?.close();
+  }
+}
+
+async function diffStageWith(
+  inputA: string | Buffer | GreyImage,
+  inputB: string | Buffer | GreyImage,
+  opts: PipelineOptions,
+  rw: RegisterWorker | null,
+  timings: Record<string, number>,
+  lap: (name: string) => void,
+): Promise<DiffStage> {
   // Both decodes start at once (two libvips pipelines); A's masks are packed in JS while B is still
   // decoding, and each image's registration level is shrunk in libvips as soon as it is decoded.
   const decA = isGrey(inputA) ? Promise.resolve(inputA) : decodeGrey(inputA);
@@ -163,6 +181,22 @@ export async function diffStage(
       levelsP = Promise.all([la, inkLevelVips(b, f)]);
     }
   }
+  // With a registration worker: wait for the levels (B's shrink, ~10–20 ms in libvips), hand them over,
+  // and let the worker run the level stages while B is packed here.
+  let stageP: Promise<LevelStage> | null = null;
+  let levels: [InkLevel, InkLevel] | null = null;
+  if (rw && levelsP) {
+    levels = await levelsP;
+    lap('levels_wait');
+    const { levels: _given, ...regOpts } = opts.register ?? {};
+    stageP = rw.registerLevels(
+      levels[0],
+      levels[1],
+      { aw: a.width, ah: a.height, bw: b.width, bh: b.height },
+      regOpts,
+    );
+    stageP.catch(() => undefined); // handled where it is awaited
+  }
   const mb0 = packInk(b, it, wt, pt, opts.windowB);
   lap('pack');
   let transform: Affine;
@@ -171,12 +205,40 @@ export async function diffStage(
     transform = opts.transform ?? IDENTITY;
     alignment = { method: 'none', confidence: 1, residual_px: 0, inliers: 0 };
   } else {
-    const levels = levelsP ? await levelsP : null;
-    lap('levels_wait');
-    const reg = registerImages(a, b, {
-      ...opts.register,
-      ...(levels ? { levels: { a: levels[0], b: levels[1] } } : {}),
-    });
+    let reg: Registration | null = null;
+    if (stageP) {
+      let stage: LevelStage | null = null;
+      try {
+        stage = await stageP;
+        for (const [k, v] of Object.entries(stage.timings)) timings[`worker_${k}`] = v;
+      } catch {
+        stage = null; // the worker failed: register here
+      }
+      lap('register_wait');
+      if (stage && (opts.register?.fullRounds ?? [8]).length === 1) {
+        // The full-resolution round runs in the worker too, on the windows it reads (its FFT code is
+        // hot there; here it would start cold).
+        const { levels: _given, ...regOpts } = opts.register ?? {};
+        const w = extractPatchWindows(a, b, stage, regOpts);
+        lap('windows');
+        try {
+          reg = await rw!.refineFull(w.a, w.b, stage, regOpts);
+          timings.worker_full = reg.timings.full ?? 0;
+        } catch {
+          reg = null;
+        }
+        lap('register_wait');
+      }
+      if (stage && !reg) reg = refineFull(a, b, stage, opts.register);
+    }
+    if (!reg) {
+      levels ??= levelsP ? await levelsP : null;
+      lap('levels_wait');
+      reg = registerImages(a, b, {
+        ...opts.register,
+        ...(levels ? { levels: { a: levels[0], b: levels[1] } } : {}),
+      });
+    }
     transform = reg.transform;
     alignment = {
       method: reg.method,

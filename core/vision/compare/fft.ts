@@ -90,10 +90,18 @@ export function fft1d(
 }
 
 function transpose(src: Float64Array, dst: Float64Array, rows: number, cols: number): void {
-  for (let r = 0; r < rows; r++) {
-    const base = r * cols;
-    for (let c = 0; c < cols; c++) dst[c * rows + r] = src[base + c]!;
-  }
+  for (let r = 0; r < rows; r++) transposeRow(src, dst, r, rows, cols);
+}
+
+function transposeRow(
+  src: Float64Array,
+  dst: Float64Array,
+  r: number,
+  rows: number,
+  cols: number,
+): void {
+  const base = r * cols;
+  for (let c = 0; c < cols; c++) dst[c * rows + r] = src[base + c]!;
 }
 
 const tScratch = { re: new Float64Array(0), im: new Float64Array(0) };
@@ -183,7 +191,19 @@ function crossPower(
   rows: number,
   cols: number,
 ): void {
-  for (let r = 0; r < rows; r++) {
+  for (let r = 0; r < rows; r++) crossPowerRow(ar, ai, br, bi, r, rows, cols);
+}
+
+function crossPowerRow(
+  ar: Float64Array,
+  ai: Float64Array,
+  br: Float64Array,
+  bi: Float64Array,
+  r: number,
+  rows: number,
+  cols: number,
+): void {
+  {
     const nr = ((rows - r) % rows) * cols;
     for (let c = 0; c < cols; c++) {
       const i = r * cols + c;
@@ -214,7 +234,31 @@ function corrAt(ar: Float64Array, rows: number, cols: number, dx: number, dy: nu
   return ar[((dy + rows) % rows) * cols + ((dx + cols) % cols)]! / (rows * cols);
 }
 
-/** Highest correlation within ±max shifts, parabolic sub-pixel refinement, contrast to the mean level. */
+const peakState = new Float64Array(3);
+
+function scanRun(ar: Float64Array, from: number, to: number, st: Float64Array): void {
+  let best = st[0]!,
+    bi = st[1]!,
+    sumAbs = st[2]!;
+  for (let i = from; i < to; i++) {
+    const v = ar[i]!;
+    sumAbs += v < 0 ? -v : v;
+    if (v > best) {
+      best = v;
+      bi = i;
+    }
+  }
+  st[0] = best;
+  st[1] = bi;
+  st[2] = sumAbs;
+}
+
+/**
+ * Highest correlation within ±max shifts, parabolic sub-pixel refinement, contrast to the mean level.
+ * The window wraps around the grid edges: each row is scanned as two contiguous runs (shifts 0..mx at
+ * the start of the row, −mx..−1 at its end), with no modulo in the loop — the coarse search covers the
+ * whole 256² grid once per registration, in code that is still cold (interpreted) in a one-shot process.
+ */
 function findPeak(
   ar: Float64Array,
   rows: number,
@@ -222,28 +266,28 @@ function findPeak(
   maxShiftX: number,
   maxShiftY: number,
 ): CorrelationPeak {
-  const scale = 1 / (rows * cols);
-  let best = -Infinity,
-    bx = 0,
-    by = 0,
-    sumAbs = 0,
-    count = 0;
   const mx = Math.min(maxShiftX, (cols >> 1) - 1),
     my = Math.min(maxShiftY, (rows >> 1) - 1);
+  // [best value, its index, Σ|v|], carried through the runs.
+  const st = peakState;
+  st[0] = -Infinity;
+  st[1] = 0;
+  st[2] = 0;
   for (let dy = -my; dy <= my; dy++) {
-    const row = ((dy + rows) % rows) * cols;
-    for (let dx = -mx; dx <= mx; dx++) {
-      const v = ar[row + ((dx + cols) % cols)]! * scale;
-      sumAbs += Math.abs(v);
-      count++;
-      if (v > best) {
-        best = v;
-        bx = dx;
-        by = dy;
-      }
-    }
+    const row = (dy < 0 ? dy + rows : dy) * cols;
+    scanRun(ar, row, row + mx + 1, st); // shifts 0..mx
+    scanRun(ar, row + cols - mx, row + cols, st); // shifts −mx..−1
   }
-  const c = best;
+  const best = st[0]!,
+    bi = st[1]!,
+    sumAbs = st[2]!;
+  const count = (2 * mx + 1) * (2 * my + 1);
+  const scale = 1 / (rows * cols);
+  const r0 = (bi / cols) | 0,
+    c0 = bi - r0 * cols;
+  const bx = c0 > cols >> 1 ? c0 - cols : c0,
+    by = r0 > rows >> 1 ? r0 - rows : r0;
+  const c = best * scale;
   const l = corrAt(ar, rows, cols, bx - 1, by),
     r = corrAt(ar, rows, cols, bx + 1, by),
     u = corrAt(ar, rows, cols, bx, by - 1),
@@ -254,6 +298,6 @@ function findPeak(
   let sy = denY < 0 ? (0.5 * (u - d)) / denY : 0;
   if (!(Math.abs(sx) <= 0.5)) sx = 0;
   if (!(Math.abs(sy) <= 0.5)) sy = 0;
-  const mean = count > 0 ? sumAbs / count : 1;
+  const mean = count > 0 ? (sumAbs * scale) / count : 1;
   return { dx: bx + sx, dy: by + sy, peak: c, contrast: mean > 0 ? c / mean : 0 };
 }

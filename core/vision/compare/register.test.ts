@@ -3,7 +3,11 @@ import type { GreyImage } from '../types';
 import { nextPow2, phaseCorrelate } from './fft';
 import {
   _internal,
+  extractPatchWindows,
   inkDownsample,
+  pairLevelFactor,
+  refineFull,
+  registerLevels,
   invertAffine,
   registerImages,
   transformError,
@@ -158,5 +162,33 @@ describe('registerImages (real sheet, beam proposal S101 at 100 dpi)', () => {
     const err = transformError(r.transform, truth, A.width, A.height);
     expect(err.max, JSON.stringify(r)).toBeLessThan(1);
     expect(r.coarse.scale).toBeCloseTo(0.5, 1);
+  });
+});
+
+describe('registerLevels + refineFull on patch windows', () => {
+  it('gives registerImages’ result from the windows alone, incl. sites at the sheet edge', async () => {
+    const A = await renderPdfPage(fixture('20190601_beam-proposal_5-sheets.pdf'), 0, 100);
+    // A shift large enough that B patches of edge sites reach past B's border (clipped windows).
+    const truth = similarity(1.006, 0.4, 60, 50, A.width, A.height);
+    const B = warpAffine(A, invertAffine(truth));
+    const whole = registerImages(A, B);
+    const size = { aw: A.width, ah: A.height, bw: B.width, bh: B.height };
+    const f = pairLevelFactor(size);
+    const stage = registerLevels(inkDownsample(A, f), inkDownsample(B, f), size);
+    const w = extractPatchWindows(A, B, stage);
+    expect(w.a.windows).toHaveLength(stage.sites.length);
+    expect(w.b.windows.some((x) => x.x === 0 || x.y === 0 || x.x + x.width === B.width)).toBe(true);
+    // ≈ 70² px per window instead of the sheet.
+    const px = [...w.a.windows, ...w.b.windows].reduce((n, x) => n + x.data.length, 0);
+    expect(px).toBeLessThan(stage.sites.length * 2 * 80 * 80);
+    const fromWindows = refineFull(w.a, w.b, stage);
+    // Same samples; window coordinates (x − origin) round differently in the last bits only.
+    for (let i = 0; i < 6; i++)
+      expect(fromWindows.transform[i]).toBeCloseTo(whole.transform[i]!, 9);
+    expect(fromWindows.inliers).toBe(whole.inliers);
+    expect(fromWindows.confidence).toBeCloseTo(whole.confidence, 9);
+    expect(() => refineFull(w.a, w.b, stage, { fullRounds: [8, 4] })).toThrow(
+      /one full-resolution round/,
+    );
   });
 });

@@ -168,17 +168,29 @@ export function downsampleLevel(lv: InkLevel, g: number): InkLevel {
   const w = Math.ceil(lv.width / g),
     h = Math.ceil(lv.height / g);
   const out = new Float32Array(w * h);
-  const cnt = new Float32Array(w * h);
-  for (let y = 0; y < lv.height; y++) {
-    const oy = ((y / g) | 0) * w;
-    for (let x = 0; x < lv.width; x++) {
-      const o = oy + ((x / g) | 0);
-      out[o] = out[o]! + lv.data[y * lv.width + x]!;
-      cnt[o] = cnt[o]! + 1;
+  const acc = new Float64Array(w);
+  for (let oy = 0; oy < h; oy++) {
+    acc.fill(0);
+    const y0 = oy * g,
+      y1 = Math.min(lv.height, y0 + g);
+    for (let y = y0; y < y1; y++) addRowCells(lv.data, y * lv.width, lv.width, g, acc);
+    const rows = y1 - y0;
+    for (let ox = 0; ox < w; ox++) {
+      const cols = Math.min(lv.width, (ox + 1) * g) - ox * g;
+      out[oy * w + ox] = acc[ox]! / (rows * cols);
     }
   }
-  for (let i = 0; i < out.length; i++) out[i] = out[i]! / cnt[i]!;
   return { width: w, height: h, data: out, f: lv.f * g };
+}
+
+/** acc[c] += sum of the g values of row `base` in cell c (the last cell may be partial). */
+function addRowCells(d: Float32Array, base: number, W: number, g: number, acc: Float64Array): void {
+  for (let x0 = 0, c = 0; x0 < W; x0 += g, c++) {
+    const x1 = Math.min(W, x0 + g);
+    let sum = 0;
+    for (let x = x0; x < x1; x++) sum += d[base + x]!;
+    acc[c] = acc[c]! + sum;
+  }
 }
 
 /**
@@ -234,6 +246,9 @@ interface Sampler {
   height: number;
   level?: Float32Array;
   grey?: Uint8Array;
+  /** Origin of a window (full-res px): the sampler holds pixels [ox, ox + width) x [oy, oy + height). */
+  ox?: number;
+  oy?: number;
 }
 
 function fullAsSampler(img: GreyImage): Sampler {
@@ -260,6 +275,10 @@ function fillGrid(
   vx: number,
   vy: number,
 ): void {
+  if (s.ox !== undefined) {
+    x0 -= s.ox;
+    y0 -= s.oy!;
+  }
   if (s.grey) fillGridGrey(s.grey, s.width, s.height, out, P, x0, y0, ux, uy, vx, vy);
   else fillGridLevel(s.level!, s.width, s.height, out, P, x0, y0, ux, uy, vx, vy);
 }
@@ -277,11 +296,124 @@ function fillGridGrey(
   vx: number,
   vy: number,
 ): void {
+  if (isUnitGrid(x0, y0, ux, uy, vx, vy) && x0 >= 0 && y0 >= 0 && x0 + P <= W && y0 + P <= H) {
+    // Integer start, unit steps, inside the image: a plain copy of ink (no interpolation).
+    for (let j = 0; j < P; j++) copyInkRow(d, (y0 + j) * W + x0, out, j * P, P);
+    return;
+  }
+  const inside = gridInside(W, H, P, x0, y0, ux, uy, vx, vy);
   for (let j = 0; j < P; j++) {
     const rx = x0 + j * vx,
       ry = y0 + j * vy;
-    for (let i = 0; i < P; i++) out[j * P + i] = sampleGrey(d, W, H, rx + i * ux, ry + i * uy);
+    if (inside) bilinearInkRow(d, W, rx, ry, ux, uy, out, j * P, P);
+    else for (let i = 0; i < P; i++) out[j * P + i] = sampleGrey(d, W, H, rx + i * ux, ry + i * uy);
   }
+}
+
+// The samplers work row by row through small functions: in a one-shot process this code starts cold,
+// and V8 optimises a small function called a few hundred times long before it would replace a long
+// loop nest on the stack (see also fft.ts).
+
+/** Whether every bilinear sample of the grid (and its +1 neighbours) lies inside a W x H image. */
+function gridInside(
+  W: number,
+  H: number,
+  P: number,
+  x0: number,
+  y0: number,
+  ux: number,
+  uy: number,
+  vx: number,
+  vy: number,
+): boolean {
+  const e = P - 1;
+  const xs = [x0, x0 + e * ux, x0 + e * vx, x0 + e * (ux + vx)];
+  const ys = [y0, y0 + e * uy, y0 + e * vy, y0 + e * (uy + vy)];
+  return (
+    Math.min(...xs) >= 0 &&
+    Math.min(...ys) >= 0 &&
+    Math.max(...xs) < W - 1 &&
+    Math.max(...ys) < H - 1
+  );
+}
+
+/** n bilinear samples of ink (255 − grey) from (x, y) in steps (ux, uy); all inside the image. */
+function bilinearInkRow(
+  d: Uint8Array,
+  W: number,
+  x: number,
+  y: number,
+  ux: number,
+  uy: number,
+  out: Float64Array,
+  o: number,
+  n: number,
+): void {
+  for (let i = 0; i < n; i++) {
+    const xi = x + i * ux,
+      yi = y + i * uy;
+    const x0 = Math.floor(xi),
+      y0 = Math.floor(yi);
+    const fx = xi - x0,
+      fy = yi - y0;
+    const k = y0 * W + x0;
+    const top = d[k]! * (1 - fx) + d[k + 1]! * fx;
+    const bot = d[k + W]! * (1 - fx) + d[k + W + 1]! * fx;
+    out[o + i] = 255 - (top * (1 - fy) + bot * fy);
+  }
+}
+
+/** n bilinear samples of a float level from (x, y) in steps (ux, uy); all inside the level. */
+function bilinearLevelRow(
+  d: Float32Array,
+  W: number,
+  x: number,
+  y: number,
+  ux: number,
+  uy: number,
+  out: Float64Array,
+  o: number,
+  n: number,
+): void {
+  for (let i = 0; i < n; i++) {
+    const xi = x + i * ux,
+      yi = y + i * uy;
+    const x0 = Math.floor(xi),
+      y0 = Math.floor(yi);
+    const fx = xi - x0,
+      fy = yi - y0;
+    const k = y0 * W + x0;
+    out[o + i] =
+      (d[k]! * (1 - fx) + d[k + 1]! * fx) * (1 - fy) +
+      (d[k + W]! * (1 - fx) + d[k + W + 1]! * fx) * fy;
+  }
+}
+
+function isUnitGrid(
+  x0: number,
+  y0: number,
+  ux: number,
+  uy: number,
+  vx: number,
+  vy: number,
+): boolean {
+  return (
+    ux === 1 && uy === 0 && vx === 0 && vy === 1 && x0 === Math.floor(x0) && y0 === Math.floor(y0)
+  );
+}
+
+function copyInkRow(d: Uint8Array, from: number, out: Float64Array, to: number, n: number): void {
+  for (let i = 0; i < n; i++) out[to + i] = 255 - d[from + i]!;
+}
+
+function copyLevelRow(
+  d: Float32Array,
+  from: number,
+  out: Float64Array,
+  to: number,
+  n: number,
+): void {
+  for (let i = 0; i < n; i++) out[to + i] = d[from + i]!;
 }
 
 function fillGridLevel(
@@ -297,10 +429,17 @@ function fillGridLevel(
   vx: number,
   vy: number,
 ): void {
+  if (isUnitGrid(x0, y0, ux, uy, vx, vy) && x0 >= 0 && y0 >= 0 && x0 + P <= W && y0 + P <= H) {
+    for (let j = 0; j < P; j++) copyLevelRow(d, (y0 + j) * W + x0, out, j * P, P);
+    return;
+  }
+  const inside = gridInside(W, H, P, x0, y0, ux, uy, vx, vy);
   for (let j = 0; j < P; j++) {
     const rx = x0 + j * vx,
       ry = y0 + j * vy;
-    for (let i = 0; i < P; i++) out[j * P + i] = sampleLevel(d, W, H, rx + i * ux, ry + i * uy);
+    if (inside) bilinearLevelRow(d, W, rx, ry, ux, uy, out, j * P, P);
+    else
+      for (let i = 0; i < P; i++) out[j * P + i] = sampleLevel(d, W, H, rx + i * ux, ry + i * uy);
   }
 }
 
@@ -573,26 +712,31 @@ function resampleCoarse(
   out: Float64Array,
 ): void {
   const off = (F - 1) / 2;
-  for (let v = 0; v < rows; v++) {
-    for (let u = 0; u < cols; u++) {
-      const xb = (F * u + off) / s,
-        yb = (F * v + off) / s;
-      // Average over the B area one A coarse cell covers when B is larger (s < 1), so no aliasing.
-      out[v * cols + u] = sampleLevel(
-        b.data,
-        b.width,
-        b.height,
-        (xb - (b.f - 1) / 2) / b.f,
-        (yb - (b.f - 1) / 2) / b.f,
-      );
-    }
+  for (let v = 0; v < rows; v++) resampleCoarseRow(b, s, F, off, v, cols, out);
+}
+
+function resampleCoarseRow(
+  b: InkLevel,
+  s: number,
+  F: number,
+  off: number,
+  v: number,
+  cols: number,
+  out: Float64Array,
+): void {
+  const yb = (F * v + off) / s;
+  const ly = (yb - (b.f - 1) / 2) / b.f;
+  for (let u = 0; u < cols; u++) {
+    const xb = (F * u + off) / s;
+    // Average over the B area one A coarse cell covers when B is larger (s < 1), so no aliasing.
+    out[v * cols + u] = sampleLevel(b.data, b.width, b.height, (xb - (b.f - 1) / 2) / b.f, ly);
   }
 }
 
 // ---------------------------------------------------------------------------------------------
 // Patch rounds
 
-interface PatchSite {
+export interface PatchSite {
   /** centre in A full-res px */
   x: number;
   y: number;
@@ -609,6 +753,29 @@ function boxSum(
   return I[y1 * S + x1]! - I[y0 * S + x1]! - I[y1 * S + x0]! + I[y0 * S + x0]!;
 }
 
+/** Row y of the integral images of |∂x| and |∂y| (row y + 1 of ix/iy, from row y). */
+function gradientIntegralRow(
+  d: Float32Array,
+  W: number,
+  H: number,
+  y: number,
+  ix: Float64Array,
+  iy: Float64Array,
+): void {
+  let rx = 0,
+    ry = 0;
+  const last = y + 1 >= H;
+  for (let x = 0; x < W; x++) {
+    const v = d[y * W + x]!;
+    const gx = x + 1 < W ? Math.abs(d[y * W + x + 1]! - v) : 0;
+    const gy = last ? 0 : Math.abs(d[(y + 1) * W + x]! - v);
+    rx += gx;
+    ry += gy;
+    ix[(y + 1) * (W + 1) + x + 1] = ix[y * (W + 1) + x + 1]! + rx;
+    iy[(y + 1) * (W + 1) + x + 1] = iy[y * (W + 1) + x + 1]! + ry;
+  }
+}
+
 /**
  * Choose up to cols x rows patch centres on A's level image: within each grid cell the window of
  * side `win` (level px) with the largest min(Σ|∂x|, Σ|∂y|) — i.e. ink with structure along both axes.
@@ -620,19 +787,7 @@ function choosePatches(lv: InkLevel, win: number, cols: number, rows: number): P
   // Integral images of |gx| and |gy|.
   const ix = new Float64Array((W + 1) * (H + 1));
   const iy = new Float64Array((W + 1) * (H + 1));
-  for (let y = 0; y < H; y++) {
-    let rx = 0,
-      ry = 0;
-    for (let x = 0; x < W; x++) {
-      const v = d[y * W + x]!;
-      const gx = x + 1 < W ? Math.abs(d[y * W + x + 1]! - v) : 0;
-      const gy = y + 1 < H ? Math.abs(d[(y + 1) * W + x]! - v) : 0;
-      rx += gx;
-      ry += gy;
-      ix[(y + 1) * (W + 1) + x + 1] = ix[y * (W + 1) + x + 1]! + rx;
-      iy[(y + 1) * (W + 1) + x + 1] = iy[y * (W + 1) + x + 1]! + ry;
-    }
-  }
+  for (let y = 0; y < H; y++) gradientIntegralRow(d, W, H, y, ix, iy);
   const sites: { x: number; y: number; score: number }[] = [];
   const half = win >> 1;
   const step = Math.max(1, win >> 2);
@@ -718,8 +873,8 @@ function prepPatch(p: Float64Array, hann: Float64Array): number {
  * through `t`), phase-correlate with a ±`search` level-px window, and return the matches in full-res px.
  */
 function patchRound(
-  A: Sampler,
-  B: Sampler,
+  As: Sampler[],
+  Bs: Sampler[],
   sites: PatchSite[],
   t: Affine,
   P: number,
@@ -728,12 +883,21 @@ function patchRound(
 ): Match[] {
   const inv = invertAffine(t);
   const sc = makeScratch(P);
-  const fa = A.f,
-    fb = B.f;
+  const fa = As[0]!.f,
+    fb = Bs[0]!.f;
   const offA = (fa - 1) / 2,
     offB = (fb - 1) / 2;
+  // B's sampling grid in B sampler px per A patch px (columns u, rows v).
+  const bux = (inv[0] * fa) / fb,
+    buy = (inv[3] * fa) / fb,
+    bvx = (inv[1] * fa) / fb,
+    bvy = (inv[4] * fa) / fb;
   const out: Match[] = [];
-  for (const s of sites) {
+  for (let k = 0; k < sites.length; k++) {
+    const s = sites[k]!;
+    // One sampler for all sites, or one per site (windows of the sheets, see extractPatchWindows).
+    const A = As.length === 1 ? As[0]! : As[k]!,
+      B = Bs.length === 1 ? Bs[0]! : Bs[k]!;
     // A patch: level grid centred on the site (A level coords), step = 1 level px = fa full px.
     const ua = (s.x - offA) / fa,
       va = (s.y - offA) / fa;
@@ -744,17 +908,11 @@ function patchRound(
     fillGrid(A, sc.pa, P, u0, v0, 1, 0, 0, 1);
     const ax0 = fa * u0 + offA,
       ay0 = fa * v0 + offA;
-    fillGrid(
-      B,
-      sc.pb,
-      P,
-      (inv[0] * ax0 + inv[1] * ay0 + inv[2] - offB) / fb,
-      (inv[3] * ax0 + inv[4] * ay0 + inv[5] - offB) / fb,
-      (inv[0] * fa) / fb,
-      (inv[3] * fa) / fb,
-      (inv[1] * fa) / fb,
-      (inv[4] * fa) / fb,
-    );
+    const bx0 = (inv[0] * ax0 + inv[1] * ay0 + inv[2] - offB) / fb,
+      by0 = (inv[3] * ax0 + inv[4] * ay0 + inv[5] - offB) / fb;
+    // Bilinear even when B's grid is nearly A's: a snapped integer grid leaves a residual shift of up
+    // to ±0.5 px, where the parabolic peak fit is biased (measured: 0.067 → 0.12–0.21 px max error).
+    fillGrid(B, sc.pb, P, bx0, by0, bux, buy, bvx, bvy);
     const ea = prepPatch(sc.pa, sc.hann);
     const eb = prepPatch(sc.pb, sc.hann);
     if (ea <= 1e-6 || eb <= 1e-6) continue;
@@ -777,16 +935,70 @@ export function levelFactor(maxDim: number): number {
   return 4 * Math.max(1, Math.round(maxDim / 4000));
 }
 
+/** Sizes of the two full-resolution images (all registerLevels needs to know of them). */
+export interface PairSize {
+  aw: number;
+  ah: number;
+  bw: number;
+  bh: number;
+}
+
+/**
+ * What the level stages (coarse + level-1 patch rounds) found: plain data, so it can cross a thread
+ * boundary (register.worker.ts runs these stages while the main thread packs masks).
+ */
+export interface LevelStage {
+  /** Level factor the stages ran at. */
+  f1: number;
+  transform: Affine;
+  /** Patch centres in A full-res px (chosen on A's level), reused by the full-resolution round. */
+  sites: PatchSite[];
+  fitted: boolean;
+  method: string;
+  inliers: number;
+  patches: number;
+  residual_px: number;
+  coarse: { scale: number; peak: number; contrast: number };
+  timings: Record<string, number>;
+}
+
+/** The factor registerImages works at for a pair, and whether `levels` made elsewhere can be used. */
+export function pairLevelFactor(size: PairSize): number {
+  return levelFactor(Math.max(size.aw, size.ah, size.bw, size.bh));
+}
+
 /**
  * Register B onto A. Returns the transform mapping B pixels to A pixels, and an honest confidence:
  * pages that do not show the same drawing give few agreeing patches and a weak coarse peak.
+ * = registerLevels (on the 1/f1 ink levels) then refineFull (full-resolution round).
  */
 export function registerImages(
   a: GreyImage,
   b: GreyImage,
   opts: RegisterOptions = {},
 ): Registration {
-  const model = opts.model ?? 'similarity';
+  const t0 = performance.now();
+  const size = { aw: a.width, ah: a.height, bw: b.width, bh: b.height };
+  const f1 = pairLevelFactor(size);
+  const given = opts.levels && opts.levels.a.f === f1 && opts.levels.b.f === f1;
+  const la = given ? opts.levels!.a : inkDownsample(a, f1);
+  const lb = given ? opts.levels!.b : inkDownsample(b, f1);
+  const ds = performance.now() - t0;
+  const st = registerLevels(la, lb, size, opts);
+  st.timings.downsample = ds + (st.timings.downsample ?? 0);
+  return refineFull(a, b, st, opts);
+}
+
+/**
+ * Stages 1–3 on the ink levels only (no full-resolution pixels): coarse level and scale search, then
+ * the level-1 patch rounds. `la`/`lb` must be at pairLevelFactor(size).
+ */
+export function registerLevels(
+  la: InkLevel,
+  lb: InkLevel,
+  size: PairSize,
+  opts: RegisterOptions = {},
+): LevelStage {
   const timings: Record<string, number> = {};
   let t0 = performance.now();
   const lap = (name: string): void => {
@@ -794,11 +1006,8 @@ export function registerImages(
     timings[name] = now - t0;
     t0 = now;
   };
-  const maxDim = Math.max(a.width, a.height, b.width, b.height);
-  const f1 = levelFactor(maxDim);
-  const given = opts.levels && opts.levels.a.f === f1 && opts.levels.b.f === f1;
-  const la = given ? opts.levels!.a : inkDownsample(a, f1);
-  const lb = given ? opts.levels!.b : inkDownsample(b, f1);
+  const f1 = la.f;
+  if (lb.f !== f1) throw new Error(`Levels of A (f=${la.f}) and B (f=${lb.f}) differ`);
   // Coarse level ≤ coarseSize px on the long side of A, same factor for B; the level-1 round then
   // searches ±12 level px (±96 full px at f1 = 8) around the coarse estimate.
   const g = Math.max(1, Math.ceil(Math.max(la.width, la.height) / (opts.coarseSize ?? 256)));
@@ -813,8 +1022,8 @@ export function registerImages(
     if (!(s > 0.2 && s < 5)) return;
     if (cands.every((c) => Math.abs(Math.log(c / s)) > 0.01)) cands.push(s);
   };
-  const dimW = a.width / b.width,
-    dimH = a.height / b.height;
+  const dimW = size.aw / size.bw,
+    dimH = size.ah / size.bh;
   if (Math.abs(Math.log(dimW / dimH)) < 0.05) addCand(Math.sqrt(dimW * dimH));
   const ea = inkExtents(ca),
     eb = inkExtents(cb);
@@ -829,7 +1038,7 @@ export function registerImages(
     rows = nextPow2(ca.height);
   const gridA = new Float64Array(cols * rows);
   for (let y = 0; y < ca.height; y++)
-    for (let x = 0; x < ca.width; x++) gridA[y * cols + x] = ca.data[y * ca.width + x]!;
+    gridA.set(ca.data.subarray(y * ca.width, (y + 1) * ca.width), y * cols);
   const gridB = new Float64Array(cols * rows);
   let coarse = { scale: 1, peak: -Infinity, contrast: 0, dx: 0, dy: 0 };
   for (const s of cands) {
@@ -842,7 +1051,7 @@ export function registerImages(
   const coarseInfo = { scale: coarse.scale, peak: coarse.peak, contrast: coarse.contrast };
   lap('coarse');
 
-  // Level-1 patch round (twice: the first fit absorbs rotation/scale, the second tightens it).
+  // Level-1 patch rounds.
   const gridCR = opts.grid ?? [8, 6];
   const P1 = opts.level1PatchSize ?? 32;
   // Sites are chosen with a 32-level-px window whatever the patch size (their spacing, not the FFT size).
@@ -853,10 +1062,9 @@ export function registerImages(
   let inliers = 0,
     nPatches = sitesA.length,
     rms = F / 2;
-  let confidence = 0;
   let fitted = false;
   for (const [search, thrLv] of (opts.level1Rounds ?? [[12, 3]]) as [number, number][]) {
-    const ms = patchRound(SA, SB, sitesA, t, P1, search, 0.02);
+    const ms = patchRound([SA], [SB], sitesA, t, P1, search, 0.02);
     const fit = robustFit(ms, thrLv * f1, 'similarity');
     if (!fit || fit.inliers.length < Math.max(3, Math.ceil(sitesA.length * 0.25))) break;
     t = fit.t;
@@ -867,12 +1075,122 @@ export function registerImages(
     method = 'phase-correlation+patches/similarity';
   }
   lap('level1');
-  // Full-resolution rounds.
-  if (fitted && f1 > 1 && !opts.coarseOnly) {
+  return {
+    f1,
+    transform: t,
+    sites: sitesA,
+    fitted,
+    method,
+    inliers,
+    patches: nPatches,
+    residual_px: rms,
+    coarse: coarseInfo,
+    timings,
+  };
+}
+
+/** A window of a sheet (full-res px): pixels [x, x + width) x [y, y + height), row-major grey. */
+export interface SheetWindow {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+  data: Uint8Array;
+}
+
+/** The pixels the full-resolution round reads from one sheet: one window per site, in site order. */
+export interface PatchWindows {
+  windows: SheetWindow[];
+}
+
+function windowSampler(w: SheetWindow): Sampler {
+  return { f: 1, width: w.width, height: w.height, grey: w.data, ox: w.x, oy: w.y };
+}
+
+function cropWindow(img: GreyImage, x0: number, y0: number, x1: number, y1: number): SheetWindow {
+  // Clipped to the image: outside it both the window and the whole sheet read as paper.
+  const x = Math.max(0, Math.min(img.width, x0)),
+    y = Math.max(0, Math.min(img.height, y0));
+  const w = Math.max(0, Math.min(img.width, x1) - x),
+    h = Math.max(0, Math.min(img.height, y1) - y);
+  const data = new Uint8Array(w * h);
+  for (let r = 0; r < h; r++)
+    data.set(img.data.subarray((y + r) * img.width + x, (y + r) * img.width + x + w), r * w);
+  return { x, y, width: w, height: h, data };
+}
+
+/**
+ * The windows of A and B the full-resolution round of refineFull reads (default single round), so it
+ * can run where the sheets are not (register.worker.ts): for each site, A's P x P patch and the box of
+ * B's bilinear samples through the stage's transform, each with a 2 px margin (≈ 46 x 2 x 70² px).
+ * A window edge inside the sheet is never sampled (the margin); at the sheet's edge both read paper.
+ */
+export function extractPatchWindows(
+  a: GreyImage,
+  b: GreyImage,
+  st: LevelStage,
+  opts: RegisterOptions = {},
+): { a: PatchWindows; b: PatchWindows } {
+  const P = opts.patchSize ?? 64;
+  const inv = invertAffine(st.transform);
+  const wa: SheetWindow[] = [],
+    wb: SheetWindow[] = [];
+  for (const s of st.sites) {
+    // The same grid as patchRound at f = 1: A at integers u0..u0+P−1, B at inv of those points.
+    const u0 = Math.round(s.x) - P / 2,
+      v0 = Math.round(s.y) - P / 2;
+    wa.push(cropWindow(a, u0 - 2, v0 - 2, u0 + P + 2, v0 + P + 2));
+    let bx0 = Infinity,
+      by0 = Infinity,
+      bx1 = -Infinity,
+      by1 = -Infinity;
+    for (const [x, y] of [
+      [u0, v0],
+      [u0 + P - 1, v0],
+      [u0, v0 + P - 1],
+      [u0 + P - 1, v0 + P - 1],
+    ] as const) {
+      const [bx, by] = applyAffine(inv, x, y);
+      bx0 = Math.min(bx0, bx);
+      by0 = Math.min(by0, by);
+      bx1 = Math.max(bx1, bx);
+      by1 = Math.max(by1, by);
+    }
+    wb.push(
+      cropWindow(
+        b,
+        Math.floor(bx0) - 2,
+        Math.floor(by0) - 2,
+        Math.ceil(bx1) + 3,
+        Math.ceil(by1) + 3,
+      ),
+    );
+  }
+  return { a: { windows: wa }, b: { windows: wb } };
+}
+
+/** Stage 4: the full-resolution patch round(s) from a LevelStage, and the confidence. */
+export function refineFull(
+  a: GreyImage | PatchWindows,
+  b: GreyImage | PatchWindows,
+  st: LevelStage,
+  opts: RegisterOptions = {},
+): Registration {
+  const model = opts.model ?? 'similarity';
+  const t0 = performance.now();
+  let t = st.transform;
+  let { inliers, method } = st;
+  let nPatches = st.patches,
+    rms = st.residual_px;
+  const sitesA = st.sites;
+  if (st.fitted && st.f1 > 1 && !opts.coarseOnly) {
     const P = opts.patchSize ?? 64;
-    const FA = fullAsSampler(a),
-      FB = fullAsSampler(b);
-    for (const search of opts.fullRounds ?? [8]) {
+    const FA = 'windows' in a ? a.windows.map(windowSampler) : [fullAsSampler(a)],
+      FB = 'windows' in b ? b.windows.map(windowSampler) : [fullAsSampler(b)];
+    const rounds = opts.fullRounds ?? [8];
+    if ('windows' in a && rounds.length !== 1)
+      throw new Error('Patch windows cover one full-resolution round only');
+    for (const search of rounds) {
       // Same sites (A full-res px); patches of P full px centred on them.
       const ms = patchRound(FA, FB, sitesA, t, P, search, 0.02);
       const fit = robustFit(ms, 1.5, model);
@@ -884,19 +1202,20 @@ export function registerImages(
       method = `phase-correlation+patches/${model === 'affine' && fit.inliers.length >= 6 ? 'affine' : 'similarity'}`;
     }
   }
-  lap('full');
-  if (fitted) {
+  const timings = { ...st.timings, full: performance.now() - t0 };
+  let confidence: number;
+  if (st.fitted) {
     const frac = nPatches > 0 ? inliers / nPatches : 0;
     // Inlier share dominates; a residual above ~1 px and a weak coarse peak pull it down.
     confidence = Math.max(
       0,
       Math.min(
         1,
-        frac * (1 / (1 + Math.max(0, rms - 0.5))) * Math.min(1, 0.5 + coarse.contrast / 20),
+        frac * (1 / (1 + Math.max(0, rms - 0.5))) * Math.min(1, 0.5 + st.coarse.contrast / 20),
       ),
     );
   } else {
-    confidence = Math.max(0, Math.min(0.2, coarse.contrast / 200));
+    confidence = Math.max(0, Math.min(0.2, st.coarse.contrast / 200));
   }
   return {
     transform: t,
@@ -905,7 +1224,7 @@ export function registerImages(
     residual_px: rms,
     inliers,
     patches: nPatches,
-    coarse: coarseInfo,
+    coarse: st.coarse,
     timings,
   };
 }
