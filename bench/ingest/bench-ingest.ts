@@ -1,7 +1,9 @@
 // Raster-step bench: our PDF adapter (PDFium WASM raster, core/vision/input/pdfium.adapter.ts) vs
 // `mutool draw` and `pdftoppm`, same pages, same dpi, grey output, run back to back in one session (the
 // machine is shared, so only ratios from one run are meaningful). Also the whole per-page pipeline
-// (ingestPage: raster + pdf.js text + title block + blocks + PNG/WebP encode), single-threaded.
+// (ingestPage: raster + text layer + title block + blocks + PNG/WebP encode), single-threaded, with the
+// text layer from PDFium (production since issue #3) and, for before/after in the same run, from pdf.js
+// as before (core/vision/input/pdfjs-text.ts); and the text layer alone from each.
 //
 //   node --import tsx bench/ingest/bench-ingest.ts            # default: both sets, 3 rounds, thin-line probe
 //   node --import tsx bench/ingest/bench-ingest.ts --rounds 5 --dpi 200
@@ -17,9 +19,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+import type { PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { ingestPage } from '../../core/vision/ingest/ingest-page';
-import { openInput } from '../../core/vision/input/document';
-import { DEFAULT_DPI, openDocument, type RenderTimings } from '../../core/vision/input/pdf.adapter';
+import { openInput, type InputDocument } from '../../core/vision/input/document';
+import {
+  DEFAULT_DPI,
+  openDocument,
+  pixelSize,
+  type RenderTimings,
+} from '../../core/vision/input/pdf.adapter';
+import { openPdfjsText, pdfjsPageText } from '../../core/vision/input/pdfjs-text';
 import { buildPdf } from '../../core/vision/input/synthetic-inputs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -47,7 +56,12 @@ interface RunResult {
   pages: number;
   phases?: { pageMs: number; renderMs: number; readbackMs: number; greyMs: number };
   darkFraction?: number;
+  /** Text runs read (text-only modes). */
+  runs?: number;
 }
+
+type Phase = 'pageMs' | 'renderMs' | 'readbackMs' | 'greyMs';
+const PHASES: Phase[] = ['pageMs', 'renderMs', 'readbackMs', 'greyMs'];
 
 // ---------------------------------------------------------------------------------------------------
 // Child modes: one measured run per process.
@@ -92,7 +106,7 @@ async function childOurs(file: string, dpi: number, workers: number): Promise<Ru
   for (let i = 0; i < doc.pageCount; i++) {
     const t: RenderTimings = { pageMs: 0, renderMs: 0, readbackMs: 0, greyMs: 0 };
     const r = await doc.renderPage(i, { dpi, timings: t });
-    for (const k of Object.keys(phases) as (keyof RenderTimings)[]) phases[k] += t[k];
+    for (const k of PHASES) phases[k] += t[k];
     const tc = performance.now();
     dark += countDark(r.data);
     px += r.data.length;
@@ -110,20 +124,68 @@ async function childOurs(file: string, dpi: number, workers: number): Promise<Ru
   };
 }
 
-/** The whole per-page ingest (what a pool worker runs for each page), one page after another. */
-async function childPipeline(file: string, dpi: number): Promise<RunResult> {
+/**
+ * The whole per-page ingest (what a pool worker runs for each page), one page after another. `text`
+ * 'pdfjs' swaps in the text layer as it was before issue #3: render with PDFium, then a second parse
+ * of the document by pdf.js (opened on the first page) for getTextContent.
+ */
+async function childPipeline(
+  file: string,
+  dpi: number,
+  text: 'pdfium' | 'pdfjs',
+): Promise<RunResult> {
   const bytes = new Uint8Array(readFileSync(file));
   const t0 = performance.now();
   const doc = await openInput(bytes, 'application/pdf');
+  let input: InputDocument = doc;
+  let js: Promise<PDFDocumentProxy> | undefined;
+  if (text === 'pdfjs') {
+    input = {
+      ...doc,
+      async readPage(i, o) {
+        const raster = await doc.renderPage(i, o);
+        js ??= openPdfjsText(bytes);
+        return { raster, text: await pdfjsPageText(await js, i, raster.dpi, raster) };
+      },
+    };
+  }
   for (let i = 0; i < doc.pageCount; i++) {
-    await ingestPage(doc, i, { dpi, maxPixels: 300_000_000, ocr: false });
+    await ingestPage(input, i, { dpi, maxPixels: 300_000_000, ocr: false });
   }
   const pages = doc.pageCount;
+  await doc.close();
+  if (js) await (await js).destroy();
+  return {
+    wallMs: performance.now() - t0,
+    rssMb: process.resourceUsage().maxRSS / 1024,
+    pages,
+  };
+}
+
+/** The text layer alone, every page: PDFium (page load + FPDFText + runs) or pdf.js (open + getTextContent). */
+async function childText(file: string, dpi: number, text: 'pdfium' | 'pdfjs'): Promise<RunResult> {
+  const bytes = new Uint8Array(readFileSync(file));
+  const t0 = performance.now();
+  const doc = await openDocument(bytes);
+  const pages = doc.pageCount;
+  let runs = 0;
+  if (text === 'pdfium') {
+    for (let i = 0; i < pages; i++) runs += (await doc.pageText(i, dpi)).length;
+  } else {
+    const js = await openPdfjsText(bytes);
+    for (let i = 0; i < pages; i++) {
+      const info = await doc.pageInfo(i);
+      const size = pixelSize(info.widthPt, info.heightPt, dpi);
+      runs += (await pdfjsPageText(js, i, dpi, size)).length;
+    }
+    await js.destroy();
+  }
   await doc.close();
   return {
     wallMs: performance.now() - t0,
     rssMb: process.resourceUsage().maxRSS / 1024,
     pages,
+    runs,
   };
 }
 
@@ -249,7 +311,10 @@ function benchSets(dpi: number, rounds: number): void {
     const runs: Record<string, RunResult[]> = {
       ours: [],
       'ours 2 workers': [],
-      'ours whole pipeline (ingestPage)': [],
+      'ours whole pipeline (ingestPage, PDFium text)': [],
+      'ours whole pipeline, pdf.js text (before)': [],
+      'text layer only, PDFium': [],
+      'text layer only, pdf.js (before)': [],
       mutool: [],
       'mutool -P': [],
       pdftoppm: [],
@@ -257,7 +322,14 @@ function benchSets(dpi: number, rounds: number): void {
     for (let r = 0; r < rounds; r++) {
       runs.ours!.push(runOursChild(file, dpi, 1));
       runs['ours 2 workers']!.push(runOursChild(file, dpi, 2));
-      runs['ours whole pipeline (ingestPage)']!.push(runOursChild(file, dpi, 1, 'pipeline'));
+      runs['ours whole pipeline (ingestPage, PDFium text)']!.push(
+        runOursChild(file, dpi, 1, 'pipeline'),
+      );
+      runs['ours whole pipeline, pdf.js text (before)']!.push(
+        runOursChild(file, dpi, 1, 'pipeline-pdfjs'),
+      );
+      runs['text layer only, PDFium']!.push(runOursChild(file, dpi, 1, 'text'));
+      runs['text layer only, pdf.js (before)']!.push(runOursChild(file, dpi, 1, 'text-pdfjs'));
       const pages = runs.ours![0]!.pages;
       if (tools) {
         runs.mutool!.push(
@@ -317,12 +389,12 @@ function benchSets(dpi: number, rounds: number): void {
       console.log(
         `| ${set.name} | ${tool} | ${(wall / 1000).toFixed(2)} (${(Math.min(...walls) / 1000).toFixed(2)}-${(Math.max(...walls) / 1000).toFixed(2)}) | ` +
           `${(wall / pages).toFixed(0)} | ${((pages * 60000) / wall).toFixed(1)} | ${median(rs.map((x) => x.rssMb)).toFixed(0)} | ` +
-          `${(100 * (rs[0]!.darkFraction ?? NaN)).toFixed(2)} | ${(wall / mu).toFixed(2)}x | ${(wall / pp).toFixed(2)}x |`,
+          `${rs[0]!.runs !== undefined ? `${rs[0]!.runs} runs` : (100 * (rs[0]!.darkFraction ?? NaN)).toFixed(2)} | ${(wall / mu).toFixed(2)}x | ${(wall / pp).toFixed(2)}x |`,
       );
     }
     const ph = runs.ours!.map((x) => x.phases!);
     const pages = runs.ours![0]!.pages;
-    const m = (k: keyof RenderTimings) => (median(ph.map((p) => p[k])) / pages).toFixed(0);
+    const m = (k: Phase) => (median(ph.map((p) => p[k])) / pages).toFixed(0);
     console.log(
       `|  | ours per sheet: load page (content parse) ${m('pageMs')} ms, render (images, paths, text, annotations into grey) ${m('renderMs')} ms, copy out of WASM heap ${m('readbackMs')} ms | | | | | | | |`,
     );
@@ -417,8 +489,14 @@ async function thinLines(): Promise<void> {
 
 async function main(): Promise<void> {
   if (!isMainThread) return workerMain();
-  if (arg('child', '') === 'pipeline') {
-    const r = await childPipeline(arg('file', ''), Number(arg('dpi', String(DEFAULT_DPI))));
+  const child = arg('child', '');
+  if (child.startsWith('pipeline') || child.startsWith('text')) {
+    const text = child.endsWith('-pdfjs') ? 'pdfjs' : 'pdfium';
+    const file = arg('file', '');
+    const dpi = Number(arg('dpi', String(DEFAULT_DPI)));
+    const r = child.startsWith('pipeline')
+      ? await childPipeline(file, dpi, text)
+      : await childText(file, dpi, text);
     console.log(JSON.stringify(r));
     return;
   }

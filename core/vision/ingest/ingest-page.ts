@@ -31,8 +31,8 @@ export interface IngestedPage {
   thumbnailWebp: Uint8Array;
 }
 
-// A worker keeps the document it is working on open between pages (PDFium and pdf.js parse the
-// xref once; the PDFium instance itself lives as long as the worker thread).
+// A worker keeps the document it is working on open between pages (PDFium parses the xref once; the
+// PDFium instance itself lives as long as the worker thread).
 let cached: { key: string; doc: InputDocument } | undefined;
 
 export async function openCached(
@@ -61,8 +61,12 @@ export async function ingestPage(
   index: number,
   opts: { dpi: number; maxPixels: number; ocr?: boolean },
 ): Promise<IngestedPage> {
-  const raster = await doc.renderPage(index, { dpi: opts.dpi, maxPixels: opts.maxPixels });
-  let text = await doc.pageText(index, raster.dpi);
+  // One load of the page for both the raster and its text layer (PDFium, since issue #3).
+  const { raster, text: pageText } = await doc.readPage(index, {
+    dpi: opts.dpi,
+    maxPixels: opts.maxPixels,
+  });
+  let text = pageText;
   let textSource: TextSource = text.length > 0 ? doc.textSource : 'none';
   if (text.length === 0 && opts.ocr !== false) {
     // No text layer (a scan, or fonts drawn as outlines): read the page with offline OCR.

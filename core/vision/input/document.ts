@@ -74,6 +74,14 @@ export interface InputDocument {
   renderPage(index: number, opts?: { dpi?: number; maxPixels?: number }): Promise<PageRaster>;
   /** Text runs in sheet pixels at `dpi` (PDF only; images give []). */
   pageText(index: number, dpi?: number): Promise<TextItem[]>;
+  /**
+   * renderPage and pageText at the raster's dpi in one go. For PDFs the text is read from the page
+   * loaded for the raster (one content parse); images give their raster and no text.
+   */
+  readPage(
+    index: number,
+    opts?: { dpi?: number; maxPixels?: number },
+  ): Promise<{ raster: PageRaster; text: TextItem[] }>;
   close(): Promise<void>;
 }
 
@@ -120,6 +128,7 @@ export async function openInput(
       },
       renderPage: (i, o) => doc.renderPage(i, o),
       pageText: (i, dpi) => doc.pageText(i, dpi),
+      readPage: (i, o) => doc.renderPageWithText(i, o),
       close: () => doc.close(),
     };
   }
@@ -136,6 +145,13 @@ export async function openInput(
     renderPage: (i, o) =>
       img.renderPage(i, o?.maxPixels === undefined ? {} : { maxPixels: o.maxPixels }),
     pageText: (i) => img.pageText(i),
+    async readPage(i, o) {
+      const raster = await img.renderPage(
+        i,
+        o?.maxPixels === undefined ? {} : { maxPixels: o.maxPixels },
+      );
+      return { raster, text: await img.pageText(i) };
+    },
     close: () => img.close(),
   };
 }

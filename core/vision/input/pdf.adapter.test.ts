@@ -3,7 +3,8 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { PageRaster } from '../types';
 import { InputError } from './input-errors';
-import { DEFAULT_DPI, openDocument, pixelSize, textItemBox } from './pdf.adapter';
+import { DEFAULT_DPI, openDocument, pixelSize } from './pdf.adapter';
+import { textItemBox } from './pdfjs-text';
 import { buildPdf } from './synthetic-inputs';
 
 const FIXTURES = fileURLToPath(new URL('../../../../shared/fixtures/drawings/', import.meta.url));

@@ -11,13 +11,15 @@
 // steps (for the time budget), and two renders must not interleave on one instance.
 //
 // Units: page sizes in PDF points (1/72 in) after /Rotate and the crop box, as PDFium reports them;
-// rasters in sheet pixels, origin top-left, x right, y down.
+// rasters and text in sheet pixels, origin top-left, x right, y down. Text is mapped from page space with
+// FPDF_DeviceToPage for the raster's exact (size, rotate) arguments, so it lands on the rendered glyphs.
 
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import type { PageRaster } from '../types';
+import type { PageRaster, TextItem } from '../types';
 import { InputError, pageTooLarge, withTimeout, type InputLimits } from './input-errors';
+import { isWhitespaceCode, RunBuilder } from './pdfium-text';
 
 /** The subset of the PDFium C API (through emscripten cwrap) used here. Pointers are heap offsets. */
 interface PdfiumApi {
@@ -25,8 +27,38 @@ interface PdfiumApi {
     HEAPU8: Uint8Array;
     HEAP32: Int32Array;
     HEAPF32: Float32Array;
+    HEAPF64: Float64Array;
     wasmExports: { malloc(size: number): number; free(ptr: number): void };
     addFunction(fn: (...args: number[]) => number, sig: string): number;
+    // Raw exports (no ccall wrapper) for the per-glyph loop of the text layer; pointers are heap offsets.
+    _FPDFText_LoadPage(page: number): number;
+    _FPDFText_ClosePage(textPage: number): void;
+    _FPDFText_CountChars(textPage: number): number;
+    _FPDFText_GetUnicode(textPage: number, index: number): number;
+    /** 0 for characters PDFium generated itself (spaces and line breaks it inferred). */
+    _FPDFText_GetTextObject(textPage: number, index: number): number;
+    /** Baseline origin in page space, two doubles. */
+    _FPDFText_GetCharOrigin(textPage: number, index: number, x: number, y: number): number;
+    /** FS_RECTF { left, top, right, bottom } in page space: the advance x (descent..ascent) box. */
+    _FPDFText_GetLooseCharBox(textPage: number, index: number, rect: number): number;
+    /** FS_MATRIX { a b c d e f } (floats) of the character's text object. */
+    _FPDFText_GetMatrix(textPage: number, index: number, matrix: number): number;
+    /** The Tf font size (text space, before the matrix). */
+    _FPDFText_GetFontSize(textPage: number, index: number): number;
+    _FPDFTextObj_GetFont(textObject: number): number;
+    _FPDFFont_GetGlyphWidth(font: number, glyph: number, fontSize: number, width: number): number;
+    _FPDF_DeviceToPage(
+      page: number,
+      startX: number,
+      startY: number,
+      sizeX: number,
+      sizeY: number,
+      rotate: number,
+      deviceX: number,
+      deviceY: number,
+      pageX: number,
+      pageY: number,
+    ): number;
   };
   PDFiumExt_Init(): void;
   FPDF_GetLastError(): number;
@@ -88,6 +120,8 @@ interface Instance {
   pause: number;
   /** FS_SIZEF scratch in the heap: { float width; float height }. */
   size: number;
+  /** 64 bytes of scratch in the heap (8-aligned) for the text layer's out-parameters. */
+  scratch: number;
   /** performance.now() after which NeedToPauseNow answers yes. */
   pauseAt: number;
   /** Tail of the chain that serialises calls on this instance. */
@@ -128,6 +162,7 @@ async function createInstance(): Promise<Instance> {
     api,
     pause: 0,
     size: 0,
+    scratch: 0,
     pauseAt: Infinity,
     queue: Promise.resolve(),
     broken: false,
@@ -138,6 +173,7 @@ async function createInstance(): Promise<Instance> {
   );
   inst.pause = api.pdfium.wasmExports.malloc(12);
   inst.size = api.pdfium.wasmExports.malloc(8);
+  inst.scratch = api.pdfium.wasmExports.malloc(64);
   const h32 = api.pdfium.HEAP32;
   h32[inst.pause >> 2] = 1; // version
   h32[(inst.pause >> 2) + 1] = needToPause;
@@ -219,7 +255,19 @@ export interface PdfiumRenderOptions {
   maxPixels: number;
   /** Pixel size of the raster (the caller's rounding of the page size at dpi). */
   pixelSize(widthPt: number, heightPt: number, dpi: number): { width: number; height: number };
-  timings?: { pageMs: number; renderMs: number; readbackMs: number; greyMs: number };
+  timings?: {
+    pageMs: number;
+    renderMs: number;
+    readbackMs: number;
+    greyMs: number;
+    textMs?: number;
+  };
+}
+
+/** A rendered page and the text read from the same loaded page. */
+export interface PdfiumPageContent {
+  raster: PageRaster;
+  text: TextItem[];
 }
 
 /**
@@ -298,6 +346,69 @@ export class PdfiumDocument {
    * every RENDER_SLICE_MS so the time budget is enforced between steps (processing_timeout).
    */
   renderPage(index: number, opts: PdfiumRenderOptions): Promise<PageRaster> {
+    return this.read(index, opts, false).then((r) => r.raster);
+  }
+
+  /**
+   * renderPage plus the page's text runs (sheet pixels at opts.dpi, see pdfium-text.ts), read from the
+   * page while it is loaded for the raster: one content parse for both.
+   */
+  renderPageWithText(index: number, opts: PdfiumRenderOptions): Promise<PdfiumPageContent> {
+    return this.read(index, opts, true);
+  }
+
+  /**
+   * The page's text runs alone (sheet pixels at `dpi`, same box as renderPage at that dpi): loads the
+   * page without rendering it. No pixel limit applies, since no bitmap is made.
+   */
+  pageText(
+    index: number,
+    opts: Pick<PdfiumRenderOptions, 'dpi' | 'pixelSize'>,
+  ): Promise<TextItem[]> {
+    this.checkIndex(index);
+    const run = exclusive(this.inst, () => {
+      if (this.closed) throw new Error('PdfDocumentHandle used after close()');
+      const { api } = this.inst;
+      const t0 = performance.now();
+      const page = this.loadPage(index);
+      try {
+        const { width, height } = opts.pixelSize(
+          api.FPDF_GetPageWidthF(page),
+          api.FPDF_GetPageHeightF(page),
+          opts.dpi,
+        );
+        return readText(this.inst, page, width, height, this.deadlineCheck(index, t0));
+      } finally {
+        api.FPDF_ClosePage(page);
+      }
+    });
+    return withTimeout(
+      run,
+      this.limits.pageTimeoutMs + this.limits.openTimeoutMs,
+      `Reading the text of page ${index + 1}`,
+      undefined,
+      index,
+    );
+  }
+
+  /** Throws processing_timeout once the page's time budget (from t0) is spent. */
+  private deadlineCheck(index: number, t0: number): () => void {
+    const deadline = t0 + this.limits.pageTimeoutMs;
+    return () => {
+      if (performance.now() <= deadline) return;
+      throw new InputError(
+        'processing_timeout',
+        `Rendering page ${index + 1} did not finish within ${Math.round(this.limits.pageTimeoutMs / 1000)} s; the file is probably malformed or far more complex than a drawing sheet. Re-export it (e.g. "Print to PDF") and upload it again.`,
+        { pageIndex: index },
+      );
+    };
+  }
+
+  private read(
+    index: number,
+    opts: PdfiumRenderOptions,
+    withText: boolean,
+  ): Promise<PdfiumPageContent> {
     this.checkIndex(index);
     const { dpi, maxPixels } = opts;
     const run = exclusive(this.inst, async () => {
@@ -333,17 +444,10 @@ export class PdfiumDocument {
           );
         }
         api.FPDFBitmap_FillRect(bitmap, 0, 0, width, height, 0xffffffff);
-        // The budget covers the content parse (FPDF_LoadPage) too, and is checked between render steps.
-        // One step cannot be interrupted: decoding a large image may overrun the budget by its length.
-        const deadline = t0 + this.limits.pageTimeoutMs;
-        const checkDeadline = () => {
-          if (performance.now() <= deadline) return;
-          throw new InputError(
-            'processing_timeout',
-            `Rendering page ${index + 1} did not finish within ${Math.round(this.limits.pageTimeoutMs / 1000)} s; the file is probably malformed or far more complex than a drawing sheet. Re-export it (e.g. "Print to PDF") and upload it again.`,
-            { pageIndex: index },
-          );
-        };
+        // The budget covers the content parse (FPDF_LoadPage) and the text layer too, and is checked
+        // between render steps. One step cannot be interrupted: decoding a large image may overrun the
+        // budget by its length.
+        const checkDeadline = this.deadlineCheck(index, t0);
         checkDeadline();
         // Whole bitmap = whole page: PDFium scales each axis to the rounded pixel size, applies the
         // page's /Rotate (rotate argument 0 = as the page says) and clips to the crop box.
@@ -391,7 +495,12 @@ export class PdfiumDocument {
           opts.timings.readbackMs = performance.now() - t2;
           opts.timings.greyMs = 0; // rendered as grey: no conversion pass
         }
-        return { width, height, data: grey, dpi, index, widthPt, heightPt };
+        const raster: PageRaster = { width, height, data: grey, dpi, index, widthPt, heightPt };
+        if (!withText) return { raster, text: [] };
+        const t3 = performance.now();
+        const text = readText(inst, page, width, height, checkDeadline);
+        if (opts.timings) opts.timings.textMs = performance.now() - t3;
+        return { raster, text };
       } finally {
         inst.pauseAt = Infinity;
         if (rendering) api.FPDF_RenderPage_Close(page);
@@ -418,6 +527,157 @@ export class PdfiumDocument {
     }).catch(() => {
       /* a retired instance is dropped whole; nothing left to free */
     });
+  }
+}
+
+/**
+ * The text runs of a loaded page, in sheet pixels of a width x height raster of it (see pdfium-text.ts).
+ * Page space is mapped with the inverse of FPDF_DeviceToPage for the raster's own arguments (start 0,0,
+ * size width x height, rotate 0 = as /Rotate says), so /Rotate, the crop box and the per-axis rounding
+ * of the pixel size apply exactly as in the render. Glyphs whose advance lies wholly outside the page
+ * box are dropped, as pdf.js did. `checkDeadline` is called every few thousand glyphs.
+ */
+function readText(
+  inst: Instance,
+  page: number,
+  width: number,
+  height: number,
+  checkDeadline: () => void,
+): TextItem[] {
+  const M = inst.api.pdfium;
+  const tp = M._FPDFText_LoadPage(page);
+  if (!tp) return [];
+  try {
+    const s = inst.scratch;
+    const d = s >> 3;
+    const f = s >> 2;
+    // Device -> page is affine: sample it at three device points, then invert.
+    const at = (x: number, y: number): [number, number] => {
+      M._FPDF_DeviceToPage(page, 0, 0, width, height, 0, x, y, s, s + 8);
+      return [M.HEAPF64[d]!, M.HEAPF64[d + 1]!];
+    };
+    const [p0x, p0y] = at(0, 0);
+    const [p1x, p1y] = at(width, 0);
+    const [p2x, p2y] = at(0, height);
+    const a11 = (p1x - p0x) / width;
+    const a21 = (p1y - p0y) / width;
+    const a12 = (p2x - p0x) / height;
+    const a22 = (p2y - p0y) / height;
+    const det = a11 * a22 - a12 * a21;
+    if (!(Math.abs(det) > 0)) return [];
+    // page -> device: (x, y) = B (px - p0x, py - p0y)
+    const b11 = a22 / det;
+    const b12 = -a12 / det;
+    const b21 = -a21 / det;
+    const b22 = a11 / det;
+
+    const runs = new RunBuilder();
+    const n = M._FPDFText_CountChars(tp);
+    // Per text object (all its glyphs share matrix, font and size).
+    let obj = 0;
+    let ok = false;
+    let font = 0;
+    let tf = 0;
+    let pux = 1; // unit direction and up in page space
+    let puy = 0;
+    let pvx = 0;
+    let pvy = 1;
+    let abLen = 1; // |(a, b)|: text-space to page-space scale along the baseline
+    let ux = 1; // the same in sheet pixels
+    let uy = 0;
+    let vx = 0;
+    let vy = -1;
+    let su = 1; // page units -> sheet pixels along the baseline
+    let size = 0; // em in sheet pixels
+    let looseDet = 1;
+    for (let i = 0; i < n; i++) {
+      if ((i & 2047) === 2047) checkDeadline();
+      const o = M._FPDFText_GetTextObject(tp, i);
+      if (!o) continue; // generated by PDFium (its inferred spaces and line breaks)
+      const code = M._FPDFText_GetUnicode(tp, i) >>> 0;
+      if (isWhitespaceCode(code)) {
+        runs.space();
+        continue;
+      }
+      if (code === 0 || code > 0x10ffff) continue;
+      if (o !== obj) {
+        obj = o;
+        M._FPDFText_GetMatrix(tp, i, s);
+        const [a, b, c, dd] = [
+          M.HEAPF32[f]!,
+          M.HEAPF32[f + 1]!,
+          M.HEAPF32[f + 2]!,
+          M.HEAPF32[f + 3]!,
+        ];
+        tf = M._FPDFText_GetFontSize(tp, i);
+        font = M._FPDFTextObj_GetFont(o);
+        abLen = Math.hypot(a, b);
+        const cdLen = Math.hypot(c, dd);
+        ok = abLen > 0 && cdLen > 0 && tf > 0;
+        if (ok) {
+          pux = a / abLen;
+          puy = b / abLen;
+          pvx = c / cdLen;
+          pvy = dd / cdLen;
+          const dux = b11 * pux + b12 * puy;
+          const duy = b21 * pux + b22 * puy;
+          const dvx = b11 * pvx + b12 * pvy;
+          const dvy = b21 * pvx + b22 * pvy;
+          su = Math.hypot(dux, duy);
+          const sv = Math.hypot(dvx, dvy);
+          ux = dux / su;
+          uy = duy / su;
+          vx = dvx / sv;
+          vy = dvy / sv;
+          size = tf * cdLen * sv;
+          looseDet = Math.abs(pux) * Math.abs(pvy) - Math.abs(pvx) * Math.abs(puy);
+        }
+      }
+      if (!ok) continue;
+      M._FPDFText_GetCharOrigin(tp, i, s, s + 8);
+      const ox = M.HEAPF64[d]! - p0x;
+      const oy = M.HEAPF64[d + 1]! - p0y;
+      // Advance: the loose box is the advance x (descent..ascent) rectangle, axis-aligned in page space;
+      // undo that for the glyph's direction. Near 45 degrees that is ill-conditioned: ask the font.
+      let adv = 0;
+      if (Math.abs(looseDet) > 0.25) {
+        M._FPDFText_GetLooseCharBox(tp, i, s + 16);
+        const w = M.HEAPF32[f + 6]! - M.HEAPF32[f + 4]!;
+        const h = M.HEAPF32[f + 5]! - M.HEAPF32[f + 7]!;
+        adv = (w * Math.abs(pvy) - h * Math.abs(pvx)) / looseDet;
+      } else if (M._FPDFFont_GetGlyphWidth(font, code, tf, s + 16)) {
+        adv = M.HEAPF32[f + 4]! * abLen;
+      }
+      adv = Number.isFinite(adv) ? Math.max(0, adv) * su : 0;
+      const x = b11 * ox + b12 * oy;
+      const y = b21 * ox + b22 * oy;
+      const ex = x + ux * adv;
+      const ey = y + uy * adv;
+      if (
+        Math.max(x, ex) < 0 ||
+        Math.min(x, ex) > width ||
+        Math.max(y, ey) < 0 ||
+        Math.min(y, ey) > height
+      ) {
+        continue;
+      }
+      runs.add({
+        text: String.fromCodePoint(code),
+        x,
+        y,
+        ux,
+        uy,
+        vx,
+        vy,
+        size,
+        advance: adv,
+        font,
+        fontSize: tf,
+      });
+    }
+    return runs.runs();
+  } finally {
+    M._FPDFText_ClosePage(tp);
   }
 }
 

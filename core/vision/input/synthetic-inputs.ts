@@ -59,6 +59,8 @@ export interface SyntheticPdfOptions {
   heightPt?: number;
   /** /Rotate of every page. */
   rotate?: number;
+  /** /CropBox [x0 y0 x1 y1] of every page (none by default: the MediaBox is the page). */
+  cropBox?: [number, number, number, number];
   /** Number of pages (0 gives a /Pages node with no kids). */
   pages?: number;
   /** Content stream of every page (PDF operators). Default: a thick diagonal and a rectangle frame. */
@@ -107,6 +109,7 @@ export function buildPdf(opts: SyntheticPdfOptions = {}): Uint8Array {
     objs[pn] =
       `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 ${w} ${h}]` +
       (opts.rotate ? ` /Rotate ${opts.rotate}` : '') +
+      (opts.cropBox ? ` /CropBox [${opts.cropBox.join(' ')}]` : '') +
       ` /Resources << /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >> >> /Contents ${pn + 1} 0 R >>`;
     let data: Uint8Array = enc.encode(content);
     if (fileKey) data = rc4(objectKey(pn + 1), data);
