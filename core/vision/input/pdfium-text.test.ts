@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { PageRaster, TextItem } from '../types';
 import { openDocument, pixelSize } from './pdf.adapter';
 import { openPdfjsText, pdfjsPageText } from './pdfjs-text';
+import { pdfiumHeapBytes } from './pdfium.adapter';
 import { RunBuilder, runBox, type Glyph } from './pdfium-text';
 import { buildPdf, type SyntheticPdfOptions } from './synthetic-inputs';
 
@@ -107,6 +108,24 @@ describe('PDFium text runs on synthetic pages', () => {
     );
     expect(text.map((t) => t.text)).toEqual(['ON']);
     expectSameRuns(text, ref);
+  });
+
+  it('frees every text page: the WASM heap stops growing after the first round', async () => {
+    const lines = Array.from(
+      { length: 1000 },
+      (_, i) =>
+        `BT /F1 2 Tf ${20 + (i % 10) * 58} ${20 + Math.floor(i / 10) * 7} Td (LINE ${i}) Tj ET`,
+    );
+    const pdf = buildPdf({ pages: 2, content: lines.join(' ') });
+    const sizes: number[] = [];
+    for (let round = 0; round < 16; round++) {
+      const doc = await openDocument(pdf);
+      expect((await doc.renderPageWithText(0, { dpi: 72 })).text).toHaveLength(1000);
+      expect(await doc.pageText(1, 72)).toHaveLength(1000);
+      await doc.close();
+      sizes.push(await pdfiumHeapBytes());
+    }
+    expect(sizes.at(-1), sizes.join(' ')).toBe(sizes[1]);
   });
 
   it('a page without text gives no runs', async () => {
