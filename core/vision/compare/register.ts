@@ -217,12 +217,26 @@ function sampleLevel(data: Float32Array, W: number, H: number, x: number, y: num
   return (v00 * (1 - fx) + v10 * fx) * (1 - fy) + (v01 * (1 - fx) + v11 * fx) * fy;
 }
 
-/** Bilinear sample of ink (255 − grey) of a full-resolution image; 0 (paper) outside. */
-function sampleGrey(data: Uint8Array, W: number, H: number, x: number, y: number): number {
-  const x0 = Math.floor(x),
-    y0 = Math.floor(y);
-  const fx = x - x0,
-    fy = y - y0;
+/**
+ * Bilinear sample of ink (255 − grey) of a full-resolution image; 0 (paper) outside. The image may be
+ * a window whose pixel (0, 0) is sheet pixel (ox, oy) (integers): (x, y) stay sheet coordinates, so the
+ * weights are the same bits as on the whole sheet.
+ */
+function sampleGrey(
+  data: Uint8Array,
+  W: number,
+  H: number,
+  x: number,
+  y: number,
+  ox: number,
+  oy: number,
+): number {
+  const xf = Math.floor(x),
+    yf = Math.floor(y);
+  const fx = x - xf,
+    fy = y - yf;
+  const x0 = xf - ox,
+    y0 = yf - oy;
   if (x0 >= 0 && y0 >= 0 && x0 + 1 < W && y0 + 1 < H) {
     const i = y0 * W + x0;
     return (
@@ -275,11 +289,8 @@ function fillGrid(
   vx: number,
   vy: number,
 ): void {
-  if (s.ox !== undefined) {
-    x0 -= s.ox;
-    y0 -= s.oy!;
-  }
-  if (s.grey) fillGridGrey(s.grey, s.width, s.height, out, P, x0, y0, ux, uy, vx, vy);
+  if (s.grey)
+    fillGridGrey(s.grey, s.width, s.height, s.ox ?? 0, s.oy ?? 0, out, P, x0, y0, ux, uy, vx, vy);
   else fillGridLevel(s.level!, s.width, s.height, out, P, x0, y0, ux, uy, vx, vy);
 }
 
@@ -287,6 +298,8 @@ function fillGridGrey(
   d: Uint8Array,
   W: number,
   H: number,
+  ox: number,
+  oy: number,
   out: Float64Array,
   P: number,
   x0: number,
@@ -296,17 +309,21 @@ function fillGridGrey(
   vx: number,
   vy: number,
 ): void {
-  if (isUnitGrid(x0, y0, ux, uy, vx, vy) && x0 >= 0 && y0 >= 0 && x0 + P <= W && y0 + P <= H) {
+  const lx = x0 - ox,
+    ly = y0 - oy; // start in the image's own pixels
+  if (isUnitGrid(lx, ly, ux, uy, vx, vy) && lx >= 0 && ly >= 0 && lx + P <= W && ly + P <= H) {
     // Integer start, unit steps, inside the image: a plain copy of ink (no interpolation).
-    for (let j = 0; j < P; j++) copyInkRow(d, (y0 + j) * W + x0, out, j * P, P);
+    for (let j = 0; j < P; j++) copyInkRow(d, (ly + j) * W + lx, out, j * P, P);
     return;
   }
-  const inside = gridInside(W, H, P, x0, y0, ux, uy, vx, vy);
+  const inside = gridInside(W, H, P, lx, ly, ux, uy, vx, vy);
   for (let j = 0; j < P; j++) {
     const rx = x0 + j * vx,
       ry = y0 + j * vy;
-    if (inside) bilinearInkRow(d, W, rx, ry, ux, uy, out, j * P, P);
-    else for (let i = 0; i < P; i++) out[j * P + i] = sampleGrey(d, W, H, rx + i * ux, ry + i * uy);
+    if (inside) bilinearInkRow(d, W, ox, oy, rx, ry, ux, uy, out, j * P, P);
+    else
+      for (let i = 0; i < P; i++)
+        out[j * P + i] = sampleGrey(d, W, H, rx + i * ux, ry + i * uy, ox, oy);
   }
 }
 
@@ -337,10 +354,15 @@ function gridInside(
   );
 }
 
-/** n bilinear samples of ink (255 − grey) from (x, y) in steps (ux, uy); all inside the image. */
+/**
+ * n bilinear samples of ink (255 − grey) from (x, y) in steps (ux, uy), sheet coordinates; all inside
+ * the image, whose pixel (0, 0) is sheet pixel (ox, oy).
+ */
 function bilinearInkRow(
   d: Uint8Array,
   W: number,
+  ox: number,
+  oy: number,
   x: number,
   y: number,
   ux: number,
@@ -356,7 +378,7 @@ function bilinearInkRow(
       y0 = Math.floor(yi);
     const fx = xi - x0,
       fy = yi - y0;
-    const k = y0 * W + x0;
+    const k = (y0 - oy) * W + (x0 - ox);
     const top = d[k]! * (1 - fx) + d[k + 1]! * fx;
     const bot = d[k + W]! * (1 - fx) + d[k + W + 1]! * fx;
     out[o + i] = 255 - (top * (1 - fy) + bot * fy);
@@ -1230,4 +1252,11 @@ export function refineFull(
 }
 
 // Exported for tests.
-export const _internal = { fitSimilarity, fitAffine, robustFit, choosePatches, inkExtents, fft2d };
+export const _internal = {
+  fitSimilarity,
+  fitAffine,
+  robustFit,
+  choosePatches,
+  inkExtents,
+  fft2d,
+};
