@@ -116,7 +116,7 @@ export async function diffStage(
   let t0 = performance.now();
   const lap = (name: string): void => {
     const t = performance.now();
-    timings[name] = t - t0;
+    timings[name] = (timings[name] ?? 0) + t - t0; // pack: A + B
     t0 = t;
   };
   if ((opts.windowA || opts.windowB) && !opts.skipRegistration)
