@@ -377,7 +377,13 @@ export class PdfiumDocument {
           api.FPDF_GetPageHeightF(page),
           opts.dpi,
         );
-        return readText(this.inst, page, width, height, this.deadlineCheck(index, t0));
+        return readText(
+          this.inst,
+          page,
+          width,
+          height,
+          this.deadlineCheck(index, t0, 'Reading the text of'),
+        );
       } finally {
         api.FPDF_ClosePage(page);
       }
@@ -392,13 +398,13 @@ export class PdfiumDocument {
   }
 
   /** Throws processing_timeout once the page's time budget (from t0) is spent. */
-  private deadlineCheck(index: number, t0: number): () => void {
+  private deadlineCheck(index: number, t0: number, what = 'Rendering'): () => void {
     const deadline = t0 + this.limits.pageTimeoutMs;
     return () => {
       if (performance.now() <= deadline) return;
       throw new InputError(
         'processing_timeout',
-        `Rendering page ${index + 1} did not finish within ${Math.round(this.limits.pageTimeoutMs / 1000)} s; the file is probably malformed or far more complex than a drawing sheet. Re-export it (e.g. "Print to PDF") and upload it again.`,
+        `${what} page ${index + 1} did not finish within ${Math.round(this.limits.pageTimeoutMs / 1000)} s; the file is probably malformed or far more complex than a drawing sheet. Re-export it (e.g. "Print to PDF") and upload it again.`,
         { pageIndex: index },
       );
     };
