@@ -101,6 +101,19 @@ describe('compareToPng with registerInWorker', () => {
     expect(inWorker.timings.worker_coarse).toBeGreaterThan(0);
     expect(inWorker.timings.worker_full).toBeGreaterThan(0);
     expect(here.timings.worker_full).toBeUndefined();
+    // Encoded input: A's level reaches the worker before B is decoded, and is prepared there.
+    const png = (g: typeof A): Promise<Buffer> =>
+      sharp(Buffer.from(g.data.buffer, g.data.byteOffset, g.width * g.height), {
+        raw: { width: g.width, height: g.height, channels: 1 },
+      })
+        .png({ compressionLevel: 1 })
+        .toBuffer();
+    const fromPng = await compareToPng(await png(A), await png(B), {
+      images: [],
+      registerInWorker: true,
+    });
+    expect(fromPng.timings.worker_prep_a).toBeGreaterThan(0);
+    expect(fromPng.transform).toEqual(here.transform);
     expect(inWorker.transform).toEqual(here.transform);
     expect(inWorker.alignment).toEqual(here.alignment);
     expect(inWorker.score).toBe(here.score);

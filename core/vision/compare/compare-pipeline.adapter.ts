@@ -169,6 +169,14 @@ async function diffStageWith(
       levelA.catch(() => undefined); // unused when B changes the factor
     }
   }
+  // Options the registration worker gets (levels are made here).
+  const { levels: _given, ...regOpts } = opts.register ?? {};
+  // A's level goes to the worker as soon as it is made (the callback runs while B is awaited).
+  if (rw && levelA)
+    levelA.then(
+      (la) => rw.sendLevelA(la, regOpts),
+      () => undefined,
+    );
   const ma = packInk(a, it, wt, pt, opts.windowA);
   lap('pack');
   const b = await decB;
@@ -188,7 +196,6 @@ async function diffStageWith(
   if (rw && levelsP) {
     levels = await levelsP;
     lap('levels_wait');
-    const { levels: _given, ...regOpts } = opts.register ?? {};
     stageP = rw.registerLevels(
       levels[0],
       levels[1],
@@ -218,7 +225,6 @@ async function diffStageWith(
       if (stage && (opts.register?.fullRounds ?? [8]).length === 1) {
         // The full-resolution round runs in the worker too, on the windows it reads (its FFT code is
         // hot there; here it would start cold).
-        const { levels: _given, ...regOpts } = opts.register ?? {};
         const w = extractPatchWindows(a, b, stage, regOpts);
         lap('windows');
         try {

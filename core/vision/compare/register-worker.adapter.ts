@@ -21,6 +21,11 @@ export const REGISTER_WORKER_URL = new URL('./register.worker.ts', import.meta.u
 const BOOTSTRAP_URL = new URL('./register.worker-bootstrap.mjs', import.meta.url);
 
 export interface RegisterWorker {
+  /**
+   * Hand over A's ink level early (no answer): the worker prepares A's part of the level stages while
+   * B decodes. registerLevels with the same `la` object then does not send it again.
+   */
+  sendLevelA(la: InkLevel, options?: Omit<RegisterOptions, 'levels'>): void;
   /** Run registerLevels in the worker; resolves with its result (timings measured in the worker). */
   registerLevels(
     la: InkLevel,
@@ -78,9 +83,22 @@ export function startRegisterWorker(url: URL = REGISTER_WORKER_URL): RegisterWor
       worker.postMessage(req);
     });
   };
+  let sentA: InkLevel | null = null;
   return {
+    sendLevelA(la, options = {}) {
+      if (failure || closed) return;
+      sentA = la;
+      const req: RegisterWorkerRequest = { kind: 'level-a', la, options };
+      worker.postMessage(req);
+    },
     async registerLevels(la, lb, size, options = {}) {
-      const r = await request({ kind: 'levels', la, lb, size, options });
+      const r = await request({
+        kind: 'levels',
+        ...(la === sentA ? {} : { la }),
+        lb,
+        size,
+        options,
+      });
       if (r.kind !== 'stage') throw new Error(`Registration worker answered ${r.kind}`);
       return r.stage;
     },

@@ -1015,11 +1015,56 @@ export function registerImages(
  * Stages 1–3 on the ink levels only (no full-resolution pixels): coarse level and scale search, then
  * the level-1 patch rounds. `la`/`lb` must be at pairLevelFactor(size).
  */
+/**
+ * The part of the level stages that needs A's level only (its coarse level and grid, its ink extents,
+ * the patch sites), so it can run before B is decoded (register.worker.ts gets A's level early).
+ */
+export interface LevelAPrep {
+  la: InkLevel;
+  /** Further factor of the coarse level. */
+  g: number;
+  ca: InkLevel;
+  extents: ReturnType<typeof inkExtents>;
+  cols: number;
+  rows: number;
+  gridA: Float64Array;
+  sites: PatchSite[];
+  ms: number;
+}
+
+export function prepareLevelA(la: InkLevel, opts: RegisterOptions = {}): LevelAPrep {
+  const t0 = performance.now();
+  // Coarse level ≤ coarseSize px on the long side of A, same factor for B; the level-1 round then
+  // searches ±12 level px (±96 full px at f1 = 8) around the coarse estimate.
+  const g = Math.max(1, Math.ceil(Math.max(la.width, la.height) / (opts.coarseSize ?? 256)));
+  const ca = downsampleLevel(la, g);
+  const cols = nextPow2(ca.width),
+    rows = nextPow2(ca.height);
+  const gridA = new Float64Array(cols * rows);
+  for (let y = 0; y < ca.height; y++)
+    gridA.set(ca.data.subarray(y * ca.width, (y + 1) * ca.width), y * cols);
+  const gridCR = opts.grid ?? [8, 6];
+  // Sites are chosen with a 32-level-px window whatever the patch size (their spacing, not the FFT size).
+  const sites = choosePatches(la, 32, gridCR[0], gridCR[1]);
+  return {
+    la,
+    g,
+    ca,
+    extents: inkExtents(ca),
+    cols,
+    rows,
+    gridA,
+    sites,
+    ms: performance.now() - t0,
+  };
+}
+
 export function registerLevels(
   la: InkLevel,
   lb: InkLevel,
   size: PairSize,
   opts: RegisterOptions = {},
+  prep?: LevelAPrep,
 ): LevelStage {
   const timings: Record<string, number> = {};
   let t0 = performance.now();
@@ -1030,13 +1075,12 @@ export function registerLevels(
   };
   const f1 = la.f;
   if (lb.f !== f1) throw new Error(`Levels of A (f=${la.f}) and B (f=${lb.f}) differ`);
-  // Coarse level ≤ coarseSize px on the long side of A, same factor for B; the level-1 round then
-  // searches ±12 level px (±96 full px at f1 = 8) around the coarse estimate.
-  const g = Math.max(1, Math.ceil(Math.max(la.width, la.height) / (opts.coarseSize ?? 256)));
-  const ca = downsampleLevel(la, g);
+  const pa = prep && prep.la === la ? prep : prepareLevelA(la, opts);
+  const { g, ca, cols, rows, gridA } = pa;
   const cb = downsampleLevel(lb, g);
   const F = ca.f;
   lap('downsample');
+  if (pa === prep) timings.prep_a = prep.ms; // done earlier, before B arrived
 
   // Candidate scales (B→A).
   const cands: number[] = [1];
@@ -1047,7 +1091,7 @@ export function registerLevels(
   const dimW = size.aw / size.bw,
     dimH = size.ah / size.bh;
   if (Math.abs(Math.log(dimW / dimH)) < 0.05) addCand(Math.sqrt(dimW * dimH));
-  const ea = inkExtents(ca),
+  const ea = pa.extents,
     eb = inkExtents(cb);
   if (ea && eb) {
     const sw = (ea.x1 - ea.x0) / Math.max(1, eb.x1 - eb.x0);
@@ -1056,11 +1100,6 @@ export function registerLevels(
   }
   for (const s of opts.scaleHints ?? []) addCand(s);
 
-  const cols = nextPow2(ca.width),
-    rows = nextPow2(ca.height);
-  const gridA = new Float64Array(cols * rows);
-  for (let y = 0; y < ca.height; y++)
-    gridA.set(ca.data.subarray(y * ca.width, (y + 1) * ca.width), y * cols);
   const gridB = new Float64Array(cols * rows);
   let coarse = { scale: 1, peak: -Infinity, contrast: 0, dx: 0, dy: 0 };
   for (const s of cands) {
@@ -1074,10 +1113,8 @@ export function registerLevels(
   lap('coarse');
 
   // Level-1 patch rounds.
-  const gridCR = opts.grid ?? [8, 6];
   const P1 = opts.level1PatchSize ?? 32;
-  // Sites are chosen with a 32-level-px window whatever the patch size (their spacing, not the FFT size).
-  const sitesA = choosePatches(la, 32, gridCR[0], gridCR[1]);
+  const sitesA = pa.sites;
   const SA = levelSampler(la),
     SB = levelSampler(lb);
   let method = 'phase-correlation/coarse';
