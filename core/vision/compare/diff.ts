@@ -127,16 +127,74 @@ export function packInk(
     throw new Error(
       `Expected paleThreshold ≥ weakThreshold but received ${paleThreshold} < ${weakThreshold}`,
     );
+  const m = allocMasks(img, weakThreshold, paleThreshold, window);
+  packInkRows(img, m, 0, m.height, inkThreshold, weakThreshold, paleThreshold, window);
+  return m;
+}
+
+function allocMasks(
+  img: GreyImage,
+  weakThreshold: number,
+  paleThreshold: number,
+  window?: PixelWindow,
+): InkMasks {
+  const W = window ? Math.max(1, Math.round(window.width)) : img.width,
+    Ht = window ? Math.max(1, Math.round(window.height)) : img.height;
+  const stride = Math.ceil(W / 32);
+  const weak = new Uint32Array(stride * Ht);
+  return {
+    width: W,
+    height: Ht,
+    stride,
+    strong: new Uint32Array(stride * Ht),
+    weak,
+    pale: paleThreshold === weakThreshold ? weak : new Uint32Array(stride * Ht),
+  };
+}
+
+/**
+ * packInk in two calls: rows [0, splitRow) now, the others when `rest()` is called, so the caller can
+ * let the event loop run in between (compare-pipeline.adapter.ts hands the registration levels to its
+ * worker there). The same masks as packInk.
+ */
+export function packInkSplit(
+  img: GreyImage,
+  inkThreshold: number,
+  weakThreshold: number,
+  paleThreshold: number,
+  window: PixelWindow | undefined,
+  splitRow: number,
+): { masks: InkMasks; rest: () => void } {
+  if (weakThreshold < inkThreshold || paleThreshold < weakThreshold) {
+    const masks = packInk(img, inkThreshold, weakThreshold, paleThreshold, window); // throws
+    return { masks, rest: () => undefined };
+  }
+  const m = allocMasks(img, weakThreshold, paleThreshold, window);
+  const split = Math.max(0, Math.min(m.height, Math.round(splitRow)));
+  packInkRows(img, m, 0, split, inkThreshold, weakThreshold, paleThreshold, window);
+  return {
+    masks: m,
+    rest: () =>
+      packInkRows(img, m, split, m.height, inkThreshold, weakThreshold, paleThreshold, window),
+  };
+}
+
+/** Pack rows [y0, y1) of the (window of the) image into `m` (allocated by allocMasks). */
+function packInkRows(
+  img: GreyImage,
+  m: InkMasks,
+  y0: number,
+  y1: number,
+  inkThreshold: number,
+  weakThreshold: number,
+  paleThreshold: number,
+  window?: PixelWindow,
+): void {
   const { width: IW, height: IH, data } = img;
   const wx = window ? Math.round(window.x) : 0,
     wy = window ? Math.round(window.y) : 0;
-  const W = window ? Math.max(1, Math.round(window.width)) : IW,
-    Ht = window ? Math.max(1, Math.round(window.height)) : IH;
-  const stride = Math.ceil(W / 32);
-  const strong = new Uint32Array(stride * Ht);
-  const weak = new Uint32Array(stride * Ht);
+  const { width: W, stride, strong, weak, pale } = m;
   const samePale = paleThreshold === weakThreshold;
-  const pale = samePale ? weak : new Uint32Array(stride * Ht);
   const row = new Uint8Array(stride * 32);
   const r32 = new Uint32Array(row.buffer);
   const s = thresholdConst(inkThreshold),
@@ -153,7 +211,7 @@ export function packInk(
     cx1 = Math.min(W, IW - wx);
   const clipped = cx0 > 0 || cx1 < W;
   row.fill(255);
-  for (let y = 0; y < Ht; y++) {
+  for (let y = y0; y < y1; y++) {
     const sy = wy + y;
     if (sy < 0 || sy >= IH || cx1 <= cx0) continue; // outside the image: paper
     if (clipped) row.fill(255);
@@ -203,7 +261,6 @@ export function packInk(
       if (sm !== 0) strong[ob + k] = sm;
     }
   }
-  return { width: W, height: Ht, stride, strong, weak, pale };
 }
 
 function isIdentity(t: readonly number[]): boolean {
