@@ -6,7 +6,7 @@
 // longer queues behind them either.
 //
 // - Same bytes: the thread runs the same `runListJson` over an equal CursorCodec and UrlSigner
-//   (same secrets, same expiry step) and returns the UTF-8 bytes of the same text.
+//   (same secrets, same expiry step) and returns the same text.
 // - Same data: SQLite in WAL mode; the writer's transactions are synchronous and committed before
 //   the HTTP thread answers, so a list requested after a write's response sees that write.
 // - Never worse than inline: until the thread reports ready (it starts on the first list request),
@@ -52,11 +52,11 @@ export interface ListReaderStats {
 
 export interface ListReader {
   /**
-   * The page as UTF-8 JSON bytes, built by the thread; undefined when the thread is not ready
+   * The page's JSON text, built by the thread; undefined when the thread is not ready
    * (the caller builds the page itself). Rejects with ListReaderUnavailable if the thread dies
    * before answering, and with the page's own error (e.g. ApiError invalid_cursor) otherwise.
    */
-  run(endpoint: ListEndpoint, job: ListJob): Promise<Buffer> | undefined;
+  run(endpoint: ListEndpoint, job: ListJob): Promise<string> | undefined;
   readonly stats: ListReaderStats;
   /** Whether the thread is up and takes pages now (`run` then returns a promise). */
   readonly ready: boolean;
@@ -92,7 +92,7 @@ export interface SerializedListError {
 /** Messages, list thread → HTTP thread. */
 export type ListResponseMessage =
   | { type: 'ready' }
-  | { type: 'page'; id: number; body: Uint8Array }
+  | { type: 'page'; id: number; body: string }
   | { type: 'error'; id: number; error: SerializedListError };
 
 export interface ListReaderWorkerData {
@@ -122,7 +122,7 @@ export function createListReader(options: ListReaderOptions): ListReader | undef
     );
   const fromSource = workerUrl.pathname.endsWith('.ts');
   const stats: ListReaderStats = { served: 0, crashed: 0 };
-  const pending = new Map<number, { resolve(b: Buffer): void; reject(e: Error): void }>();
+  const pending = new Map<number, { resolve(text: string): void; reject(e: Error): void }>();
   let worker: Worker | undefined;
   let ready = false;
   let closed = false;
@@ -163,7 +163,7 @@ export function createListReader(options: ListReaderOptions): ListReader | undef
       pending.delete(msg.id);
       if (msg.type === 'page') {
         stats.served++;
-        p.resolve(Buffer.from(msg.body.buffer, msg.body.byteOffset, msg.body.byteLength));
+        p.resolve(msg.body);
       } else p.reject(deserializeError(msg.error));
     });
     const died = (why: string) => {
@@ -191,7 +191,7 @@ export function createListReader(options: ListReaderOptions): ListReader | undef
       const id = nextId++;
       const msg: ListRequestMessage = { id, endpoint, ...job };
       const w = worker;
-      return new Promise<Buffer>((resolve, reject) => {
+      return new Promise<string>((resolve, reject) => {
         pending.set(id, { resolve, reject });
         w.postMessage(msg);
       });
@@ -246,7 +246,7 @@ export async function listBody(
   endpoint: ListEndpoint,
   request: FastifyRequest,
   query: Record<string, unknown> = request.query as Record<string, unknown>,
-): Promise<string | Buffer> {
+): Promise<string> {
   const organizationId = orgOf(request);
   const inline = () =>
     runListJson(endpoint, {

@@ -74,7 +74,7 @@ export function listRoute(
  * object (`application/json; charset=utf-8`): a string with a JSON content type is sent as is,
  * not passed through the serializer again.
  */
-export function sendJsonText<T extends string | Buffer>(reply: FastifyReply, body: T): T {
+export function sendJsonText(reply: FastifyReply, body: string): string {
   reply.type('application/json; charset=utf-8');
   return body;
 }
