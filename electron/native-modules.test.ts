@@ -1,5 +1,5 @@
 // Native modules inside Electron: better-sqlite3 (V8 ABI, must be rebuilt for Electron),
-// sharp and @napi-rs/canvas (N-API) are loaded and exercised by electron/tools/native-probe.cjs
+// sharp (N-API) and PDFium (WASM) are loaded and exercised by electron/tools/native-probe.cjs
 // running in the Electron binary. Needs the binary (node_modules/electron/path.txt), which
 // `npm install` downloads wherever github.com is reachable; on machines without it (this CI)
 // the test is skipped with the reason printed. The first run builds better-sqlite3 for
@@ -38,7 +38,7 @@ interface ProbeResult {
   ftsHit: string | null;
   sqliteVersion: string;
   png: { width: number; height: number; channels: number };
-  canvasRed: number;
+  pdfiumPages: number;
 }
 
 function runProbe(exe: string, env: NodeJS.ProcessEnv, args: string[]): ProbeResult {
@@ -59,12 +59,12 @@ function expectWorkingModules(result: ProbeResult, abi: string): void {
   expect(result.ftsHit).toBe('steel beam');
   expect(result.sqliteVersion).toMatch(/^3\.\d+\.\d+$/);
   expect(result.png).toEqual({ width: 8, height: 4, channels: 1 });
-  expect(result.canvasRed).toBe(255);
+  expect(result.pdfiumPages).toBe(1);
 }
 
 describe('native modules inside Electron', () => {
   it.skipIf(!electronPath)(
-    'loads better-sqlite3, sharp and @napi-rs/canvas in Electron',
+    'loads better-sqlite3, sharp and PDFium (WASM) in Electron',
     () => {
       const exe = electronPath as string;
       const { abi } = electronTarget();

@@ -2,8 +2,8 @@
 //
 // better-sqlite3 12 talks to V8 directly (not N-API), so its compiled addon matches one ABI:
 // `npm install` builds it for Node (NODE_MODULE_VERSION 115 on Node 20), while Electron 41
-// needs its own (145, see node_modules/electron/abi_version). sharp and @napi-rs/canvas are
-// N-API and load in both unchanged.
+// needs its own (145, see node_modules/electron/abi_version). sharp is N-API and PDFium is WASM;
+// both load in both unchanged.
 //
 // The installed addon stays the Node build (tests, `blueline serve`). An Electron build is made
 // once with @electron/rebuild in a scratch copy of the package (it downloads Electron's headers,

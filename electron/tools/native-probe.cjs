@@ -31,12 +31,18 @@ async function probe() {
       .toBuffer();
     const meta = await sharp(png).metadata();
 
-    const { createCanvas } = require('@napi-rs/canvas');
-    const canvas = createCanvas(4, 4);
-    const ctx = canvas.getContext('2d');
-    ctx.fillStyle = '#ff0000';
-    ctx.fillRect(0, 0, 4, 4);
-    const red = ctx.getImageData(1, 1, 1, 1).data[0];
+    // PDFium (WASM) rasterizes and reads every PDF page: it must instantiate inside Electron.
+    const { init } = await import('@embedpdf/pdfium');
+    const wasm = fs.readFileSync(require.resolve('@embedpdf/pdfium/pdfium.wasm'));
+    const pdfium = await init({
+      wasmBinary: wasm.buffer.slice(wasm.byteOffset, wasm.byteOffset + wasm.byteLength),
+    });
+    pdfium.PDFiumExt_Init();
+    const doc = pdfium.FPDF_CreateNewDocument();
+    const page = pdfium.FPDFPage_New(doc, 0, 612, 792);
+    const pdfiumPages = pdfium.FPDF_GetPageCount(doc);
+    pdfium.FPDF_ClosePage(page);
+    pdfium.FPDF_CloseDocument(doc);
 
     return {
       ok: true,
@@ -47,7 +53,7 @@ async function probe() {
       ftsHit: ftsHit ? ftsHit.x : null,
       sqliteVersion,
       png: { width: meta.width, height: meta.height, channels: meta.channels },
-      canvasRed: red,
+      pdfiumPages,
     };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
