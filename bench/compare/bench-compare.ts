@@ -74,6 +74,18 @@ function timed(cmd: string, args: string[]): Run {
   return { wall_ms: sec * 1000, rss_mb: Number(rss) / 1024, json };
 }
 
+/** Median of each phase over the runs (in the order the phases first appear). */
+function phaseMedians(rs: Run[]): [string, number][] {
+  const names: string[] = [];
+  for (const r of rs)
+    for (const k of Object.keys((r.json?.phases ?? {}) as object))
+      if (!names.includes(k)) names.push(k);
+  return names.map((k) => [
+    k,
+    median(rs.map((r) => Number((r.json?.phases as Record<string, number>)?.[k] ?? 0))),
+  ]);
+}
+
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[s.length >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
@@ -201,9 +213,8 @@ for (const dpi of dpis) {
     if (last && t.name.startsWith('blueline')) {
       const tr = last.transform as Affine;
       const err = transformError(tr, t.pair === 'aligned' ? [1, 0, 0, 0, 1, 0] : p.truth, w, h);
-      const ph = last.phases as Record<string, number>;
-      notes = `score ${(last.score as number).toFixed(4)}, ${last.regions} regions, reg. err max ${err.max.toFixed(3)} px rms ${err.rms.toFixed(3)}; phases ${Object.entries(
-        ph,
+      notes = `score ${(last.score as number).toFixed(4)}, ${last.regions} regions, reg. err max ${err.max.toFixed(3)} px rms ${err.rms.toFixed(3)}; phases (median of the runs) ${phaseMedians(
+        rs,
       )
         .map(([k, v]) => `${k} ${v.toFixed(0)}`)
         .join(', ')}`;
@@ -214,7 +225,14 @@ for (const dpi of dpis) {
         .map(([k, v]) => `${k} ${v.toFixed(0)}`)
         .join(', ')}`;
     }
-    results.push({ dpi, tool: t.name, walls, rss_mb: rs.map((r) => r.rss_mb), inproc });
+    results.push({
+      dpi,
+      tool: t.name,
+      walls,
+      rss_mb: rs.map((r) => r.rss_mb),
+      inproc,
+      phases: rs.map((r) => r.json?.phases ?? null),
+    });
     lines.push(
       `| ${dpi} | ${w}x${h} (${mp.toFixed(1)} MP) | ${t.name} | ${t.pair} | ${med.toFixed(0)} | ${Math.min(...walls).toFixed(0)}–${Math.max(...walls).toFixed(0)} | ${Number.isFinite(median(inproc)) ? median(inproc).toFixed(0) : '—'} | ${(mp / (med / 1000)).toFixed(1)} | ${rss.toFixed(0)} | ${notes} |`,
     );
