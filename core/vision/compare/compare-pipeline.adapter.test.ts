@@ -114,6 +114,11 @@ describe('compareToPng with registerInWorker', () => {
     });
     expect(fromPng.timings.worker_prep_a).toBeGreaterThan(0);
     expect(fromPng.transform).toEqual(here.transform);
+    // A worker that cannot start: registration runs on this thread, same answer.
+    const missing = new URL('./no-such-register.worker.mjs', import.meta.url);
+    const fallback = await compareToPng(A, B, { images: [], registerInWorker: missing });
+    expect(fallback.timings.worker_coarse).toBeUndefined();
+    expect(fallback.transform).toEqual(here.transform);
     expect(inWorker.transform).toEqual(here.transform);
     expect(inWorker.alignment).toEqual(here.alignment);
     expect(inWorker.score).toBe(here.score);
