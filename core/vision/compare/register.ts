@@ -12,6 +12,9 @@
 //      parabolic sub-pixel peaks; B patches are sampled through the current estimate, so scale and
 //      rotation are absorbed; each round ends with a RANSAC + least-squares similarity (or affine) fit;
 //      first at the 1/f1 level, then at full resolution.
+// Entry points: registerImages (all of it), or its stages — prepareLevelA (A's level only),
+// registerLevels (steps 1–3 on the two levels) and refineFull (the full-resolution round, on the sheets or on
+// the windows of them extractPatchWindows cuts) — which register.worker.ts runs on another thread.
 // Pure TypeScript over typed arrays; no I/O.
 import type { GreyImage } from '../types';
 import { fft2d, nextPow2, phaseCorrelate } from './fft';
