@@ -31,6 +31,8 @@ for (let i = 0; i < runs; i++) {
   t0 = performance.now();
   res = await compareToPng(basePath, revPath, {
     skipRegistration: mode === 'aligned',
+    // BLUELINE_PREPARE_OVERLAY=1: the white overlay buffer is made in libvips during the diff.
+    ...(process.env.BLUELINE_PREPARE_OVERLAY === '1' ? { prepareOverlay: true } : {}),
     ...(mode === 'register'
       ? { registerInWorker: workerUrl ? pathToFileURL(workerUrl) : true }
       : {}),

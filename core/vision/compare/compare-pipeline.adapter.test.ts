@@ -84,6 +84,13 @@ describe('compareToPng', () => {
     const { data, info } = await sharp(res.png).raw().toBuffer({ resolveWithObject: true });
     expect([info.width, info.height, info.channels]).toEqual([A.width, A.height, 3]);
     expect(Buffer.compare(data, Buffer.from(res.overlay!.data))).toBe(0);
+    // The overlay rendered into the white image libvips made during the diff: the same pixels.
+    const prepared = await compareToPng(A, B, { prepareOverlay: true });
+    expect(prepared.score).toBe(res.score);
+    expect(
+      Buffer.compare(Buffer.from(prepared.overlay!.data), Buffer.from(res.overlay!.data)),
+    ).toBe(0);
+    expect(prepared.timings.overlay_buf_wait).toBeGreaterThanOrEqual(0);
   }, 120_000);
 });
 

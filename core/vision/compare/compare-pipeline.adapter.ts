@@ -26,7 +26,7 @@ import {
   type PixelWindow,
   type RgbImage,
 } from './diff';
-import { decodeGrey, encodeGreyPng, encodeRgbPng } from './encode.adapter';
+import { decodeGrey, encodeGreyPng, encodeRgbPng, whiteRgb } from './encode.adapter';
 import { inkLevelVips } from './levels.adapter';
 import { findRegions, type ChangeRegion } from './regions';
 import {
@@ -72,6 +72,15 @@ export interface PipelineOptions extends CompareOptions {
    * here. Default false.
    */
   registerInWorker?: boolean | URL;
+  /**
+   * Start a white RGB image of the output frame in libvips when the diff starts (whiteRgb):
+   * finishStage renders its first RGB overlay into it, writing only the ink, so the first-touch page
+   * faults of that fresh buffer (~40 ms per 90 MB) are paid on a libuv thread while JS warps and diffs.
+   * It moves work to the other core rather than removing it: it pays only with an idle core (bench
+   * README, 2026-11-25 fused slice: the diff grew by more than the overlay saved at 300 DPI under load
+   * 3+ on two cores). Only for a DiffStage that will be finished with an RGB image. Default false.
+   */
+  prepareOverlay?: boolean;
 }
 
 /** The pixel part of a compare (masks, registration, diff), before images and regions. */
@@ -87,6 +96,11 @@ export interface DiffStage {
   b: GreyImage;
   bToOut: Affine;
   timings: Record<string, number>;
+  /**
+   * The white RGB image of PipelineOptions.prepareOverlay, being made; finishStage takes it (and clears
+   * this field) for its first RGB image.
+   */
+  rgbOut?: Promise<Uint8Array | null>;
 }
 
 function isGrey(v: unknown): v is GreyImage {
@@ -272,13 +286,27 @@ async function diffStageWith(
   }
   const W = ma.width,
     H = ma.height;
+  // Started only now, while the warp and diff run here: earlier, libvips threads (B's registration
+  // level, the decodes) and the registration already share the two cores, and the packs or the
+  // registration grew by 15–30 ms when this ran alongside them.
+  const rgbOut = opts.prepareOverlay ? whiteRgb(W, H).catch(() => null) : undefined;
   const mb = warpMasks(mb0, transform, W, H);
   const diff = diffMasks(ma, mb, coverage(transform, mb0.width, mb0.height, W, H));
   lap('diff');
   const bToOut = opts.windowB
     ? afterShift(transform, -Math.round(opts.windowB.x), -Math.round(opts.windowB.y))
     : transform;
-  return { width: W, height: H, transform, alignment, diff, b, bToOut, timings };
+  return {
+    width: W,
+    height: H,
+    transform,
+    alignment,
+    diff,
+    b,
+    bToOut,
+    timings,
+    ...(rgbOut ? { rgbOut } : {}),
+  };
 }
 
 export interface FinishOptions {
@@ -323,10 +351,20 @@ export async function finishStage(
         compressionLevel: level,
       });
     } else {
+      // The white image made in libvips during diffStage (prepareOverlay), for the first RGB image only.
+      let white: Uint8Array | null = null;
+      if (st.rgbOut) {
+        const p = st.rgbOut;
+        st.rgbOut = undefined;
+        white = await p;
+        lap('overlay_buf_wait');
+      }
       const img = renderOverlay(
         st.diff,
         kind === 'additions' ? 'additions' : kind === 'deletions' ? 'deletions' : 'combined',
         kind === 'combined_colorblind' ? 'colorblind' : (opts.palette ?? 'standard'),
+        white ?? undefined,
+        white !== null,
       );
       if (kind === 'combined') overlay = img;
       p = encodeRgbPng(img, { compressionLevel: level });
@@ -375,9 +413,10 @@ export async function compareToPng(
   inputB: string | Buffer | GreyImage,
   opts: PipelineOptions = {},
 ): Promise<PipelineResult> {
+  const images = opts.images ?? ['combined'];
   const st = await diffStage(inputA, inputB, opts);
   const fin = await finishStage(st, {
-    images: opts.images ?? ['combined'],
+    images,
     compressionLevel: opts.compressionLevel ?? 1,
     ...(opts.palette ? { palette: opts.palette } : {}),
     ...(opts.regions ? { regions: opts.regions } : {}),

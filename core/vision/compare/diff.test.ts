@@ -47,6 +47,33 @@ describe('packInk', () => {
       expect(m.strong[m.stride - 1]! >>> (W & 31)).toBe(0);
     }
   });
+  it('reads rows in place (width % 4 = 0) exactly like the copied rows, incl. pale and windows', () => {
+    const r = rng(31);
+    for (const [W, Ht] of [
+      [100, 6],
+      [64, 5],
+      [132, 4],
+    ] as const) {
+      // In place: a 4-aligned view. Copied: the same pixels at an odd byte offset.
+      const aligned = new Uint8Array(W * Ht);
+      for (let i = 0; i < aligned.length; i++) aligned[i] = r() < 0.5 ? Math.floor(r() * 256) : 255;
+      const odd = new Uint8Array(W * Ht + 1).subarray(1);
+      odd.set(aligned);
+      const a: GreyImage = { width: W, height: Ht, data: aligned };
+      const o: GreyImage = { width: W, height: Ht, data: odd };
+      for (const window of [undefined, { x: 4, y: 1, width: W - 8, height: Ht - 2 }] as const) {
+        const m = packInk(a, 160, 208, 240, window);
+        expect(m).toEqual(packInk(o, 160, 208, 240, window));
+        const ww = window?.width ?? W;
+        for (let y = 0; y < m.height; y++)
+          for (let x = 0; x < ww; x++) {
+            const v = aligned[(y + (window?.y ?? 0)) * W + x + (window?.x ?? 0)]!;
+            expect(bitAt(m.pale, m.stride, x, y), `pale v=${v}`).toBe(v < 240 ? 1 : 0);
+            expect(bitAt(m.strong, m.stride, x, y), `strong v=${v}`).toBe(v < 160 ? 1 : 0);
+          }
+      }
+    }
+  });
   it('rejects bad thresholds with an actionable message', () => {
     expect(() => packInk(blankImage(4, 4), 300, 300)).toThrow(/integer ink threshold/);
     expect(() => packInk(blankImage(4, 4), 200, 100)).toThrow(/weakThreshold/);
@@ -221,6 +248,54 @@ describe('warpMasks', () => {
   });
 });
 
+describe('warpMasks row segments', () => {
+  it("give the per-pixel formula exactly for random near-unit similarities, incl. B's edges", () => {
+    const W = 1203,
+      Ht = 41;
+    const r = rng(19);
+    const img: GreyImage = { width: W, height: Ht, data: new Uint8Array(W * Ht) };
+    for (let i = 0; i < img.data.length; i++) img.data[i] = r() < 0.4 ? Math.floor(r() * 245) : 255;
+    const m = packInk(img);
+    for (let n = 0; n < 40; n++) {
+      const s = 1 + (r() - 0.5) * 0.02,
+        rot = (r() - 0.5) * 0.004;
+      const t = [
+        s * Math.cos(rot),
+        -s * Math.sin(rot),
+        (r() - 0.5) * 80,
+        s * Math.sin(rot),
+        s * Math.cos(rot),
+        (r() - 0.5) * 20,
+      ];
+      const ow = 1100 + Math.floor(r() * 200),
+        oh = 30 + Math.floor(r() * 20);
+      const out = warpMasks(m, t, ow, oh);
+      const [ia, ib, ic, id, ie, iF] = invertAffine(t as Affine);
+      const stride = Math.ceil(ow / 32);
+      let diffs = 0;
+      for (let y = 0; y < oh; y++) {
+        const rx = ib * y + ic + 0.5,
+          ry = ie * y + iF + 0.5;
+        for (let x = 0; x < ow; x++) {
+          const sx = Math.floor(rx + ia * x),
+            sy = Math.floor(ry + id * x);
+          const inside = sx >= 0 && sy >= 0 && sx < W && sy < Ht;
+          for (const [o, i] of [
+            [out.pale, m.pale],
+            [out.weak, m.weak],
+            [out.strong, m.strong],
+          ] as const) {
+            if (bitAt(o, stride, x, y) !== (inside ? bitAt(i, m.stride, sx, sy) : 0)) diffs++;
+          }
+        }
+        const rem = ow & 31;
+        if (rem) expect(out.pale[y * stride + stride - 1]! >>> rem).toBe(0);
+      }
+      expect(diffs, `t=${t} ${ow}x${oh}`).toBe(0);
+    }
+  });
+});
+
 describe('renderOverlay', () => {
   it('colours added green, removed red, unchanged dark grey, paper white; palettes differ', () => {
     const a = blankImage(64, 8);
@@ -299,6 +374,66 @@ describe('renderOverlay (4-pixel LUT writer)', () => {
         }
       }
     }
+  });
+});
+
+describe('renderOverlay into a white image (outIsWhite)', () => {
+  it('writes the same bytes as the scratch-row writer, widths % 4 = 0 incl. partial last words', () => {
+    const r = rng(23);
+    const mk = (W: number, Ht: number, p: number): GreyImage => {
+      const img: GreyImage = { width: W, height: Ht, data: new Uint8Array(W * Ht).fill(255) };
+      for (let i = 0; i < img.data.length; i++) if (r() < p) img.data[i] = Math.floor(r() * 250);
+      return img;
+    };
+    for (const [W, Ht] of [
+      [68, 9],
+      [96, 5],
+      [4, 3],
+      [100, 7],
+      [132, 6],
+    ] as const) {
+      for (const p of [0.02, 0.35]) {
+        const d = diffImages(mk(W, Ht, p), mk(W, Ht, p));
+        for (const palette of ['standard', 'colorblind'] as const) {
+          for (const kind of ['combined', 'additions', 'deletions'] as const) {
+            const ref = renderOverlay(d, kind, palette);
+            // 3 spare bytes after the image: they must stay as they were.
+            const white = new Uint8Array(W * Ht * 3 + 3).fill(255);
+            white.fill(9, W * Ht * 3);
+            const got = renderOverlay(d, kind, palette, white, true);
+            expect(got.data.buffer).toBe(white.buffer);
+            expect(Buffer.from(got.data).equals(Buffer.from(ref.data)), `${W}x${Ht} ${kind}`).toBe(
+              true,
+            );
+            expect([...white.subarray(W * Ht * 3)]).toEqual([9, 9, 9]);
+            // The direct writer leaves groups of 4 paper pixels alone: in an off-white (254) image they
+            // keep 254 (no palette colour has a 254 byte); every other group is the reference's.
+            const off = renderOverlay(d, kind, palette, new Uint8Array(W * Ht * 3).fill(254), true);
+            let wrong = 0,
+              kept = 0;
+            for (let g = 0; g < ref.data.length; g += 12) {
+              const refG = ref.data.subarray(g, g + 12),
+                offG = off.data.subarray(g, g + 12);
+              const paperG = refG.every((v) => v === 255);
+              if (paperG) kept++;
+              if (paperG ? !offG.every((v) => v === 254) : !Buffer.from(offG).equals(refG)) wrong++;
+            }
+            expect(wrong).toBe(0);
+            if (p < 0.1) expect(kept).toBeGreaterThan(0);
+          }
+        }
+      }
+    }
+  });
+
+  it('falls back to the scratch-row writer when the width is not a multiple of 4', () => {
+    const a = blankImage(67, 5);
+    fillRect(a, 3, 1, 40, 3, 0);
+    const d = diffImages(a, blankImage(67, 5));
+    const ref = renderOverlay(d);
+    // Not white: the fallback writes every byte itself.
+    const got = renderOverlay(d, 'combined', 'standard', new Uint8Array(67 * 5 * 3).fill(3), true);
+    expect(Buffer.from(got.data).equals(Buffer.from(ref.data))).toBe(true);
   });
 });
 

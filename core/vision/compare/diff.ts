@@ -210,26 +210,41 @@ function packInkRows(
   const cx0 = Math.max(0, -wx),
     cx1 = Math.min(W, IW - wx);
   const clipped = cx0 > 0 || cx1 < W;
+  // Rows of the image start on a 4-byte boundary (and the window is not clipped): the whole 32-pixel
+  // groups are read in place through a word view of the image, and only a row's partial last group goes
+  // through the padded scratch row — no copy of every row.
+  const inPlace = !clipped && (IW & 3) === 0 && (wx & 3) === 0 && (data.byteOffset & 3) === 0;
+  const img32 = inPlace
+    ? new Uint32Array(data.buffer, data.byteOffset, data.length >>> 2)
+    : new Uint32Array(0);
+  const fullGroups = inPlace ? W >>> 5 : 0;
   row.fill(255);
   for (let y = y0; y < y1; y++) {
     const sy = wy + y;
     if (sy < 0 || sy >= IH || cx1 <= cx0) continue; // outside the image: paper
     if (clipped) row.fill(255);
     const src = sy * IW + wx;
-    row.set(data.subarray(src + cx0, src + cx1), cx0);
+    if (inPlace) {
+      const tail = fullGroups * 32;
+      if (tail < W) row.set(data.subarray(src + tail, src + W), tail);
+    } else {
+      row.set(data.subarray(src + cx0, src + cx1), cx0);
+    }
     const ob = y * stride;
+    const src32 = src >>> 2;
     for (let k = 0; k < stride; k++) {
-      const b = k * 8;
+      const q32 = k < fullGroups ? img32 : r32;
+      const b = k < fullGroups ? src32 + k * 8 : k * 8;
       // AND of the bytes is ≤ each byte: if it is paper-light everywhere, so are all 32 pixels.
       const all =
-        r32[b]! &
-        r32[b + 1]! &
-        r32[b + 2]! &
-        r32[b + 3]! &
-        r32[b + 4]! &
-        r32[b + 5]! &
-        r32[b + 6]! &
-        r32[b + 7]!;
+        q32[b]! &
+        q32[b + 1]! &
+        q32[b + 2]! &
+        q32[b + 3]! &
+        q32[b + 4]! &
+        q32[b + 5]! &
+        q32[b + 6]! &
+        q32[b + 7]!;
       if (lessThanMask(all, pT, pH) === 0) continue;
       // Only pale ink here (anti-aliasing fringes, light fills): no weak or strong bit to pack.
       const inkHere = samePale || lessThanMask(all, wT, wH) !== 0;
@@ -239,13 +254,14 @@ function packInkRows(
       // Per word: SWAR "byte < t" (lessThanMask, written out: V8 did not inline the helper calls
       // here) and bit 7 of each byte (pixels 0..3) gathered into a nibble with one multiply.
       for (let j = 0; j < 8; j++) {
-        const w = r32[b + j]!;
+        const w = q32[b + j]!;
         const sh = j << 2;
         const wh = (w | H) >>> 0;
         const dp = wh - pT;
         const lp = ~(pH ? dp & w & H : (dp | w) & H) & H;
+        if (lp === 0) continue; // four paper pixels
         pm |= ((Math.imul(lp >>> 7, 0x204081) >>> 21) & 0xf) << sh;
-        if (inkHere && lp !== 0) {
+        if (inkHere) {
           const dw = wh - wT;
           const lw = ~(wH ? dw & w & H : (dw | w) & H) & H;
           if (lw !== 0) {
@@ -267,9 +283,54 @@ function isIdentity(t: readonly number[]): boolean {
   return t[0] === 1 && t[1] === 0 && t[2] === 0 && t[3] === 0 && t[4] === 1 && t[5] === 0;
 }
 
+/** The same words as signed 32-bit integers. */
+function i32(m: Uint32Array): Int32Array {
+  return new Int32Array(m.buffer, m.byteOffset, m.length);
+}
+
+/** What warpMasks' row writers read and write (one monomorphic shape). */
+interface WarpCtx {
+  ia: number;
+  ib: number;
+  ic: number;
+  id: number;
+  ie: number;
+  iF: number;
+  SW: number;
+  SH: number;
+  ss: number;
+  /** Source masks as Int32 views: loads stay small integers (a Uint32 load ≥ 2^31 deoptimised). */
+  sp: Int32Array;
+  sw: Int32Array;
+  sst: Int32Array;
+  outW: number;
+  stride: number;
+  samePale: boolean;
+  pale: Uint32Array;
+  weak: Uint32Array;
+  strong: Uint32Array;
+  /** Row segments (segmentRow): first x, last x, source x − x, source y. */
+  segX0: Int32Array;
+  segX1: Int32Array;
+  segDx: Int32Array;
+  segSy: Int32Array;
+}
+
+/** Most segments segmentRow makes for one row; a row that needs more takes the per-word writer. */
+const MAX_SEGMENTS = 256;
+
 /**
- * Resample B's masks into an outW x outH frame through `t` (B → A), nearest neighbour. Works per
- * 32-pixel output word: when every source word the output word can touch is empty, the word stays 0.
+ * Resample B's masks into an outW x outH frame through `t` (B → A), nearest neighbour: output pixel
+ * (x, y) is source pixel (⌊ia·x + (ib·y + ic + 0.5)⌋, ⌊id·x + (ie·y + iF + 0.5)⌋) of the inverse map,
+ * paper outside B.
+ *
+ * Rows are cut into segments over which the source row is constant and the source x is x plus a
+ * constant (segmentRow: a few per row at a scale near 1 — a 0.2 % scale slips one pixel every ~500);
+ * every word inside one segment is then a funnel shift of two source words with no arithmetic on
+ * coordinates, skipped when the source holds no pale ink; only words across a segment boundary or the
+ * edge of B gather pixel by pixel. Rows segmentRow cannot cut (|ia − 1| ≤ 1e-9, scales far from 1,
+ * more than MAX_SEGMENTS segments) take the per-word writer (warpRowWords). Both give the same bits as
+ * the per-pixel formula above.
  */
 export function warpMasks(
   src: InkMasks,
@@ -284,126 +345,268 @@ export function warpMasks(
   const samePale = src.pale === src.weak;
   const pale = samePale ? weak : new Uint32Array(stride * outH);
   const inv = invertAffine(t);
-  const ia = inv[0],
-    ib = inv[1],
-    ic = inv[2],
-    id = inv[3],
-    ie = inv[4],
-    iF = inv[5];
-  const SW = src.width,
-    SH = src.height,
-    ss = src.stride,
-    sw = src.weak,
-    sst = src.strong,
-    sp = src.pale;
+  const c: WarpCtx = {
+    ia: inv[0],
+    ib: inv[1],
+    ic: inv[2],
+    id: inv[3],
+    ie: inv[4],
+    iF: inv[5],
+    SW: src.width,
+    SH: src.height,
+    ss: src.stride,
+    sp: i32(src.pale),
+    sw: i32(src.weak),
+    sst: i32(src.strong),
+    outW,
+    stride,
+    samePale,
+    pale,
+    weak,
+    strong,
+    segX0: new Int32Array(MAX_SEGMENTS),
+    segX1: new Int32Array(MAX_SEGMENTS),
+    segDx: new Int32Array(MAX_SEGMENTS),
+    segSy: new Int32Array(MAX_SEGMENTS),
+  };
+  // Segments need every step of the source x to lie on one side of 1 (see segmentRow), with coordinates
+  // small enough that rounding stays far below the 1e-9 margin (< 2^16 px; segmentRow checks the row
+  // offsets).
+  const segOk =
+    c.ia > 0 &&
+    c.ia < 2 &&
+    Math.abs(c.ia - 1) > 1e-9 &&
+    outW < 1 << 16 &&
+    outH < 1 << 16 &&
+    src.width < 1 << 16 &&
+    src.height < 1 << 16;
   for (let y = 0; y < outH; y++) {
-    // +0.5 so floor() rounds to the nearest source pixel centre.
-    const rx = ib * y + ic + 0.5,
-      ry = ie * y + iF + 0.5;
-    const ob = y * stride;
-    for (let k = 0; k < stride; k++) {
-      const x0 = k * 32;
-      const x1 = Math.min(outW, x0 + 32) - 1;
-      const sx0 = Math.floor(rx + ia * x0),
-        sy0 = Math.floor(ry + id * x0);
-      const sx1 = Math.floor(rx + ia * x1),
-        sy1 = Math.floor(ry + id * x1);
-      const lx = Math.max(0, Math.min(sx0, sx1)),
-        hx = Math.min(SW - 1, Math.max(sx0, sx1));
-      const ly = Math.max(0, Math.min(sy0, sy1)),
-        hy = Math.min(SH - 1, Math.max(sy0, sy1));
-      if (lx > hx || ly > hy) continue; // entirely outside B: paper
-      // Word fast path (scale near 1, rotation near 0: almost every word): the source row is constant
-      // over the word and the source x advances by exactly 1 per pixel. sx(x) and sy(x) are linear, so
-      // sy0 === sy1 means a constant row, and (for 0 < ia < 2) a total advance of n − 1 over n − 1 steps
-      // means every step is exactly 1. Then the output word is source bits sx0.. as a funnel shift of
-      // two source words — the same bits the per-pixel gather below would pick.
-      if (
-        sy0 === sy1 &&
-        sx1 - sx0 === x1 - x0 &&
-        ia > 0 &&
-        ia < 2 &&
-        sx0 >= 0 &&
-        sx1 < SW &&
-        sy0 >= 0 &&
-        sy0 < SH
-      ) {
-        const rb = sy0 * ss,
-          kk = sx0 >> 5,
-          sh = sx0 & 31;
-        let pv: number, wv: number, sv: number;
-        if (sh === 0) {
-          pv = sp[rb + kk]!;
-          if (pv === 0) continue;
-          wv = sw[rb + kk]!;
-          sv = sst[rb + kk]!;
-        } else {
-          // kk + 1 may pass the row's last word only when those bits are not needed (sx1 < SW).
-          const nx = kk + 1 < ss;
-          const p0 = sp[rb + kk]!,
-            p1 = nx ? sp[rb + kk + 1]! : 0;
-          if ((p0 | p1) === 0) continue; // paper (pale ⊇ weak ⊇ strong)
-          pv = (p0 >>> sh) | (p1 << (32 - sh));
-          wv = (sw[rb + kk]! >>> sh) | (nx ? sw[rb + kk + 1]! << (32 - sh) : 0);
-          sv = (sst[rb + kk]! >>> sh) | (nx ? sst[rb + kk + 1]! << (32 - sh) : 0);
-        }
-        const n = x1 - x0 + 1;
-        if (n < 32) {
-          const keep = (1 << n) - 1;
-          pv &= keep;
-          wv &= keep;
-          sv &= keep;
-        }
-        if (!samePale) pale[ob + k] = pv;
-        weak[ob + k] = wv;
-        strong[ob + k] = sv;
-        continue;
-      }
-      let any = 0;
-      const kx0 = lx >> 5,
-        kx1 = hx >> 5;
-      for (let yy = ly; yy <= hy && any === 0; yy++) {
-        const rb = yy * ss;
-        for (let kk = kx0; kk <= kx1; kk++) any |= sp[rb + kk]!;
-      }
-      if (any === 0) continue;
-      let pm = 0,
-        wm = 0,
-        sm = 0;
-      for (let x = x0; x <= x1; x++) {
-        const sx = Math.floor(rx + ia * x),
-          sy = Math.floor(ry + id * x);
-        if (sx < 0 || sy < 0 || sx >= SW || sy >= SH) continue;
-        const wi = sy * ss + (sx >>> 5),
-          sh = sx & 31;
-        pm |= ((sp[wi]! >>> sh) & 1) << (x - x0);
-        wm |= ((sw[wi]! >>> sh) & 1) << (x - x0);
-        sm |= ((sst[wi]! >>> sh) & 1) << (x - x0);
-      }
-      if (!samePale) pale[ob + k] = pm;
-      weak[ob + k] = wm;
-      strong[ob + k] = sm;
-    }
+    const n = segOk ? segmentRow(c, y) : 0;
+    if (n > 0) warpRowSegments(c, y, n);
+    else warpRowWords(c, y);
   }
   return { width: outW, height: outH, stride, strong, weak, pale };
 }
 
-/** Horizontal 3-px dilation of one mask row (words m[base..base+stride)) into out[ob..]. */
-function dilateRowInto(
-  m: Uint32Array,
-  base: number,
-  stride: number,
-  out: Uint32Array,
-  ob: number,
-): void {
-  let prev = 0;
-  let cur = m[base]!;
+/**
+ * Cut output row y into segments [x0, x1] with a constant source row sy(x) = ⌊ry + id·x⌋ and a constant
+ * sx(x) − x, where sx(x) = ⌊rx + ia·x⌋ (the same floating-point expressions as the per-pixel formula).
+ * Returns the number of segments (0: more than MAX_SEGMENTS, or row offsets of 2^17 px or more).
+ *
+ * Why the end points decide: rounding is monotone, so sx and sy are monotone in x. With ia > 1 + 1e-9
+ * every step sx(x + 1) − sx(x) is ≥ 1 (the exact step is ia; with |ia·x|, |rx| < 2^17 each rounding is
+ * at most half an ulp of 2^18, ~3e-11, so the computed step is within ~1.2e-10 of ia), with
+ * ia < 1 − 1e-9 every step is ≤ 1: either way sx(x) − x is monotone, so two points with equal sx − x
+ * and equal sy have equal values everywhere between them. The end of each segment is then found by
+ * bisection.
+ */
+function segmentRow(c: WarpCtx, y: number): number {
+  const { ia, id, outW, segX0, segX1, segDx, segSy } = c;
+  const rx = c.ib * y + c.ic + 0.5,
+    ry = c.ie * y + c.iF + 0.5;
+  if (!(Math.abs(rx) < 1 << 17 && Math.abs(ry) < 1 << 17)) return 0;
+  let n = 0;
+  let a = 0;
+  while (a < outW) {
+    if (n === MAX_SEGMENTS) return 0;
+    const dx = Math.floor(rx + ia * a) - a,
+      sy = Math.floor(ry + id * a);
+    let lo = a,
+      hi = outW - 1;
+    if (Math.floor(rx + ia * hi) - hi !== dx || Math.floor(ry + id * hi) !== sy) {
+      // Invariant: lo is in the segment, hi is not.
+      while (hi - lo > 1) {
+        const mid = (lo + hi) >>> 1;
+        if (Math.floor(rx + ia * mid) - mid === dx && Math.floor(ry + id * mid) === sy) lo = mid;
+        else hi = mid;
+      }
+      hi = lo;
+    }
+    segX0[n] = a;
+    segX1[n] = hi;
+    segDx[n] = dx;
+    segSy[n] = sy;
+    n++;
+    a = hi + 1;
+  }
+  return n;
+}
+
+/**
+ * Write output row y from its n segments (segmentRow). Each word is the OR of its pieces, one per
+ * segment it overlaps (almost always one): a piece is a funnel shift of two source words of the
+ * segment's row, at the segment's x offset, masked to the piece's bits. Source words left or right of
+ * the row read as paper, and the bits past B's width in its last word are paper already (packInk pads
+ * rows with paper), so B's left and right edges need no pixel test.
+ */
+function warpRowSegments(c: WarpCtx, y: number, n: number): void {
+  const {
+    SH,
+    ss,
+    sp,
+    sw,
+    sst,
+    outW,
+    stride,
+    samePale,
+    pale,
+    weak,
+    strong,
+    segX0,
+    segX1,
+    segDx,
+    segSy,
+  } = c;
+  const ob = y * stride;
+  let si = 0;
   for (let k = 0; k < stride; k++) {
-    const next = k + 1 < stride ? m[base + k + 1]! : 0;
-    out[ob + k] =
-      (prev | cur | next) === 0 ? 0 : cur | (cur << 1) | (prev >>> 31) | (cur >>> 1) | (next << 31);
-    prev = cur;
-    cur = next;
+    const x0 = k * 32;
+    const x1 = Math.min(outW, x0 + 32) - 1;
+    while (segX1[si]! < x0) si++; // segments cover [0, outW) in order: now segX0[si] ≤ x0
+    let pv = 0,
+      wv = 0,
+      sv = 0;
+    for (let q = si; q < n; q++) {
+      const p0 = Math.max(x0, segX0[q]!);
+      if (p0 > x1) break;
+      const p1 = Math.min(x1, segX1[q]!);
+      const sy = segSy[q]!;
+      if (sy < 0 || sy >= SH) continue; // above or below B: paper
+      const sxs = p0 + segDx[q]!; // source x of the piece's first pixel
+      const kk = sxs >> 5, // floor, also for negative x
+        sh = sxs & 31;
+      const rb = sy * ss;
+      const in0 = kk >= 0 && kk < ss,
+        in1 = kk + 1 >= 0 && kk + 1 < ss;
+      const a0 = in0 ? sp[rb + kk]! : 0,
+        a1 = in1 ? sp[rb + kk + 1]! : 0;
+      if ((a0 | a1) === 0) continue; // paper (pale ⊇ weak ⊇ strong)
+      const nb = p1 - p0 + 1,
+        at = p0 - x0;
+      const keep = nb === 32 ? -1 : ~(-1 << nb); // not (1 << nb) − 1: it leaves int32 at nb = 31
+      let pp: number, ww: number, ssv: number;
+      if (sh === 0) {
+        pp = a0;
+        ww = in0 ? sw[rb + kk]! : 0;
+        ssv = in0 ? sst[rb + kk]! : 0;
+      } else {
+        pp = (a0 >>> sh) | (a1 << (32 - sh));
+        ww = ((in0 ? sw[rb + kk]! : 0) >>> sh) | ((in1 ? sw[rb + kk + 1]! : 0) << (32 - sh));
+        ssv = ((in0 ? sst[rb + kk]! : 0) >>> sh) | ((in1 ? sst[rb + kk + 1]! : 0) << (32 - sh));
+      }
+      pv |= (pp & keep) << at;
+      wv |= (ww & keep) << at;
+      sv |= (ssv & keep) << at;
+    }
+    if (pv === 0) continue;
+    if (!samePale) pale[ob + k] = pv;
+    weak[ob + k] = wv;
+    strong[ob + k] = sv;
+  }
+}
+
+/** Output word k of row y, pixel by pixel through the per-pixel formula. */
+function gatherWord(c: WarpCtx, y: number, k: number): void {
+  const { ia, id, SW, SH, ss, sp, sw, sst, outW, stride, samePale, pale, weak, strong } = c;
+  const rx = c.ib * y + c.ic + 0.5,
+    ry = c.ie * y + c.iF + 0.5;
+  const x0 = k * 32;
+  const x1 = Math.min(outW, x0 + 32) - 1;
+  let pm = 0,
+    wm = 0,
+    sm = 0;
+  for (let x = x0; x <= x1; x++) {
+    const sx = Math.floor(rx + ia * x),
+      sy = Math.floor(ry + id * x);
+    if (sx < 0 || sy < 0 || sx >= SW || sy >= SH) continue;
+    const wi = sy * ss + (sx >>> 5),
+      sh = sx & 31;
+    pm |= ((sp[wi]! >>> sh) & 1) << (x - x0);
+    wm |= ((sw[wi]! >>> sh) & 1) << (x - x0);
+    sm |= ((sst[wi]! >>> sh) & 1) << (x - x0);
+  }
+  const ob = y * stride;
+  if (!samePale) pale[ob + k] = pm;
+  weak[ob + k] = wm;
+  strong[ob + k] = sm;
+}
+
+/**
+ * Output row y word by word (rows segmentRow cannot cut): when every source word the output word can
+ * touch is empty, the word stays 0.
+ */
+function warpRowWords(c: WarpCtx, y: number): void {
+  const { ia, id, SW, SH, ss, sp, sw, sst, outW, stride, samePale, pale, weak, strong } = c;
+  // +0.5 so floor() rounds to the nearest source pixel centre.
+  const rx = c.ib * y + c.ic + 0.5,
+    ry = c.ie * y + c.iF + 0.5;
+  const ob = y * stride;
+  for (let k = 0; k < stride; k++) {
+    const x0 = k * 32;
+    const x1 = Math.min(outW, x0 + 32) - 1;
+    const sx0 = Math.floor(rx + ia * x0),
+      sy0 = Math.floor(ry + id * x0);
+    const sx1 = Math.floor(rx + ia * x1),
+      sy1 = Math.floor(ry + id * x1);
+    const lx = Math.max(0, Math.min(sx0, sx1)),
+      hx = Math.min(SW - 1, Math.max(sx0, sx1));
+    const ly = Math.max(0, Math.min(sy0, sy1)),
+      hy = Math.min(SH - 1, Math.max(sy0, sy1));
+    if (lx > hx || ly > hy) continue; // entirely outside B: paper
+    // Word fast path (scale near 1, rotation near 0): the source row is constant over the word and the
+    // source x advances by exactly 1 per pixel. sx(x) and sy(x) are linear, so sy0 === sy1 means a
+    // constant row, and (for 0 < ia < 2) a total advance of n − 1 over n − 1 steps means every step is
+    // exactly 1. Then the output word is source bits sx0.. as a funnel shift of two source words — the
+    // same bits the per-pixel gather below would pick.
+    if (
+      sy0 === sy1 &&
+      sx1 - sx0 === x1 - x0 &&
+      ia > 0 &&
+      ia < 2 &&
+      sx0 >= 0 &&
+      sx1 < SW &&
+      sy0 >= 0 &&
+      sy0 < SH
+    ) {
+      const rb = sy0 * ss,
+        kk = sx0 >> 5,
+        sh = sx0 & 31;
+      let pv: number, wv: number, sv: number;
+      if (sh === 0) {
+        pv = sp[rb + kk]!;
+        if (pv === 0) continue;
+        wv = sw[rb + kk]!;
+        sv = sst[rb + kk]!;
+      } else {
+        const nx = kk + 1 < ss;
+        const p0 = sp[rb + kk]!,
+          p1 = nx ? sp[rb + kk + 1]! : 0;
+        if ((p0 | p1) === 0) continue; // paper (pale ⊇ weak ⊇ strong)
+        pv = (p0 >>> sh) | (p1 << (32 - sh));
+        wv = (sw[rb + kk]! >>> sh) | (nx ? sw[rb + kk + 1]! << (32 - sh) : 0);
+        sv = (sst[rb + kk]! >>> sh) | (nx ? sst[rb + kk + 1]! << (32 - sh) : 0);
+      }
+      const n = x1 - x0 + 1;
+      if (n < 32) {
+        const keep = (1 << n) - 1;
+        pv &= keep;
+        wv &= keep;
+        sv &= keep;
+      }
+      if (!samePale) pale[ob + k] = pv;
+      weak[ob + k] = wv;
+      strong[ob + k] = sv;
+      continue;
+    }
+    let any = 0;
+    const kx0 = lx >> 5,
+      kx1 = hx >> 5;
+    for (let yy = ly; yy <= hy && any === 0; yy++) {
+      const rb = yy * ss;
+      for (let kk = kx0; kk <= kx1; kk++) any |= sp[rb + kk]!;
+    }
+    if (any === 0) continue;
+    gatherWord(c, y, k);
   }
 }
 
@@ -531,35 +734,47 @@ function rangeBits(k: number, lo: number, hi: number): number {
   return (upper & ~((1 << a) - 1)) | 0;
 }
 
-/** The mask-level part of diffImages, for callers that already hold packed masks in one frame. */
+/**
+ * 3x3 dilation of mask m at word k of the row at `cur`, rows `up` and `dn` around it (the row itself at
+ * the sheet's edges): the horizontal 3-px dilation of the OR of the three rows (horizontal dilation
+ * distributes over OR, so this is the OR of the three dilated rows).
+ */
+function dilated(
+  m: Int32Array,
+  up: number,
+  cur: number,
+  dn: number,
+  k: number,
+  last: number,
+): number {
+  const v = m[up + k]! | m[cur + k]! | m[dn + k]!;
+  const p = k > 0 ? m[up + k - 1]! | m[cur + k - 1]! | m[dn + k - 1]! : 0;
+  const n = k < last ? m[up + k + 1]! | m[cur + k + 1]! | m[dn + k + 1]! : 0;
+  return v | (v << 1) | (p >>> 31) | (v >>> 1) | (n << 31);
+}
+
+/**
+ * The mask-level part of diffImages, for callers that already hold packed masks in one frame. One pass
+ * over the words: paper words (no weak ink on either side) are skipped, and the other side's 3x3
+ * dilation is computed only for the words and masks a test needs (strong ink on this side, or weak ink
+ * left for the faint test) — no dilated copies or row rings are made.
+ */
 export function diffMasks(ma: InkMasks, mb: InkMasks, cover?: Coverage): DiffResult {
   const { width, height, stride } = ma;
   if (mb.width !== width || mb.height !== height) throw new Error('Masks must share one frame');
   const faintPass = ma.pale !== ma.weak && mb.pale !== mb.weak;
   for (const m of new Set([ma.strong, ma.weak, ma.pale, mb.strong, mb.weak, mb.pale]))
     clearPadding(m, stride, height, width);
-  // Horizontally dilated rows in 3-row rings (row r in slot r % 3), made one row ahead: no
-  // full-size dilated copies (four of them before), and the rows are still in cache when read.
-  const hA = new Uint32Array(3 * stride),
-    hB = new Uint32Array(3 * stride);
-  const pA = faintPass ? new Uint32Array(3 * stride) : hA,
-    pB = faintPass ? new Uint32Array(3 * stride) : hB;
-  const fill = (r: number): void => {
-    const o = (r % 3) * stride;
-    dilateRowInto(ma.weak, r * stride, stride, hA, o);
-    dilateRowInto(mb.weak, r * stride, stride, hB, o);
-    if (faintPass) {
-      dilateRowInto(ma.pale, r * stride, stride, pA, o);
-      dilateRowInto(mb.pale, r * stride, stride, pB, o);
-    }
-  };
-  if (height > 0) fill(0);
   const added = new Uint32Array(stride * height);
   const removed = new Uint32Array(stride * height);
-  const sA = ma.strong,
-    sB = mb.strong,
-    wA = ma.weak,
-    wB = mb.weak;
+  // Int32 views: loads stay small integers in optimised code (a Uint32 load ≥ 2^31 deoptimised).
+  const sA = i32(ma.strong),
+    sB = i32(mb.strong),
+    wA = i32(ma.weak),
+    wB = i32(mb.weak),
+    pA = i32(ma.pale),
+    pB = i32(mb.pale);
+  const last = stride - 1;
   let addedPx = 0,
     removedPx = 0,
     unionPx = 0,
@@ -567,11 +782,8 @@ export function diffMasks(ma: InkMasks, mb: InkMasks, cover?: Coverage): DiffRes
     faintRemovedPx = 0;
   for (let y = 0; y < height; y++) {
     const b = y * stride;
-    if (y + 1 < height) fill(y + 1);
-    // Ring offsets of rows y − 1, y, y + 1 (the row itself at the sheet's edges).
-    const cur = (y % 3) * stride;
-    const up = y > 0 ? ((y - 1) % 3) * stride : cur,
-      dn = y + 1 < height ? ((y + 1) % 3) * stride : cur;
+    const up = y > 0 ? b - stride : b,
+      dn = y + 1 < height ? b + stride : b;
     const lo = cover ? cover.lo[y]! : 0,
       hi = cover ? cover.hi[y]! : width - 1;
     for (let k = 0; k < stride; k++) {
@@ -581,28 +793,37 @@ export function diffMasks(ma: InkMasks, mb: InkMasks, cover?: Coverage): DiffRes
       if ((wa | wb) === 0) continue;
       const sa = sA[b + k]!,
         sb = sB[b + k]!;
-      const u = sa | sb;
       // Outside B's coverage nothing of A can be judged as removed.
       const inCover = k * 32 >= lo && k * 32 + 31 <= hi ? -1 : rangeBits(k, lo, hi);
       let rem = 0,
         add = 0;
-      if (u !== 0) {
-        unionPx += popcount32(u);
-        rem = sa & ~(hB[up + k]! | hB[cur + k]! | hB[dn + k]!) & inCover;
-        add = sb & ~(hA[up + k]! | hA[cur + k]! | hA[dn + k]!);
-        if (rem !== 0) removedPx += popcount32(rem);
-        if (add !== 0) addedPx += popcount32(add);
+      if ((sa | sb) !== 0) {
+        unionPx += popcount32(sa | sb);
+        if ((sa & inCover) !== 0) {
+          rem = sa & ~dilated(wB, up, b, dn, k, last) & inCover;
+          if (rem !== 0) removedPx += popcount32(rem);
+        }
+        if (sb !== 0) {
+          add = sb & ~dilated(wA, up, b, dn, k, last);
+          if (add !== 0) addedPx += popcount32(add);
+        }
       }
       if (faintPass) {
-        const fa = wb & ~add & ~(pA[up + k]! | pA[cur + k]! | pA[dn + k]!);
-        const fr = wa & ~rem & ~(pB[up + k]! | pB[cur + k]! | pB[dn + k]!) & inCover;
-        if (fa !== 0) {
-          faintAddedPx += popcount32(fa);
-          add |= fa;
+        const fa0 = wb & ~add,
+          fr0 = wa & ~rem & inCover;
+        if (fa0 !== 0) {
+          const fa = fa0 & ~dilated(pA, up, b, dn, k, last);
+          if (fa !== 0) {
+            faintAddedPx += popcount32(fa);
+            add |= fa;
+          }
         }
-        if (fr !== 0) {
-          faintRemovedPx += popcount32(fr);
-          rem |= fr;
+        if (fr0 !== 0) {
+          const fr = fr0 & ~dilated(pB, up, b, dn, k, last);
+          if (fr !== 0) {
+            faintRemovedPx += popcount32(fr);
+            rem |= fr;
+          }
         }
       }
       if (rem !== 0) removed[b + k] = rem;
@@ -718,16 +939,23 @@ function overlayLut(palette: PaletteName): Uint32Array {
  * Per row, words holding ink are written 4 pixels (12 bytes, 3 Uint32 words) per step from a LUT into
  * a word-aligned scratch row, paper words are left white (only words dirtied by the row before are
  * reset), and the row is copied out with one memcpy (no separate white prefill of the image).
+ * `outIsWhite`: `out` already holds white (255) in its first width·height·3 bytes (encode.adapter's
+ * whiteRgb, made on a libvips thread): then the LUT words of ink pixels go straight into `out` and
+ * paper is not touched at all (no scratch row, no row copies, no first-touch page faults of a fresh
+ * 90 MB buffer on this thread) — the same bytes. Needs width % 4 = 0 and a 4-byte aligned `out` (every
+ * row then starts on a word); otherwise the scratch-row writer runs.
  */
 export function renderOverlay(
   d: DiffResult,
   kind: OverlayKind = 'combined',
   palette: PaletteName = 'standard',
   out?: Uint8Array,
+  outIsWhite = false,
 ): RgbImage {
   const { width, height, stride } = d;
   const n = width * height * 3;
-  const data = out && out.length >= n ? out.subarray(0, n) : new Uint8Array(n);
+  const given = out !== undefined && out.length >= n;
+  const data = given ? out.subarray(0, n) : new Uint8Array(n);
   if (!LITTLE_ENDIAN) throw new Error('renderOverlay expects a little-endian platform');
   const lut = overlayLut(palette);
   const useA = kind !== 'additions',
@@ -735,6 +963,18 @@ export function renderOverlay(
   const showAdd = kind !== 'deletions',
     showRem = kind !== 'additions';
   const { weakA, weakB, strongA, strongB, added, removed } = d;
+  if (given && outIsWhite && (width & 3) === 0 && (data.byteOffset & 3) === 0) {
+    writeOverlayDirect(
+      d,
+      new Uint32Array(data.buffer, data.byteOffset, n >>> 2),
+      lut,
+      useA,
+      useB,
+      showAdd,
+      showRem,
+    );
+    return { width, height, channels: 3, data };
+  }
   // 96 bytes (24 words) per mask word of 32 pixels.
   const row = new Uint32Array(stride * 24);
   const rowBytes = new Uint8Array(row.buffer, 0, width * 3);
@@ -772,6 +1012,53 @@ export function renderOverlay(
     data.set(rowBytes, y * width * 3);
   }
   return { width, height, channels: 3, data };
+}
+
+/**
+ * renderOverlay's writer into a white image (out32: its bytes as words; width % 4 = 0, so row y starts
+ * at word y·3·width/4 and every 4-pixel group at a word): only groups holding ink are written.
+ */
+function writeOverlayDirect(
+  d: DiffResult,
+  out32: Uint32Array,
+  lut: Uint32Array,
+  useA: boolean,
+  useB: boolean,
+  showAdd: boolean,
+  showRem: boolean,
+): void {
+  const { width, height, stride, weakA, weakB, strongA, strongB, added, removed } = d;
+  const rowWords = (width * 3) >>> 2;
+  const fullWords = width >>> 5;
+  // 4-pixel groups in the last, partial mask word of a row (width % 4 = 0: whole groups).
+  const lastGroups = (width & 31) >>> 2;
+  for (let y = 0; y < height; y++) {
+    const b = y * stride,
+      ro = y * rowWords;
+    for (let k = 0; k < stride; k++) {
+      const m = (useA ? weakA[b + k]! : 0) | (useB ? weakB[b + k]! : 0);
+      if (m === 0) continue; // paper: already white
+      const st = ((useA ? strongA[b + k]! : 0) | (useB ? strongB[b + k]! : 0)) & m;
+      const a = showAdd ? added[b + k]! & m : 0;
+      const r = showRem ? removed[b + k]! & m & ~a : 0;
+      const s = st & ~a & ~r;
+      const f = m & ~st & ~a & ~r;
+      const b1 = r | s,
+        b0 = r | f;
+      const o = ro + k * 24;
+      const groups = k < fullWords ? 8 : lastGroups;
+      for (let j = 0; j < groups; j++) {
+        const sh = j << 2;
+        const code = ((b0 >>> sh) & 15) | (((b1 >>> sh) & 15) << 4) | (((a >>> sh) & 15) << 8);
+        if (code === 0) continue; // four paper pixels
+        const idx = code * 3;
+        const q = o + j * 3;
+        out32[q] = lut[idx]!;
+        out32[q + 1] = lut[idx + 1]!;
+        out32[q + 2] = lut[idx + 2]!;
+      }
+    }
+  }
 }
 
 /**

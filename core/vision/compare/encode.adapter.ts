@@ -44,3 +44,22 @@ export async function encodeGreyPng(img: GreyImage, opts: PngOptions = {}): Prom
     .png({ compressionLevel: opts.compressionLevel ?? 1, adaptiveFiltering: false })
     .toBuffer();
 }
+
+/**
+ * A white (255) RGB image of width x height, made on a libvips thread: one white pixel extended by
+ * copying. A fresh 90 MB buffer costs ~40 ms of first-touch page faults on the thread that first writes
+ * it (performance-anchors §3: memset-bound); made here, that cost lands on a libuv thread while JS
+ * registers and diffs, and renderOverlay(…, outIsWhite) then writes only the ink. Null when libvips
+ * returned something else (the caller renders into a fresh buffer then).
+ */
+export async function whiteRgb(width: number, height: number): Promise<Uint8Array | null> {
+  const buf = await sharp(Buffer.from([255, 255, 255]), {
+    raw: { width: 1, height: 1, channels: 3 },
+  })
+    .extend({ right: width - 1, bottom: height - 1, extendWith: 'copy' })
+    .raw()
+    .toBuffer();
+  const n = width * height * 3;
+  if (buf.length !== n || buf[0] !== 255 || buf[n - 1] !== 255) return null;
+  return new Uint8Array(buf.buffer, buf.byteOffset, n);
+}
