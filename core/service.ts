@@ -62,7 +62,11 @@ export interface ServiceOptions {
   workerUrl?: URL;
   /** The list reader thread's entry (a built .js in the bundled app; default: the .ts source). */
   listReaderUrl?: URL;
-  /** false: build list pages on the HTTP thread (no list reader thread). Default true. */
+  /**
+   * true: build list pages on a list reader thread (core/http/list-reader.ts). Off by default: on
+   * the 2-core project machine it halved the HTTP thread's time per expanded page but the thread
+   * hop made p99 at 10 connections worse (bench/api/README.md, 2026-11-25).
+   */
   listReader?: boolean;
   /** Register job handlers before the runner starts (tests; later work registers vision handlers here). */
   registerHandlers?: (runner: JobRunner) => void;
@@ -189,17 +193,16 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
     db,
     cursors,
     signedUrl: blobUrlSigner(signer),
-    // List pages are built on a reader thread (core/http/list-reader.ts); none in a bundled build
-    // that passes no listReaderUrl, or with listReader: false (pages built on the HTTP thread).
-    lists:
-      opts.listReader === false
-        ? undefined
-        : createListReader({
-            dbFile: join(opts.dataDir, 'blueline.db'),
-            cursorSecret,
-            urlSecret,
-            ...(opts.listReaderUrl ? { workerUrl: opts.listReaderUrl } : {}),
-          }),
+    // With listReader: true, list pages are built on a reader thread (core/http/list-reader.ts;
+    // none in a bundled build that passes no listReaderUrl); otherwise on the HTTP thread.
+    lists: !opts.listReader
+      ? undefined
+      : createListReader({
+          dbFile: join(opts.dataDir, 'blueline.db'),
+          cursorSecret,
+          urlSecret,
+          ...(opts.listReaderUrl ? { workerUrl: opts.listReaderUrl } : {}),
+        }),
   };
   projectsRoutes(app, deps, {
     cancelProjectJobs: (org, projectId) => cancelOpen(org, openJobIds(db, org, { projectId })),

@@ -307,6 +307,24 @@ describe('list reader thread', () => {
     ).toBe(undefined);
   }, 30_000);
 
+  it('listBody takes the page from the thread once it is ready', async () => {
+    const deps: HttpDeps = { db, cursors, signedUrl, lists: reader };
+    const request = {
+      query: { limit: '3', expand: 'block_a.sheet' },
+      auth: { organizationId: org },
+      headers: { host: '127.0.0.1:7420' },
+      socket: { localPort: 7420 },
+    } as unknown as FastifyRequest;
+    await viaReader(PROJECTS, {}); // started and ready
+    expect(reader.ready).toBe(true);
+    const served = reader.stats.served;
+    const e = endpoint('/v1/overlays');
+    await withinOneStep(async () => {
+      expectSamePage(await listBody(deps, e, request), inline(e, request.query as never));
+    });
+    expect(reader.stats.served).toBeGreaterThan(served);
+  }, 30_000);
+
   it('close() refuses new pages and fails those in flight as unavailable', async () => {
     const r = createListReader({
       dbFile: join(dir, 'blueline.db'),
