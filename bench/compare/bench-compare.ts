@@ -1,7 +1,7 @@
 // Side-by-side bench of the compare engine against odiff and pixelmatch on one pre-rendered sheet pair.
 //   node --import tsx bench/compare/bench-compare.ts [--dpi 200,300] [--runs 3] [--out /tmp/blueline-bench-compare]
-//     [--before <run-ours bundle of an older commit>]  (adds its register row, interleaved: before/after
-//     in one session; build it with esbuild from a `git worktree` of that commit)
+//     [--before <run-ours bundle of an older commit>]  (adds its one-thread and pre-aligned rows,
+//     interleaved: before/after in one session; build it with esbuild from a `git worktree` of that commit)
 // Every tool runs in its own child process under /usr/bin/time -v (wall clock and peak RSS of that
 // process); our runners are bundled with esbuild first so tsx's start-up compile is not measured.
 // odiff and pixelmatch get the pre-aligned pair (a plain pixel diff); ours gets the shifted/scaled pair
@@ -52,8 +52,9 @@ interface Run {
   json?: Record<string, unknown>;
 }
 
-function timed(cmd: string, args: string[]): Run {
+function timed(cmd: string, args: string[], env?: Record<string, string>): Run {
   const r = spawnSync('/usr/bin/time', ['-v', cmd, ...args], {
+    ...(env ? { env: { ...process.env, ...env } } : {}),
     encoding: 'utf8',
     timeout: 300_000,
     maxBuffer: 64 << 20,
@@ -130,20 +131,45 @@ lines.push(
 lines.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
 for (const dpi of dpis) {
   const p = await preparePair(path.join(outDir, 'data'), dpi);
-  const tools: { name: string; pair: string; cmd: string; args: string[] }[] = [
+  const tools: {
+    name: string;
+    pair: string;
+    cmd: string;
+    args: string[];
+    env?: Record<string, string>;
+  }[] = [
     {
       name: 'blueline compare (register, worker)',
       pair: 'shifted+scaled',
       cmd: process.execPath,
       args: [ours, p.base, p.rev, path.join(outDir, `ours_${dpi}.png`), 'register', regWorker],
     },
+    // The older commit's default paths (one thread; pre-aligned), in the same rounds.
     ...(before
       ? [
           {
-            name: 'blueline compare (register, before)',
+            name: 'blueline compare (register, one thread, before)',
             pair: 'shifted+scaled',
             cmd: process.execPath,
-            args: [before, p.base, p.rev, path.join(outDir, `ours_before_${dpi}.png`), 'register'],
+            args: [
+              before,
+              p.base,
+              p.rev,
+              path.join(outDir, `ours_before_${dpi}.png`),
+              'register-main',
+            ],
+          },
+          {
+            name: 'blueline compare (pre-aligned, before)',
+            pair: 'aligned',
+            cmd: process.execPath,
+            args: [
+              before,
+              p.base,
+              p.revaligned,
+              path.join(outDir, `ours_before_al_${dpi}.png`),
+              'aligned',
+            ],
           },
         ]
       : []),
@@ -154,10 +180,27 @@ for (const dpi of dpis) {
       args: [ours, p.base, p.rev, path.join(outDir, `ours_1t_${dpi}.png`), 'register-main'],
     },
     {
+      // prepareOverlay: the white overlay image is made in libvips while JS warps and diffs.
+      name: 'blueline compare (register, one thread, libvips overlay buffer)',
+      pair: 'shifted+scaled',
+      cmd: process.execPath,
+      args: [ours, p.base, p.rev, path.join(outDir, `ours_1tp_${dpi}.png`), 'register-main'],
+      env: { BLUELINE_PREPARE_OVERLAY: '1' },
+    },
+    {
       name: 'blueline compare (register, 3rd in one process)',
       pair: 'shifted+scaled',
       cmd: process.execPath,
       args: [ours, p.base, p.rev, path.join(outDir, `ours_warm_${dpi}.png`), 'register-warm'],
+    },
+    {
+      // The same, with one CompareBuffers for the three compares (output images kept, as a kept-alive
+      // compare process would).
+      name: 'blueline compare (register, 3rd in one process, kept buffers)',
+      pair: 'shifted+scaled',
+      cmd: process.execPath,
+      args: [ours, p.base, p.rev, path.join(outDir, `ours_warmk_${dpi}.png`), 'register-warm'],
+      env: { BLUELINE_REUSE: '1' },
     },
     {
       name: 'blueline compare (pre-aligned)',
@@ -201,7 +244,7 @@ for (const dpi of dpis) {
   const perTool = tools.map(() => [] as Run[]);
   for (let i = 0; i <= runs; i++) {
     tools.forEach((t, ti) => {
-      const r = timed(t.cmd, t.args);
+      const r = timed(t.cmd, t.args, t.env);
       if (i > 0) perTool[ti]!.push(r);
       process.stderr.write(
         `${dpi} ${t.name} run ${i}: ${r.wall_ms.toFixed(0)} ms ${r.rss_mb.toFixed(0)} MB\n`,
@@ -223,7 +266,7 @@ for (const dpi of dpis) {
         rs,
       )
         .map(([k, v]) => `${k} ${v.toFixed(0)}`)
-        .join(', ')}`;
+        .join(', ')}; in-process min ${Math.min(...inproc).toFixed(0)}`;
       // The warm row: wall is the whole process (three compares); in-process ms is the third one's.
       const earlier = rs.map((r) => r.json?.earlier_ms as number[] | undefined);
       if (earlier.every((e) => Array.isArray(e)))

@@ -10,6 +10,7 @@
 import { writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import sharp from 'sharp';
+import { CompareBuffers } from '../../core/vision/compare/buffers';
 import { compareToPng } from '../../core/vision/compare/compare-pipeline.adapter';
 
 const [basePath, revPath, outPath, mode, workerUrl] = process.argv.slice(2) as [
@@ -21,6 +22,9 @@ const [basePath, revPath, outPath, mode, workerUrl] = process.argv.slice(2) as [
 ];
 sharp.concurrency(2);
 const runs = mode === 'register-warm' ? 3 : 1;
+// BLUELINE_REUSE=1: the compares share one CompareBuffers (output images kept across compares, as a
+// kept-alive compare process would).
+const buffers = process.env.BLUELINE_REUSE === '1' ? new CompareBuffers() : undefined;
 let t0 = 0,
   t1 = 0;
 let res: Awaited<ReturnType<typeof compareToPng>> | undefined;
@@ -33,6 +37,7 @@ for (let i = 0; i < runs; i++) {
     skipRegistration: mode === 'aligned',
     // BLUELINE_PREPARE_OVERLAY=1: the white overlay buffer is made in libvips during the diff.
     ...(process.env.BLUELINE_PREPARE_OVERLAY === '1' ? { prepareOverlay: true } : {}),
+    ...(buffers ? { buffers } : {}),
     ...(mode === 'register'
       ? { registerInWorker: workerUrl ? pathToFileURL(workerUrl) : true }
       : {}),

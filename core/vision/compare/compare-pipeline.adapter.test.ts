@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import sharp from 'sharp';
-import type { BBox } from '../types';
+import type { BBox, GreyImage } from '../types';
+import { CompareBuffers } from './buffers';
 import { compareImages } from './compare';
 import { compareToPng, inkLevelVips } from './compare-pipeline.adapter';
 import { inkDownsample, invertAffine, transformError, type Affine } from './register';
@@ -131,4 +132,35 @@ describe('compareToPng with registerInWorker', () => {
     expect(inWorker.score).toBe(here.score);
     expect(transformError(inWorker.transform, truth, A.width, A.height).max).toBeLessThan(0.5);
   }, 120_000);
+});
+
+describe('compareToPng with CompareBuffers', () => {
+  it('renders into the kept buffers: the same images, and the next compare reuses them', async () => {
+    const mk = (seed: number): GreyImage => {
+      const r = rng(seed);
+      const img: GreyImage = { width: 300, height: 120, data: new Uint8Array(300 * 120).fill(255) };
+      for (let i = 0; i < 40; i++) strokeRect(img, r() * 260, r() * 90, 30, 20, 1 + (i % 3));
+      return img;
+    };
+    const A = mk(1),
+      B = mk(2),
+      C = mk(3);
+    const images = ['combined', 'combined_colorblind', 'additions', 'deletions'] as const;
+    const opts = { skipRegistration: true, images: [...images] };
+    const plainAB = await compareToPng(A, B, opts);
+    const plainAC = await compareToPng(A, C, opts);
+    const buffers = new CompareBuffers();
+    const first = await compareToPng(A, B, { ...opts, buffers });
+    const firstData = first.overlay!.data;
+    expect(Buffer.compare(Buffer.from(firstData), Buffer.from(plainAB.overlay!.data))).toBe(0);
+    for (const k of images) expect(first.pngs[k]!.equals(plainAB.pngs[k]!), k).toBe(true);
+    const second = await compareToPng(A, C, { ...opts, buffers });
+    // The same memory, now holding the second compare's overlay.
+    expect(second.overlay!.data.buffer).toBe(firstData.buffer);
+    expect(
+      Buffer.compare(Buffer.from(second.overlay!.data), Buffer.from(plainAC.overlay!.data)),
+    ).toBe(0);
+    for (const k of images) expect(second.pngs[k]!.equals(plainAC.pngs[k]!), k).toBe(true);
+    expect(() => buffers.take('x', -1)).toThrow(/byte count/);
+  });
 });

@@ -26,6 +26,7 @@ import {
   type PixelWindow,
   type RgbImage,
 } from './diff';
+import type { CompareBuffers } from './buffers';
 import { decodeGrey, encodeGreyPng, encodeRgbPng, whiteRgb } from './encode.adapter';
 import { inkLevelVips } from './levels.adapter';
 import { findRegions, type ChangeRegion } from './regions';
@@ -81,6 +82,12 @@ export interface PipelineOptions extends CompareOptions {
    * 3+ on two cores). Only for a DiffStage that will be finished with an RGB image. Default false.
    */
   prepareOverlay?: boolean;
+  /**
+   * Output buffers kept across compares (a kept-alive compare process): the RGB images are rendered
+   * into them instead of fresh ones. The images returned are then valid only until the next compare
+   * given the same buffers. Not used for the image prepareOverlay made.
+   */
+  buffers?: CompareBuffers;
 }
 
 /** The pixel part of a compare (masks, registration, diff), before images and regions. */
@@ -317,6 +324,8 @@ export interface FinishOptions {
   regions?: CompareOptions['regions'];
   /** Below this alignment confidence no regions are reported. Default 0.3. */
   minAlignmentConfidence?: number;
+  /** See PipelineOptions.buffers. */
+  buffers?: CompareBuffers;
 }
 
 /**
@@ -359,11 +368,13 @@ export async function finishStage(
         white = await p;
         lap('overlay_buf_wait');
       }
+      // One kept buffer per image kind: the encode of one image still reads it while the next renders.
+      const out = white ?? opts.buffers?.take(kind, st.width * st.height * 3);
       const img = renderOverlay(
         st.diff,
         kind === 'additions' ? 'additions' : kind === 'deletions' ? 'deletions' : 'combined',
         kind === 'combined_colorblind' ? 'colorblind' : (opts.palette ?? 'standard'),
-        white ?? undefined,
+        out,
         white !== null,
       );
       if (kind === 'combined') overlay = img;
@@ -423,6 +434,7 @@ export async function compareToPng(
     ...(opts.minAlignmentConfidence !== undefined
       ? { minAlignmentConfidence: opts.minAlignmentConfidence }
       : {}),
+    ...(opts.buffers ? { buffers: opts.buffers } : {}),
   });
   return {
     width: st.width,
