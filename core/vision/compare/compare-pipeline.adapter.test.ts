@@ -152,15 +152,26 @@ describe('compareToPng with CompareBuffers', () => {
     const buffers = new CompareBuffers();
     const first = await compareToPng(A, B, { ...opts, buffers });
     const firstData = first.overlay!.data;
+    const firstAdded = first.diff.added;
+    expect(first.stats).toEqual(plainAB.stats);
     expect(Buffer.compare(Buffer.from(firstData), Buffer.from(plainAB.overlay!.data))).toBe(0);
     for (const k of images) expect(first.pngs[k]!.equals(plainAB.pngs[k]!), k).toBe(true);
     const second = await compareToPng(A, C, { ...opts, buffers });
-    // The same memory, now holding the second compare's overlay.
+    // The same memory, now holding the second compare's overlay and masks.
     expect(second.overlay!.data.buffer).toBe(firstData.buffer);
+    expect(second.diff.added.buffer).toBe(firstAdded.buffer);
+    expect(second.stats).toEqual(plainAC.stats);
+    expect(second.diff.added).toEqual(plainAC.diff.added);
+    expect(second.diff.removed).toEqual(plainAC.diff.removed);
+    expect(second.regions).toEqual(plainAC.regions);
     expect(
       Buffer.compare(Buffer.from(second.overlay!.data), Buffer.from(plainAC.overlay!.data)),
     ).toBe(0);
     for (const k of images) expect(second.pngs[k]!.equals(plainAC.pngs[k]!), k).toBe(true);
     expect(() => buffers.take('x', -1)).toThrow(/byte count/);
+    expect(() => buffers.words('x', 1.5)).toThrow(/word count/);
+    // Kept words come back zeroed.
+    buffers.words('z', 8).fill(7);
+    expect([...buffers.words('z', 6)]).toEqual([0, 0, 0, 0, 0, 0]);
   });
 });

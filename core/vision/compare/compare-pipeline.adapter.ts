@@ -83,9 +83,9 @@ export interface PipelineOptions extends CompareOptions {
    */
   prepareOverlay?: boolean;
   /**
-   * Output buffers kept across compares (a kept-alive compare process): the RGB images are rendered
-   * into them instead of fresh ones. The images returned are then valid only until the next compare
-   * given the same buffers. Not used for the image prepareOverlay made.
+   * Buffers kept across compares (a kept-alive compare process): the ink masks, the warped and changed
+   * masks and the RGB images go into them instead of fresh arrays. What a compare returns in them (its
+   * DiffResult masks, the overlay) is then valid only until the next compare given the same buffers.
    */
   buffers?: CompareBuffers;
 }
@@ -200,7 +200,7 @@ async function diffStageWith(
       (la) => rw.sendLevelA(la, regOpts),
       () => undefined,
     );
-  const ma = packInk(a, it, wt, pt, opts.windowA);
+  const ma = packInk(a, it, wt, pt, opts.windowA, opts.buffers, 'a.');
   lap('pack');
   const b = await decB;
   lap('decode_wait');
@@ -221,7 +221,16 @@ async function diffStageWith(
   if (rw && levelsP) {
     // Pack the first quarter of B's rows while libvips shrinks B's level (~15–35 ms at 200 DPI), then
     // hand the levels over and pack the rest while the worker registers.
-    const sp = packInkSplit(b, it, wt, pt, opts.windowB, (opts.windowB?.height ?? b.height) / 4);
+    const sp = packInkSplit(
+      b,
+      it,
+      wt,
+      pt,
+      opts.windowB,
+      (opts.windowB?.height ?? b.height) / 4,
+      opts.buffers,
+      'b.',
+    );
     mbSplit = sp.masks;
     packRest = sp.rest;
     lap('pack');
@@ -240,7 +249,7 @@ async function diffStageWith(
     packRest();
     mb0 = mbSplit;
   } else {
-    mb0 = packInk(b, it, wt, pt, opts.windowB);
+    mb0 = packInk(b, it, wt, pt, opts.windowB, opts.buffers, 'b.');
   }
   lap('pack');
   let transform: Affine;
@@ -297,8 +306,8 @@ async function diffStageWith(
   // level, the decodes) and the registration already share the two cores, and the packs or the
   // registration grew by 15–30 ms when this ran alongside them.
   const rgbOut = opts.prepareOverlay ? whiteRgb(W, H).catch(() => null) : undefined;
-  const mb = warpMasks(mb0, transform, W, H);
-  const diff = diffMasks(ma, mb, coverage(transform, mb0.width, mb0.height, W, H));
+  const mb = warpMasks(mb0, transform, W, H, opts.buffers);
+  const diff = diffMasks(ma, mb, coverage(transform, mb0.width, mb0.height, W, H), opts.buffers);
   lap('diff');
   const bToOut = opts.windowB
     ? afterShift(transform, -Math.round(opts.windowB.x), -Math.round(opts.windowB.y))

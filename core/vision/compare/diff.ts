@@ -106,9 +106,21 @@ function thresholdConst(t: number): { T: number; high: boolean } {
 }
 
 /**
+ * Where the mask arrays come from: fresh ones, or kept ones handed out zeroed (CompareBuffers, for a
+ * process that runs compare after compare: no first-touch page faults). `slot` names the array.
+ */
+export interface WordSource {
+  words(slot: string, n: number): Uint32Array;
+}
+
+function newWords(ws: WordSource | undefined, slot: string, n: number): Uint32Array {
+  return ws ? ws.words(slot, n) : new Uint32Array(n);
+}
+
+/**
  * Pack a grey image (or a window of it, see PixelWindow) into strong/weak/pale ink masks, 32 pixels
- * per step: each row is copied into an aligned scratch row padded with paper so a Uint32 view reads 4
- * pixels per load; groups of 8 words whose bytes are all ≥ paleThreshold (the common case: paper) are
+ * per step: rows are read through a Uint32 view (in place when they start on a 4-byte boundary, else
+ * copied into an aligned scratch row padded with paper), 4 pixels per load; groups of 8 words whose bytes are all ≥ paleThreshold (the common case: paper) are
  * skipped with one test, and weak/strong are only computed where there is pale ink. With a window,
  * mask pixel (x, y) is image pixel (window.x + x, window.y + y): no cropped copy of the image is made.
  */
@@ -118,6 +130,8 @@ export function packInk(
   weakThreshold = 208,
   paleThreshold = Math.max(240, weakThreshold),
   window?: PixelWindow,
+  ws?: WordSource,
+  slot = '',
 ): InkMasks {
   if (weakThreshold < inkThreshold)
     throw new Error(
@@ -127,7 +141,7 @@ export function packInk(
     throw new Error(
       `Expected paleThreshold ≥ weakThreshold but received ${paleThreshold} < ${weakThreshold}`,
     );
-  const m = allocMasks(img, weakThreshold, paleThreshold, window);
+  const m = allocMasks(img, weakThreshold, paleThreshold, window, ws, slot);
   packInkRows(img, m, 0, m.height, inkThreshold, weakThreshold, paleThreshold, window);
   return m;
 }
@@ -137,18 +151,20 @@ function allocMasks(
   weakThreshold: number,
   paleThreshold: number,
   window?: PixelWindow,
+  ws?: WordSource,
+  slot = '',
 ): InkMasks {
   const W = window ? Math.max(1, Math.round(window.width)) : img.width,
     Ht = window ? Math.max(1, Math.round(window.height)) : img.height;
   const stride = Math.ceil(W / 32);
-  const weak = new Uint32Array(stride * Ht);
+  const weak = newWords(ws, `${slot}weak`, stride * Ht);
   return {
     width: W,
     height: Ht,
     stride,
-    strong: new Uint32Array(stride * Ht),
+    strong: newWords(ws, `${slot}strong`, stride * Ht),
     weak,
-    pale: paleThreshold === weakThreshold ? weak : new Uint32Array(stride * Ht),
+    pale: paleThreshold === weakThreshold ? weak : newWords(ws, `${slot}pale`, stride * Ht),
   };
 }
 
@@ -164,12 +180,14 @@ export function packInkSplit(
   paleThreshold: number,
   window: PixelWindow | undefined,
   splitRow: number,
+  ws?: WordSource,
+  slot = '',
 ): { masks: InkMasks; rest: () => void } {
   if (weakThreshold < inkThreshold || paleThreshold < weakThreshold) {
     const masks = packInk(img, inkThreshold, weakThreshold, paleThreshold, window); // throws
     return { masks, rest: () => undefined };
   }
-  const m = allocMasks(img, weakThreshold, paleThreshold, window);
+  const m = allocMasks(img, weakThreshold, paleThreshold, window, ws, slot);
   const split = Math.max(0, Math.min(m.height, Math.round(splitRow)));
   packInkRows(img, m, 0, split, inkThreshold, weakThreshold, paleThreshold, window);
   return {
@@ -337,13 +355,14 @@ export function warpMasks(
   t: readonly number[],
   outW: number,
   outH: number,
+  ws?: WordSource,
 ): InkMasks {
   const stride = Math.ceil(outW / 32);
   if (isIdentity(t) && src.width === outW && src.height === outH) return src;
-  const strong = new Uint32Array(stride * outH);
-  const weak = new Uint32Array(stride * outH);
+  const strong = newWords(ws, 'warp.strong', stride * outH);
+  const weak = newWords(ws, 'warp.weak', stride * outH);
   const samePale = src.pale === src.weak;
-  const pale = samePale ? weak : new Uint32Array(stride * outH);
+  const pale = samePale ? weak : newWords(ws, 'warp.pale', stride * outH);
   const inv = invertAffine(t);
   const c: WarpCtx = {
     ia: inv[0],
@@ -759,14 +778,19 @@ function dilated(
  * dilation is computed only for the words and masks a test needs (strong ink on this side, or weak ink
  * left for the faint test) — no dilated copies or row rings are made.
  */
-export function diffMasks(ma: InkMasks, mb: InkMasks, cover?: Coverage): DiffResult {
+export function diffMasks(
+  ma: InkMasks,
+  mb: InkMasks,
+  cover?: Coverage,
+  ws?: WordSource,
+): DiffResult {
   const { width, height, stride } = ma;
   if (mb.width !== width || mb.height !== height) throw new Error('Masks must share one frame');
   const faintPass = ma.pale !== ma.weak && mb.pale !== mb.weak;
   for (const m of new Set([ma.strong, ma.weak, ma.pale, mb.strong, mb.weak, mb.pale]))
     clearPadding(m, stride, height, width);
-  const added = new Uint32Array(stride * height);
-  const removed = new Uint32Array(stride * height);
+  const added = newWords(ws, 'added', stride * height);
+  const removed = newWords(ws, 'removed', stride * height);
   // Int32 views: loads stay small integers in optimised code (a Uint32 load ≥ 2^31 deoptimised).
   const sA = i32(ma.strong),
     sB = i32(mb.strong),
