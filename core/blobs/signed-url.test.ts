@@ -1,7 +1,7 @@
 import { mkdtemp, readFile, rm, stat, chmod, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { loadOrCreateSecret, secretPath } from './secrets';
 import {
   DOWNLOAD_URL_EXPIRY_STEP_SECONDS,
@@ -163,24 +163,38 @@ describe('UrlSigner.downloadUrl', () => {
     expect(altered(new UrlSigner(Buffer.alloc(32, 8)).verify(PATH, q, T0))).toBe(true);
   });
 
-  it('keeps its memo bounded, dropping the least recently used path first', () => {
-    const signer = new UrlSigner(Buffer.alloc(32, 9), { memoEntries: 3 });
+  it('keeps its memo bounded, dropping paths not used recently first', () => {
+    const signer = new UrlSigner(Buffer.alloc(32, 9), { memoEntries: 4 });
     const uncached = new UrlSigner(Buffer.alloc(32, 9), { memoEntries: 0 });
+    const macs = vi.spyOn(signer as unknown as { mac: () => string }, 'mac');
     const p = (i: number) => `/v1/blobs/k${i}.png`;
-    for (let i = 0; i < 3; i++) signer.downloadUrl(p(i), T0);
-    expect(signer.memoSize).toBe(3);
-    signer.downloadUrl(p(0), T0); // p0 is now the most recent; p1 the least
-    signer.downloadUrl(p(3), T0);
-    expect(signer.memoSize).toBe(3);
-    for (let i = 4; i < 50; i++) signer.downloadUrl(p(i), T0 + i * 60_000);
-    expect(signer.memoSize).toBe(3);
-    expect(uncached.downloadUrl(p(1), T0)).toBe(signer.downloadUrl(p(1), T0));
+    const signs = (fn: () => void) => {
+      const before = macs.mock.calls.length;
+      fn();
+      return macs.mock.calls.length - before;
+    };
+    expect(signs(() => [0, 1].forEach((i) => signer.downloadUrl(p(i), T0)))).toBe(2);
+    expect(signs(() => [0, 1].forEach((i) => signer.downloadUrl(p(i), T0)))).toBe(0); // memo
+    signer.downloadUrl(p(2), T0);
+    signer.downloadUrl(p(0), T0); // p0 used again: p1 is now the least recently used
+    expect(signs(() => signer.downloadUrl(p(3), T0))).toBe(1);
+    expect(signer.memoSize).toBeLessThanOrEqual(4);
+    expect(signs(() => signer.downloadUrl(p(0), T0))).toBe(0);
+    expect(signs(() => signer.downloadUrl(p(1), T0))).toBe(1); // dropped
+    // A new expiry step signs again, memo or not.
+    expect(signs(() => signer.downloadUrl(p(0), T0 + STEP * 1000))).toBe(1);
+    for (let i = 4; i < 500; i++) signer.downloadUrl(p(i), T0 + (i % 3) * STEP * 1000);
+    expect(signer.memoSize).toBeLessThanOrEqual(4);
     expect(uncached.memoSize).toBe(0);
-    // Whatever was evicted or replaced, every answer is the URL a fresh signer gives.
-    for (let i = 0; i < 50; i++)
+    // Whatever was dropped or replaced, every answer is the URL a memo-less signer gives.
+    for (let i = 0; i < 60; i++)
       for (const t of [T0, T0 + 600_000])
         expect(signer.downloadUrl(p(i % 7), t)).toBe(uncached.downloadUrl(p(i % 7), t));
-    expect(signer.memoSize).toBe(3);
+    expect(signer.memoSize).toBeLessThanOrEqual(4);
+    const big = new UrlSigner(Buffer.alloc(32, 9), { memoEntries: 1000 });
+    for (let i = 0; i < 5000; i++) big.downloadUrl(p(i), T0);
+    expect(big.memoSize).toBeLessThanOrEqual(1000);
+    expect(big.memoSize).toBeGreaterThanOrEqual(500);
   });
 
   it('validates its inputs, memo or not', () => {

@@ -52,14 +52,19 @@ export class UrlSigner {
   /** One KeyObject for every MAC: createHmac does not re-import the raw secret per signature. */
   private readonly key: KeyObject;
   private readonly stepMs: number;
-  private readonly memoMax: number;
   /**
-   * path → the last download URL signed for it. Map order is recency (a hit moves its entry to
-   * the end), so the first key is the least recently used and goes when the memo is full. An
-   * entry only answers for the same expiry, so it can never hand out a URL other than the one
-   * `mac` would compute: it is a cache of a pure function, not of a decision.
+   * path → the last download URL signed for it, in two generations (an approximate LRU without
+   * per-entry deletion): lookups try `young`, then `old` (a hit there moves up to `young`); when
+   * `young` holds half the entries it becomes `old` and the previous `old` is dropped, so at most
+   * `memoEntries` are held and a path used within the last half is never dropped. (A Map used as
+   * an exact LRU — delete and re-set on each hit, evict `keys().next()` — made every miss ~3.5 µs
+   * slower once full: V8 skips the deleted slots at the front on each eviction.) An entry only
+   * answers for the same expiry, so it never hands out a URL other than the one `mac` would
+   * compute: a memo of a pure function, not of a decision.
    */
-  private readonly memo = new Map<string, { expires: number; url: string }>();
+  private young = new Map<string, { expires: number; url: string }>();
+  private old = new Map<string, { expires: number; url: string }>();
+  private readonly generation: number;
 
   /** `secret`: at least 32 bytes, e.g. `await loadOrCreateSecret(dataDir, 'url-signing')`. */
   constructor(secret: Buffer, opts: UrlSignerOptions = {}) {
@@ -75,7 +80,7 @@ export class UrlSigner {
       throw new RangeError(`Expected a non-negative integer for memoEntries but received ${memo}.`);
     this.key = createSecretKey(Buffer.from(secret));
     this.stepMs = step * 1000;
-    this.memoMax = memo;
+    this.generation = Math.floor(memo / 2);
   }
 
   /**
@@ -92,26 +97,32 @@ export class UrlSigner {
     // The step is added on top of the TTL, so the TTL leaves room for it under the maximum.
     checkTtl(ttlSeconds, MAX_TTL_SECONDS - this.stepMs / 1000);
     const expires = Math.ceil(now / this.stepMs) * (this.stepMs / 1000) + ttlSeconds;
-    const hit = this.memo.get(path);
-    if (hit !== undefined && hit.expires === expires) {
-      this.memo.delete(path);
-      this.memo.set(path, hit);
-      return hit.url;
+    const hit = this.young.get(path);
+    if (hit !== undefined && hit.expires === expires) return hit.url;
+    const older = hit === undefined ? this.old.get(path) : undefined;
+    if (older !== undefined && older.expires === expires) {
+      this.remember(path, older);
+      return older.url;
     }
     // A hit's path was checked when it was signed; a miss is checked now.
     checkPath(path);
     const url = `${path}?expires=${expires}&signature=${this.mac('GET', path, String(expires))}`;
-    if (this.memoMax > 0) {
-      if (hit !== undefined) this.memo.delete(path);
-      else if (this.memo.size >= this.memoMax) this.memo.delete(this.memo.keys().next().value!);
-      this.memo.set(path, { expires, url });
-    }
+    this.remember(path, { expires, url });
     return url;
   }
 
-  /** Number of signatures `downloadUrl` remembers now (at most `memoEntries`). */
+  private remember(path: string, entry: { expires: number; url: string }): void {
+    if (this.generation === 0) return;
+    if (this.young.size >= this.generation && !this.young.has(path)) {
+      this.old = this.young;
+      this.young = new Map();
+    }
+    this.young.set(path, entry);
+  }
+
+  /** Number of signatures `downloadUrl` holds now (at most `memoEntries`). */
   get memoSize(): number {
-    return this.memo.size;
+    return this.young.size + this.old.size;
   }
 
   /** Signs `path` for `ttlSeconds` (default 1 hour; use UPLOAD_URL_TTL_SECONDS and 'PUT' for uploads). */
