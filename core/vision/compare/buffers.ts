@@ -1,9 +1,10 @@
 // Reusable output buffers for a process that runs many compares one after another (a kept-alive compare
-// worker). A fresh 90 MB RGB overlay (200 DPI; 202 MB at 300 DPI) costs ~40 ms (~90 ms) of first-touch
-// page faults on the thread that first writes it (performance-anchors §3: a fresh fill runs at memset
-// speed at best); a buffer kept from the previous compare is already mapped. The catch is ownership: what
-// a compare returns in these buffers (the overlay images, the masks of its DiffResult) is only valid
-// until the next compare that is given the same CompareBuffers.
+// worker). A fresh RGB overlay (90 MB at 200 DPI, 202 MB at 300 DPI) is written at page-fault speed by the
+// thread that first touches it (performance-anchors §3; a plain fill of a fresh 90 MB buffer took ~40 ms);
+// a buffer kept from the previous compare is already mapped (bench/compare README, per-pixel slice: the
+// overlay phase of a third compare in one process 52–78 → 14–18 ms at 200 DPI, 111–113 → 26–28 ms at
+// 300 DPI). The catch is ownership: what a compare returns in these buffers (the overlay images, the
+// masks of its DiffResult) is only valid until the next compare that is given the same CompareBuffers.
 
 import type { WordSource } from './diff';
 
