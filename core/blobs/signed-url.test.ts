@@ -70,6 +70,23 @@ describe('UrlSigner', () => {
     expect(altered(new UrlSigner(Buffer.alloc(32, 8)).verify(PATH, q, T0))).toBe(true);
   });
 
+  it('refuses every one-character change of the signature, the last (partly unused) one too', () => {
+    const B64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    for (let i = 0; i < 40; i++) {
+      const path = `/v1/blobs/k${i}.png`;
+      const q = query(signer.sign(path, 3600, { now: T0 }).url);
+      const sig = q.get('signature')!;
+      for (const pos of [0, 21, 42]) {
+        for (const c of B64URL) {
+          if (c === sig[pos]) continue;
+          const altered = new URLSearchParams(q);
+          altered.set('signature', sig.slice(0, pos) + c + sig.slice(pos + 1));
+          expect(signer.verify(path, altered, T0).ok, `${sig} @${pos} → ${c}`).toBe(false);
+        }
+      }
+    }
+  });
+
   it('accepts a plain query object and ignores unsigned extras; missing params are "not signed"', () => {
     const s = signer.sign(PATH, 60, { now: T0 });
     const obj = { ...Object.fromEntries(query(s.url)), palette: 'cb' };
