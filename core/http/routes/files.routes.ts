@@ -318,7 +318,7 @@ export function filesRoutes(
       summary:
         'Download a stored object through its signed URL (every *_uri); deep-zoom tiles of images',
       description:
-        'Signed with HMAC-SHA256 over path and expiry, valid 1 hour, no Authorization header needed. ' +
+        'Signed with HMAC-SHA256 over path and expiry, valid 1 hour (the expiry is rounded up to the next 5-minute mark, so a URL lasts 60–65 minutes and a blob keeps the same URL across list refetches, which lets clients cache it), no Authorization header needed. ' +
         'Served with ETag, Cache-Control: private, max-age=3600, immutable, and Range support; altered or expired → 403 invalid_signature. ' +
         'Images (sheet, block crop, overlay) also serve a tile pyramid at `<uri path>/tiles/{z}/{x}/{y}.webp?<the same query>`: ' +
         'tiles are 512 px square (edge tiles smaller); level z shows the image scaled by 2^(z − maxZoom), where ' +
