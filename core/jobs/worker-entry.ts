@@ -4,6 +4,7 @@
 // The registry is this build's WORKER_TASKS, unless workerData.registry names another module
 // exporting WORKER_TASKS (tests use that to add tasks that spin or crash on purpose).
 import { parentPort, workerData, type TransferListItem } from 'node:worker_threads';
+import { lowerThreadPriority } from './thread-priority';
 import { WORKER_TASKS } from './worker-tasks';
 import {
   isTransferred,
@@ -16,7 +17,9 @@ import {
 const port = parentPort;
 if (!port) throw new Error('worker-entry.ts must run in a worker thread (see worker-pool.ts).');
 
-const data = (workerData ?? {}) as { registry?: string };
+const data = (workerData ?? {}) as { registry?: string; nice?: number };
+// Heavy work yields the cores to the HTTP thread (Linux; a no-op elsewhere).
+if (data.nice) lowerThreadPriority(data.nice);
 const registry: WorkerTaskRegistry = data.registry
   ? ((await import(data.registry)) as { WORKER_TASKS: WorkerTaskRegistry }).WORKER_TASKS
   : WORKER_TASKS;

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { getPriority } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../domain/errors';
 import {
@@ -12,11 +13,12 @@ import {
 import { TEST_REGISTRY_URL, type TestWorkerTasks } from './worker-tasks.test-support';
 
 const pools: WorkerPool<TestWorkerTasks>[] = [];
-function pool(size: number, maxHeapMb?: number): WorkerPool<TestWorkerTasks> {
+function pool(size: number, maxHeapMb?: number, nice?: number): WorkerPool<TestWorkerTasks> {
   const p = createWorkerPool<TestWorkerTasks>({
     size,
     registryUrl: TEST_REGISTRY_URL,
     ...(maxHeapMb ? { maxHeapMb } : {}),
+    ...(nice !== undefined ? { nice } : {}),
   });
   pools.push(p);
   return p;
@@ -34,6 +36,23 @@ function image(width: number, height: number): Uint8Array {
 }
 
 describe('worker pool', () => {
+  it.runIf(process.platform === 'linux')(
+    'runs its workers below the HTTP thread: nice 10 by default, per thread, the main thread untouched',
+    async () => {
+      const mainBefore = getPriority(process.pid);
+      const p = pool(2);
+      const [a, b] = await Promise.all([p.run('test.priority', {}), p.run('test.priority', {})]);
+      for (const r of [a, b]) {
+        expect(r.tid).not.toBe(process.pid);
+        expect(r.nice).toBe(Math.max(10, mainBefore));
+      }
+      // The main thread (tid = pid) keeps its priority: only the worker threads were reniced.
+      expect(getPriority(process.pid)).toBe(mainBefore);
+      const plain = pool(1, undefined, 0);
+      expect((await plain.run('test.priority', {})).nice).toBe(mainBefore);
+    },
+  );
+
   it('runs a pixel loop on a transferred 16-megapixel buffer and moves the result back', async () => {
     const p = pool(2);
     const w = 4096;

@@ -52,7 +52,15 @@ export interface WorkerPoolOptions {
    * DEFAULT_WORKER_MAX_HEAP_MB (1024). Example: `createWorkerPool({ size: 2, maxHeapMb: 1536 })`.
    */
   maxHeapMb?: number;
+  /**
+   * Nice value of the worker threads (Linux; see thread-priority.ts), so the HTTP thread wins the
+   * CPU while workers rasterize and compare. Default DEFAULT_WORKER_NICE (10); 0 leaves them alone.
+   */
+  nice?: number;
 }
+
+/** Default nice value of pool workers: below the HTTP thread, still far from idle-only (19). */
+export const DEFAULT_WORKER_NICE = 10;
 
 /**
  * Default heap cap per worker, MiB. Measured (node 20, this machine): ingesting a page of the
@@ -189,6 +197,7 @@ export function createWorkerPool<R extends WorkerTaskRegistry = WorkerTasks>(
   function spawn(): Slot {
     const workerData = {
       entry: workerUrl.href,
+      nice: options.nice ?? DEFAULT_WORKER_NICE,
       ...(options.registryUrl ? { registry: options.registryUrl.href } : {}),
     };
     // execArgv: [] so flags of the parent (e.g. --inspect with a fixed port) are not inherited.

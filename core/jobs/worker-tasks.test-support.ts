@@ -1,7 +1,9 @@
 // A worker registry for tests: the real tasks plus tasks that misbehave on purpose (spin without
 // yielding, crash the thread, throw). Loaded inside workers through WorkerPoolOptions.registryUrl.
+import { getPriority } from 'node:os';
 import { threadId } from 'node:worker_threads';
 import { ApiError } from '../domain/errors';
+import { currentThreadId } from './thread-priority';
 import { WORKER_TASKS as REAL_TASKS } from './worker-tasks';
 import type { WorkerTaskRegistry } from './worker-protocol';
 
@@ -18,6 +20,11 @@ export const WORKER_TASKS = {
   'test.allocateForever'(): never {
     const keep: number[][] = [];
     for (;;) keep.push(Array.from({ length: 1024 }, (_, i) => i + keep.length));
+  },
+  /** The worker thread's nice value and kernel thread id (Linux), or nulls elsewhere. */
+  'test.priority'(): { tid: number | null; nice: number | null } {
+    const tid = currentThreadId();
+    return { tid, nice: tid === null ? null : getPriority(tid) };
   },
   /** The worker thread's id, to tell a replacement worker from the original. */
   'test.threadId'(): number {
