@@ -41,7 +41,10 @@ describe('worker pool', () => {
     async () => {
       const mainBefore = getPriority(process.pid);
       const p = pool(2);
-      const [a, b] = await Promise.all([p.run('test.priority', {}), p.run('test.priority', {})]);
+      const [a, b] = await Promise.all([
+        p.run('test.priority', undefined),
+        p.run('test.priority', undefined),
+      ]);
       for (const r of [a, b]) {
         expect(r.tid).not.toBe(process.pid);
         expect(r.nice).toBe(Math.max(10, mainBefore));
@@ -49,7 +52,7 @@ describe('worker pool', () => {
       // The main thread (tid = pid) keeps its priority: only the worker threads were reniced.
       expect(getPriority(process.pid)).toBe(mainBefore);
       const plain = pool(1, undefined, 0);
-      expect((await plain.run('test.priority', {})).nice).toBe(mainBefore);
+      expect((await plain.run('test.priority', undefined)).nice).toBe(mainBefore);
     },
   );
 
