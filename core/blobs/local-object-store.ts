@@ -35,6 +35,14 @@ import {
   encodeToken,
 } from './object-store';
 
+/**
+ * Read size of object downloads. With fs's default 64 KiB a multi-MB sheet image reaches the TLS
+ * socket in dozens of small writes, each a turn of the HTTP thread's event loop; 256 KiB measured
+ * best (reliability/load.ts on a quiet machine, while a set processes: image download p99 55-58 ms
+ * at 64 KiB, 38 ms at 256 KiB, 35 ms at 1 MiB, where list throughput fell ~20 %).
+ */
+const READ_CHUNK = 256 * 1024;
+
 // Local-filesystem object store under `<dataDir>/objects/`.
 //
 // Layout: one directory per key segment but the last; the last segment `name` owns two kinds of
@@ -227,7 +235,7 @@ export class LocalObjectStore implements ObjectStore {
     return {
       ...infoOf(meta),
       stream: (range) => {
-        if (range === undefined) return createReadStream(file);
+        if (range === undefined) return createReadStream(file, { highWaterMark: READ_CHUNK });
         if (
           !Number.isInteger(range.start) ||
           !Number.isInteger(range.end) ||
@@ -238,6 +246,7 @@ export class LocalObjectStore implements ObjectStore {
             `Expected 0 <= start <= end for a byte range but received ${range.start}-${range.end}.`,
           );
         return createReadStream(file, {
+          highWaterMark: READ_CHUNK,
           start: range.start,
           end: Math.min(range.end, meta.size - 1),
         });
