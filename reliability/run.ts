@@ -1,10 +1,12 @@
-// `npm run test:reliability`: the crash cycles, hostile files and load scripts in turn (they share
+// `npm run test:reliability`: the crash cycles, hostile files, load and npm audit scripts in turn (they share
 // two cores with everything else, so never at once). RELIABILITY_CYCLES sets the kill cycles
 // (default 20; CI may use fewer). Exits non-zero when any script fails.
 import { spawnSync } from 'node:child_process';
 import { repoRoot } from './lib';
 
-const scripts = (process.env.RELIABILITY_ONLY ?? 'crash-cycles,hostile-files,load').split(',');
+const scripts = (process.env.RELIABILITY_ONLY ?? 'crash-cycles,hostile-files,load,audit').split(
+  ',',
+);
 const results: [string, number | null, number][] = [];
 for (const name of scripts) {
   const t0 = Date.now();
