@@ -139,6 +139,38 @@ describe('compareBlockPairs (windows of the sheets, five images per pair)', () =
   }, 60_000);
 });
 
+describe("compareBlockPairs with the worker's kept buffers", () => {
+  it('gives byte-identical results to fresh buffers, also after a compare of other sheets', async () => {
+    const args = {
+      a: { path: pathA },
+      b: { path: pathB },
+      blocksA: blocks,
+      blocksB: blocks,
+      skip: [],
+    };
+    const fresh = await compareBlockPairs(args, { keepBuffers: false });
+    const first = await compareBlockPairs(args);
+    // Other content through the same buffers: B against A leaves removed ink where A→B had added.
+    const other = await compareBlockPairs({ ...args, a: { path: pathB }, b: { path: pathA } });
+    const again = await compareBlockPairs(args);
+    const view = (out: typeof fresh) =>
+      out.overlays.map((o) => ({
+        id: o.block_a_id,
+        stats: o.stats,
+        score: o.score,
+        regions: o.region_count,
+        png: Object.fromEntries(
+          Object.entries(o.png).map(([k, v]) => [k, Buffer.from(v).toString('base64')]),
+        ),
+      }));
+    expect(view(first)).toEqual(view(fresh));
+    expect(view(again)).toEqual(view(fresh));
+    // The swapped compare really differs (otherwise the check above proves nothing about reuse).
+    const left = (out: typeof fresh) => out.overlays.find((o) => o.block_a_id === 'left')!;
+    expect(left(other).stats).not.toEqual(left(fresh).stats);
+  }, 60_000);
+});
+
 describe('changeRegions (whole sheet, each change reported once and whole)', () => {
   const T = [1, 0, 0, 0, 1, 0];
   const siblings = () => blocks.map((b) => ({ box: b.bbox, sheetAligned: true }));

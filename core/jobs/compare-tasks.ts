@@ -23,6 +23,7 @@ import {
   inkLevelVips,
   type DiffStage,
 } from '../vision/compare/compare-pipeline.adapter';
+import { CompareBuffers } from '../vision/compare/buffers';
 import { findRegions } from '../vision/compare/regions';
 import { registerImages, invertAffine, levelFactor, type Affine } from '../vision/compare/register';
 import { decodeGrey } from '../vision/compare/encode.adapter';
@@ -148,12 +149,38 @@ export function sourceBox(
   return { x: x0, y: y0, width: x1 - x0, height: y1 - y0 };
 }
 
+// Buffers kept across the compares of this worker thread (vision/compare/buffers.ts): a fresh
+// sheet-size RGB overlay costs ~40 ms (200 DPI) / ~90 ms (300 DPI) of first-touch page faults and the
+// masks as much again; kept ones are already mapped (bench/compare: in-process time of a warm compare
+// 220 -> 179 ms at 200 DPI, 461 -> 361 ms at 300 DPI). What a compare leaves in them is valid only
+// until the next compare given them, so only stages whose results are consumed before the next one
+// use them: the sheet-transform diff of each block pair (never alive beside another buffered stage)
+// and the finish stage that encodes its images. They are let go after a minute without a compare
+// (130-290 MB per worker at 200-300 DPI).
+const BUFFERS_IDLE_MS = 60_000;
+let keptBuffers: CompareBuffers | null = null;
+let releaseTimer: ReturnType<typeof setTimeout> | null = null;
+
+/** This thread's kept buffers, held until BUFFERS_IDLE_MS after the last call. */
+function workerBuffers(): CompareBuffers {
+  keptBuffers ??= new CompareBuffers();
+  if (releaseTimer) clearTimeout(releaseTimer);
+  releaseTimer = setTimeout(() => {
+    keptBuffers?.clear();
+    keptBuffers = null;
+    releaseTimer = null;
+  }, BUFFERS_IDLE_MS);
+  releaseTimer.unref();
+  return keptBuffers;
+}
+
 /** The diff of A's block against B, through the sheet transform: windows of both sheets, no copies. */
 function diffThroughSheet(
   A: GreyImage,
   B: GreyImage,
   aBox: BlockBox,
   sheetT: readonly number[],
+  buffers?: CompareBuffers,
 ): Promise<DiffStage> {
   const src = sourceBox(aBox, sheetT, B.width, B.height);
   // B window px → A window px: shift into B's sheet, through the sheet transform, shift into A's box.
@@ -163,6 +190,7 @@ function diffThroughSheet(
     transform: t,
     windowA: aBox,
     windowB: src,
+    ...(buffers ? { buffers } : {}),
   });
 }
 
@@ -174,7 +202,11 @@ const ALL_IMAGES = [
   'aligned_b',
 ] as const;
 
-export async function compareBlockPairs(args: ComparePairArgs): Promise<ComparePairOut> {
+export async function compareBlockPairs(
+  args: ComparePairArgs,
+  opts: { keepBuffers?: boolean } = {},
+): Promise<ComparePairOut> {
+  const buffers = opts.keepBuffers === false ? undefined : workerBuffers();
   const timings: Record<string, number> = {};
   let t0 = performance.now();
   const lap = (k: string) => {
@@ -218,7 +250,7 @@ export async function compareBlockPairs(args: ComparePairArgs): Promise<CompareP
     const aBox = ba.bbox;
     let best: { st: DiffStage; sheetT: Affine; alignment: AlignmentOut } | undefined;
     if (sheet) {
-      const st = await diffThroughSheet(A, B, aBox, sheet.transform);
+      const st = await diffThroughSheet(A, B, aBox, sheet.transform, buffers);
       best = {
         st,
         sheetT: sheet.transform as Affine,
@@ -262,7 +294,7 @@ export async function compareBlockPairs(args: ComparePairArgs): Promise<CompareP
     // Block B crop px → overlay px.
     const blockT = thenShift(afterShift(sheetT, bb.bbox.x, bb.bbox.y), -aBox.x, -aBox.y);
     // The five images of the chosen alignment only; regions are found while the last encodes run.
-    const fin = await finishStage(st, { images: [...ALL_IMAGES] });
+    const fin = await finishStage(st, { images: [...ALL_IMAGES], ...(buffers ? { buffers } : {}) });
     // Own copies: the worker moves each one's whole ArrayBuffer back to the main thread.
     const u8 = (b: Buffer | undefined) => new Uint8Array(b!);
     const png = {
