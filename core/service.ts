@@ -4,7 +4,6 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './http/app';
 import { CursorCodec } from './http/cursor';
 import { blobUrlSigner, type HttpDeps } from './http/deps';
-import { createListReader } from './http/list-reader';
 import { projectsRoutes } from './http/routes/projects.routes';
 import { catalogRoutes } from './http/routes/catalog.routes';
 import { loadOrCreateTls, type TlsMaterial } from './http/tls';
@@ -60,14 +59,6 @@ export interface ServiceOptions {
   workers?: number;
   /** The worker-pool entry (a built .js in the bundled Electron app; default: the .ts source). */
   workerUrl?: URL;
-  /** The list reader thread's entry (a built .js in the bundled app; default: the .ts source). */
-  listReaderUrl?: URL;
-  /**
-   * true: build list pages on a list reader thread (core/http/list-reader.ts). Off by default: on
-   * the 2-core project machine it halved the HTTP thread's time per expanded page but the thread
-   * hop made p99 at 10 connections worse (bench/api/README.md, 2026-11-25).
-   */
-  listReader?: boolean;
   /** Register job handlers before the runner starts (tests; later work registers vision handlers here). */
   registerHandlers?: (runner: JobRunner) => void;
   /** Adds routes before the app is sealed (tests use it for failure-injection routes). */
@@ -117,10 +108,8 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
     opts.dataDir,
     opts.tlsCert && opts.tlsKey ? { certFile: opts.tlsCert, keyFile: opts.tlsKey } : undefined,
   );
-  const cursorSecret = await loadOrCreateSecret(opts.dataDir, 'cursor');
-  const urlSecret = await loadOrCreateSecret(opts.dataDir, 'url-signing');
-  const cursors = new CursorCodec(cursorSecret);
-  const signer = new UrlSigner(urlSecret);
+  const cursors = new CursorCodec(await loadOrCreateSecret(opts.dataDir, 'cursor'));
+  const signer = new UrlSigner(await loadOrCreateSecret(opts.dataDir, 'url-signing'));
   const objects = new LocalObjectStore({ dataDir: opts.dataDir });
   // Boot-time reconciliation, before the runner claims work or the port opens: temp files,
   // orphaned objects and rows left by a crash (services/reconcile.service.ts).
@@ -193,16 +182,6 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
     db,
     cursors,
     signedUrl: blobUrlSigner(signer),
-    // With listReader: true, list pages are built on a reader thread (core/http/list-reader.ts;
-    // none in a bundled build that passes no listReaderUrl); otherwise on the HTTP thread.
-    lists: !opts.listReader
-      ? undefined
-      : createListReader({
-          dbFile: join(opts.dataDir, 'blueline.db'),
-          cursorSecret,
-          urlSecret,
-          ...(opts.listReaderUrl ? { workerUrl: opts.listReaderUrl } : {}),
-        }),
   };
   projectsRoutes(app, deps, {
     cancelProjectJobs: (org, projectId) => cancelOpen(org, openJobIds(db, org, { projectId })),
@@ -265,7 +244,6 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
       await transport?.close();
       await app.close();
       await pool.close();
-      await deps.lists?.close();
       db.close();
     },
   };

@@ -27,9 +27,6 @@ const EXPAND = 'block_a.sheet.drawing,block_b.sheet.drawing,job';
 // BENCH_IMAGES=1: overlays, blocks and sheets carry object keys, so every page also signs its URLs
 // (~600 HMACs per expanded page), as processed data does. The issue-2 goal is measured without.
 const IMAGES = process.env.BENCH_IMAGES === '1';
-// BENCH_LIST_READER=1: list pages built on the list reader thread (core/http/list-reader.ts,
-// the service's `listReader: true`) instead of the HTTP thread, for a same-checkout comparison.
-const LIST_READER = process.env.BENCH_LIST_READER === '1';
 // 5xx are printed, except the 503s autocannon's last in-flight requests get while the service stops.
 const silent = {
   info: () => {},
@@ -109,7 +106,6 @@ async function main(): Promise<void> {
     port: 0,
     log: silent,
     workers: 1,
-    listReader: LIST_READER,
     config: { rateLimits: { document: 1e9, vision: 1e9 } },
   });
   try {

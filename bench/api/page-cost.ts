@@ -6,7 +6,6 @@
 //   node --import tsx bench/api/page-cost.ts            # 10,000 overlays, 300 pages per scenario
 //   PAGE_COST_IMAGES=1 …                                # rows carry object keys (URL signing)
 //   PAGE_COST_IMAGES=1 PAGE_COST_URL_MEMO=0 …           # … and every URL is signed afresh
-//   PAGE_COST_READER=0 …                                # skip the list reader thread rows
 import { mkdtempSync, rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir, loadavg } from 'node:os';
@@ -19,8 +18,6 @@ import { UrlSigner } from '../../core/blobs/signed-url';
 import { openDatabase } from '../../core/store/db';
 import { ensureOrganization } from '../../core/store/repositories/organizations.repository';
 import { seedOverlays } from './seed';
-// Type only (erased at run time): older checkouts without the reader still run this script.
-import type { createListReader } from '../../core/http/list-reader';
 
 const OVERLAYS = Number(process.env.BENCH_OVERLAYS ?? 10_000);
 const PAGES = Number(process.env.PAGE_COST_PAGES ?? 300);
@@ -122,51 +119,6 @@ try {
     `${textPath ? 'text path (runListJson)' : 'object path (runList + JSON.stringify)'}: ${OVERLAYS} overlays, ${PAGES} pages per scenario${IMAGES ? `, rows with object keys (signed URLs${memo ? '' : ', no signature memo'})` : ''}; load average ${loadavg()[0]!.toFixed(1)}`,
   );
   console.table(rows);
-
-  // The same pages through the list reader thread (core/http/list-reader.ts), one at a time: the
-  // round trip as the HTTP thread sees it, and the CPU of both threads per page. Checkouts without
-  // the reader skip this.
-  const readerModule = (await import('../../core/http/list-reader').catch(() => null)) as {
-    createListReader?: typeof createListReader;
-  } | null;
-  if (readerModule?.createListReader && process.env.PAGE_COST_READER !== '0') {
-    const reader = readerModule.createListReader({
-      dbFile: join(dir, 'db.sqlite'),
-      cursorSecret,
-      urlSecret,
-    })!;
-    const job = (query: Record<string, unknown>) =>
-      reader.run(endpoint, { organizationId: org.id, query, origin });
-    for (let i = 0; i < 1000 && !reader.ready; i++) {
-      job({});
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    const readerRows = [];
-    for (const [name, query] of scenarios) {
-      const times: number[] = [];
-      let cpu = process.cpuUsage();
-      for (let i = 0; i < PAGES + 30; i++) {
-        if (i === 30) cpu = process.cpuUsage();
-        const t0 = performance.now();
-        await job(query);
-        if (i >= 30) times.push(performance.now() - t0);
-      }
-      const used = process.cpuUsage(cpu);
-      times.sort((a, b) => a - b);
-      readerRows.push({
-        scenario: name,
-        'CPU ms/page (both threads)': ((used.user + used.system) / 1000 / PAGES).toFixed(2),
-        'round trip ms (median)': times[Math.floor(times.length / 2)]!.toFixed(2),
-        'ms (p90)': times[Math.floor(times.length * 0.9)]!.toFixed(2),
-        'ms (min)': times[0]!.toFixed(2),
-      });
-    }
-    await reader.close();
-    console.log(
-      `the same pages built by the list reader thread, one at a time (its URL memo is on); load average ${loadavg()[0]!.toFixed(1)}`,
-    );
-    console.table(readerRows);
-  }
 
   const plan = (sql: string) =>
     (

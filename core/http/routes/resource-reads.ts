@@ -4,8 +4,7 @@ import { notFound } from '../../domain/errors';
 import { getRow } from '../../store/list-query';
 import { parseExpand, serializeWithExpansion } from '../../services/expand';
 import { RESOURCES, type ResourceKind, type Row } from '../../services/resources';
-import type { ListEndpoint } from '../list-engine';
-import { listBody } from '../list-reader';
+import { runListJson, type ListEndpoint } from '../list-engine';
 import { orgOf, serializeContext, type HttpDeps } from '../deps';
 import { addRoute } from '../router';
 import type { TSchema } from '@sinclair/typebox';
@@ -64,8 +63,16 @@ export function listRoute(
     tags: [tag],
     querystring: queryDoc(endpoint),
     responses: { 200: Type.Object({ data: Type.Array(item), _meta: Type.Any() }) },
-    // Built on the list reader thread when the service has one (list-reader.ts), same bytes.
-    handler: async (request, reply) => sendJsonText(reply, await listBody(deps, endpoint, request)),
+    handler: async (request, reply) => {
+      const body = runListJson(endpoint, {
+        organizationId: orgOf(request),
+        query: request.query as Record<string, unknown>,
+        db: deps.db,
+        cursors: deps.cursors,
+        serialize: serializeContext(deps, request),
+      });
+      return sendJsonText(reply, body);
+    },
   });
 }
 
