@@ -14,6 +14,7 @@ import type { TextItem } from '../types';
 import { openInput, type InputDocument } from './document';
 import { DEFAULT_DPI, openDocument, pixelSize } from './pdf.adapter';
 import { openPdfjsText, pdfjsPageText } from './pdfjs-text';
+import { BARBER_SHEETS, BEAM_SHEETS, type SheetExpect } from '../sheet/fixture-sheets.test-support';
 
 const FIXTURES = fileURLToPath(new URL('../../../../shared/fixtures/drawings/', import.meta.url));
 const fixture = (name: string) => new Uint8Array(readFileSync(FIXTURES + name));
@@ -129,26 +130,9 @@ describe('PDFium text layer = pdf.js text layer on the fixtures', () => {
 // Sheet metadata from the production path. Expected values are those of core/vision/sheet/
 // title-block.test.ts and blocks.test.ts (read off the rendered sheets).
 
-interface Expect {
-  number: string;
-  discipline: string;
-  title?: string;
-}
-const beam: Expect[] = ['S101', 'S102', 'S103', 'S150', 'S300'].map((n) => ({
-  number: n,
-  discipline: 'structural',
-}));
-const barber: Expect[] = [
-  ['A102', '1ST & 2nd Floor'],
-  ['A103', 'Third Floor'],
-  ['A201', 'Elevations - North & West'],
-  ['A202', 'Elevations - South & East'],
-  ['A301', 'E/W Section Looking South'],
-  ['A302', 'E/W Section Looking North'],
-  ['A303', 'N/S Section Looking West_1'],
-  ['A304', 'N/S Section Looking East_1'],
-  ['A305', 'N/S Section Looking East_2'],
-].map(([n, t]) => ({ number: n!, discipline: 'architectural', title: t! }));
+type Expect = SheetExpect;
+const beam = BEAM_SHEETS;
+const barber = BARBER_SHEETS;
 const foundation: Expect[] = [
   ['ASK-02', 'FOUNDATION PLAN @ BOAT HOUSE'],
   ['ASK-03', 'ANCHOR BOLT PLACEMENT'],

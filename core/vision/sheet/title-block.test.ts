@@ -3,6 +3,7 @@ import type { GreyImage, TextItem } from '../types';
 import { normalizeSheetNumber } from './discipline';
 import { openFixture, type TestDocument } from './test-support';
 import { extractSheetMetadata } from './title-block';
+import { BARBER_SHEETS, BEAM_SHEETS, type SheetExpect } from './fixture-sheets.test-support';
 
 /** A text item at (x, y) in sheet pixels with glyph boxes about 0.6 em wide per character. */
 function item(text: string, x: number, y: number, fontSize: number, angle = 0): TextItem {
@@ -91,27 +92,9 @@ describe('extractSheetMetadata on synthetic sheets (1700 x 1100 px @ 50 dpi)', (
 
 const DPI = 50;
 
-interface Expect {
-  number: string;
-  discipline: string;
-  title?: string;
-}
-
-const beam: Expect[] = ['S101', 'S102', 'S103', 'S150', 'S300'].map((n) => ({
-  number: n,
-  discipline: 'structural',
-}));
-const barber: Expect[] = [
-  ['A102', '1ST & 2nd Floor'],
-  ['A103', 'Third Floor'],
-  ['A201', 'Elevations - North & West'],
-  ['A202', 'Elevations - South & East'],
-  ['A301', 'E/W Section Looking South'],
-  ['A302', 'E/W Section Looking North'],
-  ['A303', 'N/S Section Looking West_1'],
-  ['A304', 'N/S Section Looking East_1'],
-  ['A305', 'N/S Section Looking East_2'],
-].map(([n, t]) => ({ number: n as string, discipline: 'architectural', title: t as string }));
+type Expect = SheetExpect;
+const beam = BEAM_SHEETS;
+const barber = BARBER_SHEETS;
 
 const docs = new Map<string, TestDocument>();
 async function doc(name: string): Promise<TestDocument> {
