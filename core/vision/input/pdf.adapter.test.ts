@@ -1,11 +1,11 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import type { PageRaster } from '../types';
 import { InputError } from './input-errors';
 import { DEFAULT_DPI, openDocument, pixelSize } from './pdf.adapter';
 import { textItemBox } from './pdfjs-text';
 import { buildPdf } from './synthetic-inputs';
+import { darkFractionIn } from './raster.test-support';
 
 const FIXTURES = fileURLToPath(new URL('../../../../shared/fixtures/drawings/', import.meta.url));
 const fixture = (name: string) => new Uint8Array(readFileSync(FIXTURES + name));
@@ -22,25 +22,6 @@ function darkFraction(r: { data: Uint8Array }, threshold = 128): number {
   let n = 0;
   for (const v of r.data) if (v < threshold) n++;
   return n / r.data.length;
-}
-
-function darkFractionIn(
-  r: PageRaster,
-  b: { x: number; y: number; width: number; height: number },
-): number {
-  const x0 = Math.max(0, Math.floor(b.x));
-  const y0 = Math.max(0, Math.floor(b.y));
-  const x1 = Math.min(r.width, Math.ceil(b.x + b.width));
-  const y1 = Math.min(r.height, Math.ceil(b.y + b.height));
-  let n = 0;
-  let dark = 0;
-  for (let y = y0; y < y1; y++) {
-    for (let x = x0; x < x1; x++) {
-      n++;
-      if (r.data[y * r.width + x]! < 128) dark++;
-    }
-  }
-  return n === 0 ? 0 : dark / n;
 }
 
 /** Expect `p` to reject with an InputError of `code`, within `ms`. Returns the error. */

@@ -3,27 +3,13 @@
 // were built on) and against the raster: a run's box must cover its rendered glyphs.
 
 import { describe, expect, it } from 'vitest';
-import type { PageRaster, TextItem } from '../types';
+import type { TextItem } from '../types';
 import { openDocument, pixelSize } from './pdf.adapter';
 import { openPdfjsText, pdfjsPageText } from './pdfjs-text';
 import { pdfiumHeapBytes } from './pdfium.adapter';
 import { RunBuilder, runBox, type Glyph } from './pdfium-text';
 import { buildPdf, type SyntheticPdfOptions } from './synthetic-inputs';
-
-function darkIn(r: PageRaster, b: { x: number; y: number; width: number; height: number }) {
-  const x0 = Math.max(0, Math.floor(b.x));
-  const y0 = Math.max(0, Math.floor(b.y));
-  const x1 = Math.min(r.width, Math.ceil(b.x + b.width));
-  const y1 = Math.min(r.height, Math.ceil(b.y + b.height));
-  let n = 0;
-  let dark = 0;
-  for (let y = y0; y < y1; y++)
-    for (let x = x0; x < x1; x++) {
-      n++;
-      if (r.data[y * r.width + x]! < 128) dark++;
-    }
-  return n ? dark / n : 0;
-}
+import { darkFractionIn } from './raster.test-support';
 
 /** PDFium runs (renderPageWithText), pdf.js runs and the raster of page 0 at `dpi`. */
 async function read(opts: SyntheticPdfOptions, dpi: number) {
@@ -80,7 +66,7 @@ describe('PDFium text runs on synthetic pages', () => {
       expectSameRuns(text, ref);
       // Boxes on the glyphs (a slanted run's axis-aligned box is mostly paper).
       for (const t of text) {
-        expect(darkIn(raster, t), t.text).toBeGreaterThan(t.text === 'SLANT' ? 0.05 : 0.1);
+        expect(darkFractionIn(raster, t), t.text).toBeGreaterThan(t.text === 'SLANT' ? 0.05 : 0.1);
       }
       const angles = Object.fromEntries(text.map((t) => [t.text, t.angle]));
       // Page rotation turns the text with it (clockwise on the sheet = counter-clockwise angle down).
