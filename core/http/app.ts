@@ -19,6 +19,30 @@ import type { RouteConfig } from './router';
 // idempotency, Problem Details for every error, 404/405.
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
+/**
+ * Deepest nesting of arrays and objects a JSON body may have. No request of the API nests more than
+ * a few levels; a 1 MiB body could nest ~500,000 deep, which every recursive consumer after the
+ * parser (idempotency's canonical JSON, validation, logging) would overflow the stack on.
+ */
+export const JSON_MAX_DEPTH = 64;
+
+/** The nesting depth of JSON text once it exceeds `limit` (strings skipped), else -1. Linear. */
+export function jsonDepthOver(text: string, limit: number): number {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92)
+        i++; // backslash: skip the escaped character
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 91 || c === 123) {
+      if (++depth > limit) return depth;
+    } else if (c === 93 || c === 125) depth--;
+  }
+  return -1;
+}
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -126,6 +150,14 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
         return done(null, Readable.from([body as Buffer]));
       const text = (body as Buffer).toString('utf8');
       if (text.trim() === '') return done(null, undefined);
+      if (jsonDepthOver(text, JSON_MAX_DEPTH) !== -1)
+        return done(
+          new ApiError(
+            'invalid_json',
+            `The request body nests arrays and objects more than ${JSON_MAX_DEPTH} levels deep; send at most ${JSON_MAX_DEPTH}.`,
+          ),
+          undefined,
+        );
       try {
         done(null, JSON.parse(text));
       } catch {

@@ -90,6 +90,26 @@ describe('errors', () => {
     });
     expect(bad.status).toBe(400);
     expect(bad.body.code).toBe('invalid_json');
+    // Nesting deep enough to overflow a recursive consumer (idempotency's canonical JSON did) is
+    // refused by the parser, with or without an Idempotency-Key; 64 levels are still accepted.
+    for (const headers of [{}, { 'idempotency-key': 'deep-body-1' }] as Record<string, string>[]) {
+      const deep = await t.request('POST', '/v1/projects', {
+        rawBody: '['.repeat(20_000) + ']'.repeat(20_000),
+        headers: { 'content-type': 'application/json', ...headers },
+      });
+      expect(deep.status).toBe(400);
+      expect(deep.body.code).toBe('invalid_json');
+      expect(deep.body.detail).toContain('more than 64 levels deep');
+    }
+    const ok64 = await t.request('POST', '/v1/projects', {
+      rawBody: JSON.stringify({
+        name: 'Deep',
+        description: 'x',
+        extra: JSON.parse('['.repeat(62) + ']'.repeat(62)),
+      }),
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(ok64.body.code).not.toBe('invalid_json');
     const form = await t.request('POST', '/v1/projects', {
       rawBody: 'name=x',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
