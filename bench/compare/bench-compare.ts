@@ -180,21 +180,13 @@ for (const dpi of dpis) {
       args: [ours, p.base, p.rev, path.join(outDir, `ours_1t_${dpi}.png`), 'register-main'],
     },
     {
-      // prepareOverlay: the white overlay image is made in libvips while JS warps and diffs.
-      name: 'blueline compare (register, one thread, libvips overlay buffer)',
-      pair: 'shifted+scaled',
-      cmd: process.execPath,
-      args: [ours, p.base, p.rev, path.join(outDir, `ours_1tp_${dpi}.png`), 'register-main'],
-      env: { BLUELINE_PREPARE_OVERLAY: '1' },
-    },
-    {
       name: 'blueline compare (register, 3rd in one process)',
       pair: 'shifted+scaled',
       cmd: process.execPath,
       args: [ours, p.base, p.rev, path.join(outDir, `ours_warm_${dpi}.png`), 'register-warm'],
     },
     {
-      // The same, with one CompareBuffers for the three compares (output images kept, as a kept-alive
+      // The same, with one CompareBuffers for the three compares (masks and overlay indices kept, as a kept-alive
       // compare process would).
       name: 'blueline compare (register, 3rd in one process, kept buffers)',
       pair: 'shifted+scaled',

@@ -22,7 +22,7 @@ const [basePath, revPath, outPath, mode, workerUrl] = process.argv.slice(2) as [
 ];
 sharp.concurrency(2);
 const runs = mode === 'register-warm' ? 3 : 1;
-// BLUELINE_REUSE=1: the compares share one CompareBuffers (output images kept across compares, as a
+// BLUELINE_REUSE=1: the compares share one CompareBuffers (masks and overlay indices kept across compares, as a
 // kept-alive compare process would).
 const buffers = process.env.BLUELINE_REUSE === '1' ? new CompareBuffers() : undefined;
 let t0 = 0,
@@ -35,8 +35,6 @@ for (let i = 0; i < runs; i++) {
   t0 = performance.now();
   res = await compareToPng(basePath, revPath, {
     skipRegistration: mode === 'aligned',
-    // BLUELINE_PREPARE_OVERLAY=1: the white overlay buffer is made in libvips during the diff.
-    ...(process.env.BLUELINE_PREPARE_OVERLAY === '1' ? { prepareOverlay: true } : {}),
     ...(buffers ? { buffers } : {}),
     ...(mode === 'register'
       ? { registerInWorker: workerUrl ? pathToFileURL(workerUrl) : true }

@@ -5,8 +5,9 @@
 //   2. start the registration ink levels (box shrink by the level factor) inside libvips as each image
 //      is decoded, and pack B's masks in JS meanwhile;
 //   3. register (JS, on the libvips levels), warp B's masks, diff (diffStage);
-//   4. render each requested image and start its PNG encode (libvips) at once, rendering the next one
-//      meanwhile, then find the change regions in JS while the last encode runs (finishStage).
+//   4. render each requested overlay as 4-bit palette indices (5 colours; one render serves both
+//      palettes) and start its deflate (zlib, libuv pool) at once, rendering the next one meanwhile,
+//      then find the change regions in JS while the last encodes run (finishStage).
 // Windows (windowA/windowB) compare a block of a sheet straight from the sheet images, no crop copies:
 // compare-tasks.ts uses the two stages so a block pair is encoded only once its alignment is chosen.
 // Frames: A's sheet pixels, origin top-left; transform maps B pixels → A pixels (as compareImages).
@@ -18,16 +19,18 @@ import {
   diffMasks,
   packInk,
   packInkSplit,
-  renderOverlay,
+  overlayPalette,
+  renderOverlayIndexed,
   warpMasks,
   type DiffResult,
   type InkMasks,
   type PaletteName,
   type PixelWindow,
-  type RgbImage,
+  type IndexedOverlay,
+  type OverlayKind,
 } from './diff';
 import type { CompareBuffers } from './buffers';
-import { decodeGrey, encodeGreyPng, encodeRgbPng, whiteRgb } from './encode.adapter';
+import { decodeGrey, encodeGreyPng, encodeIndexedPngs } from './encode.adapter';
 import { inkLevelVips } from './levels.adapter';
 import { findRegions, type ChangeRegion } from './regions';
 import {
@@ -46,7 +49,10 @@ import { startRegisterWorker, type RegisterWorker } from './register-worker.adap
 // Re-exported: compare-tasks.ts and the tests take it from here.
 export { inkLevelVips };
 
-/** The images a compare can encode: RGB overlays (standard / colour-blind palette) and aligned B (grey). */
+/**
+ * The images a compare can encode: overlays (4-bit palette PNGs, standard / colour-blind palette) and
+ * aligned B (grey).
+ */
 export type ImageKind =
   'combined' | 'combined_colorblind' | 'additions' | 'deletions' | 'aligned_b';
 
@@ -74,17 +80,8 @@ export interface PipelineOptions extends CompareOptions {
    */
   registerInWorker?: boolean | URL;
   /**
-   * Start a white RGB image of the output frame in libvips when the diff starts (whiteRgb):
-   * finishStage renders its first RGB overlay into it, writing only the ink, so the first-touch page
-   * faults of that fresh buffer (~40 ms per 90 MB) are paid on a libuv thread while JS warps and diffs.
-   * It moves work to the other core rather than removing it: it pays only with an idle core (bench
-   * README, 2026-11-25 fused slice: the diff grew by more than the overlay saved at 300 DPI under load
-   * 3+ on two cores). Only for a DiffStage that will be finished with an RGB image. Default false.
-   */
-  prepareOverlay?: boolean;
-  /**
    * Buffers kept across compares (a kept-alive compare process): the ink masks, the warped and changed
-   * masks and the RGB images go into them instead of fresh arrays. What a compare returns in them (its
+   * masks and the overlay indices go into them instead of fresh arrays. What a compare returns in them (its
    * DiffResult masks, the overlay) is then valid only until the next compare given the same buffers.
    */
   buffers?: CompareBuffers;
@@ -103,11 +100,6 @@ export interface DiffStage {
   b: GreyImage;
   bToOut: Affine;
   timings: Record<string, number>;
-  /**
-   * The white RGB image of PipelineOptions.prepareOverlay, being made; finishStage takes it (and clears
-   * this field) for its first RGB image.
-   */
-  rgbOut?: Promise<Uint8Array | null>;
 }
 
 function isGrey(v: unknown): v is GreyImage {
@@ -302,10 +294,6 @@ async function diffStageWith(
   }
   const W = ma.width,
     H = ma.height;
-  // Started only now, while the warp and diff run here: earlier, libvips threads (B's registration
-  // level, the decodes) and the registration already share the two cores, and the packs or the
-  // registration grew by 15–30 ms when this ran alongside them.
-  const rgbOut = opts.prepareOverlay ? whiteRgb(W, H).catch(() => null) : undefined;
   const mb = warpMasks(mb0, transform, W, H, opts.buffers);
   const diff = diffMasks(ma, mb, coverage(transform, mb0.width, mb0.height, W, H), opts.buffers);
   lap('diff');
@@ -321,7 +309,6 @@ async function diffStageWith(
     b,
     bToOut,
     timings,
-    ...(rgbOut ? { rgbOut } : {}),
   };
 }
 
@@ -338,9 +325,10 @@ export interface FinishOptions {
 }
 
 /**
- * Stage 2: render each requested image and hand it to libvips for PNG encoding at once, so the encode
- * of one image runs on a libuv thread while JS renders the next (at most two full-size images alive),
- * then find the change regions in JS while the last encodes finish.
+ * Stage 2: render each requested overlay as palette indices and start its deflate at once (zlib on a
+ * libuv thread) while JS renders the next, then aligned B (libvips encode) and the change regions in JS
+ * while the encodes finish. Overlay PNGs are 4-bit palette images: they decode to the same RGB pixels
+ * as renderOverlay's, from 1/6 of the bytes (bench/compare README, indexed-overlay slice).
  */
 export async function finishStage(
   st: DiffStage,
@@ -348,7 +336,7 @@ export async function finishStage(
 ): Promise<{
   regions: ChangeRegion[];
   pngs: Partial<Record<ImageKind, Buffer>>;
-  overlay?: RgbImage;
+  overlay?: IndexedOverlay;
   timings: Record<string, number>;
 }> {
   const timings: Record<string, number> = {};
@@ -361,43 +349,51 @@ export async function finishStage(
   const level = opts.compressionLevel ?? 1;
   const pngs: Partial<Record<ImageKind, Buffer>> = {};
   const pending: Promise<void>[] = [];
-  let overlay: RgbImage | undefined;
+  // The overlay images by mask kind: 'combined' and 'combined_colorblind' are one render and one
+  // deflate, written with two palettes.
+  const groups = new Map<OverlayKind, { kinds: ImageKind[]; palettes: PaletteName[] }>();
+  let wantAligned = false;
   for (const kind of opts.images ?? ['combined']) {
-    let p: Promise<Buffer>;
     if (kind === 'aligned_b') {
-      p = encodeGreyPng(alignGrey(st.b, st.bToOut, st.width, st.height), {
-        compressionLevel: level,
-      });
-    } else {
-      // The white image made in libvips during diffStage (prepareOverlay), for the first RGB image only.
-      let white: Uint8Array | null = null;
-      if (st.rgbOut) {
-        const p = st.rgbOut;
-        st.rgbOut = undefined;
-        white = await p;
-        lap('overlay_buf_wait');
-      }
-      // One kept buffer per image kind: the encode of one image still reads it while the next renders.
-      const out = white ?? opts.buffers?.take(kind, st.width * st.height * 3);
-      const img = renderOverlay(
-        st.diff,
-        kind === 'additions' ? 'additions' : kind === 'deletions' ? 'deletions' : 'combined',
-        kind === 'combined_colorblind' ? 'colorblind' : (opts.palette ?? 'standard'),
-        out,
-        white !== null,
-      );
-      if (kind === 'combined') overlay = img;
-      p = encodeRgbPng(img, { compressionLevel: level });
+      wantAligned = true;
+      continue;
     }
-    lap('overlay');
-    // Bound memory: wait for the previous encode before rendering another image.
-    if (pending.length > 0) await pending[pending.length - 1];
-    lap('png_wait');
-    pending.push(
-      p.then((buf) => {
-        pngs[kind] = buf;
-      }),
+    const mk: OverlayKind =
+      kind === 'additions' ? 'additions' : kind === 'deletions' ? 'deletions' : 'combined';
+    const g = groups.get(mk) ?? { kinds: [], palettes: [] };
+    g.kinds.push(kind);
+    g.palettes.push(kind === 'combined_colorblind' ? 'colorblind' : (opts.palette ?? 'standard'));
+    groups.set(mk, g);
+  }
+  let overlay: IndexedOverlay | undefined;
+  // Each render is 0.5 byte per pixel (15 MB at 200 DPI): the deflates run on libuv threads while the
+  // next image renders, with no need to wait for one before the next.
+  for (const [mk, g] of groups) {
+    const rowBytes = 1 + ((st.width + 1) >>> 1);
+    const n = rowBytes * st.height;
+    const kept = opts.buffers?.words(`overlay.${mk}`, (n + 3) >>> 2);
+    const img = renderOverlayIndexed(
+      st.diff,
+      mk,
+      kept ? new Uint8Array(kept.buffer, kept.byteOffset, n) : undefined,
     );
+    if (mk === 'combined') overlay = img;
+    pending.push(
+      encodeIndexedPngs(img, g.palettes.map(overlayPalette), { compressionLevel: level }).then(
+        (bufs) => {
+          g.kinds.forEach((k, i) => (pngs[k] = bufs[i]!));
+        },
+      ),
+    );
+    lap('overlay');
+  }
+  if (wantAligned) {
+    // A full grey copy (1 byte per pixel), encoded by libvips while the regions are found.
+    const p = encodeGreyPng(alignGrey(st.b, st.bToOut, st.width, st.height), {
+      compressionLevel: level,
+    });
+    pending.push(p.then((buf) => void (pngs.aligned_b = buf)));
+    lap('aligned_b');
   }
   const minConf = opts.minAlignmentConfidence ?? 0.3;
   const regions =
@@ -419,8 +415,8 @@ export interface PipelineResult {
   stats: DiffResult['stats'];
   regions: ChangeRegion[];
   diff: DiffResult;
-  /** The combined overlay (when 'combined' was among the images). */
-  overlay?: RgbImage;
+  /** The combined overlay's palette indices (when 'combined' was among the images). */
+  overlay?: IndexedOverlay;
   /** The combined PNG (empty when it was not requested). */
   png: Buffer;
   pngs: Partial<Record<ImageKind, Buffer>>;

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { BBox, GreyImage } from '../types';
 import { compareImages } from './compare';
-import { decodeGrey, encodeGreyPng, encodeRgbPng } from './encode.adapter';
+import sharp from 'sharp';
+import { overlayPalette, renderOverlay, renderOverlayIndexed } from './diff';
+import { decodeGrey, encodeGreyPng, encodeIndexedPngs } from './encode.adapter';
 import { invertAffine, transformError, type Affine } from './register';
 import {
   cloneImage,
@@ -161,8 +163,10 @@ describe('compareImages — the real revision pair (beam proposal 20190601 → 2
       if (o.data[i] === 0 && o.data[i + 1] === 170) green++;
     // Green = strong added ink plus the faint-ink additions (its anti-aliased fringe).
     expect(green).toBe(res.stats.added_px + res.diff.faint.added_px);
-    const png = await encodeRgbPng(o);
-    const back = await decodeGrey(png);
+    const [png] = await encodeIndexedPngs(renderOverlayIndexed(res.diff), [
+      overlayPalette('standard'),
+    ]);
+    const back = await decodeGrey(png!);
     expect([back.width, back.height]).toEqual([A.width, A.height]);
   });
 });
@@ -179,13 +183,35 @@ describe('encode.adapter', () => {
     const back = await decodeGrey(png);
     expect(Array.from(back.data)).toEqual(Array.from(img.data));
   });
-  it('writes RGB overlays as colour type 2', async () => {
-    const png = await encodeRgbPng({
-      width: 2,
-      height: 1,
-      channels: 3,
-      data: new Uint8Array([255, 0, 0, 0, 255, 0]),
-    });
-    expect(png[25]).toBe(2);
+  it("writes overlays as 4-bit palette PNGs that decode to renderOverlay's RGB, one per palette", async () => {
+    const a: GreyImage = { width: 45, height: 7, data: new Uint8Array(45 * 7).fill(255) };
+    const b: GreyImage = { width: 45, height: 7, data: new Uint8Array(45 * 7).fill(255) };
+    for (let x = 0; x < 45; x++) {
+      a.data[2 * 45 + x] = x % 3 === 0 ? 0 : 190; // strong and faint ink
+      b.data[2 * 45 + x] = x % 3 === 0 ? 0 : 255;
+      if (x > 20) b.data[5 * 45 + x] = 0; // added
+    }
+    const d = compareImages(a, b, { skipRegistration: true, overlays: [] }).diff;
+    for (const level of [1, 6]) {
+      const pngs = await encodeIndexedPngs(
+        renderOverlayIndexed(d),
+        [overlayPalette('standard'), overlayPalette('colorblind')],
+        { compressionLevel: level },
+      );
+      expect(pngs).toHaveLength(2);
+      for (const [i, palette] of (['standard', 'colorblind'] as const).entries()) {
+        const png = pngs[i]!;
+        expect([png[24], png[25]]).toEqual([4, 3]); // IHDR: bit depth 4, colour type 3 (palette)
+        const { data, info } = await sharp(png).raw().toBuffer({ resolveWithObject: true });
+        expect([info.width, info.height, info.channels]).toEqual([45, 7, 3]);
+        const want = renderOverlay(d, 'combined', palette).data;
+        expect(Buffer.compare(data, Buffer.from(want)), `${palette} level ${level}`).toBe(0);
+      }
+    }
+    const img = renderOverlayIndexed(d);
+    await expect(
+      encodeIndexedPngs({ ...img, data: img.data.subarray(0, 10) }, [overlayPalette('standard')]),
+    ).rejects.toThrow(/7 scanlines of 24 bytes/);
+    await expect(encodeIndexedPngs(img, [[]])).rejects.toThrow(/1–16 palette entries/);
   });
 });

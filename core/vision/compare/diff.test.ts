@@ -7,8 +7,10 @@ import {
   packInk,
   packInkSplit,
   popcount32,
+  overlayPalette,
   PALETTES,
   renderOverlay,
+  renderOverlayIndexed,
   warpMasks,
 } from './diff';
 import { invertAffine, type Affine } from './register';
@@ -377,8 +379,8 @@ describe('renderOverlay (4-pixel LUT writer)', () => {
   });
 });
 
-describe('renderOverlay into a white image (outIsWhite)', () => {
-  it('writes the same bytes as the scratch-row writer, widths % 4 = 0 incl. partial last words', () => {
+describe('renderOverlayIndexed', () => {
+  it("gives every pixel the palette index of renderOverlay's colour, widths with partial words and groups", () => {
     const r = rng(23);
     const mk = (W: number, Ht: number, p: number): GreyImage => {
       const img: GreyImage = { width: W, height: Ht, data: new Uint8Array(W * Ht).fill(255) };
@@ -386,54 +388,77 @@ describe('renderOverlay into a white image (outIsWhite)', () => {
       return img;
     };
     for (const [W, Ht] of [
-      [68, 9],
+      [1, 3],
+      [2, 2],
+      [3, 4],
+      [5, 3],
+      [31, 4],
+      [32, 3],
+      [67, 9],
+      [68, 5],
       [96, 5],
-      [4, 3],
-      [100, 7],
+      [101, 6],
       [132, 6],
     ] as const) {
       for (const p of [0.02, 0.35]) {
         const d = diffImages(mk(W, Ht, p), mk(W, Ht, p));
-        for (const palette of ['standard', 'colorblind'] as const) {
-          for (const kind of ['combined', 'additions', 'deletions'] as const) {
-            const ref = renderOverlay(d, kind, palette);
-            // 3 spare bytes after the image: they must stay as they were.
-            const white = new Uint8Array(W * Ht * 3 + 3).fill(255);
-            white.fill(9, W * Ht * 3);
-            const got = renderOverlay(d, kind, palette, white, true);
-            expect(got.data.buffer).toBe(white.buffer);
-            expect(Buffer.from(got.data).equals(Buffer.from(ref.data)), `${W}x${Ht} ${kind}`).toBe(
-              true,
-            );
-            expect([...white.subarray(W * Ht * 3)]).toEqual([9, 9, 9]);
-            // The direct writer leaves groups of 4 paper pixels alone: in an off-white (254) image they
-            // keep 254 (no palette colour has a 254 byte); every other group is the reference's.
-            const off = renderOverlay(d, kind, palette, new Uint8Array(W * Ht * 3).fill(254), true);
-            let wrong = 0,
-              kept = 0;
-            for (let g = 0; g < ref.data.length; g += 12) {
-              const refG = ref.data.subarray(g, g + 12),
-                offG = off.data.subarray(g, g + 12);
-              const paperG = refG.every((v) => v === 255);
-              if (paperG) kept++;
-              if (paperG ? !offG.every((v) => v === 254) : !Buffer.from(offG).equals(refG)) wrong++;
+        for (const kind of ['combined', 'additions', 'deletions'] as const) {
+          const idx = renderOverlayIndexed(d, kind);
+          expect(idx.rowBytes).toBe(1 + Math.ceil(W / 2));
+          expect(idx.data.length).toBe(idx.rowBytes * Ht);
+          for (const palette of ['standard', 'colorblind'] as const) {
+            const rgb = renderOverlay(d, kind, palette);
+            const pal = overlayPalette(palette);
+            let bad = 0;
+            for (let y = 0; y < Ht; y++) {
+              if (idx.data[y * idx.rowBytes] !== 0) bad++; // filter byte: None
+              for (let x = 0; x < W; x++) {
+                const byte = idx.data[y * idx.rowBytes + 1 + (x >> 1)]!;
+                const i = x & 1 ? byte & 15 : byte >> 4;
+                const o = (y * W + x) * 3;
+                const c = pal[i];
+                if (
+                  !c ||
+                  c[0] !== rgb.data[o] ||
+                  c[1] !== rgb.data[o + 1] ||
+                  c[2] !== rgb.data[o + 2]
+                )
+                  bad++;
+              }
+              // The pad nibble of an odd width is 0.
+              if (W & 1 && (idx.data[y * idx.rowBytes + idx.rowBytes - 1]! & 15) !== 0) bad++;
             }
-            expect(wrong).toBe(0);
-            if (p < 0.1) expect(kept).toBeGreaterThan(0);
+            expect(bad, `${W}x${Ht} ${kind} ${palette} p=${p}`).toBe(0);
           }
         }
       }
     }
   });
 
-  it('falls back to the scratch-row writer when the width is not a multiple of 4', () => {
-    const a = blankImage(67, 5);
-    fillRect(a, 3, 1, 40, 3, 0);
-    const d = diffImages(a, blankImage(67, 5));
-    const ref = renderOverlay(d);
-    // Not white: the fallback writes every byte itself.
-    const got = renderOverlay(d, 'combined', 'standard', new Uint8Array(67 * 5 * 3).fill(3), true);
-    expect(Buffer.from(got.data).equals(Buffer.from(ref.data))).toBe(true);
+  it('ignores mask bits past the row end and writes only inside the given buffer', () => {
+    const W = 37,
+      Ht = 4;
+    const a = blankImage(W, Ht);
+    fillRect(a, 30, 0, 7, 4, 0); // ink up to the last pixel: removed
+    const d = diffImages(a, blankImage(W, Ht));
+    const clean = renderOverlayIndexed(d, 'combined');
+    // Padding bits set in every mask of the row's last word: the output must not change.
+    for (const m of [d.weakA, d.weakB, d.strongA, d.strongB, d.added, d.removed])
+      for (let y = 0; y < Ht; y++) {
+        const k = y * d.stride + 1;
+        m[k] = m[k]! | ~((1 << (W - 32)) - 1);
+      }
+    const out = new Uint8Array(clean.data.length + 4);
+    out.fill(9, clean.data.length);
+    const got = renderOverlayIndexed(d, 'combined', out);
+    expect(got.data.buffer).toBe(out.buffer);
+    expect(Buffer.from(got.data).equals(Buffer.from(clean.data))).toBe(true);
+    expect([...out.subarray(clean.data.length)]).toEqual([9, 9, 9, 9]);
+    expect(clean.data[1 + 18]! >> 4).not.toBe(0); // pixel 36 (ink) …
+    expect(clean.data[1 + 18]! & 15).toBe(0); // … then the pad nibble
+    expect(() => renderOverlayIndexed(d, 'combined', new Uint8Array(10))).toThrow(
+      /at least 80 bytes/,
+    );
   });
 });
 

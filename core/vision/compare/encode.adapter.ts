@@ -1,8 +1,13 @@
-// sharp adapter for the compare engine: PNG decode to 1-channel grey and fast PNG encode of overlays.
+// Image codecs of the compare engine: sharp decodes to 1-channel grey and encodes grey PNGs; overlays
+// are 4-bit palette PNGs written here (node:zlib deflates the scanlines, no RGB image is made).
 // Hot path: PNG compression level 1 (3–5x faster than 6, files ~2.7x bigger; see performance-anchors §4).
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
 import sharp from 'sharp';
 import type { GreyImage } from '../types';
-import type { RgbImage } from './diff';
+import type { IndexedOverlay } from './diff';
+
+const deflateAsync = promisify(zlib.deflate);
 
 /**
  * Decode any image sharp reads to an 8-bit 1-channel grey image. `toColourspace('b-w')` matters: without it
@@ -27,13 +32,6 @@ export interface PngOptions {
   compressionLevel?: number;
 }
 
-/** Encode an RGB overlay as a 3-channel PNG. */
-export async function encodeRgbPng(img: RgbImage, opts: PngOptions = {}): Promise<Buffer> {
-  return sharp(img.data, { raw: { width: img.width, height: img.height, channels: 3 } })
-    .png({ compressionLevel: opts.compressionLevel ?? 1, adaptiveFiltering: false })
-    .toBuffer();
-}
-
 /**
  * Encode a grey image as a 1-channel PNG. Without `toColourspace('b-w')` sharp would write a 3-channel
  * sRGB PNG (3x larger, ~10x slower to encode).
@@ -45,21 +43,55 @@ export async function encodeGreyPng(img: GreyImage, opts: PngOptions = {}): Prom
     .toBuffer();
 }
 
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+
+function pngChunk(type: string, data: Uint8Array, crc?: number): Buffer {
+  const head = Buffer.alloc(8);
+  head.writeUInt32BE(data.length, 0);
+  head.write(type, 4, 'latin1');
+  const tail = Buffer.alloc(4);
+  // The CRC covers the type and the data.
+  tail.writeUInt32BE(crc ?? zlib.crc32(data, zlib.crc32(head.subarray(4))), 0);
+  return Buffer.concat([head, data, tail]);
+}
+
 /**
- * A white (255) RGB image of width x height, made on a libvips thread: one white pixel extended by
- * copying. A fresh 90 MB buffer costs ~40 ms of first-touch page faults on the thread that first writes
- * it (performance-anchors §3: memset-bound); made here, that cost lands on a libuv thread while JS
- * registers and diffs, and renderOverlay(…, outIsWhite) then writes only the ink. Null when libvips
- * returned something else (the caller renders into a fresh buffer then).
+ * Encode an indexed overlay (diff.ts renderOverlayIndexed: 4-bit palette indices in PNG scanlines) as
+ * one PNG per palette given (colour type 3, bit depth 4): the scanlines are deflated once (zlib on a
+ * libuv thread) and each PNG differs only in its PLTE chunk. A 5-colour overlay needs no RGB image:
+ * 1/6 of the bytes to deflate, and the files decode to the same pixels as an RGB PNG of renderOverlay.
  */
-export async function whiteRgb(width: number, height: number): Promise<Uint8Array | null> {
-  const buf = await sharp(Buffer.from([255, 255, 255]), {
-    raw: { width: 1, height: 1, channels: 3 },
-  })
-    .extend({ right: width - 1, bottom: height - 1, extendWith: 'copy' })
-    .raw()
-    .toBuffer();
-  const n = width * height * 3;
-  if (buf.length !== n || buf[0] !== 255 || buf[n - 1] !== 255) return null;
-  return new Uint8Array(buf.buffer, buf.byteOffset, n);
+export async function encodeIndexedPngs(
+  img: IndexedOverlay,
+  palettes: [number, number, number][][],
+  opts: PngOptions = {},
+): Promise<Buffer[]> {
+  const { width, height, rowBytes, data } = img;
+  if (rowBytes !== 1 + ((width + 1) >>> 1) || data.length < rowBytes * height)
+    throw new Error(
+      `Expected ${height} scanlines of ${1 + ((width + 1) >>> 1)} bytes for a ${width}x${height} 4-bit image`,
+    );
+  for (const p of palettes)
+    if (p.length < 1 || p.length > 16)
+      throw new Error(`Expected 1–16 palette entries for a 4-bit PNG but received ${p.length}`);
+  const level = opts.compressionLevel ?? 1;
+  // At level ≤ 1, run-length matches only (Z_RLE): overlays are long runs of paper with ink in short
+  // runs, and RLE deflated the bench's 200/300 DPI overlays 20–30 % faster than level 1's default
+  // strategy at a size within 10 % (bench/compare README, indexed-overlay slice).
+  const idat = await deflateAsync(data.subarray(0, rowBytes * height), {
+    level,
+    ...(level <= 1 && level > 0 ? { strategy: zlib.constants.Z_RLE } : {}),
+  });
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr[8] = 4; // bit depth
+  ihdr[9] = 3; // colour type: palette
+  // compression 0, filter method 0, no interlace
+  const head = Buffer.concat([PNG_SIGNATURE, pngChunk('IHDR', ihdr)]);
+  const idatChunk = pngChunk('IDAT', idat);
+  const iend = pngChunk('IEND', new Uint8Array(0));
+  return palettes.map((p) =>
+    Buffer.concat([head, pngChunk('PLTE', Uint8Array.from(p.flat())), idatChunk, iend]),
+  );
 }
