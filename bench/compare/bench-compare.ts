@@ -96,6 +96,7 @@ const ours = bundle('run-ours.ts');
 // The registration worker of `registerInWorker`, bundled next to it and passed to run-ours by path.
 const regWorker = bundle('../../core/vision/compare/register.worker.ts');
 const pm = bundle('run-pixelmatch.ts');
+const service = bundle('run-service.ts');
 // odiff is a reference tool, not a dependency: odiff-bin's lockfile entries name platform
 // packages some registries lack, which breaks `npm ci`. Install it into a tools cache on demand.
 const odiff = ensureOdiff();
@@ -193,6 +194,13 @@ for (const dpi of dpis) {
       cmd: process.execPath,
       args: [ours, p.base, p.rev, path.join(outDir, `ours_warmk_${dpi}.png`), 'register-warm'],
       env: { BLUELINE_REUSE: '1' },
+    },
+    {
+      // The service's code path (compareBlockPairs, all five images, kept buffers): the 3rd compare.
+      name: 'blueline service block compare, 5 images (3rd in one process)',
+      pair: 'shifted+scaled',
+      cmd: process.execPath,
+      args: [service, p.base, p.rev, path.join(outDir, `ours_service_${dpi}.png`)],
     },
     {
       name: 'blueline compare (pre-aligned)',

@@ -5,6 +5,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import type { GreyImage } from '../vision/types';
 import { compareImages } from '../vision/compare/compare';
+import { diffStage } from '../vision/compare/compare-pipeline.adapter';
 import {
   blankImage,
   cloneImage,
@@ -168,6 +169,48 @@ describe("compareBlockPairs with the worker's kept buffers", () => {
     // The swapped compare really differs (otherwise the check above proves nothing about reuse).
     const left = (out: typeof fresh) => out.overlays.find((o) => o.block_a_id === 'left')!;
     expect(left(other).stats).not.toEqual(left(fresh).stats);
+  }, 60_000);
+});
+
+describe('compareBlockPairs with a block that is the whole sheet', () => {
+  it('does not register the block again: that would repeat the sheet registration', async () => {
+    // Many additions: the pair scores below the re-registration threshold (0.97).
+    const b2 = cloneImage(B);
+    for (let i = 0; i < 12; i++) strokeRect(b2, 80 + i * 100, 100 + (i % 4) * 200, 80, 80, 3);
+    const pathB2 = await save(b2, 'b-many.png');
+    const whole = (id: string): BlockInfo => ({
+      id,
+      type: 'Plan',
+      identifier: null,
+      title: null,
+      bbox: box(0, 0, A.width, A.height),
+    });
+    const out = await compareBlockPairs({
+      a: { path: pathA },
+      b: { path: pathB2 },
+      blocksA: [whole('a')],
+      blocksB: [whole('b')],
+      skip: [],
+    });
+    const o = out.overlays[0]!;
+    expect(o.score).toBeLessThan(0.97);
+    expect(o.alignment.method).toMatch(/^sheet:/);
+    expect(out.timings_ms.refine).toBeUndefined();
+    // What the skipped step would have found: the sheet's own transform.
+    const st = await diffStage(
+      cropGrey(A, box(0, 0, A.width, A.height)),
+      cropGrey(b2, box(0, 0, A.width, A.height)),
+    );
+    st.transform.forEach((v, i) => expect(v).toBeCloseTo(out.sheet!.transform[i]!, 5));
+    // A block smaller than the sheet with the same content is still registered on its own.
+    const part = await compareBlockPairs({
+      a: { path: pathA },
+      b: { path: pathB2 },
+      blocksA: [{ ...whole('a'), bbox: box(0, 0, A.width - 1, A.height) }],
+      blocksB: [whole('b')],
+      skip: [],
+    });
+    expect(part.timings_ms.refine).toBeGreaterThanOrEqual(0);
   }, 60_000);
 });
 

@@ -13,7 +13,8 @@
 // visibly different (a view moved on the sheet), keeping whichever explains the ink better.
 // The pixel work is compare-pipeline.adapter's two stages: diffStage packs the block's window straight
 // from the sheet images (no crop copies on the main path), finishStage renders and encodes the five
-// images of the chosen alignment only, each encode on a libvips thread while JS renders the next.
+// images of the chosen alignment only (4-bit palette overlays deflated on libuv threads while JS renders
+// the next; aligned B copied from B by row segments and encoded by libvips).
 import { statSync } from 'node:fs';
 import type { GreyImage } from '../vision/types';
 import type { CompareResult } from '../vision/compare/compare';
@@ -109,6 +110,11 @@ export function cropGrey(img: GreyImage, box: BlockBox): GreyImage {
   return { width: w, height: h, data: out };
 }
 
+/** Whether `box` is exactly the whole of `img` (sheet pixels). */
+function isWhole(box: BlockBox, img: { width: number; height: number }): boolean {
+  return box.x === 0 && box.y === 0 && box.width === img.width && box.height === img.height;
+}
+
 /** t ∘ translate(dx, dy): applies the shift first. */
 function afterShift(t: readonly number[], dx: number, dy: number): Affine {
   return [
@@ -149,14 +155,12 @@ export function sourceBox(
   return { x: x0, y: y0, width: x1 - x0, height: y1 - y0 };
 }
 
-// Buffers kept across the compares of this worker thread (vision/compare/buffers.ts): a fresh
-// sheet-size RGB overlay costs ~40 ms (200 DPI) / ~90 ms (300 DPI) of first-touch page faults and the
-// masks as much again; kept ones are already mapped (bench/compare: in-process time of a warm compare
-// 220 -> 179 ms at 200 DPI, 461 -> 361 ms at 300 DPI). What a compare leaves in them is valid only
-// until the next compare given them, so only stages whose results are consumed before the next one
+// Buffers kept across the compares of this worker thread (vision/compare/buffers.ts): fresh sheet-size
+// arrays (masks, overlay indices, aligned B) cost tens of ms of first-touch page faults per compare;
+// kept ones are already mapped (bench/compare: kept buffers). What a compare leaves in them is valid
+// only until the next compare given them, so only stages whose results are consumed before the next one
 // use them: the sheet-transform diff of each block pair (never alive beside another buffered stage)
-// and the finish stage that encodes its images. They are let go after a minute without a compare
-// (130-290 MB per worker at 200-300 DPI).
+// and the finish stage that encodes its images. They are let go after a minute without a compare.
 const BUFFERS_IDLE_MS = 60_000;
 let keptBuffers: CompareBuffers | null = null;
 let releaseTimer: ReturnType<typeof setTimeout> | null = null;
@@ -262,10 +266,16 @@ export async function compareBlockPairs(
       };
       lap('diff');
     }
-    if (!best || best.st.diff.score < REFINE_BELOW || best.alignment.confidence < LOW_CONFIDENCE) {
-      // Register the block on its own: its B region (through the sheet transform when known, else
-      // block B's own box) against A's crop. Registration needs whole images, so these are copies.
-      const src = sheet ? sourceBox(aBox, sheet.transform, B.width, B.height, 48) : { ...bb.bbox };
+    // Register the block on its own: its B region (through the sheet transform when known, else
+    // block B's own box) against A's crop. Registration needs whole images, so these are copies.
+    const src = sheet ? sourceBox(aBox, sheet.transform, B.width, B.height, 48) : { ...bb.bbox };
+    // A block that is all of A, read from all of B, would repeat the sheet registration on copies of
+    // the same two images (same answer, ~100 ms at 200 DPI): not run.
+    const repeatsSheet = best !== undefined && isWhole(aBox, A) && isWhole(src, B);
+    if (
+      !repeatsSheet &&
+      (!best || best.st.diff.score < REFINE_BELOW || best.alignment.confidence < LOW_CONFIDENCE)
+    ) {
       const st = await diffStage(cropGrey(A, aBox), cropGrey(B, src));
       lap('refine');
       const sheetT = thenShift(afterShift(st.transform, -src.x, -src.y), aBox.x, aBox.y);

@@ -388,10 +388,18 @@ export async function finishStage(
     lap('overlay');
   }
   if (wantAligned) {
-    // A full grey copy (1 byte per pixel), encoded by libvips while the regions are found.
-    const p = encodeGreyPng(alignGrey(st.b, st.bToOut, st.width, st.height), {
-      compressionLevel: level,
-    });
+    // A full grey copy (1 byte per pixel: row segments copied from B), encoded by libvips while the
+    // regions are found.
+    const n = st.width * st.height;
+    const kept = opts.buffers?.words('aligned_b', (n + 3) >>> 2);
+    const aligned = alignGrey(
+      st.b,
+      st.bToOut,
+      st.width,
+      st.height,
+      kept ? new Uint8Array(kept.buffer, kept.byteOffset, n) : undefined,
+    );
+    const p = encodeGreyPng(aligned, { compressionLevel: level });
     pending.push(p.then((buf) => void (pngs.aligned_b = buf)));
     lap('aligned_b');
   }

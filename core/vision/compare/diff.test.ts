@@ -250,6 +250,58 @@ describe('warpMasks', () => {
   });
 });
 
+describe('alignGrey', () => {
+  it("gives the per-pixel nearest gather exactly: near-unit similarities, far scales, B's edges", () => {
+    const W = 523,
+      Ht = 37;
+    const r = rng(29);
+    const img: GreyImage = { width: W, height: Ht, data: new Uint8Array(W * Ht) };
+    for (let i = 0; i < img.data.length; i++) img.data[i] = Math.floor(r() * 255);
+    const transforms: number[][] = [
+      [1, 0, 0, 0, 1, 0],
+      [1.5, 0, -20, 0, 1.5, -10],
+      [0.6, 0, 40, 0, 0.6, 10],
+    ];
+    for (let n = 0; n < 30; n++) {
+      const s = 1 + (r() - 0.5) * 0.02,
+        rot = (r() - 0.5) * 0.01;
+      transforms.push([
+        s * Math.cos(rot),
+        -s * Math.sin(rot),
+        (r() - 0.5) * 80,
+        s * Math.sin(rot),
+        s * Math.cos(rot),
+        (r() - 0.5) * 20,
+      ]);
+    }
+    for (const t of transforms) {
+      const ow = 480 + Math.floor(r() * 100),
+        oh = 30 + Math.floor(r() * 15);
+      // A used buffer: every byte must be written.
+      const out = new Uint8Array(ow * oh + 3).fill(7);
+      const al = alignGrey(img, t, ow, oh, out);
+      expect(al.data.buffer).toBe(out.buffer);
+      const [ia, ib, ic, id, ie, iF] = invertAffine(t as Affine);
+      let diffs = 0;
+      for (let y = 0; y < oh; y++) {
+        const rx = ib * y + ic + 0.5,
+          ry = ie * y + iF + 0.5;
+        for (let x = 0; x < ow; x++) {
+          const sx = Math.floor(rx + ia * x),
+            sy = Math.floor(ry + id * x);
+          const want = sx < 0 || sy < 0 || sx >= W || sy >= Ht ? 255 : img.data[sy * W + sx]!;
+          if (al.data[y * ow + x] !== want) diffs++;
+        }
+      }
+      expect(diffs, `t=${t} ${ow}x${oh}`).toBe(0);
+      expect([...out.subarray(ow * oh)]).toEqual([7, 7, 7]);
+    }
+    expect(() => alignGrey(img, [1, 0, 1, 0, 1, 0], 10, 10, new Uint8Array(99))).toThrow(
+      /at least 100 bytes/,
+    );
+  });
+});
+
 describe('warpMasks row segments', () => {
   it("give the per-pixel formula exactly for random near-unit similarities, incl. B's edges", () => {
     const W = 1203,

@@ -388,23 +388,30 @@ export function warpMasks(
     segDx: new Int32Array(MAX_SEGMENTS),
     segSy: new Int32Array(MAX_SEGMENTS),
   };
-  // Segments need every step of the source x to lie on one side of 1 (see segmentRow), with coordinates
-  // small enough that rounding stays far below the 1e-9 margin (< 2^16 px; segmentRow checks the row
-  // offsets).
-  const segOk =
-    c.ia > 0 &&
-    c.ia < 2 &&
-    Math.abs(c.ia - 1) > 1e-9 &&
-    outW < 1 << 16 &&
-    outH < 1 << 16 &&
-    src.width < 1 << 16 &&
-    src.height < 1 << 16;
+  const segOk = segmentable(c, outH);
   for (let y = 0; y < outH; y++) {
     const n = segOk ? segmentRow(c, y) : 0;
     if (n > 0) warpRowSegments(c, y, n);
     else warpRowWords(c, y);
   }
   return { width: outW, height: outH, stride, strong, weak, pale };
+}
+
+/**
+ * Whether segmentRow may cut this map's rows: every step of the source x must lie on one side of 1
+ * (see segmentRow), with coordinates small enough that rounding stays far below the 1e-9 margin
+ * (< 2^16 px; segmentRow checks the row offsets).
+ */
+function segmentable(c: WarpCtx, outH: number): boolean {
+  return (
+    c.ia > 0 &&
+    c.ia < 2 &&
+    Math.abs(c.ia - 1) > 1e-9 &&
+    c.outW < 1 << 16 &&
+    outH < 1 << 16 &&
+    c.SW < 1 << 16 &&
+    c.SH < 1 << 16
+  );
 }
 
 /**
@@ -1134,35 +1141,93 @@ export function renderOverlayIndexed(
   return { width, height, rowBytes, data };
 }
 
+const NO_I32 = new Int32Array(0);
+const NO_U32 = new Uint32Array(0);
+
 /**
  * B resampled into A's frame (outW x outH), nearest neighbour, white outside B: the "aligned B" image.
- * Only made on request (it is a full grey copy); the compare itself never needs it.
+ * Only made on request (it is a full grey copy); the compare itself never needs it. Output pixel (x, y)
+ * is B's pixel (⌊ia·x + (ib·y + ic + 0.5)⌋, ⌊id·x + (ie·y + iF + 0.5)⌋) of the inverse map, as
+ * warpMasks; rows are cut by the same segmentRow, so each segment is one copy of part of a B row
+ * (a few per row at a scale near 1), and only rows it cannot cut are gathered pixel by pixel.
+ * `out` (≥ outW·outH bytes; e.g. kept from an earlier compare) is written in full.
  */
 export function alignGrey(
   b: GreyImage,
   transform: readonly number[],
   outW: number,
   outH: number,
+  out?: Uint8Array,
 ): GreyImage {
-  const out = new Uint8Array(outW * outH);
+  const n = outW * outH;
+  if (out !== undefined && out.length < n)
+    throw new Error(`Expected an output of at least ${n} bytes but received ${out.length}`);
+  const data = out ? out.subarray(0, n) : new Uint8Array(n);
   if (isIdentity(transform) && b.width === outW && b.height === outH) {
-    out.set(b.data);
-    return { width: outW, height: outH, data: out };
+    data.set(b.data.subarray(0, n));
+    return { width: outW, height: outH, data };
   }
   const inv = invertAffine(transform as Affine);
   const [ia, ib, ic, id, ie, iF] = inv;
   const SW = b.width,
     SH = b.height,
     s = b.data;
+  // warpMasks' context shape (no masks), so segmentRow stays monomorphic.
+  const c: WarpCtx = {
+    ia,
+    ib,
+    ic,
+    id,
+    ie,
+    iF,
+    SW,
+    SH,
+    ss: 0,
+    sp: NO_I32,
+    sw: NO_I32,
+    sst: NO_I32,
+    outW,
+    stride: 0,
+    samePale: true,
+    pale: NO_U32,
+    weak: NO_U32,
+    strong: NO_U32,
+    segX0: new Int32Array(MAX_SEGMENTS),
+    segX1: new Int32Array(MAX_SEGMENTS),
+    segDx: new Int32Array(MAX_SEGMENTS),
+    segSy: new Int32Array(MAX_SEGMENTS),
+  };
+  const segOk = segmentable(c, outH);
   for (let y = 0; y < outH; y++) {
+    const ob = y * outW;
+    const segs = segOk ? segmentRow(c, y) : 0;
+    if (segs > 0) {
+      for (let i = 0; i < segs; i++) {
+        const x0 = c.segX0[i]!,
+          x1 = c.segX1[i]!,
+          dx = c.segDx[i]!,
+          sy = c.segSy[i]!;
+        // The part of [x0, x1] whose source x = x + dx lies in B; white around it.
+        const lo = sy < 0 || sy >= SH ? x1 + 1 : Math.max(x0, -dx),
+          hi = Math.min(x1, SW - 1 - dx);
+        if (lo > hi) {
+          data.fill(255, ob + x0, ob + x1 + 1);
+          continue;
+        }
+        if (lo > x0) data.fill(255, ob + x0, ob + lo);
+        const so = sy * SW + dx;
+        data.set(s.subarray(so + lo, so + hi + 1), ob + lo);
+        if (hi < x1) data.fill(255, ob + hi + 1, ob + x1 + 1);
+      }
+      continue;
+    }
     const rx = ib * y + ic + 0.5,
       ry = ie * y + iF + 0.5;
-    const ob = y * outW;
     for (let x = 0; x < outW; x++) {
       const sx = Math.floor(rx + ia * x),
         sy = Math.floor(ry + id * x);
-      out[ob + x] = sx < 0 || sy < 0 || sx >= SW || sy >= SH ? 255 : s[sy * SW + sx]!;
+      data[ob + x] = sx < 0 || sy < 0 || sx >= SW || sy >= SH ? 255 : s[sy * SW + sx]!;
     }
   }
-  return { width: outW, height: outH, data: out };
+  return { width: outW, height: outH, data };
 }

@@ -1,0 +1,56 @@
+// Three compares of the pair in one process through the service's own code path: compareBlockPairs
+// (core/jobs/compare-tasks.ts), as a compare job's pool worker runs it — decode both sheets, register
+// them, diff the block pair through the sheet transform (re-registering the block on its own when it
+// scores below 0.97, as the service does), find the regions and encode all five images (combined,
+// colour-blind, additions, deletions, aligned B), with the worker's kept buffers. The whole sheet is
+// one block. The figures are the third compare's: a pool worker that has compared before.
+// Prints one JSON line in run-ours.ts's format; the overlay written to disk is the combined PNG.
+import { writeFileSync } from 'node:fs';
+import sharp from 'sharp';
+import { compareBlockPairs } from '../../core/jobs/compare-tasks';
+
+const [basePath, revPath, outPath] = process.argv.slice(2) as [string, string, string];
+sharp.concurrency(2);
+const [ma, mb] = await Promise.all([sharp(basePath).metadata(), sharp(revPath).metadata()]);
+const block = (id: string, width: number, height: number) => ({
+  id,
+  type: 'Plan',
+  identifier: null,
+  title: null,
+  bbox: { x: 0, y: 0, width, height },
+});
+const args = {
+  a: { path: basePath },
+  b: { path: revPath },
+  blocksA: [block('a', ma.width!, ma.height!)],
+  blocksB: [block('b', mb.width!, mb.height!)],
+  skip: [],
+};
+const firsts: number[] = [];
+let out: Awaited<ReturnType<typeof compareBlockPairs>> | undefined;
+let t0 = 0,
+  t1 = 0;
+for (let i = 0; i < 3; i++) {
+  if (out) firsts.push(t1 - t0);
+  out = undefined;
+  t0 = performance.now();
+  out = await compareBlockPairs(args);
+  t1 = performance.now();
+}
+const o = out?.overlays[0];
+if (!out || !o) throw new Error('the compare made no overlay');
+writeFileSync(outPath, o.png.combined);
+console.log(
+  JSON.stringify({
+    total_ms: t1 - t0,
+    earlier_ms: firsts,
+    phases: out.timings_ms,
+    transform: o.transform,
+    alignment: o.alignment,
+    score: o.score,
+    stats: o.stats,
+    regions: o.region_count,
+    png_bytes: Object.values(o.png).reduce((s, p) => s + p.length, 0),
+    maxRSS_kb: process.resourceUsage().maxRSS,
+  }),
+);
