@@ -1,9 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { GreyImage } from '../types';
 import {
   alignGrey,
   dilate3x3,
   diffImages,
+  packImpl,
   packInk,
   packInkSplit,
   popcount32,
@@ -26,7 +27,17 @@ function countBits(m: Uint32Array): number {
   return n;
 }
 
-describe('packInk', () => {
+// Both packing loops: WebAssembly SIMD (the default) and JS.
+describe.each([
+  ['SIMD', true],
+  ['JS', false],
+] as const)('packInk (%s loop)', (_name, simd) => {
+  beforeEach(() => {
+    packImpl.simd = simd;
+  });
+  afterEach(() => {
+    packImpl.simd = true;
+  });
   it('matches a per-pixel threshold for every grey level, odd widths included', () => {
     const W = 37,
       Ht = 7;

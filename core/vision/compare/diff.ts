@@ -17,6 +17,7 @@
 // B is sampled through the transform (nearest neighbour) straight into A's frame from B's own packed
 // masks, word by word, skipping words whose source bits are all paper: no warped grey copy is made.
 import type { GreyImage } from '../types';
+import { packRowsSimd } from './pack-simd';
 import { invertAffine, type Affine } from './register';
 
 export interface DiffOptions {
@@ -197,8 +198,37 @@ export function packInkSplit(
   };
 }
 
+/**
+ * How packInk packs: `simd` (default) uses pack-simd.ts where WebAssembly SIMD is available, else the
+ * JS loop below; tests and bench/compare set it false to run the JS loop.
+ */
+export const packImpl = { simd: true };
+
 /** Pack rows [y0, y1) of the (window of the) image into `m` (allocated by allocMasks). */
 function packInkRows(
+  img: GreyImage,
+  m: InkMasks,
+  y0: number,
+  y1: number,
+  inkThreshold: number,
+  weakThreshold: number,
+  paleThreshold: number,
+  window?: PixelWindow,
+): void {
+  // Checks the thresholds (integers 1..255) for both paths.
+  thresholdConst(inkThreshold);
+  thresholdConst(weakThreshold);
+  thresholdConst(paleThreshold);
+  if (
+    packImpl.simd &&
+    packRowsSimd(img, m, y0, y1, inkThreshold, weakThreshold, paleThreshold, window)
+  )
+    return;
+  packInkRowsJs(img, m, y0, y1, inkThreshold, weakThreshold, paleThreshold, window);
+}
+
+/** packInkRows in JS: SWAR on 4 pixels per word, paper groups skipped. */
+function packInkRowsJs(
   img: GreyImage,
   m: InkMasks,
   y0: number,
