@@ -93,8 +93,6 @@ function median(xs: number[]): number {
 }
 
 const ours = bundle('run-ours.ts');
-// The registration worker of `registerInWorker`, bundled next to it and passed to run-ours by path.
-const regWorker = bundle('../../core/vision/compare/register.worker.ts');
 const pm = bundle('run-pixelmatch.ts');
 const service = bundle('run-service.ts');
 // odiff is a reference tool, not a dependency: odiff-bin's lockfile entries name platform
@@ -139,12 +137,6 @@ for (const dpi of dpis) {
     args: string[];
     env?: Record<string, string>;
   }[] = [
-    {
-      name: 'blueline compare (register, worker)',
-      pair: 'shifted+scaled',
-      cmd: process.execPath,
-      args: [ours, p.base, p.rev, path.join(outDir, `ours_${dpi}.png`), 'register', regWorker],
-    },
     // The older commit's default paths (one thread; pre-aligned), in the same rounds.
     ...(before
       ? [

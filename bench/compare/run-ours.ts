@@ -2,22 +2,19 @@
 // register (unless --aligned), diff, score, regions, combined overlay, PNG level 1 written to disk.
 // Uses compareToPng (compare-pipeline.adapter.ts): registration levels are shrunk in libvips while JS
 // packs the masks, and the PNG is encoded in libvips while JS finds the regions.
-// Modes: 'register' (registration in a worker thread started from the URL given as 5th argument — the
-// bundled register.worker — while this thread packs B), 'register-main' (registration on this thread),
-// 'aligned' (registration skipped), 'register-warm' (three compares one after the other on this thread, the
+// Modes: 'register-main' (registration on this thread; the name is kept from when a worker-thread mode
+// existed), 'aligned' (registration skipped), 'register-warm' (three compares one after the other on this thread, the
 // figures are the third's: what a kept-alive compare process would pay, without start-up and cold code).
 // Prints one JSON line with phase timings (ms) and the result.
 import { writeFileSync } from 'node:fs';
-import { pathToFileURL } from 'node:url';
 import sharp from 'sharp';
 import { CompareBuffers } from '../../core/vision/compare/buffers';
 import { compareToPng } from '../../core/vision/compare/compare-pipeline.adapter';
 
-const [basePath, revPath, outPath, mode, workerUrl] = process.argv.slice(2) as [
+const [basePath, revPath, outPath, mode] = process.argv.slice(2) as [
   string,
   string,
   string,
-  string | undefined,
   string | undefined,
 ];
 sharp.concurrency(2);
@@ -36,9 +33,6 @@ for (let i = 0; i < runs; i++) {
   res = await compareToPng(basePath, revPath, {
     skipRegistration: mode === 'aligned',
     ...(buffers ? { buffers } : {}),
-    ...(mode === 'register'
-      ? { registerInWorker: workerUrl ? pathToFileURL(workerUrl) : true }
-      : {}),
   });
   writeFileSync(outPath, res.png);
   t1 = performance.now();

@@ -97,45 +97,6 @@ describe('compareToPng', () => {
   }, 120_000);
 });
 
-describe('compareToPng with registerInWorker', () => {
-  it('gives the in-thread result, the level stages and the full round having run in the worker', async () => {
-    const A = await renderPdfPage(OLD, 0, 100);
-    const s = 0.998,
-      cx = A.width / 2,
-      cy = A.height / 2;
-    const truth: Affine = [s, 0, cx - s * cx + 31, 0, s, cy - s * cy - 12];
-    const B = warpAffine(A, invertAffine(truth));
-    const here = await compareToPng(A, B, { images: [] });
-    const inWorker = await compareToPng(A, B, { images: [], registerInWorker: true });
-    // Not the fallback: both worker requests answered.
-    expect(inWorker.timings.worker_coarse).toBeGreaterThan(0);
-    expect(inWorker.timings.worker_full).toBeGreaterThan(0);
-    expect(here.timings.worker_full).toBeUndefined();
-    // Encoded input: A's level reaches the worker before B is decoded, and is prepared there.
-    const png = (g: typeof A): Promise<Buffer> =>
-      sharp(Buffer.from(g.data.buffer, g.data.byteOffset, g.width * g.height), {
-        raw: { width: g.width, height: g.height, channels: 1 },
-      })
-        .png({ compressionLevel: 1 })
-        .toBuffer();
-    const fromPng = await compareToPng(await png(A), await png(B), {
-      images: [],
-      registerInWorker: true,
-    });
-    expect(fromPng.timings.worker_prep_a).toBeGreaterThan(0);
-    expect(fromPng.transform).toEqual(here.transform);
-    // A worker that cannot start: registration runs on this thread, same answer.
-    const missing = new URL('./no-such-register.worker.mjs', import.meta.url);
-    const fallback = await compareToPng(A, B, { images: [], registerInWorker: missing });
-    expect(fallback.timings.worker_coarse).toBeUndefined();
-    expect(fallback.transform).toEqual(here.transform);
-    expect(inWorker.transform).toEqual(here.transform);
-    expect(inWorker.alignment).toEqual(here.alignment);
-    expect(inWorker.score).toBe(here.score);
-    expect(transformError(inWorker.transform, truth, A.width, A.height).max).toBeLessThan(0.5);
-  }, 120_000);
-});
-
 describe('compareToPng with CompareBuffers', () => {
   it('renders into the kept buffers: the same images, and the next compare reuses them', async () => {
     const mk = (seed: number): GreyImage => {

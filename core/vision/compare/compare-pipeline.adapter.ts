@@ -18,12 +18,10 @@ import {
   coverage,
   diffMasks,
   packInk,
-  packInkSplit,
   overlayPalette,
   renderOverlayIndexed,
   warpMasks,
   type DiffResult,
-  type InkMasks,
   type PaletteName,
   type PixelWindow,
   type IndexedOverlay,
@@ -35,16 +33,12 @@ import { inkLevelVips } from './levels.adapter';
 import { findRegions, type ChangeRegion } from './regions';
 import {
   IDENTITY,
-  extractPatchWindows,
   levelFactor,
-  refineFull,
   registerImages,
   type Affine,
   type InkLevel,
-  type LevelStage,
   type Registration,
 } from './register';
-import { startRegisterWorker, type RegisterWorker } from './register-worker.adapter';
 
 // Re-exported: compare-tasks.ts and the tests take it from here.
 export { inkLevelVips };
@@ -71,14 +65,6 @@ export interface PipelineOptions extends CompareOptions {
   windowB?: PixelWindow;
   /** Images to encode. Default ['combined']. */
   images?: ImageKind[];
-  /**
-   * Register in a worker thread while this thread packs B's masks (uses the second core; see
-   * register-worker.adapter.ts). `true` starts register.worker.ts from source; a bundled build passes
-   * the URL of its built worker. Worth it for a single compare in a process with an idle core (the job
-   * pool already spreads jobs over the cores). If the worker cannot start or fails, registration runs
-   * here. Default false.
-   */
-  registerInWorker?: boolean | URL;
   /**
    * Buffers kept across compares (a kept-alive compare process): the ink masks, the warped and changed
    * masks and the overlay indices go into them instead of fresh arrays. What a compare returns in them (its
@@ -138,30 +124,6 @@ export async function diffStage(
     throw new Error(
       'Registration needs whole images: pass skipRegistration and a transform with windowA/windowB, or crop first',
     );
-  // The registration worker (when asked for) starts first: its start-up overlaps the decodes.
-  let rw: RegisterWorker | null = null;
-  if (!opts.skipRegistration && opts.registerInWorker) {
-    try {
-      rw = startRegisterWorker(opts.registerInWorker === true ? undefined : opts.registerInWorker);
-    } catch {
-      rw = null; // registration runs on this thread
-    }
-  }
-  try {
-    return await diffStageWith(inputA, inputB, opts, rw, timings, lap);
-  } finally {
-    rw?.close();
-  }
-}
-
-async function diffStageWith(
-  inputA: string | Buffer | GreyImage,
-  inputB: string | Buffer | GreyImage,
-  opts: PipelineOptions,
-  rw: RegisterWorker | null,
-  timings: Record<string, number>,
-  lap: (name: string) => void,
-): Promise<DiffStage> {
   // Both decodes start at once (two libvips pipelines); A's masks are packed in JS while B is still
   // decoding, and each image's registration level is shrunk in libvips as soon as it is decoded.
   const decA = isGrey(inputA) ? Promise.resolve(inputA) : decodeGrey(inputA);
@@ -184,14 +146,6 @@ async function diffStageWith(
       levelA.catch(() => undefined); // unused when B changes the factor
     }
   }
-  // Options the registration worker gets (levels are made here).
-  const { levels: _given, ...regOpts } = opts.register ?? {};
-  // A's level goes to the worker as soon as it is made (the callback runs while B is awaited).
-  if (rw && levelA)
-    levelA.then(
-      (la) => rw.sendLevelA(la, regOpts),
-      () => undefined,
-    );
   const ma = packInk(a, it, wt, pt, opts.windowA, opts.buffers, 'a.');
   lap('pack');
   const b = await decB;
@@ -202,47 +156,11 @@ async function diffStageWith(
     if (f > 1 && Math.min(a.width, a.height, b.width, b.height) >= f) {
       const la = levelA && f1 === f ? levelA : inkLevelVips(a, f);
       levelsP = Promise.all([la, inkLevelVips(b, f)]);
+      levelsP.catch(() => undefined); // awaited after B's pack
     }
   }
-  // With a registration worker: wait for the levels (B's shrink, ~10–20 ms in libvips), hand them over,
-  // and let the worker run the level stages while B is packed here.
-  let stageP: Promise<LevelStage> | null = null;
-  let levels: [InkLevel, InkLevel] | null = null;
-  let packRest: (() => void) | null = null;
-  let mbSplit: InkMasks | null = null;
-  if (rw && levelsP) {
-    // Pack the first quarter of B's rows while libvips shrinks B's level (~15–35 ms at 200 DPI), then
-    // hand the levels over and pack the rest while the worker registers.
-    const sp = packInkSplit(
-      b,
-      it,
-      wt,
-      pt,
-      opts.windowB,
-      (opts.windowB?.height ?? b.height) / 4,
-      opts.buffers,
-      'b.',
-    );
-    mbSplit = sp.masks;
-    packRest = sp.rest;
-    lap('pack');
-    levels = await levelsP;
-    lap('levels_wait');
-    stageP = rw.registerLevels(
-      levels[0],
-      levels[1],
-      { aw: a.width, ah: a.height, bw: b.width, bh: b.height },
-      regOpts,
-    );
-    stageP.catch(() => undefined); // handled where it is awaited
-  }
-  let mb0: InkMasks;
-  if (packRest && mbSplit) {
-    packRest();
-    mb0 = mbSplit;
-  } else {
-    mb0 = packInk(b, it, wt, pt, opts.windowB, opts.buffers, 'b.');
-  }
+  // B's masks are packed while libvips shrinks its level.
+  const mb0 = packInk(b, it, wt, pt, opts.windowB, opts.buffers, 'b.');
   lap('pack');
   let transform: Affine;
   let alignment: Alignment;
@@ -250,39 +168,12 @@ async function diffStageWith(
     transform = opts.transform ?? IDENTITY;
     alignment = { method: 'none', confidence: 1, residual_px: 0, inliers: 0 };
   } else {
-    let reg: Registration | null = null;
-    if (stageP) {
-      let stage: LevelStage | null = null;
-      try {
-        stage = await stageP;
-        for (const [k, v] of Object.entries(stage.timings)) timings[`worker_${k}`] = v;
-      } catch {
-        stage = null; // the worker failed: register here
-      }
-      lap('register_wait');
-      if (stage && (opts.register?.fullRounds ?? [8]).length === 1) {
-        // The full-resolution round runs in the worker too, on the windows it reads (its FFT code is
-        // hot there; here it would start cold).
-        const w = extractPatchWindows(a, b, stage, regOpts);
-        lap('windows');
-        try {
-          reg = await rw!.refineFull(w.a, w.b, stage, regOpts);
-          timings.worker_full = reg.timings.full ?? 0;
-        } catch {
-          reg = null;
-        }
-        lap('register_wait');
-      }
-      if (stage && !reg) reg = refineFull(a, b, stage, opts.register);
-    }
-    if (!reg) {
-      levels ??= levelsP ? await levelsP : null;
-      lap('levels_wait');
-      reg = registerImages(a, b, {
-        ...opts.register,
-        ...(levels ? { levels: { a: levels[0], b: levels[1] } } : {}),
-      });
-    }
+    const levels = levelsP ? await levelsP : null;
+    lap('levels_wait');
+    const reg: Registration = registerImages(a, b, {
+      ...opts.register,
+      ...(levels ? { levels: { a: levels[0], b: levels[1] } } : {}),
+    });
     transform = reg.transform;
     alignment = {
       method: reg.method,

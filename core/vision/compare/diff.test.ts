@@ -6,7 +6,6 @@ import {
   diffImages,
   packImpl,
   packInk,
-  packInkSplit,
   popcount32,
   overlayPalette,
   PALETTES,
@@ -90,29 +89,6 @@ describe.each([
   it('rejects bad thresholds with an actionable message', () => {
     expect(() => packInk(blankImage(4, 4), 300, 300)).toThrow(/integer ink threshold/);
     expect(() => packInk(blankImage(4, 4), 200, 100)).toThrow(/weakThreshold/);
-    expect(() => packInkSplit(blankImage(4, 4), 200, 100, 240, undefined, 2)).toThrow(
-      /weakThreshold/,
-    );
-  });
-  it('packInkSplit packs the same masks in two calls (whole image and a window past its edges)', () => {
-    const W = 101,
-      Ht = 23;
-    const img: GreyImage = { width: W, height: Ht, data: new Uint8Array(W * Ht) };
-    for (let i = 0; i < img.data.length; i++) img.data[i] = (i * 13) % 256;
-    const win = { x: -5, y: 3, width: 90, height: 25 };
-    for (const [window, split] of [
-      [undefined, 6],
-      [undefined, 0],
-      [undefined, Ht],
-      [win, 7],
-    ] as const) {
-      const whole = packInk(img, 160, 208, 240, window);
-      const sp = packInkSplit(img, 160, 208, 240, window, split);
-      const firstRows = sp.masks.strong.slice(0, split * sp.masks.stride);
-      expect(firstRows).toEqual(whole.strong.slice(0, split * whole.stride));
-      sp.rest();
-      expect(sp.masks).toEqual(whole);
-    }
   });
 });
 

@@ -170,35 +170,6 @@ function allocMasks(
 }
 
 /**
- * packInk in two calls: rows [0, splitRow) now, the others when `rest()` is called, so the caller can
- * let the event loop run in between (compare-pipeline.adapter.ts hands the registration levels to its
- * worker there). The same masks as packInk.
- */
-export function packInkSplit(
-  img: GreyImage,
-  inkThreshold: number,
-  weakThreshold: number,
-  paleThreshold: number,
-  window: PixelWindow | undefined,
-  splitRow: number,
-  ws?: WordSource,
-  slot = '',
-): { masks: InkMasks; rest: () => void } {
-  if (weakThreshold < inkThreshold || paleThreshold < weakThreshold) {
-    const masks = packInk(img, inkThreshold, weakThreshold, paleThreshold, window); // throws
-    return { masks, rest: () => undefined };
-  }
-  const m = allocMasks(img, weakThreshold, paleThreshold, window, ws, slot);
-  const split = Math.max(0, Math.min(m.height, Math.round(splitRow)));
-  packInkRows(img, m, 0, split, inkThreshold, weakThreshold, paleThreshold, window);
-  return {
-    masks: m,
-    rest: () =>
-      packInkRows(img, m, split, m.height, inkThreshold, weakThreshold, paleThreshold, window),
-  };
-}
-
-/**
  * How packInk packs: `simd` (default) uses pack-simd.ts where WebAssembly SIMD is available, else the
  * JS loop below; tests and bench/compare set it false to run the JS loop.
  */

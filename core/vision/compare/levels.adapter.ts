@@ -1,6 +1,6 @@
 // sharp adapter for registration's ink levels: the box shrink of a decoded sheet runs inside libvips
-// (a libuv thread), so JS packs masks meanwhile. Used by compare-pipeline.adapter.ts on the main
-// thread and by register.worker.ts inside the registration worker.
+// (a libuv thread), so JS packs masks meanwhile. Used by compare-pipeline.adapter.ts and by the compare
+// workers' sheet registration (core/jobs/compare-tasks.ts).
 import sharp from 'sharp';
 import type { GreyImage } from '../types';
 import type { InkLevel } from './register';
@@ -14,7 +14,6 @@ import type { InkLevel } from './register';
  * that only smooths the level, which the full-resolution round does not use.
  * The inversion and the cast to float are done by libvips too (`negate`, float raw output): a JS loop
  * over the level's ~0.5 M pixels ran cold (interpreted) in a one-shot process.
- * `img.data` may live in a SharedArrayBuffer (the registration worker's copy of the sheet).
  */
 export async function inkLevelVips(img: GreyImage, f: number): Promise<InkLevel> {
   const w = Math.floor(img.width / f),

@@ -3,7 +3,6 @@ import type { GreyImage } from '../types';
 import { nextPow2, phaseCorrelate } from './fft';
 import {
   _internal,
-  extractPatchWindows,
   inkDownsample,
   pairLevelFactor,
   refineFull,
@@ -165,29 +164,20 @@ describe('registerImages (real sheet, beam proposal S101 at 100 dpi)', () => {
   });
 });
 
-describe('registerLevels + refineFull on patch windows', () => {
-  it('gives registerImages’ result from the windows alone, incl. sites at the sheet edge', async () => {
+describe('registerLevels + refineFull', () => {
+  it('give registerImages’ result, stage by stage', async () => {
     const A = await renderPdfPage(fixture('20190601_beam-proposal_5-sheets.pdf'), 0, 100);
-    // A shift large enough that B patches of edge sites reach past B's border (clipped windows).
     const truth = similarity(1.006, 0.4, 60, 50, A.width, A.height);
     const B = warpAffine(A, invertAffine(truth));
     const whole = registerImages(A, B);
     const size = { aw: A.width, ah: A.height, bw: B.width, bh: B.height };
     const f = pairLevelFactor(size);
     const stage = registerLevels(inkDownsample(A, f), inkDownsample(B, f), size);
-    const w = extractPatchWindows(A, B, stage);
-    expect(w.a.windows).toHaveLength(stage.sites.length);
-    expect(w.b.windows.some((x) => x.x === 0 || x.y === 0 || x.x + x.width === B.width)).toBe(true);
-    // ≈ 70² px per window instead of the sheet.
-    const px = [...w.a.windows, ...w.b.windows].reduce((n, x) => n + x.data.length, 0);
-    expect(px).toBeLessThan(stage.sites.length * 2 * 80 * 80);
-    const fromWindows = refineFull(w.a, w.b, stage);
-    // The same samples, bit for bit (window samplers keep sheet coordinates).
-    expect(fromWindows.transform).toEqual(whole.transform);
-    expect(fromWindows.inliers).toBe(whole.inliers);
-    expect(fromWindows.confidence).toBe(whole.confidence);
-    expect(() => refineFull(w.a, w.b, stage, { fullRounds: [8, 4] })).toThrow(
-      /one full-resolution round/,
-    );
+    expect(stage.fitted).toBe(true);
+    const full = refineFull(A, B, stage);
+    expect(full.transform).toEqual(whole.transform);
+    expect(full.inliers).toBe(whole.inliers);
+    expect(full.confidence).toBe(whole.confidence);
+    expect(transformError(full.transform, truth, A.width, A.height).max).toBeLessThan(0.5);
   });
 });

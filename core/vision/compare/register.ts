@@ -12,9 +12,8 @@
 //      parabolic sub-pixel peaks; B patches are sampled through the current estimate, so scale and
 //      rotation are absorbed; each round ends with a RANSAC + least-squares similarity (or affine) fit;
 //      first at the 1/f1 level, then at full resolution.
-// Entry points: registerImages (all of it), or its stages — prepareLevelA (A's level only),
-// registerLevels (steps 1–3 on the two levels) and refineFull (the full-resolution round, on the sheets or on
-// the windows of them extractPatchWindows cuts) — which register.worker.ts runs on another thread.
+// Entry points: registerImages (all of it), or its stages — registerLevels (steps 1–3 on the two
+// levels) and refineFull (the full-resolution round).
 // Pure TypeScript over typed arrays; no I/O.
 import type { GreyImage } from '../types';
 import { fft2d, nextPow2, phaseCorrelate } from './fft';
@@ -220,26 +219,12 @@ function sampleLevel(data: Float32Array, W: number, H: number, x: number, y: num
   return (v00 * (1 - fx) + v10 * fx) * (1 - fy) + (v01 * (1 - fx) + v11 * fx) * fy;
 }
 
-/**
- * Bilinear sample of ink (255 − grey) of a full-resolution image; 0 (paper) outside. The image may be
- * a window whose pixel (0, 0) is sheet pixel (ox, oy) (integers): (x, y) stay sheet coordinates, so the
- * weights are the same bits as on the whole sheet.
- */
-function sampleGrey(
-  data: Uint8Array,
-  W: number,
-  H: number,
-  x: number,
-  y: number,
-  ox: number,
-  oy: number,
-): number {
-  const xf = Math.floor(x),
-    yf = Math.floor(y);
-  const fx = x - xf,
-    fy = y - yf;
-  const x0 = xf - ox,
-    y0 = yf - oy;
+/** Bilinear sample of ink (255 − grey) of a full-resolution image; 0 (paper) outside. */
+function sampleGrey(data: Uint8Array, W: number, H: number, x: number, y: number): number {
+  const x0 = Math.floor(x),
+    y0 = Math.floor(y);
+  const fx = x - x0,
+    fy = y - y0;
   if (x0 >= 0 && y0 >= 0 && x0 + 1 < W && y0 + 1 < H) {
     const i = y0 * W + x0;
     return (
@@ -263,9 +248,6 @@ interface Sampler {
   height: number;
   level?: Float32Array;
   grey?: Uint8Array;
-  /** Origin of a window (full-res px): the sampler holds pixels [ox, ox + width) x [oy, oy + height). */
-  ox?: number;
-  oy?: number;
 }
 
 function fullAsSampler(img: GreyImage): Sampler {
@@ -292,8 +274,7 @@ function fillGrid(
   vx: number,
   vy: number,
 ): void {
-  if (s.grey)
-    fillGridGrey(s.grey, s.width, s.height, s.ox ?? 0, s.oy ?? 0, out, P, x0, y0, ux, uy, vx, vy);
+  if (s.grey) fillGridGrey(s.grey, s.width, s.height, out, P, x0, y0, ux, uy, vx, vy);
   else fillGridLevel(s.level!, s.width, s.height, out, P, x0, y0, ux, uy, vx, vy);
 }
 
@@ -301,8 +282,6 @@ function fillGridGrey(
   d: Uint8Array,
   W: number,
   H: number,
-  ox: number,
-  oy: number,
   out: Float64Array,
   P: number,
   x0: number,
@@ -312,21 +291,17 @@ function fillGridGrey(
   vx: number,
   vy: number,
 ): void {
-  const lx = x0 - ox,
-    ly = y0 - oy; // start in the image's own pixels
-  if (isUnitGrid(lx, ly, ux, uy, vx, vy) && lx >= 0 && ly >= 0 && lx + P <= W && ly + P <= H) {
+  if (isUnitGrid(x0, y0, ux, uy, vx, vy) && x0 >= 0 && y0 >= 0 && x0 + P <= W && y0 + P <= H) {
     // Integer start, unit steps, inside the image: a plain copy of ink (no interpolation).
-    for (let j = 0; j < P; j++) copyInkRow(d, (ly + j) * W + lx, out, j * P, P);
+    for (let j = 0; j < P; j++) copyInkRow(d, (y0 + j) * W + x0, out, j * P, P);
     return;
   }
-  const inside = gridInside(W, H, P, lx, ly, ux, uy, vx, vy);
+  const inside = gridInside(W, H, P, x0, y0, ux, uy, vx, vy);
   for (let j = 0; j < P; j++) {
     const rx = x0 + j * vx,
       ry = y0 + j * vy;
-    if (inside) bilinearInkRow(d, W, ox, oy, rx, ry, ux, uy, out, j * P, P);
-    else
-      for (let i = 0; i < P; i++)
-        out[j * P + i] = sampleGrey(d, W, H, rx + i * ux, ry + i * uy, ox, oy);
+    if (inside) bilinearInkRow(d, W, rx, ry, ux, uy, out, j * P, P);
+    else for (let i = 0; i < P; i++) out[j * P + i] = sampleGrey(d, W, H, rx + i * ux, ry + i * uy);
   }
 }
 
@@ -357,15 +332,10 @@ function gridInside(
   );
 }
 
-/**
- * n bilinear samples of ink (255 − grey) from (x, y) in steps (ux, uy), sheet coordinates; all inside
- * the image, whose pixel (0, 0) is sheet pixel (ox, oy).
- */
+/** n bilinear samples of ink (255 − grey) from (x, y) in steps (ux, uy); all inside the image. */
 function bilinearInkRow(
   d: Uint8Array,
   W: number,
-  ox: number,
-  oy: number,
   x: number,
   y: number,
   ux: number,
@@ -381,7 +351,7 @@ function bilinearInkRow(
       y0 = Math.floor(yi);
     const fx = xi - x0,
       fy = yi - y0;
-    const k = (y0 - oy) * W + (x0 - ox);
+    const k = y0 * W + x0;
     const top = d[k]! * (1 - fx) + d[k + 1]! * fx;
     const bot = d[k + W]! * (1 - fx) + d[k + W + 1]! * fx;
     out[o + i] = 255 - (top * (1 - fy) + bot * fy);
@@ -898,8 +868,8 @@ function prepPatch(p: Float64Array, hann: Float64Array): number {
  * through `t`), phase-correlate with a ±`search` level-px window, and return the matches in full-res px.
  */
 function patchRound(
-  As: Sampler[],
-  Bs: Sampler[],
+  A: Sampler,
+  B: Sampler,
   sites: PatchSite[],
   t: Affine,
   P: number,
@@ -908,8 +878,8 @@ function patchRound(
 ): Match[] {
   const inv = invertAffine(t);
   const sc = makeScratch(P);
-  const fa = As[0]!.f,
-    fb = Bs[0]!.f;
+  const fa = A.f,
+    fb = B.f;
   const offA = (fa - 1) / 2,
     offB = (fb - 1) / 2;
   // B's sampling grid in B sampler px per A patch px (columns u, rows v).
@@ -920,9 +890,6 @@ function patchRound(
   const out: Match[] = [];
   for (let k = 0; k < sites.length; k++) {
     const s = sites[k]!;
-    // One sampler for all sites, or one per site (windows of the sheets, see extractPatchWindows).
-    const A = As.length === 1 ? As[0]! : As[k]!,
-      B = Bs.length === 1 ? Bs[0]! : Bs[k]!;
     // A patch: level grid centred on the site (A level coords), step = 1 level px = fa full px.
     const ua = (s.x - offA) / fa,
       va = (s.y - offA) / fa;
@@ -968,10 +935,7 @@ export interface PairSize {
   bh: number;
 }
 
-/**
- * What the level stages (coarse + level-1 patch rounds) found: plain data, so it can cross a thread
- * boundary (register.worker.ts runs these stages while the main thread packs masks).
- */
+/** What the level stages (coarse + level-1 patch rounds) found, for the full-resolution round. */
 export interface LevelStage {
   /** Level factor the stages ran at. */
   f1: number;
@@ -1018,11 +982,8 @@ export function registerImages(
  * Stages 1–3 on the ink levels only (no full-resolution pixels): coarse level and scale search, then
  * the level-1 patch rounds. `la`/`lb` must be at pairLevelFactor(size).
  */
-/**
- * The part of the level stages that needs A's level only (its coarse level and grid, its ink extents,
- * the patch sites), so it can run before B is decoded (register.worker.ts gets A's level early).
- */
-export interface LevelAPrep {
+/** The part of the level stages that needs A's level only (its coarse level and grid, extents, sites). */
+interface LevelAPrep {
   la: InkLevel;
   /** Further factor of the coarse level. */
   g: number;
@@ -1032,11 +993,9 @@ export interface LevelAPrep {
   rows: number;
   gridA: Float64Array;
   sites: PatchSite[];
-  ms: number;
 }
 
-export function prepareLevelA(la: InkLevel, opts: RegisterOptions = {}): LevelAPrep {
-  const t0 = performance.now();
+function prepareLevelA(la: InkLevel, opts: RegisterOptions = {}): LevelAPrep {
   // Coarse level ≤ coarseSize px on the long side of A, same factor for B; the level-1 round then
   // searches ±12 level px (±96 full px at f1 = 8) around the coarse estimate.
   const g = Math.max(1, Math.ceil(Math.max(la.width, la.height) / (opts.coarseSize ?? 256)));
@@ -1058,7 +1017,6 @@ export function prepareLevelA(la: InkLevel, opts: RegisterOptions = {}): LevelAP
     rows,
     gridA,
     sites,
-    ms: performance.now() - t0,
   };
 }
 
@@ -1067,7 +1025,6 @@ export function registerLevels(
   lb: InkLevel,
   size: PairSize,
   opts: RegisterOptions = {},
-  prep?: LevelAPrep,
 ): LevelStage {
   const timings: Record<string, number> = {};
   let t0 = performance.now();
@@ -1078,12 +1035,11 @@ export function registerLevels(
   };
   const f1 = la.f;
   if (lb.f !== f1) throw new Error(`Levels of A (f=${la.f}) and B (f=${lb.f}) differ`);
-  const pa = prep && prep.la === la ? prep : prepareLevelA(la, opts);
+  const pa = prepareLevelA(la, opts);
   const { g, ca, cols, rows, gridA } = pa;
   const cb = downsampleLevel(lb, g);
   const F = ca.f;
   lap('downsample');
-  if (pa === prep) timings.prep_a = prep.ms; // done earlier, before B arrived
 
   // Candidate scales (B→A).
   const cands: number[] = [1];
@@ -1126,7 +1082,7 @@ export function registerLevels(
     rms = F / 2;
   let fitted = false;
   for (const [search, thrLv] of (opts.level1Rounds ?? [[12, 3]]) as [number, number][]) {
-    const ms = patchRound([SA], [SB], sitesA, t, P1, search, 0.02);
+    const ms = patchRound(SA, SB, sitesA, t, P1, search, 0.02);
     const fit = robustFit(ms, thrLv * f1, 'similarity');
     if (!fit || fit.inliers.length < Math.max(3, Math.ceil(sitesA.length * 0.25))) break;
     t = fit.t;
@@ -1151,90 +1107,10 @@ export function registerLevels(
   };
 }
 
-/** A window of a sheet (full-res px): pixels [x, x + width) x [y, y + height), row-major grey. */
-export interface SheetWindow {
-  x: number;
-  y: number;
-  width: number;
-  height: number;
-  data: Uint8Array;
-}
-
-/** The pixels the full-resolution round reads from one sheet: one window per site, in site order. */
-export interface PatchWindows {
-  windows: SheetWindow[];
-}
-
-function windowSampler(w: SheetWindow): Sampler {
-  return { f: 1, width: w.width, height: w.height, grey: w.data, ox: w.x, oy: w.y };
-}
-
-function cropWindow(img: GreyImage, x0: number, y0: number, x1: number, y1: number): SheetWindow {
-  // Clipped to the image: outside it both the window and the whole sheet read as paper.
-  const x = Math.max(0, Math.min(img.width, x0)),
-    y = Math.max(0, Math.min(img.height, y0));
-  const w = Math.max(0, Math.min(img.width, x1) - x),
-    h = Math.max(0, Math.min(img.height, y1) - y);
-  const data = new Uint8Array(w * h);
-  for (let r = 0; r < h; r++)
-    data.set(img.data.subarray((y + r) * img.width + x, (y + r) * img.width + x + w), r * w);
-  return { x, y, width: w, height: h, data };
-}
-
-/**
- * The windows of A and B the full-resolution round of refineFull reads (default single round), so it
- * can run where the sheets are not (register.worker.ts): for each site, A's P x P patch and the box of
- * B's bilinear samples through the stage's transform, each with a 2 px margin (≈ 46 x 2 x 70² px).
- * A window edge inside the sheet is never sampled (the margin); at the sheet's edge both read paper.
- */
-export function extractPatchWindows(
-  a: GreyImage,
-  b: GreyImage,
-  st: LevelStage,
-  opts: RegisterOptions = {},
-): { a: PatchWindows; b: PatchWindows } {
-  const P = opts.patchSize ?? 64;
-  const inv = invertAffine(st.transform);
-  const wa: SheetWindow[] = [],
-    wb: SheetWindow[] = [];
-  for (const s of st.sites) {
-    // The same grid as patchRound at f = 1: A at integers u0..u0+P−1, B at inv of those points.
-    const u0 = Math.round(s.x) - P / 2,
-      v0 = Math.round(s.y) - P / 2;
-    wa.push(cropWindow(a, u0 - 2, v0 - 2, u0 + P + 2, v0 + P + 2));
-    let bx0 = Infinity,
-      by0 = Infinity,
-      bx1 = -Infinity,
-      by1 = -Infinity;
-    for (const [x, y] of [
-      [u0, v0],
-      [u0 + P - 1, v0],
-      [u0, v0 + P - 1],
-      [u0 + P - 1, v0 + P - 1],
-    ] as const) {
-      const [bx, by] = applyAffine(inv, x, y);
-      bx0 = Math.min(bx0, bx);
-      by0 = Math.min(by0, by);
-      bx1 = Math.max(bx1, bx);
-      by1 = Math.max(by1, by);
-    }
-    wb.push(
-      cropWindow(
-        b,
-        Math.floor(bx0) - 2,
-        Math.floor(by0) - 2,
-        Math.ceil(bx1) + 3,
-        Math.ceil(by1) + 3,
-      ),
-    );
-  }
-  return { a: { windows: wa }, b: { windows: wb } };
-}
-
 /** Stage 4: the full-resolution patch round(s) from a LevelStage, and the confidence. */
 export function refineFull(
-  a: GreyImage | PatchWindows,
-  b: GreyImage | PatchWindows,
+  a: GreyImage,
+  b: GreyImage,
   st: LevelStage,
   opts: RegisterOptions = {},
 ): Registration {
@@ -1247,11 +1123,9 @@ export function refineFull(
   const sitesA = st.sites;
   if (st.fitted && st.f1 > 1 && !opts.coarseOnly) {
     const P = opts.patchSize ?? 64;
-    const FA = 'windows' in a ? a.windows.map(windowSampler) : [fullAsSampler(a)],
-      FB = 'windows' in b ? b.windows.map(windowSampler) : [fullAsSampler(b)];
+    const FA = fullAsSampler(a),
+      FB = fullAsSampler(b);
     const rounds = opts.fullRounds ?? [8];
-    if ('windows' in a && rounds.length !== 1)
-      throw new Error('Patch windows cover one full-resolution round only');
     for (const search of rounds) {
       // Same sites (A full-res px); patches of P full px centred on them.
       const ms = patchRound(FA, FB, sitesA, t, P, search, 0.02);
