@@ -4,7 +4,7 @@ import {
   alignGrey,
   dilate3x3,
   diffImages,
-  packImpl,
+  maskKernels,
   packInk,
   popcount32,
   overlayPalette,
@@ -32,10 +32,10 @@ describe.each([
   ['JS', false],
 ] as const)('packInk (%s loop)', (_name, simd) => {
   beforeEach(() => {
-    packImpl.simd = simd;
+    maskKernels.simd = simd;
   });
   afterEach(() => {
-    packImpl.simd = true;
+    maskKernels.simd = true;
   });
   it('matches a per-pixel threshold for every grey level, odd widths included', () => {
     const W = 37,

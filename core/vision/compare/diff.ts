@@ -17,7 +17,7 @@
 // B is sampled through the transform (nearest neighbour) straight into A's frame from B's own packed
 // masks, word by word, skipping words whose source bits are all paper: no warped grey copy is made.
 import type { GreyImage } from '../types';
-import { packRowsSimd } from './pack-simd';
+import { diffMasksSimd, packRowsSimd, type DiffCounts } from './masks-simd';
 import { invertAffine, type Affine } from './register';
 
 export interface DiffOptions {
@@ -170,10 +170,10 @@ function allocMasks(
 }
 
 /**
- * How packInk packs: `simd` (default) uses pack-simd.ts where WebAssembly SIMD is available, else the
- * JS loop below; tests and bench/compare set it false to run the JS loop.
+ * Which loops packInk and diffMasks run: `simd` (default) uses masks-simd.ts where WebAssembly SIMD is
+ * available, else the JS loops here; tests set it false to run the JS loops.
  */
-export const packImpl = { simd: true };
+export const maskKernels = { simd: true };
 
 /** Pack rows [y0, y1) of the (window of the) image into `m` (allocated by allocMasks). */
 function packInkRows(
@@ -191,7 +191,7 @@ function packInkRows(
   thresholdConst(weakThreshold);
   thresholdConst(paleThreshold);
   if (
-    packImpl.simd &&
+    maskKernels.simd &&
     packRowsSimd(img, m, y0, y1, inkThreshold, weakThreshold, paleThreshold, window)
   )
     return;
@@ -784,7 +784,8 @@ function dilated(
  * The mask-level part of diffImages, for callers that already hold packed masks in one frame. One pass
  * over the words: paper words (no weak ink on either side) are skipped, and the other side's 3x3
  * dilation is computed only for the words and masks a test needs (strong ink on this side, or weak ink
- * left for the faint test) — no dilated copies or row rings are made.
+ * left for the faint test) — no dilated copies or row rings are made. The word loop runs on WebAssembly
+ * SIMD (masks-simd.ts diffMasksSimd, 4 words per step, the same words and counts) where available.
  */
 export function diffMasks(
   ma: InkMasks,
@@ -799,6 +800,43 @@ export function diffMasks(
     clearPadding(m, stride, height, width);
   const added = newWords(ws, 'added', stride * height);
   const removed = newWords(ws, 'removed', stride * height);
+  const counts =
+    (maskKernels.simd && diffMasksSimd(ma, mb, cover, faintPass, added, removed)) ||
+    diffWordsJs(ma, mb, cover, faintPass, added, removed);
+  const { addedPx, removedPx, unionPx } = counts;
+  const changed = addedPx + removedPx;
+  const changedFraction = unionPx > 0 ? changed / unionPx : 0;
+  return {
+    width,
+    height,
+    stride,
+    strongA: ma.strong,
+    weakA: ma.weak,
+    strongB: mb.strong,
+    weakB: mb.weak,
+    added,
+    removed,
+    stats: {
+      added_px: addedPx,
+      removed_px: removedPx,
+      unchanged_px: unionPx - changed,
+      changed_fraction: changedFraction,
+    },
+    faint: { added_px: counts.faintAddedPx, removed_px: counts.faintRemovedPx },
+    score: 1 - changedFraction,
+  };
+}
+
+/** diffMasks' word loop in JS: writes `added`/`removed` (zeroed) and returns the counts. */
+function diffWordsJs(
+  ma: InkMasks,
+  mb: InkMasks,
+  cover: Coverage | undefined,
+  faintPass: boolean,
+  added: Uint32Array,
+  removed: Uint32Array,
+): DiffCounts {
+  const { width, height, stride } = ma;
   // Int32 views: loads stay small integers in optimised code (a Uint32 load ≥ 2^31 deoptimised).
   const sA = i32(ma.strong),
     sB = i32(mb.strong),
@@ -862,27 +900,7 @@ export function diffMasks(
       if (add !== 0) added[b + k] = add;
     }
   }
-  const changed = addedPx + removedPx;
-  const changedFraction = unionPx > 0 ? changed / unionPx : 0;
-  return {
-    width,
-    height,
-    stride,
-    strongA: ma.strong,
-    weakA: ma.weak,
-    strongB: mb.strong,
-    weakB: mb.weak,
-    added,
-    removed,
-    stats: {
-      added_px: addedPx,
-      removed_px: removedPx,
-      unchanged_px: unionPx - changed,
-      changed_fraction: changedFraction,
-    },
-    faint: { added_px: faintAddedPx, removed_px: faintRemovedPx },
-    score: 1 - changedFraction,
-  };
+  return { unionPx, addedPx, removedPx, faintAddedPx, faintRemovedPx };
 }
 
 // ---------------------------------------------------------------------------------------------

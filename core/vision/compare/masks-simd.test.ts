@@ -1,0 +1,170 @@
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { GreyImage } from '../types';
+import { coverage, diffMasks, maskKernels, packInk, warpMasks, type PixelWindow } from './diff';
+import { simdPackAvailable } from './masks-simd';
+import { rng } from './test-support';
+
+// The SIMD kernels must give the JS loops' words and counts exactly (the JS loops are checked against
+// per-pixel references in diff.test.ts), and the committed module must be its .wat source.
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+
+afterEach(() => {
+  maskKernels.simd = true;
+});
+
+function randomSheet(W: number, Ht: number, seed: number): GreyImage {
+  const r = rng(seed);
+  const img: GreyImage = { width: W, height: Ht, data: new Uint8Array(W * Ht).fill(255) };
+  // Runs of paper, of ink of every grey level, and of grey near each threshold.
+  for (let i = 0; i < img.data.length;) {
+    const run = 1 + Math.floor(r() * 70);
+    const kind = r();
+    for (let j = 0; j < run && i < img.data.length; j++, i++)
+      img.data[i] =
+        kind < 0.4
+          ? 255
+          : kind < 0.7
+            ? Math.floor(r() * 256)
+            : [159, 160, 207, 208, 239, 240][j % 6]!;
+  }
+  return img;
+}
+
+describe('mask kernels on WebAssembly SIMD (masks-simd.ts)', () => {
+  it("runs here and gives the JS loop's masks word for word: widths, windows, thresholds, batches", () => {
+    expect(simdPackAvailable()).toBe(true);
+    let cases = 0;
+    for (const [W, Ht] of [
+      [1, 1],
+      [31, 3],
+      [32, 2],
+      [33, 5],
+      [100, 7],
+      [257, 9],
+      [9000, 40], // 9024-byte rows: more than one batch of rows
+    ] as const) {
+      const img = randomSheet(W, Ht, W * 7 + Ht);
+      const windows: (PixelWindow | undefined)[] = [
+        undefined,
+        { x: 0, y: 0, width: W, height: Ht },
+        { x: -5, y: -2, width: W + 9, height: Ht + 3 }, // paper all round
+        { x: 3, y: 1, width: Math.max(1, W - 5), height: Math.max(1, Ht - 1) },
+        { x: W + 4, y: 0, width: 10, height: 2 }, // beside the image
+        { x: -40, y: Ht + 1, width: 20, height: 3 }, // below and left of it
+        { x: 2.4, y: 0.6, width: 40.2, height: Ht + 0.4 }, // rounded like the JS loop
+      ];
+      for (const window of windows) {
+        for (const [t, wt, pt] of [
+          [160, 208, 240],
+          [160, 208, 208], // no faint pass: pale is weak
+          [1, 1, 1],
+          [128, 129, 255],
+          [255, 255, 255],
+        ] as const) {
+          maskKernels.simd = true;
+          const s = packInk(img, t, wt, pt, window);
+          maskKernels.simd = false;
+          const j = packInk(img, t, wt, pt, window);
+          const label = `${W}x${Ht} ${JSON.stringify(window)} ${t}/${wt}/${pt}`;
+          expect([s.width, s.height, s.stride], label).toEqual([j.width, j.height, j.stride]);
+          expect(s.strong, label).toEqual(j.strong);
+          expect(s.weak, label).toEqual(j.weak);
+          expect(s.pale, label).toEqual(j.pale);
+          expect(s.pale === s.weak, label).toBe(pt === wt);
+          cases++;
+        }
+      }
+    }
+    expect(cases).toBe(7 * 7 * 5);
+  });
+
+  it('checks the thresholds on the SIMD path too, and the masks are not all paper', () => {
+    const img = randomSheet(300, 50, 3);
+    expect(packInk(img).strong.some((w) => w !== 0)).toBe(true);
+    expect(() => packInk(img, 0, 208)).toThrow(/ink threshold in 1..255/);
+    expect(() => packInk(img, 160, 256, 256)).toThrow(/ink threshold in 1..255/);
+  });
+
+  it("gives diffMasks' added/removed words and counts exactly: coverages, faint pass, batches", () => {
+    let cases = 0;
+    for (const [W, Ht] of [
+      [1, 1],
+      [5, 3],
+      [32, 4],
+      [33, 2],
+      [100, 9],
+      [131, 7], // stride 5: a last group with one word
+      [9000, 150], // 282-word rows: three batches
+    ] as const) {
+      const a = randomSheet(W, Ht, W + 3 * Ht);
+      // B: A with some pixels changed, so there are added, removed and faint changes.
+      const b: GreyImage = { width: W, height: Ht, data: a.data.slice() };
+      const r = rng(W * Ht + 1);
+      for (let i = 0; i < b.data.length; i++) if (r() < 0.08) b.data[i] = Math.floor(r() * 256);
+      const transforms = [
+        [1, 0, 0, 0, 1, 0],
+        [1.003, 0, -2.2, 0, 1.003, 1.4],
+        [1, 0, 7, 0, 1, -3], // B shifted: coverage leaves columns and rows out
+      ];
+      for (const t of transforms)
+        for (const pale of [240, 208]) {
+          const ma = packInk(a, 160, 208, pale);
+          const mb = warpMasks(packInk(b, 160, 208, pale), t, W, Ht);
+          for (const cover of [undefined, coverage(t, W, Ht, W, Ht)]) {
+            maskKernels.simd = true;
+            const s1 = diffMasks(ma, mb, cover);
+            maskKernels.simd = false;
+            const j = diffMasks(ma, mb, cover);
+            const label = `${W}x${Ht} t=${t} pale=${pale} cover=${!!cover}`;
+            expect(s1.stats, label).toEqual(j.stats);
+            expect(s1.faint, label).toEqual(j.faint);
+            expect(s1.added, label).toEqual(j.added);
+            expect(s1.removed, label).toEqual(j.removed);
+            cases++;
+          }
+        }
+      // Not vacuous: the big sheet has changes of every kind.
+      if (W === 9000) {
+        const d = diffMasks(packInk(a), packInk(b));
+        expect(d.stats.added_px).toBeGreaterThan(0);
+        expect(d.stats.removed_px).toBeGreaterThan(0);
+        expect(d.faint.added_px + d.faint.removed_px).toBeGreaterThan(0);
+      }
+    }
+    expect(cases).toBe(7 * 3 * 2 * 2);
+    // Random coverages (empty rows, partial words, bounds past the row).
+    const a = randomSheet(300, 40, 77),
+      b = randomSheet(300, 40, 78);
+    const ma = packInk(a),
+      mb = packInk(b);
+    const r = rng(5);
+    for (let n = 0; n < 20; n++) {
+      const lo = new Int32Array(40),
+        hi = new Int32Array(40);
+      for (let y = 0; y < 40; y++) {
+        lo[y] = Math.floor(r() * 340) - 20;
+        hi[y] = lo[y]! + Math.floor(r() * 360) - 40;
+      }
+      maskKernels.simd = true;
+      const s1 = diffMasks(ma, mb, { lo, hi });
+      maskKernels.simd = false;
+      const j = diffMasks(ma, mb, { lo, hi });
+      expect(s1.stats).toEqual(j.stats);
+      expect(s1.faint).toEqual(j.faint);
+      expect(s1.removed).toEqual(j.removed);
+      expect(s1.added).toEqual(j.added);
+    }
+  });
+
+  it('is built from masks-simd.wat (scripts/build-wasm.mjs --check)', () => {
+    // Throws (exit 1) when masks-simd.wasm.ts is not what the .wat assembles to.
+    execFileSync(process.execPath, [path.join(repo, 'scripts/build-wasm.mjs'), '--check'], {
+      cwd: repo,
+      stdio: 'pipe',
+    });
+  });
+});

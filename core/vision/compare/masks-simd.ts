@@ -1,0 +1,235 @@
+// The mask kernels of diff.ts on WebAssembly SIMD (masks-simd.wat), each giving its JS loop's words
+// exactly (tests compare both on random images, windows, thresholds and coverages):
+//   packRowsSimd — packInk's rows: 16 pixels per compare, i8x16.bitmask gathering the bits, instead of
+//     JS's 4 pixels per SWAR step; rows are copied in batches into the module's memory (padded with
+//     paper to whole 32-pixel words), packed there, and the words copied out;
+//   diffMasksSimd — diffMasks' added/removed words and counts, 4 words per step; rows are copied in
+//     batches with the row above and below each batch (for the 3x3 dilation).
+// Both are faster than the JS loops warm and free of their cold-code cost in a fresh process
+// (bench/compare README, SIMD slices). Where WebAssembly SIMD is missing, diff.ts runs its JS loops.
+import type { GreyImage } from '../types';
+import type { Coverage, InkMasks, PixelWindow } from './diff';
+import { WASM_BASE64 } from './masks-simd.wasm';
+
+interface PackExports {
+  memory: WebAssembly.Memory;
+  pack(
+    src: number,
+    slot: number,
+    rows: number,
+    words: number,
+    outS: number,
+    outW: number,
+    outP: number,
+    ts: number,
+    tw: number,
+    tp: number,
+  ): void;
+  diff(
+    n: number,
+    stride: number,
+    sA: number,
+    wA: number,
+    pA: number,
+    sB: number,
+    wB: number,
+    pB: number,
+    outAdd: number,
+    outRem: number,
+    lo: number,
+    hi: number,
+    faint: number,
+    res: number,
+  ): void;
+}
+
+/** Input bytes per batch of rows: a few hundred KB stay in the caches between copy-in and packing. */
+const BATCH_BYTES = 1 << 18;
+const PAGE = 65536;
+
+let instance: PackExports | null | undefined;
+
+/** This thread's instance, made on first use; null when WebAssembly SIMD is not available. */
+function packModule(): PackExports | null {
+  if (instance !== undefined) return instance;
+  try {
+    const mod = new WebAssembly.Module(Buffer.from(WASM_BASE64, 'base64'));
+    instance = new WebAssembly.Instance(mod).exports as unknown as PackExports;
+  } catch {
+    instance = null;
+  }
+  return instance;
+}
+
+/** Room for `need` bytes in the module's memory; the views must be made after this. */
+function ensureMemory(e: PackExports, need: number): void {
+  if (e.memory.buffer.byteLength < need)
+    e.memory.grow(Math.ceil((need - e.memory.buffer.byteLength) / PAGE));
+}
+
+/** Whether the SIMD kernels can run here. */
+export function simdPackAvailable(): boolean {
+  return packModule() !== null;
+}
+
+/**
+ * Pack rows [y0, y1) of the (window of the) image into `m`, as diff.ts packInkRows does: mask pixel
+ * (x, y) is image pixel (window.x + x, window.y + y), paper outside the image. Thresholds are checked
+ * by the caller (integers 1..255, ink ≤ weak ≤ pale). Writes every word of those rows. Returns false
+ * (nothing written) when WebAssembly SIMD is not available.
+ */
+export function packRowsSimd(
+  img: GreyImage,
+  m: InkMasks,
+  y0: number,
+  y1: number,
+  inkThreshold: number,
+  weakThreshold: number,
+  paleThreshold: number,
+  window?: PixelWindow,
+): boolean {
+  const e = packModule();
+  if (!e) return false;
+  if (y1 <= y0) return true;
+  const { width: IW, height: IH, data } = img;
+  const wx = window ? Math.round(window.x) : 0,
+    wy = window ? Math.round(window.y) : 0;
+  const { width: W, stride, strong, weak, pale } = m;
+  const samePale = pale === weak;
+  const slot = stride * 32;
+  const R = Math.max(1, Math.min(y1 - y0, Math.floor(BATCH_BYTES / slot)));
+  const outBytes = R * stride * 4;
+  const outS = R * slot,
+    outW = outS + outBytes,
+    outP = outW + outBytes;
+  ensureMemory(e, outP + outBytes);
+  const mem = new Uint8Array(e.memory.buffer);
+  const words = new Uint32Array(e.memory.buffer);
+  // The part of each row inside the image, in window x: [cx0, cx1); paper elsewhere, set once here
+  // (each row below rewrites only its [cx0, cx1)).
+  const cx0 = Math.max(0, -wx),
+    cx1 = Math.min(W, IW - wx);
+  mem.fill(255, 0, R * slot);
+  for (let y = y0; y < y1; y += R) {
+    const n = Math.min(R, y1 - y);
+    for (let r = 0; r < n; r++) {
+      const sy = wy + y + r;
+      if (cx1 <= cx0) break; // the window lies beside the image: every row is paper
+      const o = r * slot;
+      if (sy < 0 || sy >= IH) mem.fill(255, o + cx0, o + cx1);
+      else mem.set(data.subarray(sy * IW + wx + cx0, sy * IW + wx + cx1), o + cx0);
+    }
+    e.pack(0, slot, n, stride, outS, outW, outP, inkThreshold, weakThreshold, paleThreshold);
+    const ob = y * stride,
+      nw = n * stride;
+    strong.set(words.subarray(outS >>> 2, (outS >>> 2) + nw), ob);
+    weak.set(words.subarray(outW >>> 2, (outW >>> 2) + nw), ob);
+    if (!samePale) pale.set(words.subarray(outP >>> 2, (outP >>> 2) + nw), ob);
+  }
+  return true;
+}
+
+/** The counts of diffMasks (strong-ink union, added, removed; faint added, faint removed). */
+export interface DiffCounts {
+  unionPx: number;
+  addedPx: number;
+  removedPx: number;
+  faintAddedPx: number;
+  faintRemovedPx: number;
+}
+
+/** Bytes of mask rows per batch (six input masks with their halo rows, two outputs). */
+const DIFF_BATCH_BYTES = 1 << 19;
+/** Gap around each region: the kernel reads up to 16 bytes before a base and after an end. */
+const GAP = 64;
+
+/**
+ * diffMasks' word loop (diff.ts): writes `added` and `removed` (zeroed, stride·height words) for masks
+ * `ma` and `mb` in one frame, with B's coverage per row (`cover`, or the whole row), and returns the
+ * counts — the same words and counts as the JS loop. Padding bits past the width must be clear (the
+ * caller's clearPadding). `faint`: run the faint-ink pass (pale masks differ from weak ones). Null
+ * (nothing written) when WebAssembly SIMD is not available.
+ */
+export function diffMasksSimd(
+  ma: InkMasks,
+  mb: InkMasks,
+  cover: Coverage | undefined,
+  faint: boolean,
+  added: Uint32Array,
+  removed: Uint32Array,
+): DiffCounts | null {
+  const e = packModule();
+  if (!e) return null;
+  const { width, height, stride } = ma;
+  const counts: DiffCounts = {
+    unionPx: 0,
+    addedPx: 0,
+    removedPx: 0,
+    faintAddedPx: 0,
+    faintRemovedPx: 0,
+  };
+  if (height === 0 || stride === 0) return counts;
+  const rowBytes = stride * 4;
+  const R = Math.max(1, Math.min(height, Math.floor(DIFF_BATCH_BYTES / (8 * rowBytes))));
+  const inBytes = (R + 2) * rowBytes + GAP,
+    outBytes = R * rowBytes + GAP;
+  // Regions (byte offsets, all multiples of 16): six inputs, two outputs, lo, hi, results.
+  const inputs = [ma.strong, ma.weak, ma.pale, mb.strong, mb.weak, mb.pale];
+  const inBase = inputs.map((_, i) => GAP + i * inBytes);
+  const addBase = GAP + 6 * inBytes,
+    remBase = addBase + outBytes,
+    loBase = remBase + outBytes,
+    hiBase = loBase + Math.ceil((R * 4) / 16) * 16,
+    resBase = hiBase + Math.ceil((R * 4) / 16) * 16;
+  ensureMemory(e, resBase + 32);
+  const words = new Uint32Array(e.memory.buffer);
+  const ints = new Int32Array(e.memory.buffer);
+  for (let y0 = 0; y0 < height; y0 += R) {
+    const n = Math.min(R, height - y0);
+    for (let i = 0; i < 6; i++) {
+      if (!faint && (i === 2 || i === 5)) continue;
+      const m = inputs[i]!,
+        dst = inBase[i]! >>> 2;
+      // Mask row 0: the row above the batch (row y0 itself at the top edge); rows 1..n: the batch;
+      // row n + 1: the row below (the last row itself at the bottom edge).
+      if (y0 > 0 && y0 + n < height) {
+        words.set(m.subarray((y0 - 1) * stride, (y0 + n + 1) * stride), dst);
+      } else {
+        const top = y0 > 0 ? y0 - 1 : y0,
+          bottom = y0 + n < height ? y0 + n : y0 + n - 1;
+        words.set(m.subarray(top * stride, (top + 1) * stride), dst);
+        words.set(m.subarray(y0 * stride, (y0 + n) * stride), dst + stride);
+        words.set(m.subarray(bottom * stride, (bottom + 1) * stride), dst + (n + 1) * stride);
+      }
+    }
+    for (let r = 0; r < n; r++) {
+      ints[(loBase >>> 2) + r] = cover ? cover.lo[y0 + r]! : 0;
+      ints[(hiBase >>> 2) + r] = cover ? cover.hi[y0 + r]! : width - 1;
+    }
+    e.diff(
+      n,
+      stride,
+      inBase[0]!,
+      inBase[1]!,
+      inBase[2]!,
+      inBase[3]!,
+      inBase[4]!,
+      inBase[5]!,
+      addBase,
+      remBase,
+      loBase,
+      hiBase,
+      faint ? 1 : 0,
+      resBase,
+    );
+    added.set(words.subarray(addBase >>> 2, (addBase >>> 2) + n * stride), y0 * stride);
+    removed.set(words.subarray(remBase >>> 2, (remBase >>> 2) + n * stride), y0 * stride);
+    const res = resBase >>> 2;
+    counts.unionPx += ints[res]!;
+    counts.addedPx += ints[res + 1]!;
+    counts.removedPx += ints[res + 2]!;
+    counts.faintAddedPx += ints[res + 3]!;
+    counts.faintRemovedPx += ints[res + 4]!;
+  }
+  return counts;
+}

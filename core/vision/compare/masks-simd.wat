@@ -1,0 +1,210 @@
+;; Mask kernels of the compare engine on WebAssembly SIMD (masks-simd.ts calls them):
+;;   pack — diff.ts packInk's thresholds, 32 pixels per output word;
+;;   diff — diff.ts diffMasks' added/removed masks and counts, 4 words (128 pixels) per step.
+;; Built into masks-simd.wasm.ts by `npm run build:wasm` (scripts/build-wasm.mjs, wabt); a test checks
+;; that the committed bytes are this file's.
+;;
+;; pack(src, slot, rows, words, outS, outW, outP, ts, tw, tp):
+;;   `rows` input rows of `slot` bytes each at `src` (grey, 32·words pixels per row; the caller pads
+;;   the rest of a row with paper, 255), for each row `words` output words per mask, rows one after
+;;   another: strong at outS (grey < ts), weak at outW (grey < tw), pale at outP (grey < tp).
+;;   Bit i of a word is pixel 32·k + i: i8x16.lt_u marks the lanes below the threshold and
+;;   i8x16.bitmask gathers lane i's sign into bit i. Words with no pale ink (paper) are written as 0
+;;   without the other two compares. Needs tp ≥ tw ≥ ts (weak and strong ink are then pale ink too).
+(module
+  (memory (export "memory") 1)
+  (func (export "pack")
+    (param $src i32) (param $slot i32) (param $rows i32) (param $words i32)
+    (param $outS i32) (param $outW i32) (param $outP i32)
+    (param $ts i32) (param $tw i32) (param $tp i32)
+    (local $r i32) (local $k i32) (local $p i32) (local $o i32) (local $pm i32)
+    (local $a v128) (local $b v128) (local $vs v128) (local $vw v128) (local $vp v128)
+    (local.set $vs (i8x16.splat (local.get $ts)))
+    (local.set $vw (i8x16.splat (local.get $tw)))
+    (local.set $vp (i8x16.splat (local.get $tp)))
+    (local.set $o (i32.const 0))
+    (block $rows_done
+      (loop $row
+        (br_if $rows_done (i32.ge_u (local.get $r) (local.get $rows)))
+        (local.set $p (i32.add (local.get $src) (i32.mul (local.get $r) (local.get $slot))))
+        (local.set $k (i32.const 0))
+        (block $words_done
+          (loop $word
+            (br_if $words_done (i32.ge_u (local.get $k) (local.get $words)))
+            (local.set $a (v128.load (local.get $p)))
+            (local.set $b (v128.load offset=16 (local.get $p)))
+            (local.set $pm
+              (i32.or
+                (i8x16.bitmask (i8x16.lt_u (local.get $a) (local.get $vp)))
+                (i32.shl (i8x16.bitmask (i8x16.lt_u (local.get $b) (local.get $vp))) (i32.const 16))))
+            (i32.store (i32.add (local.get $outP) (local.get $o)) (local.get $pm))
+            (if (local.get $pm)
+              (then
+                (i32.store (i32.add (local.get $outW) (local.get $o))
+                  (i32.or
+                    (i8x16.bitmask (i8x16.lt_u (local.get $a) (local.get $vw)))
+                    (i32.shl (i8x16.bitmask (i8x16.lt_u (local.get $b) (local.get $vw))) (i32.const 16))))
+                (i32.store (i32.add (local.get $outS) (local.get $o))
+                  (i32.or
+                    (i8x16.bitmask (i8x16.lt_u (local.get $a) (local.get $vs)))
+                    (i32.shl (i8x16.bitmask (i8x16.lt_u (local.get $b) (local.get $vs))) (i32.const 16)))))
+              (else
+                (i32.store (i32.add (local.get $outW) (local.get $o)) (i32.const 0))
+                (i32.store (i32.add (local.get $outS) (local.get $o)) (i32.const 0))))
+            (local.set $p (i32.add (local.get $p) (i32.const 32)))
+            (local.set $o (i32.add (local.get $o) (i32.const 4)))
+            (local.set $k (i32.add (local.get $k) (i32.const 1)))
+            (br $word)))
+        (local.set $r (i32.add (local.get $r) (i32.const 1)))
+        (br $row))))
+
+  ;; Sum of the set bits of each 32-bit lane.
+  (func $pop (param $v v128) (result v128)
+    (i32x4.extadd_pairwise_i16x8_u (i16x8.extadd_pairwise_i8x16_u (i8x16.popcnt (local.get $v)))))
+
+  ;; 3x3 dilation of the 4 words at byte address $o (rows $o ± $rb): the horizontal 3-px dilation of
+  ;; the OR of the three rows, as diff.ts `dilated`. $pm / $nm clear the lanes of the word before /
+  ;; after that lie outside the row (the sheet's edge).
+  (func $dil (param $o i32) (param $rb i32) (param $pm v128) (param $nm v128) (result v128)
+    (local $u i32) (local $d i32) (local $v v128) (local $p v128) (local $n v128)
+    (local.set $u (i32.sub (local.get $o) (local.get $rb)))
+    (local.set $d (i32.add (local.get $o) (local.get $rb)))
+    (local.set $v
+      (v128.or (v128.or (v128.load (local.get $u)) (v128.load (local.get $o))) (v128.load (local.get $d))))
+    (local.set $p
+      (v128.and (local.get $pm)
+        (v128.or
+          (v128.or
+            (v128.load (i32.sub (local.get $u) (i32.const 4)))
+            (v128.load (i32.sub (local.get $o) (i32.const 4))))
+          (v128.load (i32.sub (local.get $d) (i32.const 4))))))
+    (local.set $n
+      (v128.and (local.get $nm)
+        (v128.or
+          (v128.or (v128.load offset=4 (local.get $u)) (v128.load offset=4 (local.get $o)))
+          (v128.load offset=4 (local.get $d)))))
+    (v128.or
+      (v128.or
+        (v128.or (local.get $v) (i32x4.shl (local.get $v) (i32.const 1)))
+        (v128.or (i32x4.shr_u (local.get $v) (i32.const 1)) (i32x4.shr_u (local.get $p) (i32.const 31))))
+      (i32x4.shl (local.get $n) (i32.const 31))))
+
+  ;; Bits of word k (pixels 32k..32k+31) inside [lo, hi]: diff.ts rangeBits.
+  (func $range (param $k i32) (param $lo i32) (param $hi i32) (result i32)
+    (local $a i32) (local $b i32)
+    (local.set $a (i32.sub (local.get $lo) (i32.shl (local.get $k) (i32.const 5))))
+    (if (i32.lt_s (local.get $a) (i32.const 0)) (then (local.set $a (i32.const 0))))
+    (local.set $b (i32.sub (local.get $hi) (i32.shl (local.get $k) (i32.const 5))))
+    (if (i32.gt_s (local.get $b) (i32.const 31)) (then (local.set $b (i32.const 31))))
+    (if (i32.gt_s (local.get $a) (local.get $b)) (then (return (i32.const 0))))
+    (i32.and
+      (if (result i32) (i32.eq (local.get $b) (i32.const 31))
+        (then (i32.const -1))
+        (else (i32.sub (i32.shl (i32.const 1) (i32.add (local.get $b) (i32.const 1))) (i32.const 1))))
+      (i32.xor (i32.sub (i32.shl (i32.const 1) (local.get $a)) (i32.const 1)) (i32.const -1))))
+
+  ;; diff(n, stride, sA, wA, pA, sB, wB, pB, outAdd, outRem, lo, hi, faint, res):
+  ;;   the six masks hold n + 2 rows of `stride` words from their base (row 0 and row n + 1 are the rows
+  ;;   around the batch: the neighbours of its first and last rows, or those rows again at the sheet's
+  ;;   edge); at least 16 readable bytes lie before each base and after each end. For the batch's rows
+  ;;   r = 0..n−1 (mask row r + 1) with B's coverage [lo[r], hi[r]] (i32 arrays), writes the added and
+  ;;   removed words (n rows of `stride` words, 16 bytes of slack after each) as diffMasks does, and at
+  ;;   `res` the batch's counts: union, added, removed, faint added, faint removed (5 x i32).
+  ;;   `faint` = 0: no faint-ink pass (pA and pB are not read).
+  (func (export "diff")
+    (param $n i32) (param $stride i32)
+    (param $sA i32) (param $wA i32) (param $pA i32) (param $sB i32) (param $wB i32) (param $pB i32)
+    (param $oAdd i32) (param $oRem i32) (param $lo i32) (param $hi i32) (param $faint i32) (param $res i32)
+    (local $r i32) (local $k i32) (local $rb i32) (local $o i32) (local $q i32) (local $lov i32)
+    (local $hiv i32)
+    (local $wa v128) (local $wb v128) (local $sa v128) (local $sb v128) (local $valid v128)
+    (local $pm v128) (local $nm v128) (local $cov v128) (local $add v128) (local $rem v128)
+    (local $fa v128) (local $fr v128) (local $kv v128) (local $strideV v128)
+    (local $cU v128) (local $cA v128) (local $cR v128) (local $cFA v128) (local $cFR v128)
+    (local.set $rb (i32.shl (local.get $stride) (i32.const 2)))
+    (local.set $strideV (i32x4.splat (local.get $stride)))
+    (block $rows_done
+      (loop $row
+        (br_if $rows_done (i32.ge_u (local.get $r) (local.get $n)))
+        (local.set $lov (i32.load (i32.add (local.get $lo) (i32.shl (local.get $r) (i32.const 2)))))
+        (local.set $hiv (i32.load (i32.add (local.get $hi) (i32.shl (local.get $r) (i32.const 2)))))
+        (local.set $o (i32.mul (i32.add (local.get $r) (i32.const 1)) (local.get $rb)))
+        (local.set $q (i32.mul (local.get $r) (local.get $rb)))
+        (local.set $k (i32.const 0))
+        (block $words_done
+          (loop $word
+            (br_if $words_done (i32.ge_s (local.get $k) (local.get $stride)))
+            (local.set $kv (i32x4.add (i32x4.splat (local.get $k)) (v128.const i32x4 0 1 2 3)))
+            (local.set $valid (i32x4.lt_s (local.get $kv) (local.get $strideV)))
+            (local.set $wa (v128.and (v128.load (i32.add (local.get $wA) (local.get $o))) (local.get $valid)))
+            (local.set $wb (v128.and (v128.load (i32.add (local.get $wB) (local.get $o))) (local.get $valid)))
+            (if (v128.any_true (v128.or (local.get $wa) (local.get $wb)))
+              (then
+                (local.set $sa (v128.and (v128.load (i32.add (local.get $sA) (local.get $o))) (local.get $valid)))
+                (local.set $sb (v128.and (v128.load (i32.add (local.get $sB) (local.get $o))) (local.get $valid)))
+                (local.set $pm
+                  (if (result v128) (local.get $k)
+                    (then (v128.const i32x4 -1 -1 -1 -1))
+                    (else (v128.const i32x4 0 -1 -1 -1))))
+                (local.set $nm
+                  (i32x4.lt_s (i32x4.add (local.get $kv) (v128.const i32x4 1 1 1 1)) (local.get $strideV)))
+                ;; B's coverage: whole words inside [lo, hi] are all ones.
+                (local.set $cov
+                  (if (result v128)
+                    (i32.and
+                      (i32.ge_s (i32.shl (local.get $k) (i32.const 5)) (local.get $lov))
+                      (i32.le_s (i32.add (i32.shl (local.get $k) (i32.const 5)) (i32.const 127)) (local.get $hiv)))
+                    (then (v128.const i32x4 -1 -1 -1 -1))
+                    (else
+                      (i32x4.replace_lane 3
+                        (i32x4.replace_lane 2
+                          (i32x4.replace_lane 1
+                            (i32x4.splat (call $range (local.get $k) (local.get $lov) (local.get $hiv)))
+                            (call $range (i32.add (local.get $k) (i32.const 1)) (local.get $lov) (local.get $hiv)))
+                          (call $range (i32.add (local.get $k) (i32.const 2)) (local.get $lov) (local.get $hiv)))
+                        (call $range (i32.add (local.get $k) (i32.const 3)) (local.get $lov) (local.get $hiv))))))
+                (local.set $cU (i32x4.add (local.get $cU) (call $pop (v128.or (local.get $sa) (local.get $sb)))))
+                (local.set $rem
+                  (v128.and
+                    (v128.andnot (local.get $sa)
+                      (call $dil (i32.add (local.get $wB) (local.get $o)) (local.get $rb) (local.get $pm) (local.get $nm)))
+                    (local.get $cov)))
+                (local.set $add
+                  (v128.andnot (local.get $sb)
+                    (call $dil (i32.add (local.get $wA) (local.get $o)) (local.get $rb) (local.get $pm) (local.get $nm))))
+                (local.set $cR (i32x4.add (local.get $cR) (call $pop (local.get $rem))))
+                (local.set $cA (i32x4.add (local.get $cA) (call $pop (local.get $add))))
+                (if (local.get $faint)
+                  (then
+                    (local.set $fa
+                      (v128.andnot (v128.andnot (local.get $wb) (local.get $add))
+                        (call $dil (i32.add (local.get $pA) (local.get $o)) (local.get $rb) (local.get $pm) (local.get $nm))))
+                    (local.set $fr
+                      (v128.andnot
+                        (v128.and (v128.andnot (local.get $wa) (local.get $rem)) (local.get $cov))
+                        (call $dil (i32.add (local.get $pB) (local.get $o)) (local.get $rb) (local.get $pm) (local.get $nm))))
+                    (local.set $cFA (i32x4.add (local.get $cFA) (call $pop (local.get $fa))))
+                    (local.set $cFR (i32x4.add (local.get $cFR) (call $pop (local.get $fr))))
+                    (local.set $add (v128.or (local.get $add) (local.get $fa)))
+                    (local.set $rem (v128.or (local.get $rem) (local.get $fr)))))
+                (v128.store (i32.add (local.get $oAdd) (local.get $q)) (local.get $add))
+                (v128.store (i32.add (local.get $oRem) (local.get $q)) (local.get $rem)))
+              (else
+                (v128.store (i32.add (local.get $oAdd) (local.get $q)) (v128.const i32x4 0 0 0 0))
+                (v128.store (i32.add (local.get $oRem) (local.get $q)) (v128.const i32x4 0 0 0 0))))
+            (local.set $o (i32.add (local.get $o) (i32.const 16)))
+            (local.set $q (i32.add (local.get $q) (i32.const 16)))
+            (local.set $k (i32.add (local.get $k) (i32.const 4)))
+            (br $word)))
+        (local.set $r (i32.add (local.get $r) (i32.const 1)))
+        (br $row)))
+    (i32.store offset=0 (local.get $res) (call $hsum (local.get $cU)))
+    (i32.store offset=4 (local.get $res) (call $hsum (local.get $cA)))
+    (i32.store offset=8 (local.get $res) (call $hsum (local.get $cR)))
+    (i32.store offset=12 (local.get $res) (call $hsum (local.get $cFA)))
+    (i32.store offset=16 (local.get $res) (call $hsum (local.get $cFR))))
+
+  (func $hsum (param $v v128) (result i32)
+    (i32.add
+      (i32.add (i32x4.extract_lane 0 (local.get $v)) (i32x4.extract_lane 1 (local.get $v)))
+      (i32.add (i32x4.extract_lane 2 (local.get $v)) (i32x4.extract_lane 3 (local.get $v))))))
