@@ -18,6 +18,7 @@ import {
   coverage,
   diffMasks,
   packInk,
+  overlayBitDepth,
   overlayPalette,
   renderOverlayIndexed,
   warpMasks,
@@ -25,6 +26,7 @@ import {
   type PaletteName,
   type PixelWindow,
   type IndexedOverlay,
+  type InkMasks,
   type OverlayKind,
 } from './diff';
 import type { CompareBuffers } from './buffers';
@@ -58,6 +60,12 @@ export interface PipelineOptions extends CompareOptions {
    * frame, so results are in window pixels. The window is packed straight from A, no crop is copied.
    */
   windowA?: PixelWindow;
+  /**
+   * A's masks of windowA (or of A), packed earlier with this compare's thresholds (packInk): used
+   * instead of packing A again (compare-tasks.ts packs A's largest block while libvips makes the
+   * registration levels).
+   */
+  masksA?: InkMasks;
   /**
    * Read only this window of B (B's pixels); `transform` then maps B-window pixels to A-window
    * pixels. Registration needs whole images: with a window, pass skipRegistration and a transform.
@@ -146,7 +154,7 @@ export async function diffStage(
       levelA.catch(() => undefined); // unused when B changes the factor
     }
   }
-  const ma = packInk(a, it, wt, pt, opts.windowA, opts.buffers, 'a.');
+  const ma = opts.masksA ?? packInk(a, it, wt, pt, opts.windowA, opts.buffers, 'a.');
   lap('pack');
   const b = await decB;
   lap('decode_wait');
@@ -256,31 +264,9 @@ export async function finishStage(
     g.palettes.push(kind === 'combined_colorblind' ? 'colorblind' : (opts.palette ?? 'standard'));
     groups.set(mk, g);
   }
-  let overlay: IndexedOverlay | undefined;
-  // Each render is 0.5 byte per pixel (15 MB at 200 DPI): the deflates run on libuv threads while the
-  // next image renders, with no need to wait for one before the next.
-  for (const [mk, g] of groups) {
-    const rowBytes = 1 + ((st.width + 1) >>> 1);
-    const n = rowBytes * st.height;
-    const kept = opts.buffers?.words(`overlay.${mk}`, (n + 3) >>> 2);
-    const img = renderOverlayIndexed(
-      st.diff,
-      mk,
-      kept ? new Uint8Array(kept.buffer, kept.byteOffset, n) : undefined,
-    );
-    if (mk === 'combined') overlay = img;
-    pending.push(
-      encodeIndexedPngs(img, g.palettes.map(overlayPalette), { compressionLevel: level }).then(
-        (bufs) => {
-          g.kinds.forEach((k, i) => (pngs[k] = bufs[i]!));
-        },
-      ),
-    );
-    lap('overlay');
-  }
   if (wantAligned) {
-    // A full grey copy (1 byte per pixel: row segments copied from B), encoded by libvips while the
-    // regions are found.
+    // First: its encode (libvips, the longest of the five: 8 bits per pixel) runs while the overlays
+    // render. A full grey copy (1 byte per pixel: row segments copied from B).
     const n = st.width * st.height;
     const kept = opts.buffers?.words('aligned_b', (n + 3) >>> 2);
     const aligned = alignGrey(
@@ -293,6 +279,30 @@ export async function finishStage(
     const p = encodeGreyPng(aligned, { compressionLevel: level });
     pending.push(p.then((buf) => void (pngs.aligned_b = buf)));
     lap('aligned_b');
+  }
+  let overlay: IndexedOverlay | undefined;
+  // Each render is 0.5 (combined) or 0.25 byte per pixel: the deflates run on libuv threads while the
+  // next image renders, with no need to wait for one before the next.
+  for (const [mk, g] of groups) {
+    const rowBytes = 1 + Math.ceil((st.width * overlayBitDepth(mk)) / 8);
+    const n = rowBytes * st.height;
+    const kept = opts.buffers?.words(`overlay.${mk}`, (n + 3) >>> 2);
+    const img = renderOverlayIndexed(
+      st.diff,
+      mk,
+      kept ? new Uint8Array(kept.buffer, kept.byteOffset, n) : undefined,
+    );
+    if (mk === 'combined') overlay = img;
+    pending.push(
+      encodeIndexedPngs(
+        img,
+        g.palettes.map((p) => overlayPalette(p, mk)),
+        { compressionLevel: level },
+      ).then((bufs) => {
+        g.kinds.forEach((k, i) => (pngs[k] = bufs[i]!));
+      }),
+    );
+    lap('overlay');
   }
   const minConf = opts.minAlignmentConfidence ?? 0.3;
   const regions =

@@ -192,26 +192,34 @@ describe('encode.adapter', () => {
       if (x > 20) b.data[5 * 45 + x] = 0; // added
     }
     const d = compareImages(a, b, { skipRegistration: true, overlays: [] }).diff;
-    for (const level of [1, 6]) {
-      const pngs = await encodeIndexedPngs(
-        renderOverlayIndexed(d),
-        [overlayPalette('standard'), overlayPalette('colorblind')],
-        { compressionLevel: level },
-      );
-      expect(pngs).toHaveLength(2);
-      for (const [i, palette] of (['standard', 'colorblind'] as const).entries()) {
-        const png = pngs[i]!;
-        expect([png[24], png[25]]).toEqual([4, 3]); // IHDR: bit depth 4, colour type 3 (palette)
-        const { data, info } = await sharp(png).raw().toBuffer({ resolveWithObject: true });
-        expect([info.width, info.height, info.channels]).toEqual([45, 7, 3]);
-        const want = renderOverlay(d, 'combined', palette).data;
-        expect(Buffer.compare(data, Buffer.from(want)), `${palette} level ${level}`).toBe(0);
+    for (const level of [1, 6])
+      for (const kind of ['combined', 'additions', 'deletions'] as const) {
+        const pngs = await encodeIndexedPngs(
+          renderOverlayIndexed(d, kind),
+          [overlayPalette('standard', kind), overlayPalette('colorblind', kind)],
+          { compressionLevel: level },
+        );
+        expect(pngs).toHaveLength(2);
+        for (const [i, palette] of (['standard', 'colorblind'] as const).entries()) {
+          const png = pngs[i]!;
+          // IHDR: bit depth 4 (combined) or 2, colour type 3 (palette)
+          expect([png[24], png[25]]).toEqual([kind === 'combined' ? 4 : 2, 3]);
+          const { data, info } = await sharp(png).raw().toBuffer({ resolveWithObject: true });
+          expect([info.width, info.height, info.channels]).toEqual([45, 7, 3]);
+          const want = renderOverlay(d, kind, palette).data;
+          expect(Buffer.compare(data, Buffer.from(want)), `${kind} ${palette} level ${level}`).toBe(
+            0,
+          );
+        }
       }
-    }
     const img = renderOverlayIndexed(d);
     await expect(
       encodeIndexedPngs({ ...img, data: img.data.subarray(0, 10) }, [overlayPalette('standard')]),
     ).rejects.toThrow(/7 scanlines of 24 bytes/);
     await expect(encodeIndexedPngs(img, [[]])).rejects.toThrow(/1–16 palette entries/);
+    const two = renderOverlayIndexed(d, 'additions');
+    await expect(encodeIndexedPngs(two, [overlayPalette('standard', 'combined')])).rejects.toThrow(
+      /1–4 palette entries for a 2-bit PNG but received 5/,
+    );
   });
 });

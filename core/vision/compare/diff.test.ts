@@ -443,17 +443,21 @@ describe('renderOverlayIndexed', () => {
         const d = diffImages(mk(W, Ht, p), mk(W, Ht, p));
         for (const kind of ['combined', 'additions', 'deletions'] as const) {
           const idx = renderOverlayIndexed(d, kind);
-          expect(idx.rowBytes).toBe(1 + Math.ceil(W / 2));
+          const bits = kind === 'combined' ? 4 : 2;
+          expect(idx.bitDepth).toBe(bits);
+          expect(idx.rowBytes).toBe(1 + Math.ceil((W * bits) / 8));
           expect(idx.data.length).toBe(idx.rowBytes * Ht);
+          const perByte = 8 / bits;
           for (const palette of ['standard', 'colorblind'] as const) {
             const rgb = renderOverlay(d, kind, palette);
-            const pal = overlayPalette(palette);
+            const pal = overlayPalette(palette, kind);
+            expect(pal).toHaveLength(kind === 'combined' ? 5 : 4);
             let bad = 0;
             for (let y = 0; y < Ht; y++) {
               if (idx.data[y * idx.rowBytes] !== 0) bad++; // filter byte: None
               for (let x = 0; x < W; x++) {
-                const byte = idx.data[y * idx.rowBytes + 1 + (x >> 1)]!;
-                const i = x & 1 ? byte & 15 : byte >> 4;
+                const byte = idx.data[y * idx.rowBytes + 1 + Math.floor(x / perByte)]!;
+                const i = (byte >> (8 - bits * ((x % perByte) + 1))) & ((1 << bits) - 1);
                 const o = (y * W + x) * 3;
                 const c = pal[i];
                 if (
@@ -464,8 +468,13 @@ describe('renderOverlayIndexed', () => {
                 )
                   bad++;
               }
-              // The pad nibble of an odd width is 0.
-              if (W & 1 && (idx.data[y * idx.rowBytes + idx.rowBytes - 1]! & 15) !== 0) bad++;
+              // The pad bits after the last pixel are 0.
+              const used = (W * bits) % 8;
+              if (
+                used &&
+                (idx.data[y * idx.rowBytes + idx.rowBytes - 1]! & ((1 << (8 - used)) - 1)) !== 0
+              )
+                bad++;
             }
             expect(bad, `${W}x${Ht} ${kind} ${palette} p=${p}`).toBe(0);
           }
@@ -481,6 +490,11 @@ describe('renderOverlayIndexed', () => {
     fillRect(a, 30, 0, 7, 4, 0); // ink up to the last pixel: removed
     const d = diffImages(a, blankImage(W, Ht));
     const clean = renderOverlayIndexed(d, 'combined');
+    const cleanAll = {
+      combined: clean,
+      additions: renderOverlayIndexed(d, 'additions'),
+      deletions: renderOverlayIndexed(d, 'deletions'),
+    };
     // Padding bits set in every mask of the row's last word: the output must not change.
     for (const m of [d.weakA, d.weakB, d.strongA, d.strongB, d.added, d.removed])
       for (let y = 0; y < Ht; y++) {
@@ -491,8 +505,18 @@ describe('renderOverlayIndexed', () => {
     out.fill(9, clean.data.length);
     const got = renderOverlayIndexed(d, 'combined', out);
     expect(got.data.buffer).toBe(out.buffer);
-    expect(Buffer.from(got.data).equals(Buffer.from(clean.data))).toBe(true);
+    expect(Buffer.from(got.data).equals(Buffer.from(cleanAll.combined.data))).toBe(true);
     expect([...out.subarray(clean.data.length)]).toEqual([9, 9, 9, 9]);
+    for (const kind of ['additions', 'deletions'] as const) {
+      const o2 = new Uint8Array(cleanAll[kind].data.length + 2).fill(0);
+      o2.fill(9, cleanAll[kind].data.length);
+      const g2 = renderOverlayIndexed(d, kind, o2);
+      expect(Buffer.from(g2.data).equals(Buffer.from(cleanAll[kind].data)), kind).toBe(true);
+      expect([...o2.subarray(cleanAll[kind].data.length)]).toEqual([9, 9]);
+    }
+    // Deletions: pixel 36 (ink) in the high bits of the row's last byte, then padding.
+    expect(cleanAll.deletions.data[1 + 9]! >> 6).not.toBe(0);
+    expect(cleanAll.deletions.data[1 + 9]! & 63).toBe(0);
     expect(clean.data[1 + 18]! >> 4).not.toBe(0); // pixel 36 (ink) …
     expect(clean.data[1 + 18]! & 15).toBe(0); // … then the pad nibble
     expect(() => renderOverlayIndexed(d, 'combined', new Uint8Array(10))).toThrow(

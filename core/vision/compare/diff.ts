@@ -1049,52 +1049,77 @@ export function renderOverlay(
 }
 
 /**
- * An overlay as PNG scanlines of 4-bit palette indices, ready to deflate: `height` rows of `rowBytes`
- * bytes, each a filter byte (0, None) and ceil(width / 2) bytes of two pixels (left pixel in the high
- * nibble). Indices: 0 paper, 1 faint, 2 ink, 3 removed, 4 added (overlayPalette's order); the palette is chosen
- * only when the PNG is written (encode.adapter's encodeIndexedPng), so one render serves the standard
- * and the colour-blind image.
+ * An overlay as PNG scanlines of palette indices, ready to deflate: `height` rows of `rowBytes` bytes,
+ * each a filter byte (0, None) and the pixels at `bitDepth` bits each, leftmost pixel in the high bits.
+ * 'combined' has five colours (4 bits: 0 paper, 1 faint, 2 ink, 3 removed, 4 added); 'additions' and
+ * 'deletions' four (2 bits: 0 paper, 1 faint, 2 ink, 3 added / removed) — overlayPalette's order. The
+ * palette is chosen only when the PNG is written (encode.adapter's encodeIndexedPngs), so one render
+ * serves the standard and the colour-blind image.
  */
 export interface IndexedOverlay {
   width: number;
   height: number;
+  bitDepth: 2 | 4;
   rowBytes: number;
   data: Uint8Array;
 }
 
-/** The 5 RGB entries of an indexed overlay's palette: paper, faint, ink, removed, added. */
-export function overlayPalette(palette: PaletteName): [number, number, number][] {
+/** The RGB entries of an indexed overlay's palette (see IndexedOverlay for the order). */
+export function overlayPalette(
+  palette: PaletteName,
+  kind: OverlayKind = 'combined',
+): [number, number, number][] {
   const p = PALETTES[palette];
-  return [[255, 255, 255], p.faint, p.ink, p.removed, p.added];
+  const base: [number, number, number][] = [[255, 255, 255], p.faint, p.ink];
+  if (kind === 'additions') return [...base, p.added];
+  if (kind === 'deletions') return [...base, p.removed];
+  return [...base, p.removed, p.added];
 }
 
-let nibbleLutCache: Uint16Array | null = null;
+/** Bits per pixel of an overlay kind's indexed image. */
+export function overlayBitDepth(kind: OverlayKind): 2 | 4 {
+  return kind === 'combined' ? 4 : 2;
+}
+
+const indexLuts = new Map<OverlayKind, Uint16Array>();
 
 /**
  * 4-pixel LUT of the indexed writer: index = 3 bit-planes x 4 pixels (b0 | b1 << 4 | b2 << 8, as
- * overlayLut), entry = the two bytes of the 4 pixels' nibbles (first byte in the low 8 bits).
+ * overlayLut; pixel code b2b1b0 = 000 paper, 001 faint, 010 ink, 011 removed, 100 added), entry = the
+ * bytes of the 4 pixels' indices: two bytes of nibbles (first byte in the low 8 bits) for 'combined',
+ * one byte of 2-bit indices for the others.
  */
-function nibbleLut(): Uint16Array {
-  if (nibbleLutCache) return nibbleLutCache;
-  const lut = new Uint16Array(4096);
+function indexLut(kind: OverlayKind): Uint16Array {
+  let lut = indexLuts.get(kind);
+  if (lut) return lut;
+  // Palette index of each pixel code (codes a kind cannot produce: paper).
+  const index =
+    kind === 'combined'
+      ? [0, 1, 2, 3, 4, 0, 0, 0]
+      : kind === 'additions'
+        ? [0, 1, 2, 0, 3, 0, 0, 0]
+        : [0, 1, 2, 3, 0, 0, 0, 0];
+  lut = new Uint16Array(4096);
   for (let idx = 0; idx < 4096; idx++) {
     const c = [0, 0, 0, 0];
-    for (let px = 0; px < 4; px++) {
-      const code =
-        ((idx >> px) & 1) | (((idx >> (4 + px)) & 1) << 1) | (((idx >> (8 + px)) & 1) << 2);
-      c[px] = code <= 4 ? code : 0;
-    }
-    lut[idx] = (c[0]! << 4) | c[1]! | (((c[2]! << 4) | c[3]!) << 8);
+    for (let px = 0; px < 4; px++)
+      c[px] =
+        index[((idx >> px) & 1) | (((idx >> (4 + px)) & 1) << 1) | (((idx >> (8 + px)) & 1) << 2)]!;
+    lut[idx] =
+      kind === 'combined'
+        ? (c[0]! << 4) | c[1]! | (((c[2]! << 4) | c[3]!) << 8)
+        : (c[0]! << 6) | (c[1]! << 4) | (c[2]! << 2) | c[3]!;
   }
-  nibbleLutCache = lut;
+  indexLuts.set(kind, lut);
   return lut;
 }
 
 /**
- * Render an overlay (kinds as renderOverlay) as 4-bit palette indices in PNG scanline layout: 0.5 byte
- * per pixel instead of renderOverlay's 3, so 1/6 of the memory to touch and to deflate, and one render
- * serves both palettes. Only 4-pixel groups holding ink are written: `out` (≥ height·rowBytes bytes)
- * must be zeroed — paper and the filter bytes are 0; a fresh array is when `out` is not given.
+ * Render an overlay (kinds as renderOverlay) as palette indices in PNG scanline layout (IndexedOverlay:
+ * 4 bits per pixel for 'combined', 2 for 'additions' / 'deletions') instead of renderOverlay's 24, so
+ * a fraction of the memory to touch and to deflate, and one render serves both palettes. Only 4-pixel
+ * groups holding ink are written: `out` (≥ height·rowBytes bytes) must be zeroed — paper and the
+ * filter bytes are 0; a fresh array is when `out` is not given.
  */
 export function renderOverlayIndexed(
   d: DiffResult,
@@ -1102,23 +1127,29 @@ export function renderOverlayIndexed(
   out?: Uint8Array,
 ): IndexedOverlay {
   const { width, height, stride, weakA, weakB, strongA, strongB, added, removed } = d;
-  const rowBytes = 1 + ((width + 1) >>> 1);
+  const bitDepth = overlayBitDepth(kind);
+  const pixelBytes = Math.ceil((width * bitDepth) / 8);
+  const rowBytes = 1 + pixelBytes;
   const n = rowBytes * height;
   if (out !== undefined && out.length < n)
     throw new Error(`Expected an output of at least ${n} bytes but received ${out.length}`);
   const data = out ? out.subarray(0, n) : new Uint8Array(n);
-  const lut = nibbleLut();
+  const lut = indexLut(kind);
   const useA = kind !== 'additions',
     useB = kind !== 'deletions';
   const showAdd = kind !== 'deletions',
     showRem = kind !== 'additions';
+  const nibbles = bitDepth === 4;
+  // Bytes per 4-pixel group and per mask word of 32 pixels.
+  const groupShift = nibbles ? 1 : 0,
+    wordShift = nibbles ? 4 : 3;
   const fullWords = width >>> 5;
   // Bits of the last, partial mask word that are pixels of the row (masks may hold padding bits).
   const tailMask = width & 31 ? (2 ** (width & 31) - 1) | 0 : -1;
-  const pixelBytes = rowBytes - 1;
   for (let y = 0; y < height; y++) {
     const b = y * stride,
       ro = y * rowBytes + 1;
+    const last = ro + pixelBytes;
     for (let k = 0; k < stride; k++) {
       let m = (useA ? weakA[b + k]! : 0) | (useB ? weakB[b + k]! : 0);
       if (m === 0) continue; // paper: already 0
@@ -1131,33 +1162,22 @@ export function renderOverlayIndexed(
       const f = m & ~st & ~a & ~r;
       const b1 = r | s,
         b0 = r | f;
-      const o = ro + (k << 4);
-      if (full) {
-        for (let j = 0; j < 8; j++) {
-          const sh = j << 2;
-          const code = ((b0 >>> sh) & 15) | (((b1 >>> sh) & 15) << 4) | (((a >>> sh) & 15) << 8);
-          if (code === 0) continue; // four paper pixels
-          const v = lut[code]!;
-          const q = o + (j << 1);
-          data[q] = v & 255;
-          data[q + 1] = v >>> 8;
-        }
-      } else {
-        // The row's last word: only the bytes inside the row.
-        const last = ro + pixelBytes;
-        for (let j = 0; j < 8; j++) {
-          const sh = j << 2;
-          const code = ((b0 >>> sh) & 15) | (((b1 >>> sh) & 15) << 4) | (((a >>> sh) & 15) << 8);
-          if (code === 0) continue;
-          const v = lut[code]!;
-          const q = o + (j << 1);
-          if (q < last) data[q] = v & 255;
-          if (q + 1 < last) data[q + 1] = v >>> 8;
-        }
+      const o = ro + (k << wordShift);
+      for (let j = 0; j < 8; j++) {
+        const sh = j << 2;
+        const code = ((b0 >>> sh) & 15) | (((b1 >>> sh) & 15) << 4) | (((a >>> sh) & 15) << 8);
+        if (code === 0) continue; // four paper pixels
+        const v = lut[code]!;
+        const q = o + (j << groupShift);
+        if (nibbles) {
+          // The row's last word: only the bytes inside the row.
+          if (full || q < last) data[q] = v & 255;
+          if (full || q + 1 < last) data[q + 1] = v >>> 8;
+        } else if (full || q < last) data[q] = v;
       }
     }
   }
-  return { width, height, rowBytes, data };
+  return { width, height, bitDepth, rowBytes, data };
 }
 
 const NO_I32 = new Int32Array(0);

@@ -56,24 +56,28 @@ function pngChunk(type: string, data: Uint8Array, crc?: number): Buffer {
 }
 
 /**
- * Encode an indexed overlay (diff.ts renderOverlayIndexed: 4-bit palette indices in PNG scanlines) as
- * one PNG per palette given (colour type 3, bit depth 4): the scanlines are deflated once (zlib on a
- * libuv thread) and each PNG differs only in its PLTE chunk. A 5-colour overlay needs no RGB image:
- * 1/6 of the bytes to deflate, and the files decode to the same pixels as an RGB PNG of renderOverlay.
+ * Encode an indexed overlay (diff.ts renderOverlayIndexed: palette indices in PNG scanlines) as one PNG
+ * per palette given (colour type 3, the overlay's bit depth): the scanlines are deflated once (zlib on
+ * a libuv thread) and each PNG differs only in its PLTE chunk. A 4–5-colour overlay needs no RGB image:
+ * 1/6 (combined) or 1/12 of the bytes to deflate, and the files decode to the same pixels as an RGB PNG
+ * of renderOverlay.
  */
 export async function encodeIndexedPngs(
   img: IndexedOverlay,
   palettes: [number, number, number][][],
   opts: PngOptions = {},
 ): Promise<Buffer[]> {
-  const { width, height, rowBytes, data } = img;
-  if (rowBytes !== 1 + ((width + 1) >>> 1) || data.length < rowBytes * height)
+  const { width, height, bitDepth, rowBytes, data } = img;
+  const want = 1 + Math.ceil((width * bitDepth) / 8);
+  if (rowBytes !== want || data.length < rowBytes * height)
     throw new Error(
-      `Expected ${height} scanlines of ${1 + ((width + 1) >>> 1)} bytes for a ${width}x${height} 4-bit image`,
+      `Expected ${height} scanlines of ${want} bytes for a ${width}x${height} ${bitDepth}-bit image`,
     );
   for (const p of palettes)
-    if (p.length < 1 || p.length > 16)
-      throw new Error(`Expected 1–16 palette entries for a 4-bit PNG but received ${p.length}`);
+    if (p.length < 1 || p.length > 1 << bitDepth)
+      throw new Error(
+        `Expected 1–${1 << bitDepth} palette entries for a ${bitDepth}-bit PNG but received ${p.length}`,
+      );
   const level = opts.compressionLevel ?? 1;
   // At level ≤ 1, run-length matches only (Z_RLE): overlays are long runs of paper with ink in short
   // runs, and RLE deflated the bench's 200/300 DPI overlays 20–30 % faster than level 1's default
@@ -85,7 +89,7 @@ export async function encodeIndexedPngs(
   const ihdr = Buffer.alloc(13);
   ihdr.writeUInt32BE(width, 0);
   ihdr.writeUInt32BE(height, 4);
-  ihdr[8] = 4; // bit depth
+  ihdr[8] = bitDepth;
   ihdr[9] = 3; // colour type: palette
   // compression 0, filter method 0, no interlace
   const head = Buffer.concat([PNG_SIGNATURE, pngChunk('IHDR', ihdr)]);
