@@ -9,11 +9,10 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService } from './harness';
+import { download, startTestService, type TestService } from './harness';
 
 // `blueline backup` while the service runs (and writes), then `blueline restore` into a new data
 // dir, a service started there, and every record and every byte compared with the original.
@@ -43,24 +42,6 @@ const stripUris = (r: Record<string, unknown>) =>
       ([k]) => !k.endsWith('uri') && k !== 'upload_url' && k !== 'upload_expires_at',
     ),
   );
-
-/** The bytes at a signed URL (status 200 required). */
-function download(t: TestService, uri: string): Promise<Buffer> {
-  return new Promise((res, rej) => {
-    https
-      .get(new URL(uri, t.origin), { agent: t.agent }, (r) => {
-        const chunks: Buffer[] = [];
-        r.on('data', (c: Buffer) => chunks.push(c));
-        r.on('end', () =>
-          r.statusCode === 200
-            ? res(Buffer.concat(chunks))
-            : rej(new Error(`${uri}: HTTP ${r.statusCode}`)),
-        );
-        r.on('error', rej);
-      })
-      .on('error', rej);
-  });
-}
 
 async function listAll(
   t: TestService,

@@ -1,6 +1,7 @@
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uploadDrawing, waitForJob } from './flows';
-import { startTestService, type HttpResult, type TestService } from './harness';
+import { download, startTestService, type HttpResult, type TestService } from './harness';
 import { ensureOrganization, grantCredits } from '../store/repositories/organizations.repository';
 
 // Revision comparison end to end over HTTPS on the real fixture pairs (contract §6): sheet and block
@@ -120,6 +121,32 @@ describe('drawing comparison (beam proposal 06-02 against 06-01)', () => {
     const img = await t.request('GET', overlays[0].uri, { key: null });
     expect(img.status).toBe(200);
     expect(img.headers['content-type']).toBe('image/png');
+    // The images of the overlay with the most added ink: palette PNGs of the overlay's size; the
+    // additions image shows added ink (green) and no removed ink (red), the deletions image the reverse.
+    const o = overlays.reduce((m, x) => (x.stats.added_px > m.stats.added_px ? x : m));
+    expect(o.stats.added_px).toBeGreaterThan(0);
+    const rgb = async (uri: string) => {
+      const { data, info } = await sharp(await download(t, uri))
+        .raw()
+        .toBuffer({ resolveWithObject: true });
+      expect([info.width, info.height]).toEqual([o.width, o.height]);
+      let green = 0,
+        red = 0;
+      for (let i = 0; i + 2 < data.length; i += info.channels) {
+        if (data[i] === 0 && data[i + 1] === 170 && data[i + 2] === 0) green++;
+        if (data[i] === 225 && data[i + 1] === 20 && data[i + 2] === 20) red++;
+      }
+      return { green, red };
+    };
+    const combined = await rgb(o.uri);
+    const additions = await rgb(o.addition_uri);
+    const deletions = await rgb(o.deletion_uri);
+    expect((await sharp(await download(t, o.aligned_b_uri)).metadata()).channels).toBe(1);
+    expect(combined.green).toBeGreaterThan(0);
+    expect(additions.green).toBe(combined.green);
+    expect(additions.red).toBe(0);
+    expect(deletions.green).toBe(0);
+    expect(deletions.red).toBe(combined.red);
     // Credits: 1 per overlay for compare and 1 per analyzed overlay, nothing more.
     expect(job.credits_charged).toBe(2 * overlays.length);
   });

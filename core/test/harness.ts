@@ -114,3 +114,21 @@ export function httpsRequest<T = any>(
     req.end();
   });
 }
+
+/** The bytes at a signed URL (status 200 required). */
+export function download(t: TestService, uri: string): Promise<Buffer> {
+  return new Promise((res, rej) => {
+    https
+      .get(new URL(uri, t.origin), { agent: t.agent }, (r) => {
+        const chunks: Buffer[] = [];
+        r.on('data', (c: Buffer) => chunks.push(c));
+        r.on('end', () =>
+          r.statusCode === 200
+            ? res(Buffer.concat(chunks))
+            : rej(new Error(`${uri}: HTTP ${r.statusCode}`)),
+        );
+        r.on('error', rej);
+      })
+      .on('error', rej);
+  });
+}
