@@ -26,6 +26,39 @@ function countBits(m: Uint32Array): number {
   return n;
 }
 
+/** A random similarity near the identity: scale 1 ± 1 %, rotation ± rotSpread/2 rad, shifts ± 40 / ± 10 px. */
+function nearUnitSimilarity(r: () => number, rotSpread: number): number[] {
+  const s = 1 + (r() - 0.5) * 0.02,
+    rot = (r() - 0.5) * rotSpread;
+  return [
+    s * Math.cos(rot),
+    -s * Math.sin(rot),
+    (r() - 0.5) * 80,
+    s * Math.sin(rot),
+    s * Math.cos(rot),
+    (r() - 0.5) * 20,
+  ];
+}
+
+/**
+ * Calls f(x, y, sx, sy) for every output pixel of an outW x outH frame with the source pixel the
+ * nearest-neighbour map through t (B → A) reads: the exact floating-point formula of warpMasks and
+ * alignGrey.
+ */
+function forEachSource(
+  t: readonly number[],
+  outW: number,
+  outH: number,
+  f: (x: number, y: number, sx: number, sy: number) => void,
+): void {
+  const [ia, ib, ic, id, ie, iF] = invertAffine(t as Affine);
+  for (let y = 0; y < outH; y++) {
+    const rx = ib * y + ic + 0.5,
+      ry = ie * y + iF + 0.5;
+    for (let x = 0; x < outW; x++) f(x, y, Math.floor(rx + ia * x), Math.floor(ry + id * x));
+  }
+}
+
 // Both packing loops: WebAssembly SIMD (the default) and JS.
 describe.each([
   ['SIMD', true],
@@ -250,16 +283,7 @@ describe('alignGrey', () => {
       [0.6, 0, 40, 0, 0.6, 10],
     ];
     for (let n = 0; n < 30; n++) {
-      const s = 1 + (r() - 0.5) * 0.02,
-        rot = (r() - 0.5) * 0.01;
-      transforms.push([
-        s * Math.cos(rot),
-        -s * Math.sin(rot),
-        (r() - 0.5) * 80,
-        s * Math.sin(rot),
-        s * Math.cos(rot),
-        (r() - 0.5) * 20,
-      ]);
+      transforms.push(nearUnitSimilarity(r, 0.01));
     }
     for (const t of transforms) {
       const ow = 480 + Math.floor(r() * 100),
@@ -268,18 +292,11 @@ describe('alignGrey', () => {
       const out = new Uint8Array(ow * oh + 3).fill(7);
       const al = alignGrey(img, t, ow, oh, out);
       expect(al.data.buffer).toBe(out.buffer);
-      const [ia, ib, ic, id, ie, iF] = invertAffine(t as Affine);
       let diffs = 0;
-      for (let y = 0; y < oh; y++) {
-        const rx = ib * y + ic + 0.5,
-          ry = ie * y + iF + 0.5;
-        for (let x = 0; x < ow; x++) {
-          const sx = Math.floor(rx + ia * x),
-            sy = Math.floor(ry + id * x);
-          const want = sx < 0 || sy < 0 || sx >= W || sy >= Ht ? 255 : img.data[sy * W + sx]!;
-          if (al.data[y * ow + x] !== want) diffs++;
-        }
-      }
+      forEachSource(t, ow, oh, (x, y, sx, sy) => {
+        const want = sx < 0 || sy < 0 || sx >= W || sy >= Ht ? 255 : img.data[sy * W + sx]!;
+        if (al.data[y * ow + x] !== want) diffs++;
+      });
       expect(diffs, `t=${t} ${ow}x${oh}`).toBe(0);
       expect([...out.subarray(ow * oh)]).toEqual([7, 7, 7]);
     }
@@ -298,40 +315,25 @@ describe('warpMasks row segments', () => {
     for (let i = 0; i < img.data.length; i++) img.data[i] = r() < 0.4 ? Math.floor(r() * 245) : 255;
     const m = packInk(img);
     for (let n = 0; n < 40; n++) {
-      const s = 1 + (r() - 0.5) * 0.02,
-        rot = (r() - 0.5) * 0.004;
-      const t = [
-        s * Math.cos(rot),
-        -s * Math.sin(rot),
-        (r() - 0.5) * 80,
-        s * Math.sin(rot),
-        s * Math.cos(rot),
-        (r() - 0.5) * 20,
-      ];
+      const t = nearUnitSimilarity(r, 0.004);
       const ow = 1100 + Math.floor(r() * 200),
         oh = 30 + Math.floor(r() * 20);
       const out = warpMasks(m, t, ow, oh);
-      const [ia, ib, ic, id, ie, iF] = invertAffine(t as Affine);
       const stride = Math.ceil(ow / 32);
       let diffs = 0;
-      for (let y = 0; y < oh; y++) {
-        const rx = ib * y + ic + 0.5,
-          ry = ie * y + iF + 0.5;
-        for (let x = 0; x < ow; x++) {
-          const sx = Math.floor(rx + ia * x),
-            sy = Math.floor(ry + id * x);
-          const inside = sx >= 0 && sy >= 0 && sx < W && sy < Ht;
-          for (const [o, i] of [
-            [out.pale, m.pale],
-            [out.weak, m.weak],
-            [out.strong, m.strong],
-          ] as const) {
-            if (bitAt(o, stride, x, y) !== (inside ? bitAt(i, m.stride, sx, sy) : 0)) diffs++;
-          }
+      forEachSource(t, ow, oh, (x, y, sx, sy) => {
+        const inside = sx >= 0 && sy >= 0 && sx < W && sy < Ht;
+        for (const [o, i] of [
+          [out.pale, m.pale],
+          [out.weak, m.weak],
+          [out.strong, m.strong],
+        ] as const) {
+          if (bitAt(o, stride, x, y) !== (inside ? bitAt(i, m.stride, sx, sy) : 0)) diffs++;
         }
-        const rem = ow & 31;
-        if (rem) expect(out.pale[y * stride + stride - 1]! >>> rem).toBe(0);
-      }
+      });
+      const rem = ow & 31;
+      if (rem)
+        for (let y = 0; y < oh; y++) expect(out.pale[y * stride + stride - 1]! >>> rem).toBe(0);
       expect(diffs, `t=${t} ${ow}x${oh}`).toBe(0);
     }
   });
