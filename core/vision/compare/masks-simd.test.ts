@@ -160,8 +160,8 @@ describe('mask kernels on WebAssembly SIMD (masks-simd.ts)', () => {
     }
   });
 
-  it('is built from masks-simd.wat (scripts/build-wasm.mjs --check)', () => {
-    // Throws (exit 1) when masks-simd.wasm.ts is not what the .wat assembles to.
+  it('is built from masks-simd.wat, as fft.wasm.ts from fft.wat (scripts/build-wasm.mjs --check)', () => {
+    // Throws (exit 1) when a committed *.wasm.ts is not what its .wat assembles to.
     execFileSync(process.execPath, [path.join(repo, 'scripts/build-wasm.mjs'), '--check'], {
       cwd: repo,
       stdio: 'pipe',
