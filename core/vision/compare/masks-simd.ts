@@ -5,8 +5,9 @@
 //     paper to whole 32-pixel words), packed there, and the words copied out;
 //   diffMasksSimd — diffMasks' added/removed words and counts, 4 words per step; rows are copied in
 //     batches with the row above and below each batch (for the 3x3 dilation).
-// Both are faster than the JS loops warm and free of their cold-code cost in a fresh process
-// (bench/compare README, SIMD slices). Where WebAssembly SIMD is missing, diff.ts runs its JS loops.
+// Neither has the JS loops' cold-code cost in a fresh process; warm, the pack is ~3x faster and the
+// diff about even (its copies eat what the vectors save) — bench/compare README, the WebAssembly
+// kernel slices. Where WebAssembly SIMD is missing, diff.ts runs its JS loops.
 import type { GreyImage } from '../types';
 import type { Coverage, InkMasks, PixelWindow } from './diff';
 import { WASM_BASE64 } from './masks-simd.wasm';
