@@ -17,7 +17,7 @@
 // B is sampled through the transform (nearest neighbour) straight into A's frame from B's own packed
 // masks, word by word, skipping words whose source bits are all paper: no warped grey copy is made.
 import type { GreyImage } from '../types';
-import { diffMasksSimd, packRowsSimd, type DiffCounts } from './masks-simd';
+import { diffMasksSimd, packRowsSimd, warpSegments, type DiffCounts } from './masks-simd';
 import { invertAffine, type Affine } from './register';
 
 export interface DiffOptions {
@@ -390,11 +390,35 @@ export function warpMasks(
     segSy: new Int32Array(MAX_SEGMENTS),
   };
   const segOk = segmentable(c, outH);
-  for (let y = 0; y < outH; y++) {
-    const n = segOk ? segmentRow(c, y) : 0;
-    if (n > 0) warpRowSegments(c, y, n);
-    else warpRowWords(c, y);
-  }
+  const done =
+    segOk &&
+    maskKernels.simd &&
+    warpSegments({
+      outW,
+      outH,
+      stride,
+      SH: c.SH,
+      ss: c.ss,
+      sp: c.sp,
+      sw: c.sw,
+      sst: c.sst,
+      samePale,
+      pale,
+      weak,
+      strong,
+      segX0: c.segX0,
+      segX1: c.segX1,
+      segDx: c.segDx,
+      segSy: c.segSy,
+      segmentRow: (y) => segmentRow(c, y),
+      rowByWords: (y) => warpRowWords(c, y),
+    });
+  if (!done)
+    for (let y = 0; y < outH; y++) {
+      const n = segOk ? segmentRow(c, y) : 0;
+      if (n > 0) warpRowSegments(c, y, n);
+      else warpRowWords(c, y);
+    }
   return { width: outW, height: outH, stride, strong, weak, pale };
 }
 

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { GreyImage } from '../types';
 import { coverage, diffMasks, maskKernels, packInk, warpMasks, type PixelWindow } from './diff';
+import { invertAffine, type Affine } from './register';
 import { simdPackAvailable } from './masks-simd';
 import { rng } from './test-support';
 
@@ -158,6 +159,69 @@ describe('mask kernels on WebAssembly SIMD (masks-simd.ts)', () => {
       expect(s1.removed).toEqual(j.removed);
       expect(s1.added).toEqual(j.added);
     }
+  });
+
+  it("gives warpMasks' words exactly: near-unit similarities, B's edges, rows it cannot cut", () => {
+    const r = rng(31);
+    let cases = 0;
+    for (const [W, Ht, OW, OH] of [
+      [300, 70, 290, 75],
+      [1203, 41, 1300, 45],
+      [6000, 140, 6100, 150], // three batches of rows
+    ] as const) {
+      const img = randomSheet(W, Ht, W + Ht);
+      for (const pale of [240, 208]) {
+        const m = packInk(img, 160, 208, pale);
+        const transforms: number[][] = [
+          [1.002, 0, 29.8, 0, 1.002, -26.8],
+          [0.998, 0, -3.3, 0, 0.998, 2.6],
+          [1.0005, 0, -40, 0, 1.0005, 30], // B's edges inside the frame
+        ];
+        for (let i = 0; i < 4; i++) {
+          const s1 = 1 + (r() - 0.5) * 0.02,
+            rot = (r() - 0.5) * 0.01;
+          transforms.push([
+            s1 * Math.cos(rot),
+            -s1 * Math.sin(rot),
+            (r() - 0.5) * 60,
+            s1 * Math.sin(rot),
+            s1 * Math.cos(rot),
+            (r() - 0.5) * 20,
+          ]);
+        }
+        // 2°: long rows need more than 256 segments and go to the per-word writer.
+        const d = (2 * Math.PI) / 180;
+        transforms.push([Math.cos(d), -Math.sin(d), 5, Math.sin(d), Math.cos(d), -3]);
+        for (const t of transforms) {
+          maskKernels.simd = true;
+          const w = warpMasks(m, t, OW, OH);
+          maskKernels.simd = false;
+          const j = warpMasks(m, t, OW, OH);
+          const label = `${W}x${Ht} t=${t} pale=${pale}`;
+          expect(w.strong, label).toEqual(j.strong);
+          expect(w.weak, label).toEqual(j.weak);
+          expect(w.pale, label).toEqual(j.pale);
+          expect(w.pale === w.weak, label).toBe(pale === 208);
+          cases++;
+        }
+        // Not vacuous: the warp moved ink (compare with the per-pixel formula at a few points).
+        const t = transforms[0]!;
+        const out = warpMasks(m, t, OW, OH);
+        const inv = invertAffine(t as Affine);
+        let ink = 0;
+        for (let y = 0; y < OH; y += 7)
+          for (let x = 0; x < OW; x += 3) {
+            const sx = Math.floor(inv[0] * x + inv[1] * y + inv[2] + 0.5),
+              sy = Math.floor(inv[3] * x + inv[4] * y + inv[5] + 0.5);
+            if (sx < 0 || sy < 0 || sx >= W || sy >= Ht) continue;
+            const want = (m.strong[sy * m.stride + (sx >> 5)]! >>> (sx & 31)) & 1;
+            expect((out.strong[y * out.stride + (x >> 5)]! >>> (x & 31)) & 1).toBe(want);
+            ink += want;
+          }
+        expect(ink).toBeGreaterThan(0);
+      }
+    }
+    expect(cases).toBe(3 * 2 * 8);
   });
 
   it('is built from masks-simd.wat, as fft.wasm.ts from fft.wat (scripts/build-wasm.mjs --check)', () => {

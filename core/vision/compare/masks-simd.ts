@@ -4,7 +4,9 @@
 //     JS's 4 pixels per SWAR step; rows are copied in batches into the module's memory (padded with
 //     paper to whole 32-pixel words), packed there, and the words copied out;
 //   diffMasksSimd — diffMasks' added/removed words and counts, 4 words per step; rows are copied in
-//     batches with the row above and below each batch (for the 3x3 dilation).
+//     batches with the row above and below each batch (for the 3x3 dilation);
+//   warpSegments — warpMasks' row-segment writer (scalar WebAssembly: funnel shifts of source words),
+//     on batches of output rows with the band of source rows their segments read.
 // Neither has the JS loops' cold-code cost in a fresh process; warm, the pack is ~3x faster and the
 // diff about even (its copies eat what the vectors save) — bench/compare README, the WebAssembly
 // kernel slices. Where WebAssembly SIMD is missing, diff.ts runs its JS loops.
@@ -41,6 +43,22 @@ interface PackExports {
     hi: number,
     faint: number,
     res: number,
+  ): void;
+  warp(
+    n: number,
+    stride: number,
+    outWidth: number,
+    segs: number,
+    counts: number,
+    srcP: number,
+    srcW: number,
+    srcS: number,
+    ss: number,
+    syBase: number,
+    syRows: number,
+    outP: number,
+    outW: number,
+    outS: number,
   ): void;
 }
 
@@ -233,4 +251,115 @@ export function diffMasksSimd(
     counts.faintRemovedPx += ints[res + 4]!;
   }
   return counts;
+}
+
+/** What warpSegments needs of diff.ts warpMasks (its WarpCtx, and its two JS row writers). */
+export interface WarpJob {
+  outW: number;
+  outH: number;
+  stride: number;
+  /** Source masks: height, words per row, pale / weak / strong as Int32 views. */
+  SH: number;
+  ss: number;
+  sp: Int32Array;
+  sw: Int32Array;
+  sst: Int32Array;
+  samePale: boolean;
+  /** Output masks (zeroed). */
+  pale: Uint32Array;
+  weak: Uint32Array;
+  strong: Uint32Array;
+  /** segmentRow's output arrays, and segmentRow itself (0: the row cannot be cut). */
+  segX0: Int32Array;
+  segX1: Int32Array;
+  segDx: Int32Array;
+  segSy: Int32Array;
+  segmentRow(y: number): number;
+  /** The JS writer for a row segmentRow cannot cut (it writes into the zeroed outputs). */
+  rowByWords(y: number): void;
+}
+
+/** Output rows per warp batch; each row's segment table is 4096 bytes (256 segments x 16). */
+const WARP_BATCH_ROWS = 64;
+
+/**
+ * warpMasks for transforms segmentRow can cut (diff.ts): segments are computed in JS, row by row as
+ * before; the words are written by the module from the band of source rows each batch reads. The same
+ * words as warpRowSegments (tests compare both on random near-unit similarities). Rows segmentRow
+ * cannot cut go to job.rowByWords. False (nothing written) when WebAssembly SIMD is not available.
+ */
+export function warpSegments(job: WarpJob): boolean {
+  const e = packModule();
+  if (!e) return false;
+  const { outW, outH, stride, SH, ss, samePale } = job;
+  const R = Math.max(1, Math.min(outH, WARP_BATCH_ROWS));
+  const countsAt = GAP,
+    segsAt = countsAt + R * 4 + GAP,
+    outBytes = R * stride * 4 + GAP,
+    outPAt = segsAt + R * 4096 + GAP,
+    outWAt = outPAt + outBytes,
+    outSAt = outWAt + outBytes,
+    srcAt = outSAt + outBytes;
+  const counts = new Int32Array(R);
+  for (let y0 = 0; y0 < outH; y0 += R) {
+    const n = Math.min(R, outH - y0);
+    ensureMemory(e, srcAt);
+    let ints = new Int32Array(e.memory.buffer);
+    let lo = SH,
+      hi = -1;
+    for (let r = 0; r < n; r++) {
+      const cnt = job.segmentRow(y0 + r);
+      counts[r] = cnt;
+      ints[(countsAt >>> 2) + r] = cnt;
+      const t = (segsAt >>> 2) + r * 1024;
+      for (let i = 0; i < cnt; i++) {
+        const sy = job.segSy[i]!;
+        ints[t + 4 * i] = job.segX0[i]!;
+        ints[t + 4 * i + 1] = job.segX1[i]!;
+        ints[t + 4 * i + 2] = job.segDx[i]!;
+        ints[t + 4 * i + 3] = sy;
+        if (sy < lo) lo = sy;
+        if (sy > hi) hi = sy;
+      }
+    }
+    // The source rows the batch reads (rows outside B are paper either way).
+    lo = Math.max(0, lo);
+    hi = Math.min(SH - 1, hi);
+    const rows = hi >= lo ? hi - lo + 1 : 0;
+    const band = rows * ss * 4 + GAP;
+    const srcPAt = srcAt,
+      srcWAt = srcPAt + band,
+      srcSAt = srcWAt + band;
+    ensureMemory(e, srcSAt + band);
+    ints = new Int32Array(e.memory.buffer);
+    if (rows > 0) {
+      ints.set(job.sp.subarray(lo * ss, (hi + 1) * ss), srcPAt >>> 2);
+      if (!samePale) ints.set(job.sw.subarray(lo * ss, (hi + 1) * ss), srcWAt >>> 2);
+      ints.set(job.sst.subarray(lo * ss, (hi + 1) * ss), srcSAt >>> 2);
+    }
+    e.warp(
+      n,
+      stride,
+      outW,
+      segsAt,
+      countsAt,
+      srcPAt,
+      samePale ? srcPAt : srcWAt,
+      srcSAt,
+      ss,
+      lo,
+      rows,
+      outPAt,
+      outWAt,
+      outSAt,
+    );
+    const words = new Uint32Array(e.memory.buffer);
+    const nw = n * stride,
+      ob = y0 * stride;
+    job.weak.set(words.subarray(outWAt >>> 2, (outWAt >>> 2) + nw), ob);
+    job.strong.set(words.subarray(outSAt >>> 2, (outSAt >>> 2) + nw), ob);
+    if (!samePale) job.pale.set(words.subarray(outPAt >>> 2, (outPAt >>> 2) + nw), ob);
+    for (let r = 0; r < n; r++) if (counts[r] === 0) job.rowByWords(y0 + r);
+  }
+  return true;
 }

@@ -207,4 +207,121 @@
   (func $hsum (param $v v128) (result i32)
     (i32.add
       (i32.add (i32x4.extract_lane 0 (local.get $v)) (i32x4.extract_lane 1 (local.get $v)))
-      (i32.add (i32x4.extract_lane 2 (local.get $v)) (i32x4.extract_lane 3 (local.get $v))))))
+      (i32.add (i32x4.extract_lane 2 (local.get $v)) (i32x4.extract_lane 3 (local.get $v)))))
+
+  ;; warp(n, stride, outW, segs, counts, srcP, srcW, srcS, ss, syBase, syRows, outP, outW_, outS):
+  ;;   diff.ts warpRowSegments for n output rows: row r's counts[r] segments (i32 x0, x1, dx, sy each,
+  ;;   16 bytes, MAX_SEGMENTS = 256 per row from segs + r·4096) map output words to funnel shifts of
+  ;;   source words. The source masks hold rows syBase .. syBase + syRows − 1 (ss words each; rows
+  ;;   outside that band are paper, as rows outside B). Writes all `stride` words of each row to the
+  ;;   three outputs (rows one after another); a row with no segments is written as paper.
+  (func (export "warp")
+    (param $n i32) (param $stride i32) (param $outWidth i32) (param $segs i32) (param $counts i32)
+    (param $srcP i32) (param $srcW i32) (param $srcS i32) (param $ss i32) (param $syBase i32)
+    (param $syRows i32) (param $outP i32) (param $outW i32) (param $outS i32)
+    (local $r i32) (local $k i32) (local $cnt i32) (local $seg i32) (local $si i32) (local $q i32)
+    (local $x0 i32) (local $x1 i32) (local $p0 i32) (local $p1 i32) (local $sy i32) (local $sxs i32)
+    (local $kk i32) (local $sh i32) (local $rb i32) (local $in0 i32) (local $in1 i32) (local $a0 i32)
+    (local $a1 i32) (local $nb i32) (local $at i32) (local $keep i32) (local $pp i32) (local $ww i32)
+    (local $sv i32) (local $pv i32) (local $wv i32) (local $svv i32) (local $w0 i32) (local $w1 i32)
+    (local $s0 i32) (local $s1 i32) (local $o i32) (local $e i32)
+    (block $rows_done
+      (loop $row
+        (br_if $rows_done (i32.ge_u (local.get $r) (local.get $n)))
+        (local.set $cnt (i32.load (i32.add (local.get $counts) (i32.shl (local.get $r) (i32.const 2)))))
+        (local.set $seg (i32.add (local.get $segs) (i32.shl (local.get $r) (i32.const 12))))
+        (local.set $si (i32.const 0))
+        (local.set $k (i32.const 0))
+        (block $words_done
+          (loop $word
+            (br_if $words_done (i32.ge_u (local.get $k) (local.get $stride)))
+            (local.set $x0 (i32.shl (local.get $k) (i32.const 5)))
+            (local.set $x1 (i32.sub (i32.add (local.get $x0) (i32.const 32)) (i32.const 1)))
+            (if (i32.ge_s (local.get $x1) (local.get $outWidth))
+              (then (local.set $x1 (i32.sub (local.get $outWidth) (i32.const 1)))))
+            (local.set $pv (i32.const 0))
+            (local.set $wv (i32.const 0))
+            (local.set $svv (i32.const 0))
+            (if (local.get $cnt)
+              (then
+                ;; segments cover [0, outW) in order: skip those ending before x0
+                (block $skip_done
+                  (loop $skip
+                    (br_if $skip_done
+                      (i32.ge_s
+                        (i32.load offset=4 (i32.add (local.get $seg) (i32.shl (local.get $si) (i32.const 4))))
+                        (local.get $x0)))
+                    (local.set $si (i32.add (local.get $si) (i32.const 1)))
+                    (br $skip)))
+                (local.set $q (local.get $si))
+                (block $pieces_done
+                  (loop $piece
+                    (br_if $pieces_done (i32.ge_s (local.get $q) (local.get $cnt)))
+                    (local.set $e (i32.add (local.get $seg) (i32.shl (local.get $q) (i32.const 4))))
+                    (local.set $p0 (i32.load (local.get $e)))
+                    (if (i32.lt_s (local.get $p0) (local.get $x0)) (then (local.set $p0 (local.get $x0))))
+                    (br_if $pieces_done (i32.gt_s (local.get $p0) (local.get $x1)))
+                    (local.set $p1 (i32.load offset=4 (local.get $e)))
+                    (if (i32.gt_s (local.get $p1) (local.get $x1)) (then (local.set $p1 (local.get $x1))))
+                    (local.set $sy (i32.sub (i32.load offset=12 (local.get $e)) (local.get $syBase)))
+                    (if (i32.and
+                          (i32.ge_s (local.get $sy) (i32.const 0))
+                          (i32.lt_s (local.get $sy) (local.get $syRows)))
+                      (then
+                        (local.set $sxs (i32.add (local.get $p0) (i32.load offset=8 (local.get $e))))
+                        (local.set $kk (i32.shr_s (local.get $sxs) (i32.const 5)))
+                        (local.set $sh (i32.and (local.get $sxs) (i32.const 31)))
+                        (local.set $rb (i32.shl (i32.add (i32.mul (local.get $sy) (local.get $ss)) (local.get $kk)) (i32.const 2)))
+                        (local.set $in0
+                          (i32.and (i32.ge_s (local.get $kk) (i32.const 0)) (i32.lt_s (local.get $kk) (local.get $ss))))
+                        (local.set $in1
+                          (i32.and
+                            (i32.ge_s (local.get $kk) (i32.const -1))
+                            (i32.lt_s (i32.add (local.get $kk) (i32.const 1)) (local.get $ss))))
+                        (local.set $a0 (if (result i32) (local.get $in0)
+                          (then (i32.load (i32.add (local.get $srcP) (local.get $rb)))) (else (i32.const 0))))
+                        (local.set $a1 (if (result i32) (local.get $in1)
+                          (then (i32.load offset=4 (i32.add (local.get $srcP) (local.get $rb)))) (else (i32.const 0))))
+                        (if (i32.or (local.get $a0) (local.get $a1))
+                          (then
+                            (local.set $nb (i32.add (i32.sub (local.get $p1) (local.get $p0)) (i32.const 1)))
+                            (local.set $at (i32.sub (local.get $p0) (local.get $x0)))
+                            (local.set $keep
+                              (if (result i32) (i32.eq (local.get $nb) (i32.const 32))
+                                (then (i32.const -1))
+                                (else (i32.xor (i32.shl (i32.const -1) (local.get $nb)) (i32.const -1)))))
+                            (local.set $w0 (if (result i32) (local.get $in0)
+                              (then (i32.load (i32.add (local.get $srcW) (local.get $rb)))) (else (i32.const 0))))
+                            (local.set $s0 (if (result i32) (local.get $in0)
+                              (then (i32.load (i32.add (local.get $srcS) (local.get $rb)))) (else (i32.const 0))))
+                            (if (i32.eqz (local.get $sh))
+                              (then
+                                (local.set $pp (local.get $a0))
+                                (local.set $ww (local.get $w0))
+                                (local.set $sv (local.get $s0)))
+                              (else
+                                (local.set $w1 (if (result i32) (local.get $in1)
+                                  (then (i32.load offset=4 (i32.add (local.get $srcW) (local.get $rb)))) (else (i32.const 0))))
+                                (local.set $s1 (if (result i32) (local.get $in1)
+                                  (then (i32.load offset=4 (i32.add (local.get $srcS) (local.get $rb)))) (else (i32.const 0))))
+                                (local.set $pp (i32.or (i32.shr_u (local.get $a0) (local.get $sh))
+                                  (i32.shl (local.get $a1) (i32.sub (i32.const 32) (local.get $sh)))))
+                                (local.set $ww (i32.or (i32.shr_u (local.get $w0) (local.get $sh))
+                                  (i32.shl (local.get $w1) (i32.sub (i32.const 32) (local.get $sh)))))
+                                (local.set $sv (i32.or (i32.shr_u (local.get $s0) (local.get $sh))
+                                  (i32.shl (local.get $s1) (i32.sub (i32.const 32) (local.get $sh)))))))
+                            (local.set $pv (i32.or (local.get $pv) (i32.shl (i32.and (local.get $pp) (local.get $keep)) (local.get $at))))
+                            (local.set $wv (i32.or (local.get $wv) (i32.shl (i32.and (local.get $ww) (local.get $keep)) (local.get $at))))
+                            (local.set $svv (i32.or (local.get $svv) (i32.shl (i32.and (local.get $sv) (local.get $keep)) (local.get $at))))))))
+                    (local.set $q (i32.add (local.get $q) (i32.const 1)))
+                    (br $piece)))))
+            (local.set $o (i32.shl (i32.add (i32.mul (local.get $r) (local.get $stride)) (local.get $k)) (i32.const 2)))
+            (i32.store (i32.add (local.get $outP) (local.get $o)) (local.get $pv))
+            ;; JS writes weak/strong only where pale ink is (pv ≠ 0): the same words, as weak ⊆ pale.
+            (i32.store (i32.add (local.get $outW) (local.get $o)) (if (result i32) (local.get $pv) (then (local.get $wv)) (else (i32.const 0))))
+            (i32.store (i32.add (local.get $outS) (local.get $o)) (if (result i32) (local.get $pv) (then (local.get $svv)) (else (i32.const 0))))
+            (local.set $k (i32.add (local.get $k) (i32.const 1)))
+            (br $word)))
+        (local.set $r (i32.add (local.get $r) (i32.const 1)))
+        (br $row))))
+)
