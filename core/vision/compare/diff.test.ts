@@ -14,7 +14,15 @@ import {
   warpMasks,
 } from './diff';
 import { invertAffine, type Affine } from './register';
-import { blankImage, drawLine, fillRect, rng, strokeRect, warpAffine } from './test-support';
+import {
+  blankImage,
+  drawLine,
+  fillRect,
+  nearUnitSimilarity,
+  rng,
+  strokeRect,
+  warpAffine,
+} from './test-support';
 
 function bitAt(m: Uint32Array, stride: number, x: number, y: number): number {
   return (m[y * stride + (x >> 5)]! >>> (x & 31)) & 1;
@@ -24,20 +32,6 @@ function countBits(m: Uint32Array): number {
   let n = 0;
   for (const w of m) n += popcount32(w);
   return n;
-}
-
-/** A random similarity near the identity: scale 1 ± 1 %, rotation ± rotSpread/2 rad, shifts ± 40 / ± 10 px. */
-function nearUnitSimilarity(r: () => number, rotSpread: number): number[] {
-  const s = 1 + (r() - 0.5) * 0.02,
-    rot = (r() - 0.5) * rotSpread;
-  return [
-    s * Math.cos(rot),
-    -s * Math.sin(rot),
-    (r() - 0.5) * 80,
-    s * Math.sin(rot),
-    s * Math.cos(rot),
-    (r() - 0.5) * 20,
-  ];
 }
 
 /**

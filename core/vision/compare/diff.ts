@@ -17,7 +17,13 @@
 // B is sampled through the transform (nearest neighbour) straight into A's frame from B's own packed
 // masks, word by word, skipping words whose source bits are all paper: no warped grey copy is made.
 import type { GreyImage } from '../types';
-import { diffMasksSimd, packRowsSimd, warpSegments, type DiffCounts } from './masks-simd';
+import {
+  diffMasksSimd,
+  packRowsSimd,
+  warpSegments,
+  type DiffCounts,
+  type WarpFields,
+} from './masks-simd';
 import { invertAffine, type Affine } from './register';
 
 export interface DiffOptions {
@@ -307,8 +313,12 @@ function i32(m: Uint32Array): Int32Array {
   return new Int32Array(m.buffer, m.byteOffset, m.length);
 }
 
-/** What warpMasks' row writers read and write (one monomorphic shape). */
-interface WarpCtx {
+/**
+ * What warpMasks' row writers read and write (one monomorphic shape): the inverse map, B's size and
+ * WarpFields (masks-simd.ts: source masks as Int32 views — loads stay small integers, a Uint32 load
+ * ≥ 2^31 deoptimised —, output masks, row segments).
+ */
+interface WarpCtx extends WarpFields {
   ia: number;
   ib: number;
   ic: number;
@@ -316,23 +326,6 @@ interface WarpCtx {
   ie: number;
   iF: number;
   SW: number;
-  SH: number;
-  ss: number;
-  /** Source masks as Int32 views: loads stay small integers (a Uint32 load ≥ 2^31 deoptimised). */
-  sp: Int32Array;
-  sw: Int32Array;
-  sst: Int32Array;
-  outW: number;
-  stride: number;
-  samePale: boolean;
-  pale: Uint32Array;
-  weak: Uint32Array;
-  strong: Uint32Array;
-  /** Row segments (segmentRow): first x, last x, source x − x, source y. */
-  segX0: Int32Array;
-  segX1: Int32Array;
-  segDx: Int32Array;
-  segSy: Int32Array;
 }
 
 /** Most segments segmentRow makes for one row; a row that needs more takes the per-word writer. */
@@ -393,26 +386,12 @@ export function warpMasks(
   const done =
     segOk &&
     maskKernels.simd &&
-    warpSegments({
-      outW,
+    warpSegments(
+      c,
       outH,
-      stride,
-      SH: c.SH,
-      ss: c.ss,
-      sp: c.sp,
-      sw: c.sw,
-      sst: c.sst,
-      samePale,
-      pale,
-      weak,
-      strong,
-      segX0: c.segX0,
-      segX1: c.segX1,
-      segDx: c.segDx,
-      segSy: c.segSy,
-      segmentRow: (y) => segmentRow(c, y),
-      rowByWords: (y) => warpRowWords(c, y),
-    });
+      (y) => segmentRow(c, y),
+      (y) => warpRowWords(c, y),
+    );
   if (!done)
     for (let y = 0; y < outH; y++) {
       const n = segOk ? segmentRow(c, y) : 0;

@@ -6,7 +6,7 @@ import type { GreyImage } from '../types';
 import { coverage, diffMasks, maskKernels, packInk, warpMasks, type PixelWindow } from './diff';
 import { invertAffine, type Affine } from './register';
 import { simdPackAvailable } from './masks-simd';
-import { rng } from './test-support';
+import { nearUnitSimilarity, rng } from './test-support';
 
 // The SIMD kernels must give the JS loops' words and counts exactly (the JS loops are checked against
 // per-pixel references in diff.test.ts), and the committed module must be its .wat source.
@@ -177,18 +177,7 @@ describe('mask kernels on WebAssembly SIMD (masks-simd.ts)', () => {
           [0.998, 0, -3.3, 0, 0.998, 2.6],
           [1.0005, 0, -40, 0, 1.0005, 30], // B's edges inside the frame
         ];
-        for (let i = 0; i < 4; i++) {
-          const s1 = 1 + (r() - 0.5) * 0.02,
-            rot = (r() - 0.5) * 0.01;
-          transforms.push([
-            s1 * Math.cos(rot),
-            -s1 * Math.sin(rot),
-            (r() - 0.5) * 60,
-            s1 * Math.sin(rot),
-            s1 * Math.cos(rot),
-            (r() - 0.5) * 20,
-          ]);
-        }
+        for (let i = 0; i < 4; i++) transforms.push(nearUnitSimilarity(r, 0.01, 60));
         // 2°: long rows need more than 256 segments and go to the per-word writer.
         const d = (2 * Math.PI) / 180;
         transforms.push([Math.cos(d), -Math.sin(d), 5, Math.sin(d), Math.cos(d), -3]);

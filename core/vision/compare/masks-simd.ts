@@ -253,30 +253,27 @@ export function diffMasksSimd(
   return counts;
 }
 
-/** What warpSegments needs of diff.ts warpMasks (its WarpCtx, and its two JS row writers). */
-export interface WarpJob {
-  outW: number;
-  outH: number;
-  stride: number;
-  /** Source masks: height, words per row, pale / weak / strong as Int32 views. */
+/**
+ * What warpSegments reads of diff.ts warpMasks' context (WarpCtx extends it): the source masks (height,
+ * words per row, pale / weak / strong as Int32 views), the zeroed output masks, and segmentRow's
+ * output arrays (first x, last x, source x − x, source y of each segment).
+ */
+export interface WarpFields {
   SH: number;
   ss: number;
   sp: Int32Array;
   sw: Int32Array;
   sst: Int32Array;
+  outW: number;
+  stride: number;
   samePale: boolean;
-  /** Output masks (zeroed). */
   pale: Uint32Array;
   weak: Uint32Array;
   strong: Uint32Array;
-  /** segmentRow's output arrays, and segmentRow itself (0: the row cannot be cut). */
   segX0: Int32Array;
   segX1: Int32Array;
   segDx: Int32Array;
   segSy: Int32Array;
-  segmentRow(y: number): number;
-  /** The JS writer for a row segmentRow cannot cut (it writes into the zeroed outputs). */
-  rowByWords(y: number): void;
 }
 
 /** Output rows per warp batch; each row's segment table is 4096 bytes (256 segments x 16). */
@@ -285,13 +282,19 @@ const WARP_BATCH_ROWS = 64;
 /**
  * warpMasks for transforms segmentRow can cut (diff.ts): segments are computed in JS, row by row as
  * before; the words are written by the module from the band of source rows each batch reads. The same
- * words as warpRowSegments (tests compare both on random near-unit similarities). Rows segmentRow
- * cannot cut go to job.rowByWords. False (nothing written) when WebAssembly SIMD is not available.
+ * words as warpRowSegments (tests compare both on random near-unit similarities). `segmentRow(y)`
+ * fills job's segment arrays (0: the row cannot be cut); such rows go to `rowByWords(y)`, the JS writer
+ * (it writes into the zeroed outputs). False (nothing written) when WebAssembly SIMD is not available.
  */
-export function warpSegments(job: WarpJob): boolean {
+export function warpSegments(
+  job: WarpFields,
+  outH: number,
+  segmentRow: (y: number) => number,
+  rowByWords: (y: number) => void,
+): boolean {
   const e = packModule();
   if (!e) return false;
-  const { outW, outH, stride, SH, ss, samePale } = job;
+  const { outW, stride, SH, ss, samePale } = job;
   const R = Math.max(1, Math.min(outH, WARP_BATCH_ROWS));
   const countsAt = GAP,
     segsAt = countsAt + R * 4 + GAP,
@@ -308,7 +311,7 @@ export function warpSegments(job: WarpJob): boolean {
     let lo = SH,
       hi = -1;
     for (let r = 0; r < n; r++) {
-      const cnt = job.segmentRow(y0 + r);
+      const cnt = segmentRow(y0 + r);
       counts[r] = cnt;
       ints[(countsAt >>> 2) + r] = cnt;
       const t = (segsAt >>> 2) + r * 1024;
@@ -359,7 +362,7 @@ export function warpSegments(job: WarpJob): boolean {
     job.weak.set(words.subarray(outWAt >>> 2, (outWAt >>> 2) + nw), ob);
     job.strong.set(words.subarray(outSAt >>> 2, (outSAt >>> 2) + nw), ob);
     if (!samePale) job.pale.set(words.subarray(outPAt >>> 2, (outPAt >>> 2) + nw), ob);
-    for (let r = 0; r < n; r++) if (counts[r] === 0) job.rowByWords(y0 + r);
+    for (let r = 0; r < n; r++) if (counts[r] === 0) rowByWords(y0 + r);
   }
   return true;
 }

@@ -226,3 +226,17 @@ export async function savePng(img: GreyImage, file: string): Promise<void> {
     .png({ compressionLevel: 1 })
     .toFile(file);
 }
+
+/** A random similarity near the identity: scale 1 ± 1 %, rotation ± rotSpread/2 rad, shifts ± shiftX/2 / ± 10 px. */
+export function nearUnitSimilarity(r: () => number, rotSpread: number, shiftX = 80): number[] {
+  const s = 1 + (r() - 0.5) * 0.02,
+    rot = (r() - 0.5) * rotSpread;
+  return [
+    s * Math.cos(rot),
+    -s * Math.sin(rot),
+    (r() - 0.5) * shiftX,
+    s * Math.sin(rot),
+    s * Math.cos(rot),
+    (r() - 0.5) * 20,
+  ];
+}
