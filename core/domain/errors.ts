@@ -8,12 +8,21 @@ export interface ProblemDefinition {
   description: string;
 }
 
+/**
+ * Deepest nesting of arrays and objects a JSON request body may have (the body parser refuses deeper
+ * ones with invalid_json). No request of the API nests more than a few levels; a 1 MiB body could nest
+ * ~500,000 deep, which every recursive consumer after the parser (idempotency's canonical JSON,
+ * validation, logging) would overflow the stack on.
+ */
+export const JSON_MAX_DEPTH = 64;
+
 export const PROBLEMS = {
   invalid_json: {
     status: 400,
     title: 'Invalid JSON',
     description:
-      'The request body is not valid JSON. Send a JSON object with Content-Type: application/json.',
+      `The request body is not valid JSON, or nests arrays and objects more than ${JSON_MAX_DEPTH} levels deep. ` +
+      'Send a JSON object with Content-Type: application/json.',
   },
   validation_error: {
     status: 400,

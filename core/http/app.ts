@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable, type Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
-import { ApiError, PROBLEMS } from '../domain/errors';
+import { ApiError, JSON_MAX_DEPTH, PROBLEMS } from '../domain/errors';
 import { findActiveKey, looksLikeKey } from '../store/repositories/organizations.repository';
 import type { Db } from '../store/db';
 import type { Logger } from '../services/context';
@@ -19,12 +19,6 @@ import type { RouteConfig } from './router';
 // idempotency, Problem Details for every error, 404/405.
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
-/**
- * Deepest nesting of arrays and objects a JSON body may have. No request of the API nests more than
- * a few levels; a 1 MiB body could nest ~500,000 deep, which every recursive consumer after the
- * parser (idempotency's canonical JSON, validation, logging) would overflow the stack on.
- */
-export const JSON_MAX_DEPTH = 64;
 
 /** The nesting depth of JSON text once it exceeds `limit` (strings skipped), else -1. Linear. */
 export function jsonDepthOver(text: string, limit: number): number {

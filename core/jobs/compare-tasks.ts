@@ -13,22 +13,18 @@
 // visibly different (a view moved on the sheet), keeping whichever explains the ink better.
 // The pixel work is compare-pipeline.adapter's two stages: diffStage packs the block's window straight
 // from the sheet images (no crop copies on the main path), finishStage renders and encodes the five
-// images of the chosen alignment only (4-bit palette overlays deflated on libuv threads while JS renders
+// images of the chosen alignment only (palette-PNG overlays deflated on libuv threads while JS renders
 // the next; aligned B copied from B by row segments and encoded by libvips).
 import { statSync } from 'node:fs';
 import type { GreyImage } from '../vision/types';
 import type { CompareResult } from '../vision/compare/compare';
-import {
-  diffStage,
-  finishStage,
-  inkLevelVips,
-  type DiffStage,
-} from '../vision/compare/compare-pipeline.adapter';
+import { diffStage, finishStage, type DiffStage } from '../vision/compare/compare-pipeline.adapter';
 import { CompareBuffers } from '../vision/compare/buffers';
 import { packInk, type InkMasks } from '../vision/compare/diff';
 import { findRegions } from '../vision/compare/regions';
 import { registerImages, invertAffine, levelFactor, type Affine } from '../vision/compare/register';
 import { decodeGrey } from '../vision/compare/encode.adapter';
+import { inkLevelVips } from '../vision/compare/levels.adapter';
 import { pairBlocks, type BlockBox, type BlockInfo, type BlockPair } from '../services/pairing';
 
 export interface SheetSource {

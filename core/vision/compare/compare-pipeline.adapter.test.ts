@@ -4,7 +4,8 @@ import type { BBox, GreyImage } from '../types';
 import { CompareBuffers } from './buffers';
 import { compareImages } from './compare';
 import { renderOverlay } from './diff';
-import { compareToPng, inkLevelVips } from './compare-pipeline.adapter';
+import { compareToPng } from './compare-pipeline.adapter';
+import { inkLevelVips } from './levels.adapter';
 import { inkDownsample, invertAffine, transformError, type Affine } from './register';
 import {
   cloneImage,

@@ -5,7 +5,7 @@
 //   2. start the registration ink levels (box shrink by the level factor) inside libvips as each image
 //      is decoded, and pack B's masks in JS meanwhile;
 //   3. register (JS, on the libvips levels), warp B's masks, diff (diffStage);
-//   4. render each requested overlay as 4-bit palette indices (5 colours; one render serves both
+//   4. render each requested overlay as palette indices (4 or 2 bits; one render serves both
 //      palettes) and start its deflate (zlib, libuv pool) at once, rendering the next one meanwhile,
 //      then find the change regions in JS while the last encodes run (finishStage).
 // Windows (windowA/windowB) compare a block of a sheet straight from the sheet images, no crop copies:
@@ -42,11 +42,8 @@ import {
   type Registration,
 } from './register';
 
-// Re-exported: compare-tasks.ts and the tests take it from here.
-export { inkLevelVips };
-
 /**
- * The images a compare can encode: overlays (4-bit palette PNGs, standard / colour-blind palette) and
+ * The images a compare can encode: overlays (4- or 2-bit palette PNGs, standard / colour-blind) and
  * aligned B (grey).
  */
 export type ImageKind =
@@ -224,10 +221,11 @@ export interface FinishOptions {
 }
 
 /**
- * Stage 2: render each requested overlay as palette indices and start its deflate at once (zlib on a
- * libuv thread) while JS renders the next, then aligned B (libvips encode) and the change regions in JS
- * while the encodes finish. Overlay PNGs are 4-bit palette images: they decode to the same RGB pixels
- * as renderOverlay's, from 1/6 of the bytes (bench/compare README, indexed-overlay slice).
+ * Stage 2: aligned B first (its libvips encode is the longest), then each requested overlay rendered
+ * as palette indices with its deflate started at once (zlib on a libuv thread) while JS renders the
+ * next, then the change regions in JS while the encodes finish. Overlay PNGs are 4-bit (combined) or
+ * 2-bit palette images: they decode to the same RGB pixels as renderOverlay's from 1/6 or 1/12 of the
+ * bytes (bench/compare README, indexed-overlay slice).
  */
 export async function finishStage(
   st: DiffStage,

@@ -20,6 +20,7 @@ import {
   fillRect,
   nearUnitSimilarity,
   rng,
+  speckledImage,
   strokeRect,
   warpAffine,
 } from './test-support';
@@ -364,11 +365,7 @@ describe('renderOverlay', () => {
 describe('renderOverlay (4-pixel LUT writer)', () => {
   it('matches a per-pixel reference for every kind and palette on random masks, odd widths', () => {
     const r = rng(11);
-    const mk = (W: number, Ht: number, p: number): GreyImage => {
-      const img: GreyImage = { width: W, height: Ht, data: new Uint8Array(W * Ht).fill(255) };
-      for (let i = 0; i < img.data.length; i++) if (r() < p) img.data[i] = Math.floor(r() * 230);
-      return img;
-    };
+    const mk = (W: number, Ht: number, p: number) => speckledImage(r, W, Ht, p, 230);
     for (const [W, Ht] of [
       [67, 9],
       [96, 5],
@@ -417,11 +414,7 @@ describe('renderOverlay (4-pixel LUT writer)', () => {
 describe('renderOverlayIndexed', () => {
   it("gives every pixel the palette index of renderOverlay's colour, widths with partial words and groups", () => {
     const r = rng(23);
-    const mk = (W: number, Ht: number, p: number): GreyImage => {
-      const img: GreyImage = { width: W, height: Ht, data: new Uint8Array(W * Ht).fill(255) };
-      for (let i = 0; i < img.data.length; i++) if (r() < p) img.data[i] = Math.floor(r() * 250);
-      return img;
-    };
+    const mk = (W: number, Ht: number, p: number) => speckledImage(r, W, Ht, p, 250);
     for (const [W, Ht] of [
       [1, 3],
       [2, 2],

@@ -1,5 +1,5 @@
 // Image codecs of the compare engine: sharp decodes to 1-channel grey and encodes grey PNGs; overlays
-// are 4-bit palette PNGs written here (node:zlib deflates the scanlines, no RGB image is made).
+// are 4- or 2-bit palette PNGs written here (node:zlib deflates the scanlines, no RGB image is made).
 // Hot path: PNG compression level 1 (3–5x faster than 6, files ~2.7x bigger; see performance-anchors §4).
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';

@@ -240,3 +240,16 @@ export function nearUnitSimilarity(r: () => number, rotSpread: number, shiftX = 
     (r() - 0.5) * 20,
   ];
 }
+
+/** A W x Ht paper image in which each pixel is, with probability p, ink of a grey in [0, maxGrey). */
+export function speckledImage(
+  r: () => number,
+  W: number,
+  Ht: number,
+  p: number,
+  maxGrey: number,
+): GreyImage {
+  const img: GreyImage = { width: W, height: Ht, data: new Uint8Array(W * Ht).fill(255) };
+  for (let i = 0; i < img.data.length; i++) if (r() < p) img.data[i] = Math.floor(r() * maxGrey);
+  return img;
+}

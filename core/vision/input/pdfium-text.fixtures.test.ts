@@ -14,7 +14,13 @@ import type { TextItem } from '../types';
 import { openInput, type InputDocument } from './document';
 import { DEFAULT_DPI, openDocument, pixelSize } from './pdf.adapter';
 import { openPdfjsText, pdfjsPageText } from './pdfjs-text';
-import { BARBER_SHEETS, BEAM_SHEETS, type SheetExpect } from '../sheet/fixture-sheets.test-support';
+import {
+  BARBER_SHEETS,
+  BEAM_SHEETS,
+  FOUNDATION_SHEETS,
+  SINGLE_SHEETS,
+  type SheetExpect,
+} from '../sheet/fixture-sheets.test-support';
 
 const FIXTURES = fileURLToPath(new URL('../../../../shared/fixtures/drawings/', import.meta.url));
 const fixture = (name: string) => new Uint8Array(readFileSync(FIXTURES + name));
@@ -133,43 +139,8 @@ describe('PDFium text layer = pdf.js text layer on the fixtures', () => {
 type Expect = SheetExpect;
 const beam = BEAM_SHEETS;
 const barber = BARBER_SHEETS;
-const foundation: Expect[] = [
-  ['ASK-02', 'FOUNDATION PLAN @ BOAT HOUSE'],
-  ['ASK-03', 'ANCHOR BOLT PLACEMENT'],
-  ['ASK-04', 'ROOF DETAILS AT BOAT HOUSE'],
-].map(([n, t]) => ({ number: n!, discipline: 'architectural', title: t! }));
-const singles: [string, Expect][] = [
-  ['20150129_A-101_first-floor.pdf', 'A-101', 'First Floor'],
-  ['20150129_A-102_second-third-floor-plan.pdf', 'A-102', 'Second & Third Floor Plan'],
-  ['20150129_A-103_roof-plan.pdf', 'A-103', 'Roof Plan'],
-  ['20150129_A-201_elevations-south-east.pdf', 'A-201', 'Elevations - South & East'],
-  ['20150129_A-202_elevations-north-west.pdf', 'A-202', 'Elevations - North & West'],
-  ['20150129_A-301_building-sections.pdf', 'A-301', 'Building Sections'],
-  ['20150129_A-302_building-sections.pdf', 'A-302', 'Building Sections'],
-  ['20150129_A-303_building-sections.pdf', 'A-303', 'Building Sections'],
-  ['20150129_A-304_building-sections.pdf', 'A-304', 'Building Sections'],
-  ['20150129_A-305_building-sections.pdf', 'A-305', 'Building Sections'],
-  [
-    '20150129_S-101_structural-basement-second-floor-framing.pdf',
-    'S-101',
-    'Structural - Basement & Second Floor Framing',
-  ],
-  ['20150129_S-102_structural-roof.pdf', 'S-102', 'Structural - Roof'],
-  [
-    '20150115_ASK-003_exterior-west-wall-window-locations.pdf',
-    'ASK-003',
-    'Exterior West Wall - Window Locations',
-  ],
-  [
-    '20150116_ASK-003_exterior-west-wall-window-locations.pdf',
-    'ASK-003',
-    'Exterior West Wall - Window Locations',
-  ],
-  ['20190321_A600_schedules.pdf', 'A600', 'SCHEDULES'],
-].map(([file, n, t]) => [
-  file!,
-  { number: n!, discipline: n!.startsWith('S') ? 'structural' : 'architectural', title: t! },
-]);
+const foundation = FOUNDATION_SHEETS;
+const singles = SINGLE_SHEETS;
 
 const docs = new Map<string, InputDocument>();
 async function doc(name: string): Promise<InputDocument> {

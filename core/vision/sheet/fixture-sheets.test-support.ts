@@ -1,4 +1,4 @@
-// Expected sheet metadata of the multi-sheet fixture sets (../shared/fixtures/drawings), read off
+// Expected sheet metadata of the fixture drawings (../shared/fixtures/drawings), read off
 // the rendered sheets (title block, bottom right). Shared by the sheet-reading tests on pdf.js text
 // (title-block.test.ts) and on the production PDFium path (input/pdfium-text.fixtures.test.ts).
 
@@ -26,3 +26,49 @@ export const BARBER_SHEETS: SheetExpect[] = [
   ['A304', 'N/S Section Looking East_1'],
   ['A305', 'N/S Section Looking East_2'],
 ].map(([n, t]) => ({ number: n!, discipline: 'architectural', title: t! }));
+
+/** The foundation details, 3 sheets: ASK-02…ASK-04 with their titles (the issue date dropped). */
+export const FOUNDATION_SHEETS: SheetExpect[] = [
+  ['ASK-02', 'FOUNDATION PLAN @ BOAT HOUSE'],
+  ['ASK-03', 'ANCHOR BOLT PLACEMENT'],
+  ['ASK-04', 'ROOF DETAILS AT BOAT HOUSE'],
+].map(([n, t]) => ({ number: n!, discipline: 'architectural', title: t! }));
+
+/**
+ * The single-sheet fixtures by file: the 12 Lake Kegonsa sheets (files 20150129_…; number and title
+ * printed in the right-hand title strip), both ASK-003 issues and A600.
+ */
+export const SINGLE_SHEETS: [string, SheetExpect][] = (
+  [
+    ['20150129_A-101_first-floor.pdf', 'A-101', 'First Floor'],
+    ['20150129_A-102_second-third-floor-plan.pdf', 'A-102', 'Second & Third Floor Plan'],
+    ['20150129_A-103_roof-plan.pdf', 'A-103', 'Roof Plan'],
+    ['20150129_A-201_elevations-south-east.pdf', 'A-201', 'Elevations - South & East'],
+    ['20150129_A-202_elevations-north-west.pdf', 'A-202', 'Elevations - North & West'],
+    ['20150129_A-301_building-sections.pdf', 'A-301', 'Building Sections'],
+    ['20150129_A-302_building-sections.pdf', 'A-302', 'Building Sections'],
+    ['20150129_A-303_building-sections.pdf', 'A-303', 'Building Sections'],
+    ['20150129_A-304_building-sections.pdf', 'A-304', 'Building Sections'],
+    ['20150129_A-305_building-sections.pdf', 'A-305', 'Building Sections'],
+    [
+      '20150129_S-101_structural-basement-second-floor-framing.pdf',
+      'S-101',
+      'Structural - Basement & Second Floor Framing',
+    ],
+    ['20150129_S-102_structural-roof.pdf', 'S-102', 'Structural - Roof'],
+    [
+      '20150115_ASK-003_exterior-west-wall-window-locations.pdf',
+      'ASK-003',
+      'Exterior West Wall - Window Locations',
+    ],
+    [
+      '20150116_ASK-003_exterior-west-wall-window-locations.pdf',
+      'ASK-003',
+      'Exterior West Wall - Window Locations',
+    ],
+    ['20190321_A600_schedules.pdf', 'A600', 'SCHEDULES'],
+  ] as const
+).map(([file, n, t]) => [
+  file,
+  { number: n, discipline: n.startsWith('S') ? 'structural' : 'architectural', title: t },
+]);

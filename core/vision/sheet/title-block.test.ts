@@ -3,7 +3,13 @@ import type { GreyImage, TextItem } from '../types';
 import { normalizeSheetNumber } from './discipline';
 import { openFixture, type TestDocument } from './test-support';
 import { extractSheetMetadata } from './title-block';
-import { BARBER_SHEETS, BEAM_SHEETS, type SheetExpect } from './fixture-sheets.test-support';
+import {
+  BARBER_SHEETS,
+  BEAM_SHEETS,
+  FOUNDATION_SHEETS,
+  SINGLE_SHEETS,
+  type SheetExpect,
+} from './fixture-sheets.test-support';
 
 /** A text item at (x, y) in sheet pixels with glyph boxes about 0.6 em wide per character. */
 function item(text: string, x: number, y: number, fontSize: number, angle = 0): TextItem {
@@ -122,7 +128,8 @@ describe('multi-sheet fixtures: every page gets its number and discipline', () =
     ['20130724_barber-house_set_9-sheets.pdf', barber],
     [
       '20190414_foundation-details_3-sheets.pdf',
-      ['ASK-02', 'ASK-03', 'ASK-04'].map((n) => ({ number: n, discipline: 'architectural' })),
+      // Numbers only here: the titles have their own test below.
+      FOUNDATION_SHEETS.map(({ number, discipline }) => ({ number, discipline })),
     ],
   ];
   for (const [file, expected] of sets) {
@@ -179,23 +186,9 @@ describe('multi-sheet fixtures: every page gets its number and discipline', () =
 describe('single-sheet fixtures', () => {
   // Lake Kegonsa issue set: the number comes from the file name; the title is the one printed above
   // the number in the right-hand title strip (read off the rendered sheets).
-  const kegonsa: [string, string][] = [
-    ['20150129_A-101_first-floor.pdf', 'First Floor'],
-    ['20150129_A-102_second-third-floor-plan.pdf', 'Second & Third Floor Plan'],
-    ['20150129_A-103_roof-plan.pdf', 'Roof Plan'],
-    ['20150129_A-201_elevations-south-east.pdf', 'Elevations - South & East'],
-    ['20150129_A-202_elevations-north-west.pdf', 'Elevations - North & West'],
-    ['20150129_A-301_building-sections.pdf', 'Building Sections'],
-    ['20150129_A-302_building-sections.pdf', 'Building Sections'],
-    ['20150129_A-303_building-sections.pdf', 'Building Sections'],
-    ['20150129_A-304_building-sections.pdf', 'Building Sections'],
-    ['20150129_A-305_building-sections.pdf', 'Building Sections'],
-    [
-      '20150129_S-101_structural-basement-second-floor-framing.pdf',
-      'Structural - Basement & Second Floor Framing',
-    ],
-    ['20150129_S-102_structural-roof.pdf', 'Structural - Roof'],
-  ];
+  const kegonsa: [string, string][] = SINGLE_SHEETS.filter(([f]) => f.startsWith('20150129_')).map(
+    ([f, e]) => [f, e.title!],
+  );
   it.each(kegonsa)('%s', async (file, printedTitle) => {
     const m = /^\d+_([A-Z]+-\d+)_(.+)\.pdf$/.exec(file);
     const fileNumber = m?.[1] as string;
@@ -218,19 +211,11 @@ describe('single-sheet fixtures', () => {
     expect((await metaOf('20150129_A-301_building-sections.pdf', 0)).meta.revision).toBeNull();
   });
 
-  it.each([
-    [
-      '20150115_ASK-003_exterior-west-wall-window-locations.pdf',
-      'ASK-003',
-      'Exterior West Wall - Window Locations',
-    ],
-    [
-      '20150116_ASK-003_exterior-west-wall-window-locations.pdf',
-      'ASK-003',
-      'Exterior West Wall - Window Locations',
-    ],
-    ['20190321_A600_schedules.pdf', 'A600', 'SCHEDULES'],
-  ])('%s', async (file, number, title) => {
+  it.each(
+    SINGLE_SHEETS.filter(([f]) => !f.startsWith('20150129_')).map(
+      ([f, e]) => [f, e.number, e.title!] as const,
+    ),
+  )('%s', async (file, number, title) => {
     const { meta } = await metaOf(file, 0);
     expect(meta.sheet_number).toBe(number);
     expect(meta.discipline).toBe('architectural');
