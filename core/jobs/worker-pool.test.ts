@@ -167,6 +167,42 @@ describe('worker pool', () => {
     ).rejects.toThrow('late');
   });
 
+  it('a time limit ends a task that runs past it, counted from when a worker takes it, not while queued', async () => {
+    const p = pool(1);
+    const before = await p.run('test.threadId', undefined);
+    const limit = (ms: number) => ({
+      ms,
+      error: () => new ApiError('processing_timeout', `over ${ms} ms`),
+    });
+    const t0 = Date.now();
+    // The first task holds the only worker for 400 ms; the second waits that long in the queue,
+    // then runs for 150 ms under a 300 ms limit: it completes, since queue time does not count.
+    const first = p.run('test.spin', { ms: 400 }, [], undefined, limit(1_000));
+    const second = p.run('test.spin', { ms: 150 }, [], undefined, limit(300));
+    await expect(first).resolves.toBeGreaterThan(0);
+    await expect(second).resolves.toBeGreaterThan(0);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(540);
+    expect(p.stats()).toMatchObject({ timedOut: 0, workers: 1 });
+
+    // A task that never yields is ended at its limit with the limit's error; the pool carries on.
+    const t1 = Date.now();
+    const err = await p
+      .run('test.spin', { ms: 30_000 }, [], undefined, limit(200))
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect(err).toMatchObject({ code: 'processing_timeout', detail: 'over 200 ms' });
+    expect(Date.now() - t1).toBeGreaterThanOrEqual(190);
+    expect(Date.now() - t1).toBeLessThan(5_000);
+    expect(p.stats()).toMatchObject({ timedOut: 1, aborted: 0, workers: 0, busy: 0 });
+    const after = await p.run('test.threadId', undefined);
+    expect(after).not.toBe(before);
+    // A task that finishes in time leaves no timer behind to end its worker later.
+    await p.run('test.spin', { ms: 10 }, [], undefined, limit(100));
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await p.run('test.threadId', undefined)).toBe(after);
+    expect(p.stats().timedOut).toBe(1);
+  });
+
   it('close rejects running and queued tasks', async () => {
     const p = pool(1);
     const running = p.run('test.spin', { ms: 30_000 }).catch((e: unknown) => e);

@@ -15,7 +15,8 @@
 //   by the input layer's pixel limits and its decompression-bomb checks instead.
 // - Aborting a task's signal while it runs terminates its worker (pure JS loops cannot be
 //   interrupted any other way) and rejects with the signal's reason; a fresh worker replaces it on
-//   the next demand. Aborting a queued task just removes it.
+//   the next demand. Aborting a queued task just removes it. A task given a time limit is ended
+//   the same way when it runs past it (for a blocking call that cannot watch a clock itself).
 //
 // Where the worker code comes from:
 // - From TypeScript source (dev, tests, headless `node --import tsx`), the default `workerUrl` is
@@ -87,6 +88,8 @@ export interface WorkerPoolStats {
   outOfMemory: number;
   /** Workers terminated because their running task was aborted. */
   aborted: number;
+  /** Workers terminated because their running task ran past its time limit. */
+  timedOut: number;
 }
 
 export interface WorkerPool<R extends WorkerTaskRegistry = WorkerTasks> {
@@ -101,10 +104,21 @@ export interface WorkerPool<R extends WorkerTaskRegistry = WorkerTasks> {
     args: TaskArgs<R[K]>,
     transferList?: readonly TransferListItem[],
     signal?: AbortSignal,
+    limit?: TaskTimeLimit,
   ): Promise<TaskResult<R[K]>>;
   stats(): WorkerPoolStats;
   /** Rejects queued tasks, terminates every worker (running tasks reject with PoolClosedError). */
   close(): Promise<void>;
+}
+
+/**
+ * A bound on a task's running time, counted from when a worker takes it (time in the queue does not
+ * count). When it runs out the worker is ended, as on abort, and the task rejects with `error()`.
+ * For work that cannot check a clock itself: one blocking call into WebAssembly, say.
+ */
+export interface TaskTimeLimit {
+  ms: number;
+  error: () => Error;
 }
 
 /** A task failed inside the worker; `name` is the original error's name. */
@@ -154,6 +168,8 @@ interface Pending {
   transferList: readonly TransferListItem[];
   signal: AbortSignal | undefined;
   onAbort: (() => void) | undefined;
+  limit: TaskTimeLimit | undefined;
+  timer: NodeJS.Timeout | undefined;
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
 }
@@ -192,7 +208,7 @@ export function createWorkerPool<R extends WorkerTaskRegistry = WorkerTasks>(
   const queue: Pending[] = [];
   let nextId = 1;
   let closed = false;
-  const counters = { started: 0, crashed: 0, outOfMemory: 0, aborted: 0 };
+  const counters = { started: 0, crashed: 0, outOfMemory: 0, aborted: 0, timedOut: 0 };
 
   function spawn(): Slot {
     const workerData = {
@@ -253,6 +269,7 @@ export function createWorkerPool<R extends WorkerTaskRegistry = WorkerTasks>(
 
   function settle(p: Pending): void {
     if (p.onAbort) p.signal?.removeEventListener('abort', p.onAbort);
+    if (p.timer) clearTimeout(p.timer);
   }
 
   function dispatch(): void {
@@ -276,6 +293,11 @@ export function createWorkerPool<R extends WorkerTaskRegistry = WorkerTasks>(
       const req: TaskRequest = { id: p.id, task: p.task, args: p.args };
       try {
         slot.worker.postMessage(req, p.transferList);
+        if (p.limit) {
+          const limit = p.limit;
+          p.timer = setTimeout(() => stop(p, limit.error(), 'timedOut'), limit.ms);
+          p.timer.unref();
+        }
       } catch (err) {
         // Arguments that cannot be cloned: the task's own fault, the worker is fine.
         slot.current = undefined;
@@ -287,6 +309,11 @@ export function createWorkerPool<R extends WorkerTaskRegistry = WorkerTasks>(
   }
 
   function abort(p: Pending): void {
+    stop(p, p.signal?.reason, 'aborted');
+  }
+
+  /** Ends `p`: out of the queue, or its worker terminated (a fresh one replaces it on demand). */
+  function stop(p: Pending, reason: unknown, counter: 'aborted' | 'timedOut'): void {
     const queuedAt = queue.indexOf(p);
     if (queuedAt >= 0) {
       queue.splice(queuedAt, 1);
@@ -296,18 +323,18 @@ export function createWorkerPool<R extends WorkerTaskRegistry = WorkerTasks>(
         slot.retired = true;
         slot.current = undefined;
         slots.delete(slot);
-        counters.aborted++;
+        counters[counter]++;
         void slot.worker.terminate();
       }
     }
     settle(p);
-    p.reject(p.signal?.reason);
+    p.reject(reason);
     dispatch();
   }
 
   return {
     size,
-    run(task, args, transferList = [], signal) {
+    run(task, args, transferList = [], signal, limit) {
       if (closed) return Promise.reject(new PoolClosedError());
       if (signal?.aborted) return Promise.reject(signal.reason);
       return new Promise((resolve, reject) => {
@@ -318,6 +345,8 @@ export function createWorkerPool<R extends WorkerTaskRegistry = WorkerTasks>(
           transferList,
           signal,
           onAbort: undefined,
+          limit,
+          timer: undefined,
           resolve: resolve as (v: unknown) => void,
           reject,
         };

@@ -8,7 +8,13 @@
 // worker mid-task (cancel, shutdown), so a task must leave nothing half-written.
 import { createHash } from 'node:crypto';
 import { withTransfer, type WorkerTaskRegistry } from './worker-protocol';
-import { ingestPage, openCached } from '../vision/ingest/ingest-page';
+import {
+  finishPage,
+  ingestPage,
+  openCached,
+  type IngestedPage,
+} from '../vision/ingest/ingest-page';
+import type { PageRaster, TextItem, TextSource } from '../vision/types';
 import { isInputError } from '../vision/input/input-errors';
 import { ApiError } from '../domain/errors';
 import { loadGrey } from '../vision/symbols/load.adapter';
@@ -26,7 +32,7 @@ function asApiError(e: unknown): unknown {
   return e;
 }
 
-interface IngestSource {
+export interface IngestSource {
   /** Local path of the stored file bytes. */
   path: string;
   /** Identifies the bytes (sha256): a worker reuses an open document only for the same bytes. */
@@ -69,14 +75,30 @@ export const WORKER_TASKS = {
     return withTransfer({ pixels: px, ink }, [px.buffer as ArrayBuffer]);
   },
 
-  /** Opens a drawing file and reports its pages (throws an ApiError for every bad input). */
-  async 'ingest.open'(args: IngestSource) {
+  /**
+   * Opens a drawing file and reports its pages (throws an ApiError for every bad input). With `dpi`,
+   * a PDF also reports each page's raster size at that dpi (from the page dictionaries, no content
+   * parse), which the process job needs to render pages in bands (core/jobs/ingest-in-pool.ts).
+   */
+  async 'ingest.open'(args: IngestSource & { dpi?: number }) {
     try {
       const doc = await openCached(args.path, args.bytesKey, args.contentType, {
         maxPages: args.maxPages,
         maxPixels: args.maxPixels,
       });
-      return { pageCount: doc.pageCount, contentType: doc.contentType, textSource: doc.textSource };
+      const pages: { width: number; height: number }[] = [];
+      if (doc.readBand && args.dpi !== undefined) {
+        for (let i = 0; i < doc.pageCount; i++) {
+          const p = await doc.pageInfo(i, args.dpi);
+          pages.push({ width: p.widthPx, height: p.heightPx });
+        }
+      }
+      return {
+        pageCount: doc.pageCount,
+        contentType: doc.contentType,
+        textSource: doc.textSource,
+        pages,
+      };
     } catch (e) {
       throw asApiError(e);
     }
@@ -90,14 +112,55 @@ export const WORKER_TASKS = {
         maxPixels: args.maxPixels,
       });
       const page = await ingestPage(doc, args.index, { dpi: args.dpi, maxPixels: args.maxPixels });
-      return withTransfer(page, [
-        page.sheetPng.buffer as ArrayBuffer,
-        page.thumbnailWebp.buffer as ArrayBuffer,
-        ...page.blocks.map((b) => b.png.buffer as ArrayBuffer),
-      ]);
+      return transferPage(page);
     } catch (e) {
       throw asApiError(e);
     }
+  },
+
+  /**
+   * One band of a PDF page's raster, written into `pixels` (the whole page, shared with the other
+   * bands' workers); the page's text runs too when `withText`. Returns the raster's description
+   * (its pixels stay in `pixels`) for ingest.finish.
+   */
+  async 'ingest.band'(
+    args: IngestSource & {
+      index: number;
+      dpi: number;
+      top: number;
+      rows: number;
+      pixels: SharedArrayBuffer;
+      withText: boolean;
+    },
+  ): Promise<{ raster: Omit<PageRaster, 'data'>; text: TextItem[] }> {
+    try {
+      const doc = await openCached(args.path, args.bytesKey, args.contentType, {
+        maxPages: args.maxPages,
+        maxPixels: args.maxPixels,
+      });
+      if (!doc.readBand) throw new Error(`A ${doc.contentType} page cannot be rendered in bands`);
+      const { raster, text } = await doc.readBand(
+        args.index,
+        { top: args.top, rows: args.rows, into: new Uint8Array(args.pixels) },
+        { dpi: args.dpi, maxPixels: args.maxPixels, withText: args.withText },
+      );
+      const { data: _pixels, ...described } = raster;
+      return { raster: described, text };
+    } catch (e) {
+      throw asApiError(e);
+    }
+  },
+
+  /** ingest.page's work after the raster, on a page whose bands ingest.band rendered into `pixels`. */
+  async 'ingest.finish'(args: {
+    raster: Omit<PageRaster, 'data'>;
+    pixels: SharedArrayBuffer;
+    text: TextItem[];
+    textSource: TextSource;
+  }) {
+    const raster: PageRaster = { ...args.raster, data: new Uint8Array(args.pixels) };
+    const page = await finishPage({ raster, text: args.text }, args.textSource);
+    return transferPage(page);
   },
 
   /**
@@ -147,3 +210,12 @@ export interface SymbolMatchArgs {
 }
 
 export type WorkerTasks = typeof WORKER_TASKS;
+
+/** An ingested page with its encoded images moved (not copied) to the main thread. */
+function transferPage(page: IngestedPage) {
+  return withTransfer(page, [
+    page.sheetPng.buffer as ArrayBuffer,
+    page.thumbnailWebp.buffer as ArrayBuffer,
+    ...page.blocks.map((b) => b.png.buffer as ArrayBuffer),
+  ]);
+}

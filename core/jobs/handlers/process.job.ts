@@ -13,12 +13,13 @@ import {
 } from '../../store/repositories/drawings.repository';
 import type { Row } from '../../store/repositories/row';
 import { setDrawingStatusWithEvent } from '../../services/webhooks.service';
+import { ingestPageInPool } from '../ingest-in-pool';
 import { JobAbortedError, type JobHandler } from '../job-runner';
 
 // The `process` job (contract §4 Drawing): every page of the drawing's file becomes a sheet with
 // its image, thumbnail, text, title-block metadata and blocks. Pages run in the worker pool, as
-// many at once as it has workers, so memory stays bounded by a few pages and the HTTP thread never
-// rasterizes. Re-runnable: pages already stored are skipped, so a resumed job does only the rest
+// many at once as it has workers, each PDF page rendered in bands across the workers
+// (ingest-in-pool.ts), so memory stays bounded by a few pages and the HTTP thread never rasterizes. Re-runnable: pages already stored are skipped, so a resumed job does only the rest
 // and a person's corrections on stored sheets are kept.
 
 const SEARCH_CHUNK = 200;
@@ -56,7 +57,12 @@ export function createProcessHandler(env: {
         maxPages: config.maxPagesPerDrawing,
         maxPixels: config.maxPixelsPerPage,
       };
-      const info = await ctx.pool.run('ingest.open', source, [], ctx.signal);
+      const info = await ctx.pool.run(
+        'ingest.open',
+        { ...source, dpi: config.dpi },
+        [],
+        ctx.signal,
+      );
       const total = info.pageCount;
       let done = countSheets(db, drawing.id);
       ctx.progress(done, total);
@@ -67,10 +73,11 @@ export function createProcessHandler(env: {
           const index = next++;
           if (sheetAtPage(db, drawing.id, index)) continue;
           ctx.signal.throwIfAborted();
-          const page = await ctx.pool.run(
-            'ingest.page',
-            { ...source, index, dpi: config.dpi },
-            [],
+          const page = await ingestPageInPool(
+            ctx.pool,
+            source,
+            { index, dpi: config.dpi, size: info.pages[index] },
+            info.textSource,
             ctx.signal,
           );
           const sheetId = newId('sheet');

@@ -3,7 +3,7 @@ import { openInput, type InputDocument } from '../input/document';
 import type { InputLimits } from '../input/input-errors';
 import { extractSheetMetadata, type SheetMetadata } from '../sheet/title-block';
 import { segmentBlocks, type Block } from '../sheet/blocks';
-import type { TextItem, TextSource } from '../types';
+import type { PageRaster, TextItem, TextSource } from '../types';
 import { ocrPage } from '../ocr/ocr.adapter';
 
 // One page of a drawing, from bytes to what the store keeps: the grey sheet image (PNG), a
@@ -62,12 +62,24 @@ export async function ingestPage(
   opts: { dpi: number; maxPixels: number; ocr?: boolean },
 ): Promise<IngestedPage> {
   // One load of the page for both the raster and its text layer (PDFium, since issue #3).
-  const { raster, text: pageText } = await doc.readPage(index, {
-    dpi: opts.dpi,
-    maxPixels: opts.maxPixels,
-  });
+  const content = await doc.readPage(index, { dpi: opts.dpi, maxPixels: opts.maxPixels });
+  return finishPage(content, doc.textSource, opts);
+}
+
+/**
+ * Everything after the raster: OCR where the page has no text layer, title-block metadata, blocks,
+ * the sheet PNG, thumbnail and block crops. `textSource` is the document's (vector for PDFs). The
+ * worker pool runs this on a page whose bands other workers rendered (core/jobs/ingest-in-pool.ts).
+ */
+export async function finishPage(
+  content: { raster: PageRaster; text: TextItem[] },
+  textSource: TextSource,
+  opts: { ocr?: boolean } = {},
+): Promise<IngestedPage> {
+  const { raster, text: pageText } = content;
+  const index = raster.index;
   let text = pageText;
-  let textSource: TextSource = text.length > 0 ? doc.textSource : 'none';
+  if (text.length === 0) textSource = 'none';
   if (text.length === 0 && opts.ocr !== false) {
     // No text layer (a scan, or fonts drawn as outlines): read the page with offline OCR.
     text = await ocrPage(raster);

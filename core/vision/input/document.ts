@@ -5,7 +5,7 @@ import type { PageRaster, TextItem, TextSource } from '../types';
 import { openImage, type ImageFormat } from './image.adapter';
 import { InputError, type InputLimits } from './input-errors';
 import { scanPdfStreams } from './pdf-stream-scan';
-import { DEFAULT_DPI, openDocument, pixelSize, type PageInfo } from './pdf.adapter';
+import { DEFAULT_DPI, openDocument, pixelSize, type PageBand, type PageInfo } from './pdf.adapter';
 
 export type SupportedContentType = 'application/pdf' | 'image/png' | 'image/jpeg' | 'image/tiff';
 
@@ -82,6 +82,16 @@ export interface InputDocument {
     index: number,
     opts?: { dpi?: number; maxPixels?: number },
   ): Promise<{ raster: PageRaster; text: TextItem[] }>;
+  /**
+   * PDFs only (absent for images, which are decoded whole): one band of readPage's raster written
+   * into band.into, the whole page's buffer that other bands fill from other threads, plus the text
+   * runs when `withText`. The raster returned has `data` = band.into.
+   */
+  readBand?(
+    index: number,
+    band: PageBand,
+    opts?: { dpi?: number; maxPixels?: number; withText?: boolean },
+  ): Promise<{ raster: PageRaster; text: TextItem[] }>;
   close(): Promise<void>;
 }
 
@@ -129,6 +139,7 @@ export async function openInput(
       renderPage: (i, o) => doc.renderPage(i, o),
       pageText: (i, dpi) => doc.pageText(i, dpi),
       readPage: (i, o) => doc.renderPageWithText(i, o),
+      readBand: (i, band, o) => doc.renderBand(i, band, o),
       close: () => doc.close(),
     };
   }

@@ -83,7 +83,24 @@ export interface PdfDocumentHandle {
   renderPageWithText(index: number, opts?: RenderOptions): Promise<PageContent>;
   /** Text runs in sheet pixels at `dpi` (the box renderPage gives at that dpi), without rendering. */
   pageText(index: number, dpi?: number): Promise<TextItem[]>;
+  /**
+   * Rows [band.top, band.top + band.rows) of renderPage's raster, written into band.into (the whole
+   * page's buffer, which other threads' bands fill: pages render in bands across the worker pool).
+   * With `withText` the page's text runs come too (the same as renderPageWithText's).
+   */
+  renderBand(
+    index: number,
+    band: PageBand,
+    opts?: RenderOptions & { withText?: boolean },
+  ): Promise<PageContent>;
   close(): Promise<void>;
+}
+
+/** A band of a page's raster: rows [top, top + rows), written into `into` (width x height bytes). */
+export interface PageBand {
+  top: number;
+  rows: number;
+  into: Uint8Array;
 }
 
 /** PDF readers look for %%EOF within the last 1024 bytes (ISO 32000-1 §7.5.5 implementation note). */
@@ -196,6 +213,15 @@ class PdfDocument implements PdfDocumentHandle {
   async renderPageWithText(index: number, opts: RenderOptions = {}): Promise<PageContent> {
     this.checkOpen();
     return this.raster.renderPageWithText(index, this.renderOptions(opts));
+  }
+
+  async renderBand(
+    index: number,
+    band: PageBand,
+    opts: RenderOptions & { withText?: boolean } = {},
+  ): Promise<PageContent> {
+    this.checkOpen();
+    return this.raster.renderBand(index, this.renderOptions(opts), band, opts.withText ?? false);
   }
 
   async pageText(index: number, dpi: number = DEFAULT_DPI): Promise<TextItem[]> {

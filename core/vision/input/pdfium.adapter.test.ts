@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { PageRaster } from '../types';
-import { openDocument } from './pdf.adapter';
+import { openDocument, type PdfDocumentHandle } from './pdf.adapter';
 import { pdfiumHeapBytes } from './pdfium.adapter';
 import { buildPdf } from './synthetic-inputs';
 
@@ -90,5 +90,110 @@ describe('PDFium raster', () => {
     const doc = await openDocument(buildPdf());
     await doc.close();
     await expect(doc.renderPage(0)).rejects.toThrow(/after close/);
+  });
+});
+
+/** Renders page `index` in `n` equal bands into one buffer, as the worker pool does. */
+async function inBands(
+  doc: PdfDocumentHandle,
+  index: number,
+  dpi: number,
+  n: number,
+  size: { width: number; height: number },
+): Promise<Uint8Array> {
+  const into = new Uint8Array(size.width * size.height);
+  const rows = Math.ceil(size.height / n);
+  for (let top = 0; top < size.height; top += rows) {
+    await doc.renderBand(index, { top, rows: Math.min(rows, size.height - top), into }, { dpi });
+  }
+  return into;
+}
+
+function differing(a: Uint8Array, b: Uint8Array): number {
+  let n = 0;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) n++;
+  return n;
+}
+
+describe('PDFium bands (a page rendered by several workers)', () => {
+  it('1 to 4 bands assemble the same pixels, on pages of fractional size, rotated or not', async () => {
+    for (const [w, h, rotate] of [
+      [612.7, 791.3, 0],
+      [1224.9, 792.6, 90],
+      [2448.5, 1584.25, 0],
+    ] as const) {
+      // Thin strokes and text across the seams: anti-aliased edges on every band boundary.
+      const content =
+        `0.3 w 10 10 m ${w - 10} ${h - 10} l S 20 20 ${w - 40} ${h - 40} re S ` +
+        `0.5 w 30 ${h / 2} m ${w - 30} ${h / 2 + 0.37} l S ` +
+        `BT /F1 9 Tf 100 ${h / 2 - 3} Td (Seam text across a band boundary) Tj ET`;
+      const doc = await openDocument(buildPdf({ widthPt: w, heightPt: h, rotate, content }));
+      try {
+        for (const dpi of [150, 200]) {
+          const whole = await doc.renderPage(0, { dpi });
+          const one = await inBands(doc, 0, dpi, 1, whole);
+          let ink = 0;
+          for (const v of one) if (v < 128) ink++;
+          expect(ink).toBeGreaterThan(1000);
+          for (const n of [2, 3, 4]) {
+            expect(
+              differing(await inBands(doc, 0, dpi, n, whole), one),
+              `${w}x${h} /Rotate ${rotate} @${dpi}, ${n} bands`,
+            ).toBe(0);
+          }
+        }
+      } finally {
+        await doc.close();
+      }
+    }
+  });
+
+  it('on fixture sheets the bands give exactly renderPage’s pixels, and the first band the same text', async () => {
+    for (const [name, index] of [
+      ['20130718_barber-house_set_9-sheets.pdf', 0],
+      ['20150129_A-101_first-floor.pdf', 0], // /Rotate 90, rotated title-block text
+      ['20190414_foundation-details_3-sheets.pdf', 0],
+    ] as const) {
+      const doc = await openDocument(fixture(name));
+      try {
+        const { raster: whole, text } = await doc.renderPageWithText(index, { dpi: 200 });
+        expect(differing(await inBands(doc, index, 200, 2, whole), whole.data), name).toBe(0);
+        const into = new Uint8Array(whole.width * whole.height);
+        const band = await doc.renderBand(
+          index,
+          { top: 0, rows: 700, into },
+          { dpi: 200, withText: true },
+        );
+        expect(band.text).toEqual(text);
+        expect(band.raster).toMatchObject({ width: whole.width, height: whole.height, dpi: 200 });
+        expect(band.raster.data).toBe(into);
+        // Only the band's rows were written.
+        expect(into.subarray(700 * whole.width).every((v) => v === 0)).toBe(true);
+      } finally {
+        await doc.close();
+      }
+    }
+  });
+
+  it('refuses a band outside the page or a target that is not the whole page', async () => {
+    const doc = await openDocument(buildPdf());
+    try {
+      const page = { width: 1700, height: 2200 }; // letter at 200 dpi
+      const into = new Uint8Array(page.width * page.height);
+      await expect(doc.renderBand(0, { top: 2100, rows: 101, into })).rejects.toThrow(
+        'Expected a band of at least 1 row inside rows 0..2199 but received top 2100, rows 101',
+      );
+      await expect(doc.renderBand(0, { top: 0, rows: 0, into })).rejects.toThrow(RangeError);
+      await expect(
+        doc.renderBand(0, { top: 0, rows: 10, into: new Uint8Array(1700 * 10) }),
+      ).rejects.toThrow(
+        'Expected a band target of 1700 x 2200 = 3740000 bytes (the whole page) but received 17000',
+      );
+      // The document stays usable.
+      const ok = await doc.renderBand(0, { top: 0, rows: 10, into });
+      expect(ok.raster.height).toBe(2200);
+    } finally {
+      await doc.close();
+    }
   });
 });

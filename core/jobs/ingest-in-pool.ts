@@ -1,0 +1,99 @@
+// One page of a drawing through the worker pool (the `process` job's unit of work).
+//
+// Rasterizing is most of a page's time (PDFium in WebAssembly: ~90 ms for a 17x11 in vector sheet,
+// over a second for an image-heavy 34x22 in one, at 200 dpi), and one render runs on one thread. So
+// a PDF page is cut into horizontal bands, one per pool worker: each worker renders its band of the
+// page straight into a SharedArrayBuffer that holds the whole page (PDFium skips what lies outside
+// the band's clip), then one worker finishes the page (metadata, blocks, PNG, thumbnail) on that
+// buffer. A sheet is ready in about half the time on two cores, and the last pages of a set no
+// longer run on one core while the other idles. Measured in bench/ingest ("service" rows).
+//
+// Every PDF page in the service takes this path, one band on a pool of one worker: the bands of a
+// page assemble exactly the pixels of a single band (same transform, only the clip differs), so a
+// sheet image does not depend on how many workers made it. A band's render is one blocking call
+// into WebAssembly, so each band task runs under a time limit that ends its worker.
+//
+// Raster images (PNG, JPEG, TIFF) are decoded whole by libvips, and a page over the pixel limit goes
+// the whole-page way too, where the worker refuses it with page_too_large before anything is
+// allocated.
+import { ApiError } from '../domain/errors';
+import type { IngestedPage } from '../vision/ingest/ingest-page';
+import { DEFAULT_OPEN_TIMEOUT_MS, DEFAULT_PAGE_TIMEOUT_MS } from '../vision/input/input-errors';
+import type { WorkerPool } from './worker-pool';
+import type { IngestSource } from './worker-tasks';
+
+/** A band's time limit by default: the input layer's page budget plus opening the document. */
+export const BAND_TIME_LIMIT_MS = DEFAULT_PAGE_TIMEOUT_MS + DEFAULT_OPEN_TIMEOUT_MS;
+
+/** Most bands a page is cut into (more buys little: every band parses the page's content again). */
+export const MAX_BANDS = 4;
+/** Fewest rows a band may have; a shorter page is cut into fewer bands. */
+export const MIN_BAND_ROWS = 256;
+
+/** How many bands a page `height` rows tall is cut into on a pool of `poolSize` workers. */
+export function bandCount(poolSize: number, height: number): number {
+  return Math.max(1, Math.min(poolSize, MAX_BANDS, Math.floor(height / MIN_BAND_ROWS)));
+}
+
+/** Rows [top, top + rows) of each of `n` bands over `height` rows: equal, the last one shorter. */
+export function bandRows(height: number, n: number): { top: number; rows: number }[] {
+  const rows = Math.ceil(height / n);
+  const bands = [];
+  for (let top = 0; top < height; top += rows)
+    bands.push({ top, rows: Math.min(rows, height - top) });
+  return bands;
+}
+
+export interface PoolPage {
+  index: number;
+  dpi: number;
+  /** The page's raster size at dpi when the document can render bands (PDF), from ingest.open. */
+  size?: { width: number; height: number } | undefined;
+}
+
+/** Ingests one page on the pool: a PDF page in bands across its workers, anything else whole. */
+export async function ingestPageInPool(
+  pool: Pick<WorkerPool, 'run' | 'size'>,
+  source: IngestSource,
+  page: PoolPage,
+  textSource: IngestedPage['textSource'],
+  signal?: AbortSignal,
+  timeLimitMs = BAND_TIME_LIMIT_MS,
+): Promise<IngestedPage> {
+  const { index, dpi, size } = page;
+  if (!size || size.width * size.height > source.maxPixels) {
+    return pool.run('ingest.page', { ...source, index, dpi }, [], signal);
+  }
+  const limit = {
+    ms: timeLimitMs,
+    error: () =>
+      new ApiError(
+        'processing_timeout',
+        `Rendering page ${index + 1} did not finish within ${seconds(timeLimitMs)} s; the file is probably malformed or far more complex than a drawing sheet. Re-export it (e.g. "Print to PDF") and upload it again.`,
+      ),
+  };
+  const pixels = new SharedArrayBuffer(size.width * size.height);
+  const bands = await Promise.all(
+    bandRows(size.height, bandCount(pool.size, size.height)).map((b, k) =>
+      pool.run(
+        'ingest.band',
+        { ...source, index, dpi, top: b.top, rows: b.rows, pixels, withText: k === 0 },
+        [],
+        signal,
+        limit,
+      ),
+    ),
+  );
+  const first = bands[0]!;
+  return pool.run(
+    'ingest.finish',
+    { raster: first.raster, pixels, text: first.text, textSource },
+    [],
+    signal,
+  );
+}
+
+/** 150000 -> "150", 2500 -> "2.5", 150 -> "0.15". */
+function seconds(ms: number): string {
+  return String(Number((ms / 1000).toPrecision(3)));
+}
