@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import type { PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { bandCount, bandRows, ingestPageInPool } from '../../core/jobs/ingest-in-pool';
-import { createWorkerPool, type WorkerPool } from '../../core/jobs/worker-pool';
+import { createWorkerPool } from '../../core/jobs/worker-pool';
 import type { IngestSource } from '../../core/jobs/worker-tasks';
 import { ingestPage } from '../../core/vision/ingest/ingest-page';
 import { openInput, type InputDocument } from '../../core/vision/input/document';
