@@ -1,7 +1,11 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../domain/errors';
+import { buildFlateBombPdf } from '../vision/input/synthetic-inputs';
 import { bandCount, bandRows, ingestPageInPool, MIN_BAND_ROWS } from './ingest-in-pool';
 import { createWorkerPool, type WorkerPool } from './worker-pool';
 import type { IngestSource } from './worker-tasks';
@@ -135,5 +139,50 @@ describe('ingestPageInPool', () => {
       'vector',
     ).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'page_too_large' });
+  });
+
+  it('ingest.open always scans the streams; only the workers rendering pages after it skip the scan', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'blueline-bomb-'));
+    try {
+      const file = path.join(dir, 'bomb.pdf');
+      writeFileSync(file, buildFlateBombPdf(64 * 1024 * 1024));
+      const bomb: IngestSource = {
+        ...source('bomb'),
+        path: file,
+        bytesKey: 'bomb',
+        maxPixels: 8_000_000,
+      };
+      const p = pool(1);
+      // A caller claiming the bytes were checked does not get past the open that checks them.
+      await expect(
+        p.run('ingest.open', { ...bomb, streamsChecked: true, dpi: 200 }),
+      ).rejects.toMatchObject({ code: 'decompression_bomb' });
+      // After a successful open, page tasks carry streamsChecked and do not scan (64 MiB inflate)
+      // again: a fresh worker renders the page without refusing it.
+      const info = await pool(1).run('ingest.band', {
+        ...bomb,
+        streamsChecked: true,
+        index: 0,
+        dpi: 50,
+        top: 0,
+        rows: 10,
+        pixels: new SharedArrayBuffer(425 * 550),
+        withText: false,
+      });
+      expect(info.raster).toMatchObject({ width: 425, height: 550 });
+      await expect(
+        pool(1).run('ingest.band', {
+          ...bomb,
+          index: 0,
+          dpi: 50,
+          top: 0,
+          rows: 10,
+          pixels: new SharedArrayBuffer(425 * 550),
+          withText: false,
+        }),
+      ).rejects.toMatchObject({ code: 'decompression_bomb' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -63,6 +63,8 @@ export function createProcessHandler(env: {
         [],
         ctx.signal,
       );
+      // The bytes passed ingest.open's checks: the workers rendering pages need not scan them again.
+      const pageSource = { ...source, streamsChecked: true };
       const total = info.pageCount;
       let done = countSheets(db, drawing.id);
       ctx.progress(done, total);
@@ -75,7 +77,7 @@ export function createProcessHandler(env: {
           ctx.signal.throwIfAborted();
           const page = await ingestPageInPool(
             ctx.pool,
-            source,
+            pageSource,
             { index, dpi: config.dpi, size: info.pages[index] },
             info.textSource,
             ctx.signal,

@@ -40,13 +40,14 @@ export async function openCached(
   bytesKey: string,
   contentType: string,
   limits: InputLimits,
+  opts: { streamsChecked?: boolean } = {},
 ): Promise<InputDocument> {
   if (cached?.key === bytesKey) return cached.doc;
   if (cached) await cached.doc.close().catch(() => {});
   cached = undefined;
   const { readFile } = await import('node:fs/promises');
   const bytes = new Uint8Array(await readFile(path));
-  const doc = await openInput(bytes, contentType, limits);
+  const doc = await openInput(bytes, contentType, limits, opts);
   cached = { key: bytesKey, doc };
   return doc;
 }

@@ -1,12 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { deflateSync } from 'node:zlib';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { openInput, sniffContentType } from './document';
 import { DEFAULT_IMAGE_DPI } from './image.adapter';
 import { InputError } from './input-errors';
-import { buildLyingPng, buildPdf } from './synthetic-inputs';
+import { buildFlateBombPdf, buildLyingPng, buildPdf } from './synthetic-inputs';
 
 const FIXTURES = fileURLToPath(new URL('../../../../shared/fixtures/drawings/', import.meta.url));
 
@@ -208,38 +207,7 @@ describe('openInput refuses bad input with a precise InputError', () => {
 
   it('a PDF whose content stream inflates past the per-stream cap is refused before any renderer opens it', async () => {
     // 64 MiB of PDF content compressing to ~64 KiB; the cap follows maxPixels (8 MB here).
-    const data = deflateSync(Buffer.alloc(64 * 1024 * 1024, 0x20), { level: 9 });
-    const head = '%PDF-1.7\n';
-    const objs = [
-      '<< /Type /Catalog /Pages 2 0 R >>',
-      '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
-      '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>',
-    ];
-    const parts: Buffer[] = [Buffer.from(head, 'latin1')];
-    const offsets: number[] = [];
-    let len = parts[0]!.length;
-    const push = (b: Buffer) => {
-      parts.push(b);
-      len += b.length;
-    };
-    objs.forEach((o, i) => {
-      offsets.push(len);
-      push(Buffer.from(`${i + 1} 0 obj\n${o}\nendobj\n`, 'latin1'));
-    });
-    offsets.push(len);
-    push(
-      Buffer.from(`4 0 obj\n<< /Filter /FlateDecode /Length ${data.length} >>\nstream\n`, 'latin1'),
-    );
-    push(data);
-    push(Buffer.from('\nendstream\nendobj\n', 'latin1'));
-    const xref = `xref\n0 5\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')}`;
-    push(
-      Buffer.from(
-        `${xref}trailer\n<< /Size 5 /Root 1 0 R >>\nstartxref\n${len}\n%%EOF\n`,
-        'latin1',
-      ),
-    );
-    const bytes = u8(Buffer.concat(parts));
+    const bytes = buildFlateBombPdf(64 * 1024 * 1024);
     expect(bytes.byteLength).toBeLessThan(1024 * 1024);
     const e = await expectInputError(
       () => openInput(bytes, 'application/pdf', { maxPixels: 8_000_000 }),

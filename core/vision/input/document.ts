@@ -105,6 +105,7 @@ export async function openInput(
   bytes: Uint8Array,
   contentType: string,
   limits: InputLimits = {},
+  opts: { streamsChecked?: boolean } = {},
 ): Promise<InputDocument> {
   if (bytes.byteLength === 0) {
     throw new InputError(
@@ -124,7 +125,9 @@ export async function openInput(
 
   if (sniffed === 'application/pdf') {
     // Flate bombs are refused before any renderer inflates them (pdf-stream-scan.ts).
-    await scanPdfStreams(bytes, limits);
+    // `streamsChecked`: these bytes already passed this scan under the same limits (an earlier open
+    // of the same file in the same job, in another worker).
+    if (!opts.streamsChecked) await scanPdfStreams(bytes, limits);
     const doc = await openDocument(bytes, limits);
     return {
       contentType: sniffed,

@@ -190,3 +190,39 @@ export function buildLyingPng(width: number, height: number): Uint8Array {
     ]),
   );
 }
+
+/**
+ * A one-page PDF whose content stream is `inflatedBytes` of spaces deflated at level 9 (64 MiB ->
+ * ~64 KiB): a flate bomb for the stream scan (object 4 is the stream).
+ */
+export function buildFlateBombPdf(inflatedBytes: number): Uint8Array {
+  const data = deflateSync(Buffer.alloc(inflatedBytes, 0x20), { level: 9 });
+  const objs = [
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>',
+  ];
+  const parts: Buffer[] = [Buffer.from('%PDF-1.7\n', 'latin1')];
+  const offsets: number[] = [];
+  let len = parts[0]!.length;
+  const push = (b: Buffer) => {
+    parts.push(b);
+    len += b.length;
+  };
+  objs.forEach((o, i) => {
+    offsets.push(len);
+    push(Buffer.from(`${i + 1} 0 obj\n${o}\nendobj\n`, 'latin1'));
+  });
+  offsets.push(len);
+  push(
+    Buffer.from(`4 0 obj\n<< /Filter /FlateDecode /Length ${data.length} >>\nstream\n`, 'latin1'),
+  );
+  push(data);
+  push(Buffer.from('\nendstream\nendobj\n', 'latin1'));
+  const xref = `xref\n0 5\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')}`;
+  push(
+    Buffer.from(`${xref}trailer\n<< /Size 5 /Root 1 0 R >>\nstartxref\n${len}\n%%EOF\n`, 'latin1'),
+  );
+  const out = Buffer.concat(parts);
+  return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
+}
