@@ -432,65 +432,21 @@ function benchSets(dpi: number, rounds: number): void {
       runs['text layer only, pdf.js (before)']!.push(runOursChild(file, dpi, 1, 'text-pdfjs'));
       const pages = runs.ours![0]!.pages;
       if (tools) {
-        runs.mutool!.push(
+        // mutool draw, grey PGM at dpi, with `extra` options before the output.
+        const mutool = (...extra: string[]) =>
           runCli(
             'mutool',
-            [
-              'draw',
-              '-q',
-              '-r',
-              String(dpi),
-              '-c',
-              'gray',
+            ['draw', '-q', ...extra, '-r', String(dpi), '-c', 'gray'].concat(
               '-o',
               path.join(outDir, 'p%03d.pgm'),
               file,
-            ],
+            ),
             path.join(outDir),
             pages,
-          ),
-        );
-        runs['mutool -P']!.push(
-          runCli(
-            'mutool',
-            [
-              'draw',
-              '-q',
-              '-P',
-              '-r',
-              String(dpi),
-              '-c',
-              'gray',
-              '-o',
-              path.join(outDir, 'p%03d.pgm'),
-              file,
-            ],
-            path.join(outDir),
-            pages,
-          ),
-        );
-        runs['mutool -B 1024 -T 2 (2 threads)']!.push(
-          runCli(
-            'mutool',
-            [
-              'draw',
-              '-q',
-              '-B',
-              '1024',
-              '-T',
-              '2',
-              '-r',
-              String(dpi),
-              '-c',
-              'gray',
-              '-o',
-              path.join(outDir, 'p%03d.pgm'),
-              file,
-            ],
-            path.join(outDir),
-            pages,
-          ),
-        );
+          );
+        runs.mutool!.push(mutool());
+        runs['mutool -P']!.push(mutool('-P'));
+        runs['mutool -B 1024 -T 2 (2 threads)']!.push(mutool('-B', '1024', '-T', '2'));
         runs.pdftoppm!.push(
           runCli(
             'pdftoppm',
