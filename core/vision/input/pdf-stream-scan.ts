@@ -1,9 +1,10 @@
-// Pre-scan of a PDF's raw bytes for compression bombs, run before pdf.js parses the file.
+// Pre-scan of a PDF's raw bytes for compression bombs, run before the renderer parses the file
+// (PDFium since issue #3; pdf.js when this scan was written, whose findings are quoted below).
 //
 // Why: pdf.js inflates a FlateDecode stream in full when it reads it; a 0.5 MiB stream of a
 // 512 MiB content stream took a worker to 1.8 GiB RSS (reliability/README.md, finding 3). This scan
 // inflates every Flate stream with its output thrown away as it is produced (never held), counts
-// the bytes, and refuses the file with `decompression_bomb` before pdf.js sees it when
+// the bytes, and refuses the file with `decompression_bomb` before the renderer sees it when
 //  - an image XObject inflates beyond what /Width x /Height x components x /BitsPerComponent
 //    (+ one predictor byte per row, + slack) can hold,
 //  - any single stream inflates beyond `maxStreamBytes`, or
@@ -21,14 +22,15 @@
 // ASCIIHexDecode / ASCII85Decode (cheap to undo here, never expanding). A stream whose filters
 // cannot be read (broken dictionary, /Filter as an unresolvable reference) is inflated when its data
 // starts with a zlib header. Not inflated, and why that is acceptable or not covered:
-//  - DCTDecode / JPXDecode / JBIG2Decode / CCITTFaxDecode alone: pdf.js decodes them to the image's
-//    pixel grid, so their output is bounded by the image dimensions at render time (the per-page
-//    render timeout and the worker's memory limit are the backstop for a lying codestream header).
+//  - DCTDecode / JPXDecode / JBIG2Decode / CCITTFaxDecode alone: the renderer decodes them to the
+//    image's pixel grid, so their output is bounded by the image dimensions at render time (the
+//    per-page render timeout and the worker's memory limit are the backstop for a lying codestream
+//    header).
 //  - Flate after LZWDecode or RunLengthDecode: not undone here (LZW can expand ~2,700x); only the
 //    per-stream and total caps of the other streams protect. Rare in drawings; a follow-up if seen.
 //  - Inline images (BI … ID … EI inside a content stream) with their own /F /Fl: not scanned.
 //  - Streams inside an encrypted PDF: their bytes are ciphertext, inflating finds no zlib header, so
-//    they pass (pdf.js refuses encrypted files without a password before rendering anyway).
+//    they pass (the renderer refuses encrypted files without a password before rendering anyway).
 // Truncated or corrupt zlib data is not refused here: inflation stops at the damage and the bytes
 // produced so far are counted; the renderer reports the damage itself (corrupt_file / truncated_file).
 //
