@@ -84,9 +84,11 @@ export interface PdfDocumentHandle {
   /** Text runs in sheet pixels at `dpi` (the box renderPage gives at that dpi), without rendering. */
   pageText(index: number, dpi?: number): Promise<TextItem[]>;
   /**
-   * Rows [band.top, band.top + band.rows) of renderPage's raster, written into band.into (the whole
-   * page's buffer, which other threads' bands fill: pages render in bands across the worker pool).
-   * With `withText` the page's text runs come too (the same as renderPageWithText's).
+   * Rows [band.top, band.top + band.rows) of the page's raster at `dpi`, written into band.into (the
+   * whole page's buffer, which other threads' bands fill: pages render in bands across the worker
+   * pool). Any cut into bands gives the same pixels; they match renderPage's except for rounding on
+   * pages of fractional size (see PdfiumDocument.renderBand). With `withText` the page's text runs
+   * come too (the same as renderPageWithText's).
    */
   renderBand(
     index: number,
