@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../domain/errors';
-import { buildFlateBombPdf } from '../vision/input/synthetic-inputs';
+import { buildFlateBombPdf, buildPdf } from '../vision/input/synthetic-inputs';
 import { bandCount, bandRows, ingestPageInPool, MIN_BAND_ROWS } from './ingest-in-pool';
 import { createWorkerPool, type WorkerPool } from './worker-pool';
 import type { IngestSource } from './worker-tasks';
@@ -173,6 +173,37 @@ describe('ingestPageInPool', () => {
       expect(info.raster).toMatchObject({ width: 425, height: 550 });
       await expect(pool(1).run('ingest.band', band)).rejects.toMatchObject({
         code: 'decompression_bomb',
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a page whose size cannot be read does not fail the open: that page fails alone, with its own error', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'blueline-broken-'));
+    try {
+      // Two pages, the second pointing at an object that does not exist.
+      const text = Buffer.from(buildPdf({ pages: 2 })).toString('latin1');
+      const broken = text.replace(/\/Kids \[(\d+) 0 R (\d+) 0 R\]/, '/Kids [$1 0 R 77 0 R]');
+      expect(broken).not.toBe(text);
+      const file = path.join(dir, 'broken.pdf');
+      writeFileSync(file, Buffer.from(broken, 'latin1'));
+      const src: IngestSource = { ...source('broken'), path: file, bytesKey: 'broken' };
+      const p = pool(2);
+      const info = await p.run('ingest.open', { ...src, dpi: 100 });
+      expect(info.pages).toEqual([{ width: 850, height: 1100 }, null]);
+      const first = await ingestPageInPool(
+        p,
+        src,
+        { index: 0, dpi: 100, size: info.pages[0] },
+        'vector',
+      );
+      expect(first).toMatchObject({ width: 850, height: 1100 });
+      await expect(
+        ingestPageInPool(p, src, { index: 1, dpi: 100, size: info.pages[1] }, 'vector'),
+      ).rejects.toMatchObject({
+        code: 'corrupt_file',
+        detail: expect.stringMatching(/^Page 2 of the PDF/),
       });
     } finally {
       rmSync(dir, { recursive: true, force: true });

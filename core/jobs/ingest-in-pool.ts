@@ -48,7 +48,7 @@ export interface PoolPage {
   index: number;
   dpi: number;
   /** The page's raster size at dpi when the document can render bands (PDF), from ingest.open. */
-  size?: { width: number; height: number } | undefined;
+  size?: { width: number; height: number } | null | undefined;
 }
 
 /** Ingests one page on the pool: a PDF page in bands across its workers, anything else whole. */

@@ -101,11 +101,13 @@ export const WORKER_TASKS = {
     try {
       // The open that checks: never skips the stream scan.
       const doc = await openSource({ ...args, streamsChecked: false });
-      const pages: { width: number; height: number }[] = [];
+      // null for a page whose size cannot be read: it goes the whole-page way, which fails that
+      // page with its own precise error when the job reaches it (earlier pages are kept).
+      const pages: ({ width: number; height: number } | null)[] = [];
       if (doc.readBand && args.dpi !== undefined) {
         for (let i = 0; i < doc.pageCount; i++) {
-          const p = await doc.pageInfo(i, args.dpi);
-          pages.push({ width: p.widthPx, height: p.heightPx });
+          const p = await doc.pageInfo(i, args.dpi).catch(() => null);
+          pages.push(p && { width: p.widthPx, height: p.heightPx });
         }
       }
       return {
