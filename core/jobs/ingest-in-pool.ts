@@ -80,7 +80,7 @@ export async function ingestPageInPool(
         { ...source, index, dpi, top: b.top, rows: b.rows, pixels, withText: k === 0 },
         [],
         signal,
-        limit,
+        { limit },
       ),
     ),
   );

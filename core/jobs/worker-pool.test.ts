@@ -171,8 +171,7 @@ describe('worker pool', () => {
     const p = pool(1);
     const before = await p.run('test.threadId', undefined);
     const limit = (ms: number) => ({
-      ms,
-      error: () => new ApiError('processing_timeout', `over ${ms} ms`),
+      limit: { ms, error: () => new ApiError('processing_timeout', `over ${ms} ms`) },
     });
     const t0 = Date.now();
     // The first task holds the only worker for 400 ms; the second waits that long in the queue,

@@ -104,7 +104,7 @@ export interface WorkerPool<R extends WorkerTaskRegistry = WorkerTasks> {
     args: TaskArgs<R[K]>,
     transferList?: readonly TransferListItem[],
     signal?: AbortSignal,
-    limit?: TaskTimeLimit,
+    options?: TaskOptions,
   ): Promise<TaskResult<R[K]>>;
   stats(): WorkerPoolStats;
   /** Rejects queued tasks, terminates every worker (running tasks reject with PoolClosedError). */
@@ -119,6 +119,11 @@ export interface WorkerPool<R extends WorkerTaskRegistry = WorkerTasks> {
 export interface TaskTimeLimit {
   ms: number;
   error: () => Error;
+}
+
+export interface TaskOptions {
+  /** Ends the task when it runs longer (see TaskTimeLimit). */
+  limit?: TaskTimeLimit;
 }
 
 /** A task failed inside the worker; `name` is the original error's name. */
@@ -334,7 +339,7 @@ export function createWorkerPool<R extends WorkerTaskRegistry = WorkerTasks>(
 
   return {
     size,
-    run(task, args, transferList = [], signal, limit) {
+    run(task, args, transferList = [], signal, options = {}) {
       if (closed) return Promise.reject(new PoolClosedError());
       if (signal?.aborted) return Promise.reject(signal.reason);
       return new Promise((resolve, reject) => {
@@ -345,7 +350,7 @@ export function createWorkerPool<R extends WorkerTaskRegistry = WorkerTasks>(
           transferList,
           signal,
           onAbort: undefined,
-          limit,
+          limit: options.limit,
           timer: undefined,
           resolve: resolve as (v: unknown) => void,
           reject,
