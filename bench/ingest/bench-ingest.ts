@@ -20,7 +20,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import type { PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
-import { bandCount, bandRows, ingestPageInPool } from '../../core/jobs/ingest-in-pool';
+import { ingestPageInPool, renderInBands } from '../../core/jobs/ingest-in-pool';
 import { createWorkerPool } from '../../core/jobs/worker-pool';
 import type { IngestSource } from '../../core/jobs/worker-tasks';
 import { ingestPage } from '../../core/vision/ingest/ingest-page';
@@ -215,20 +215,7 @@ async function childService(
         if (what === 'pipeline') {
           await ingestPageInPool(pool, pageSource, { index, dpi, size }, info.textSource);
         } else {
-          const pixels = new SharedArrayBuffer(size.width * size.height);
-          await Promise.all(
-            bandRows(size.height, bandCount(pool.size, size.height)).map((b, k) =>
-              pool.run('ingest.band', {
-                ...pageSource,
-                index,
-                dpi,
-                top: b.top,
-                rows: b.rows,
-                pixels,
-                withText: k === 0,
-              }),
-            ),
-          );
+          const { pixels } = await renderInBands(pool, pageSource, { index, dpi, size });
           const tc = performance.now();
           const data = new Uint8Array(pixels);
           dark += countDark(data);

@@ -18,7 +18,11 @@
 // allocated.
 import { ApiError } from '../domain/errors';
 import type { IngestedPage } from '../vision/ingest/ingest-page';
-import { DEFAULT_OPEN_TIMEOUT_MS, DEFAULT_PAGE_TIMEOUT_MS } from '../vision/input/input-errors';
+import {
+  DEFAULT_OPEN_TIMEOUT_MS,
+  DEFAULT_PAGE_TIMEOUT_MS,
+  timeoutDetail,
+} from '../vision/input/input-errors';
 import type { WorkerPool } from './worker-pool';
 import type { IngestSource } from './worker-tasks';
 
@@ -64,13 +68,32 @@ export async function ingestPageInPool(
   if (!size || size.width * size.height > source.maxPixels) {
     return pool.run('ingest.page', { ...source, index, dpi }, [], signal);
   }
+  const { pixels, raster, text } = await renderInBands(
+    pool,
+    source,
+    { index, dpi, size },
+    signal,
+    timeLimitMs,
+  );
+  return pool.run('ingest.finish', { raster, pixels, text, textSource }, [], signal);
+}
+
+/**
+ * The raster step of ingestPageInPool: the page's bands rendered across the pool into one
+ * SharedArrayBuffer, with the page's description and text runs (read by the first band).
+ */
+export async function renderInBands(
+  pool: Pick<WorkerPool, 'run' | 'size'>,
+  source: IngestSource,
+  page: { index: number; dpi: number; size: { width: number; height: number } },
+  signal?: AbortSignal,
+  timeLimitMs = BAND_TIME_LIMIT_MS,
+) {
+  const { index, dpi, size } = page;
   const limit = {
     ms: timeLimitMs,
     error: () =>
-      new ApiError(
-        'processing_timeout',
-        `Rendering page ${index + 1} did not finish within ${seconds(timeLimitMs)} s; the file is probably malformed or far more complex than a drawing sheet. Re-export it (e.g. "Print to PDF") and upload it again.`,
-      ),
+      new ApiError('processing_timeout', timeoutDetail(`Rendering page ${index + 1}`, timeLimitMs)),
   };
   const pixels = new SharedArrayBuffer(size.width * size.height);
   const bands = await Promise.all(
@@ -84,16 +107,6 @@ export async function ingestPageInPool(
       ),
     ),
   );
-  const first = bands[0]!;
-  return pool.run(
-    'ingest.finish',
-    { raster: first.raster, pixels, text: first.text, textSource },
-    [],
-    signal,
-  );
-}
-
-/** 150000 -> "150", 2500 -> "2.5", 150 -> "0.15". */
-function seconds(ms: number): string {
-  return String(Number((ms / 1000).toPrecision(3)));
+  const { raster, text } = bands[0]!;
+  return { pixels, raster, text };
 }

@@ -119,6 +119,12 @@ export function pageTooLarge(args: {
   );
 }
 
+/** The `processing_timeout` detail: "<what> did not finish within <ms as seconds> s; …". */
+export function timeoutDetail(what: string, ms: number): string {
+  const seconds = Number((ms / 1000).toPrecision(3));
+  return `${what} did not finish within ${seconds} s; the file is probably malformed or far more complex than a drawing sheet. Re-export it (e.g. "Print to PDF") and upload it again.`;
+}
+
 /**
  * Race `p` against a timer. On timeout `onTimeout` runs (to destroy the underlying task) and the returned
  * promise rejects with a `processing_timeout` InputError. The timer never keeps the process alive.
@@ -145,7 +151,7 @@ export async function withTimeout<T>(
       reject(
         new InputError(
           'processing_timeout',
-          `${what} did not finish within ${Math.round(ms / 1000)} s; the file is probably malformed or far more complex than a drawing sheet. Re-export it (e.g. "Print to PDF") and upload it again.`,
+          timeoutDetail(what, ms),
           pageIndex === undefined ? {} : { pageIndex },
         ),
       );

@@ -18,7 +18,13 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import type { PageRaster, TextItem } from '../types';
-import { InputError, pageTooLarge, withTimeout, type InputLimits } from './input-errors';
+import {
+  InputError,
+  pageTooLarge,
+  timeoutDetail,
+  withTimeout,
+  type InputLimits,
+} from './input-errors';
 import { isWhitespaceCode, RunBuilder } from './pdfium-text';
 
 /** The subset of the PDFium C API (through emscripten cwrap) used here. Pointers are heap offsets. */
@@ -469,7 +475,7 @@ export class PdfiumDocument {
       if (performance.now() <= deadline) return;
       throw new InputError(
         'processing_timeout',
-        `${what} page ${index + 1} did not finish within ${Math.round(this.limits.pageTimeoutMs / 1000)} s; the file is probably malformed or far more complex than a drawing sheet. Re-export it (e.g. "Print to PDF") and upload it again.`,
+        timeoutDetail(`${what} page ${index + 1}`, this.limits.pageTimeoutMs),
         { pageIndex: index },
       );
     };
