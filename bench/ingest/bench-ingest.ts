@@ -170,8 +170,9 @@ async function childPipeline(
 
 /**
  * What the service runs, in a pool of `workers` warm workers (core/jobs/worker-pool.ts, the real
- * tasks): as many pages at once as there are workers (the process job's lanes), each PDF page in
- * bands across the workers (core/jobs/ingest-in-pool.ts). 'raster' times the band renders alone (the
+ * tasks): as many pages at once as there are workers (the process job's lanes), each page whole on
+ * one worker while the set has a page left for every worker, its last pages in bands across the
+ * workers (core/jobs/ingest-in-pool.ts). 'raster' times the band renders alone (the
  * raster step; the ink count of each assembled page is kept out of the wall time), 'pipeline' the
  * whole ingestPageInPool (raster, text, metadata, blocks, PNGs). Before the clock starts each worker
  * has compiled PDFium and rendered a page of another file, as in a service that has ingested before.
@@ -213,9 +214,19 @@ async function childService(
         const index = next++;
         const size = info.pages[index]!;
         if (what === 'pipeline') {
-          await ingestPageInPool(pool, pageSource, { index, dpi, size }, info.textSource);
+          await ingestPageInPool(
+            pool,
+            pageSource,
+            { index, dpi, size, pagesLeft: info.pageCount - index },
+            info.textSource,
+          );
         } else {
-          const { pixels } = await renderInBands(pool, pageSource, { index, dpi, size });
+          const { pixels } = await renderInBands(pool, pageSource, {
+            index,
+            dpi,
+            size,
+            pagesLeft: info.pageCount - index,
+          });
           const tc = performance.now();
           const data = new Uint8Array(pixels);
           dark += countDark(data);

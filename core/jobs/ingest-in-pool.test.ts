@@ -42,6 +42,19 @@ describe('band layout', () => {
     expect(bandCount(4, 100)).toBe(1);
   });
 
+  it('a page shares the pool with the pages of its drawing still to start', () => {
+    // While there is a page for every worker, each page renders whole on one worker.
+    expect(bandCount(2, 2200, 9)).toBe(1);
+    expect(bandCount(2, 2200, 2)).toBe(1);
+    // The last page takes the whole pool.
+    expect(bandCount(2, 2200, 1)).toBe(2);
+    expect(bandCount(4, 6800, 3)).toBe(1);
+    expect(bandCount(4, 6800, 2)).toBe(2);
+    expect(bandCount(4, 6800, 1)).toBe(4);
+    // Nonsense counts fall back to one page left.
+    expect(bandCount(2, 2200, 0)).toBe(2);
+  });
+
   it('bands cover every row once, in order', () => {
     for (const [height, n] of [
       [2200, 2],
@@ -100,6 +113,36 @@ describe('ingestPageInPool', () => {
     const whole = await pool(1).run('ingest.page', { ...source(name), index: 1, dpi: 200 });
     expect(whole.metadata).toEqual(two.metadata);
     expect(whole.text).toEqual(two.text);
+  });
+
+  it('while the drawing has a page left for every worker, a page renders whole on one worker', async () => {
+    const name = '20130718_barber-house_set_9-sheets.pdf';
+    const p = pool(2);
+    const tasks: string[] = [];
+    const counting: Pick<WorkerPool, 'run' | 'size'> = {
+      size: p.size,
+      run: ((task: string, ...rest: unknown[]) => {
+        tasks.push(task);
+        return (p.run as (...a: unknown[]) => unknown)(task, ...rest);
+      }) as WorkerPool['run'],
+    };
+    const info = await p.run('ingest.open', { ...source(name), dpi: 100 });
+    const sheets = [];
+    for (const pagesLeft of [2, 1]) {
+      tasks.length = 0;
+      sheets.push(
+        await ingestPageInPool(
+          counting,
+          source(name),
+          { index: 2, dpi: 100, size: info.pages[2], pagesLeft },
+          'vector',
+        ),
+      );
+      expect(tasks.filter((t) => t === 'ingest.band')).toHaveLength(pagesLeft === 2 ? 1 : 2);
+    }
+    const [whole, banded] = sheets as [(typeof sheets)[0], (typeof sheets)[0]];
+    expect(banded.metadata.sheet_number).toBe(whole.metadata.sheet_number);
+    expect((await pixels(banded.sheetPng)).equals(await pixels(whole.sheetPng))).toBe(true);
   });
 
   it('a band past its time limit fails the page with processing_timeout; the pool carries on', async () => {

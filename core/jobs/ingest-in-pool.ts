@@ -1,12 +1,15 @@
 // One page of a drawing through the worker pool (the `process` job's unit of work).
 //
 // Rasterizing is most of a page's time (PDFium in WebAssembly: ~90 ms for a 17x11 in vector sheet,
-// over a second for an image-heavy 34x22 in one, at 200 dpi), and one render runs on one thread. So
-// a PDF page is cut into horizontal bands, one per pool worker: each worker renders its band of the
-// page straight into a SharedArrayBuffer that holds the whole page (PDFium skips what lies outside
-// the band's clip), then one worker finishes the page (metadata, blocks, PNG, thumbnail) on that
-// buffer. A sheet is ready in about half the time on two cores, and the last pages of a set no
-// longer run on one core while the other idles. Measured in bench/ingest ("service" rows).
+// over a second for an image-heavy 34x22 in one, at 200 dpi), and one render runs on one thread. The
+// process job keeps as many pages in flight as the pool has workers. While a drawing has at least
+// that many pages still to start, each page is rendered whole by one worker. Its last pages are cut
+// into horizontal bands, one per free share of the pool: each worker renders its band of the page
+// straight into a SharedArrayBuffer that holds the whole page (PDFium skips what lies outside the
+// band's clip), then one worker finishes the page (metadata, blocks, PNG, thumbnail) on that buffer.
+// So no core idles while the last page of a set renders on the other, and no page is parsed twice
+// while there is whole-page work for every worker: every band parses the page's content again,
+// ~15 % of a content-heavy 34x22 in page's time. Measured in bench/ingest ("service" rows).
 //
 // Every PDF page in the service takes this path, one band on a pool of one worker: the bands of a
 // page assemble exactly the pixels of a single band (same transform, only the clip differs), so a
@@ -34,9 +37,14 @@ export const MAX_BANDS = 4;
 /** Fewest rows a band may have; a shorter page is cut into fewer bands. */
 export const MIN_BAND_ROWS = 256;
 
-/** How many bands a page `height` rows tall is cut into on a pool of `poolSize` workers. */
-export function bandCount(poolSize: number, height: number): number {
-  return Math.max(1, Math.min(poolSize, MAX_BANDS, Math.floor(height / MIN_BAND_ROWS)));
+/**
+ * How many bands a page `height` rows tall is cut into on a pool of `poolSize` workers, when
+ * `pagesLeft` pages of its drawing (this one included) are still to start.
+ */
+export function bandCount(poolSize: number, height: number, pagesLeft = 1): number {
+  // The page's share of the pool: the other pages still to start will keep the rest busy.
+  const share = Math.floor(poolSize / Math.max(1, pagesLeft));
+  return Math.max(1, Math.min(share, MAX_BANDS, Math.floor(height / MIN_BAND_ROWS)));
 }
 
 /** Rows [top, top + rows) of each of `n` bands over `height` rows: equal, the last one shorter. */
@@ -53,6 +61,8 @@ export interface PoolPage {
   dpi: number;
   /** The page's raster size at dpi when the document can render bands (PDF), from ingest.open. */
   size?: { width: number; height: number } | null | undefined;
+  /** Pages of the drawing still to start, this one included (1 when unknown). */
+  pagesLeft?: number;
 }
 
 /** Ingests one page on the pool: a PDF page in bands across its workers, anything else whole. */
@@ -64,14 +74,14 @@ export async function ingestPageInPool(
   signal?: AbortSignal,
   timeLimitMs = BAND_TIME_LIMIT_MS,
 ): Promise<IngestedPage> {
-  const { index, dpi, size } = page;
+  const { index, dpi, size, pagesLeft } = page;
   if (!size || size.width * size.height > source.maxPixels) {
     return pool.run('ingest.page', { ...source, index, dpi }, [], signal);
   }
   const { pixels, raster, text } = await renderInBands(
     pool,
     source,
-    { index, dpi, size },
+    { index, dpi, size, pagesLeft },
     signal,
     timeLimitMs,
   );
@@ -85,11 +95,16 @@ export async function ingestPageInPool(
 export async function renderInBands(
   pool: Pick<WorkerPool, 'run' | 'size'>,
   source: IngestSource,
-  page: { index: number; dpi: number; size: { width: number; height: number } },
+  page: {
+    index: number;
+    dpi: number;
+    size: { width: number; height: number };
+    pagesLeft?: number | undefined;
+  },
   signal?: AbortSignal,
   timeLimitMs = BAND_TIME_LIMIT_MS,
 ) {
-  const { index, dpi, size } = page;
+  const { index, dpi, size, pagesLeft } = page;
   const limit = {
     ms: timeLimitMs,
     error: () =>
@@ -97,7 +112,7 @@ export async function renderInBands(
   };
   const pixels = new SharedArrayBuffer(size.width * size.height);
   const bands = await Promise.all(
-    bandRows(size.height, bandCount(pool.size, size.height)).map((b, k) =>
+    bandRows(size.height, bandCount(pool.size, size.height, pagesLeft)).map((b, k) =>
       pool.run(
         'ingest.band',
         { ...source, index, dpi, top: b.top, rows: b.rows, pixels, withText: k === 0 },

@@ -18,9 +18,10 @@ import { JobAbortedError, type JobHandler } from '../job-runner';
 
 // The `process` job (contract §4 Drawing): every page of the drawing's file becomes a sheet with
 // its image, thumbnail, text, title-block metadata and blocks. Pages run in the worker pool, as
-// many at once as it has workers, each PDF page rendered in bands across the workers
-// (ingest-in-pool.ts), so memory stays bounded by a few pages and the HTTP thread never rasterizes. Re-runnable: pages already stored are skipped, so a resumed job does only the rest
-// and a person's corrections on stored sheets are kept.
+// many at once as it has workers, the last pages of a drawing rendered in bands across the workers
+// (ingest-in-pool.ts), so memory stays bounded by a few pages and the HTTP thread never rasterizes.
+// Re-runnable: pages already stored are skipped, so a resumed job does only the rest and a person's
+// corrections on stored sheets are kept.
 
 const SEARCH_CHUNK = 200;
 
@@ -78,7 +79,7 @@ export function createProcessHandler(env: {
           const page = await ingestPageInPool(
             ctx.pool,
             pageSource,
-            { index, dpi: config.dpi, size: info.pages[index] },
+            { index, dpi: config.dpi, size: info.pages[index], pagesLeft: total - index },
             info.textSource,
             ctx.signal,
           );
