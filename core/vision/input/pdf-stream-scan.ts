@@ -97,38 +97,8 @@ export async function scanPdfStreams(
     ms: 0,
   };
 
-  const headers = new HeaderTracker(text);
-  const endstreams = new EndstreamFinder(text);
-  // Per object (by where its body starts): how many `stream` keywords were tried, and whether one
-  // of them was its real stream. An object has one stream; later keywords with the same owner lie
-  // inside its data. The tries cap keeps a hostile file (a dictionary that does not parse here,
-  // followed by megabytes of `stream` keywords) from making the scan quadratic.
-  const tried = new Map<number, { tries: number; done: boolean }>();
-
-  let from = 0;
-  for (;;) {
-    const kw = findStreamKeyword(text, from);
-    if (kw < 0) break;
-    // Keep searching right after this keyword, not after the data: a stream's data may hide whole
-    // objects that pdf.js's recovery (a broken xref) would still find, and a `stream` inside a
-    // string must not make the scan jump over the real stream that follows. A `stream` found
-    // inside binary data is dropped: it needs its own object header and a dictionary right before.
-    from = kw + 6;
-    const owner = headers.ownerOf(kw);
-    if (!owner) continue; // a `stream` keyword outside any object: nothing can reference it
-    const state = tried.get(owner.bodyStart) ?? { tries: 0, done: false };
-    tried.set(owner.bodyStart, state);
-    if (state.done || state.tries >= MAX_TRIES_PER_OBJECT) continue;
-    state.tries++;
-    const dict = parseDictAt(text, owner.bodyStart, kw);
-    if (dict) state.done = true;
-    else if (!/^\s*<</.test(text.slice(owner.bodyStart, owner.bodyStart + 64))) continue;
-    let dataStart = kw + 6;
-    while (text.charCodeAt(dataStart) === 0x20) dataStart++;
-    if (text.charCodeAt(dataStart) === 0x0d) dataStart++;
-    if (text.charCodeAt(dataStart) === 0x0a) dataStart++;
-    const dataEnd = streamEnd(text, dataStart, dict, objects, endstreams);
-    if (state.tries === 1) report.streams++; // one object, one stream, however many tries
+  for (const { owner, kw, dict, dataStart, dataEnd, firstTry } of pdfStreams(text, objects)) {
+    if (firstTry) report.streams++; // one object, one stream, however many tries
 
     const plan = inflationPlan(text, owner.bodyStart, kw, dict, objects);
     if (!plan) continue;
@@ -166,6 +136,58 @@ export async function scanPdfStreams(
   }
   report.ms = Math.round((performance.now() - t0) * 10) / 10;
   return report;
+}
+
+/** A stream of the file: its object, dictionary (when it parses here) and data. */
+export interface PdfStreamAt {
+  owner: { num: number; bodyStart: number };
+  /** Offset of the `stream` keyword. */
+  kw: number;
+  dict: Dict | undefined;
+  dataStart: number;
+  dataEnd: number;
+  /** The first `stream` keyword tried for its object (later tries lie inside a stream's data). */
+  firstTry: boolean;
+}
+
+/**
+ * Every stream of a PDF's raw bytes (`text`: the file as latin1), found as the header of this file
+ * explains, in file order. Used by the scan and by pdfium-images.ts.
+ */
+export function* pdfStreams(text: string, objects: ObjectIndex): Generator<PdfStreamAt> {
+  const headers = new HeaderTracker(text);
+  const endstreams = new EndstreamFinder(text);
+  // Per object (by where its body starts): how many `stream` keywords were tried, and whether one
+  // of them was its real stream. An object has one stream; later keywords with the same owner lie
+  // inside its data. The tries cap keeps a hostile file (a dictionary that does not parse here,
+  // followed by megabytes of `stream` keywords) from making the scan quadratic.
+  const tried = new Map<number, { tries: number; done: boolean }>();
+
+  let from = 0;
+  for (;;) {
+    const kw = findStreamKeyword(text, from);
+    if (kw < 0) return;
+    // Keep searching right after this keyword, not after the data: a stream's data may hide whole
+    // objects that pdf.js's recovery (a broken xref) would still find, and a `stream` inside a
+    // string must not make the scan jump over the real stream that follows. A `stream` found
+    // inside binary data is dropped: it needs its own object header and a dictionary right before.
+    from = kw + 6;
+    const owner = headers.ownerOf(kw);
+    if (!owner) continue; // a `stream` keyword outside any object: nothing can reference it
+    const state = tried.get(owner.bodyStart) ?? { tries: 0, done: false };
+    tried.set(owner.bodyStart, state);
+    if (state.done || state.tries >= MAX_TRIES_PER_OBJECT) continue;
+    state.tries++;
+    const dict = parseDictAt(text, owner.bodyStart, kw);
+    if (dict) state.done = true;
+    else if (!/^\s*<</.test(text.slice(owner.bodyStart, owner.bodyStart + 64))) continue;
+    let dataStart = kw + 6;
+    while (text.charCodeAt(dataStart) === 0x20) dataStart++;
+    if (text.charCodeAt(dataStart) === 0x0d) dataStart++;
+    if (text.charCodeAt(dataStart) === 0x0a) dataStart++;
+    const dataEnd = streamEnd(text, dataStart, dict, objects, endstreams);
+    yield { owner, kw, dict, dataStart, dataEnd, firstTry: state.tries === 1 };
+  }
 }
 
 function bomb(what: string): InputError {
@@ -291,20 +313,20 @@ function streamEnd(
 
 // --- a small reader for direct objects (dictionaries of stream objects) ---------------------------
 
-interface Ref {
+export interface Ref {
   ref: number;
 }
-interface Name {
+export interface Name {
   name: string;
 }
-type Value = number | boolean | null | string | Name | Ref | Value[] | Dict;
-type Dict = Map<string, Value>;
+export type Value = number | boolean | null | string | Name | Ref | Value[] | Dict;
+export type Dict = Map<string, Value>;
 
-const isName = (v: Value | undefined): v is Name =>
+export const isName = (v: Value | undefined): v is Name =>
   typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Map) && 'name' in v;
 const isRef = (v: Value | undefined): v is Ref =>
   typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Map) && 'ref' in v;
-const isDict = (v: Value | undefined): v is Dict => v instanceof Map;
+export const isDict = (v: Value | undefined): v is Dict => v instanceof Map;
 
 /** Nesting deeper than this is hostile (or broken); a stream dictionary never needs it. */
 const MAX_DEPTH = 32;
@@ -444,7 +466,7 @@ function parseDictAt(text: string, start: number, kw: number): Dict | undefined 
  * /ColorSpace …). The last definition of a number wins, as in an incrementally updated file.
  * Objects inside object streams are not found: their values count as unknown.
  */
-class ObjectIndex {
+export class ObjectIndex {
   private offsets: Map<number, number> | undefined;
   private readonly cache = new Map<number, Value | undefined>();
   constructor(private readonly text: string) {}

@@ -17,6 +17,7 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { inflateSync } from 'node:zlib';
 import type { PageRaster, TextItem } from '../types';
 import {
   InputError,
@@ -25,7 +26,9 @@ import {
   withTimeout,
   type InputLimits,
 } from './input-errors';
+import { indexPredictedImages, rawImageKey, type PredictedImage } from './pdf-image-index';
 import { isWhitespaceCode, RunBuilder } from './pdfium-text';
+import { unpredictPng } from './png-predictor';
 
 /** The subset of the PDFium C API (through emscripten cwrap) used here. Pointers are heap offsets. */
 interface PdfiumApi {
@@ -89,6 +92,29 @@ interface PdfiumApi {
     c: number,
   ): boolean;
   FPDFBitmap_GetBuffer(bitmap: number): number;
+  FPDFPage_CountObjects(page: number): number;
+  FPDFPage_GetObject(page: number, index: number): number;
+  FPDFPageObj_GetType(obj: number): number;
+  /** FS_RECTF-like out-parameters: four float pointers (left, bottom, right, top) in page space. */
+  FPDFPageObj_GetBounds(obj: number, l: number, b: number, r: number, t: number): boolean;
+  FPDFImageObj_GetImageFilterCount(obj: number): number;
+  /** Copies the image's stream data as stored (filters not undone); returns its length. */
+  FPDFImageObj_GetImageDataRaw(obj: number, buffer: number, length: number): number;
+  FPDFImageObj_GetImagePixelSize(obj: number, width: number, height: number): boolean;
+  /** Replaces the image's data with the bitmap's pixels (unfiltered DeviceRGB or DeviceGray). */
+  FPDFImageObj_SetBitmap(pages: number, count: number, obj: number, bitmap: number): boolean;
+  FPDF_PageToDevice(
+    page: number,
+    startX: number,
+    startY: number,
+    sizeX: number,
+    sizeY: number,
+    rotate: number,
+    pageX: number,
+    pageY: number,
+    deviceX: number,
+    deviceY: number,
+  ): boolean;
   FPDFBitmap_GetStride(bitmap: number): number;
   FPDF_RenderPageBitmap_Start(
     bitmap: number,
@@ -121,6 +147,16 @@ const FPDF_ERR_PASSWORD = 4;
 const FPDF_ERR_SECURITY = 5;
 const FPDF_ERR_PAGE = 6;
 const FPDFBitmap_Gray = 1;
+const FPDFBitmap_BGR = 2;
+const FPDF_PAGEOBJ_IMAGE = 3;
+/**
+ * Bytes of image samples handed to PDFium decoded (decodePredictedImages) after which the document
+ * is reopened. A decoded image replaces its stream in PDFium's per-document image cache, which keeps
+ * it until the document closes (a beam proposal sheet hands over ~75 MB): reopening bounds the heap.
+ * Reopening costs about a millisecond; the fonts a page uses are parsed again (not seen in the
+ * bench).
+ */
+const DECODED_IMAGE_BUDGET_BYTES = 32 * 1024 * 1024;
 /** Draw annotation appearance streams: revisions are often issued as markups (clouds, FreeText, Square). */
 const FPDF_ANNOT = 0x01;
 const FPDF_RENDER_TOBECONTINUED = 1;
@@ -297,12 +333,16 @@ export interface PdfiumRenderOptions {
   maxPixels: number;
   /** Pixel size of the raster (the caller's rounding of the page size at dpi). */
   pixelSize(widthPt: number, heightPt: number, dpi: number): { width: number; height: number };
+  /** Hand PDFium eligible images decoded (decodePredictedImages); default true. */
+  decodeImages?: boolean;
   timings?: {
     pageMs: number;
     renderMs: number;
     readbackMs: number;
     greyMs: number;
     textMs?: number;
+    imagesMs?: number;
+    imageBytes?: number;
   };
 }
 
@@ -329,11 +369,16 @@ export interface PdfiumPageContent {
  */
 export class PdfiumDocument {
   private closed = false;
+  /** Images PDFium may be given decoded (pdf-image-index.ts), built on the first render. */
+  private images: Map<string, PredictedImage> | undefined;
+  /** Bytes of decoded images handed to PDFium since the document was (re)opened. */
+  private decodedBytes = 0;
 
   private constructor(
     private readonly inst: Instance,
-    private readonly doc: number,
+    private doc: number,
     private readonly bytesPtr: number,
+    private readonly byteLength: number,
     readonly pageCount: number,
     private readonly limits: Required<InputLimits>,
   ) {}
@@ -352,7 +397,14 @@ export class PdfiumDocument {
         api.pdfium.wasmExports.free(ptr);
         throw loadError(code === FPDF_ERR_SUCCESS ? FPDF_ERR_FORMAT : code);
       }
-      return new PdfiumDocument(inst, doc, ptr, api.FPDF_GetPageCount(doc), limits);
+      return new PdfiumDocument(
+        inst,
+        doc,
+        ptr,
+        bytes.byteLength,
+        api.FPDF_GetPageCount(doc),
+        limits,
+      );
     });
   }
 
@@ -468,6 +520,126 @@ export class PdfiumDocument {
     );
   }
 
+  /**
+   * Hands PDFium the page's eligible images already decoded (pdf-image-index.ts): their Flate data
+   * inflated by node:zlib and their PNG predictors undone here (png-predictor.ts), each written into
+   * a bitmap that replaces the image's data (FPDFImageObj_SetBitmap). PDFium then draws the samples
+   * without decoding them, and draws exactly the pixels it would have drawn from the stream (checked
+   * on the fixture sheets and on generated images of every kind; see pdfium.adapter.test.ts). Images
+   * outside `rows` (a band's, in raster rows) are left alone: PDFium skips them there. Anything
+   * unexpected leaves the image to PDFium. Returns the bytes of samples handed over.
+   */
+  private decodePredictedImages(
+    page: number,
+    width: number,
+    height: number,
+    rows: [number, number] | undefined,
+    checkDeadline: () => void,
+  ): number {
+    const { api } = this.inst;
+    const M = api.pdfium;
+    this.images ??= indexPredictedImages(
+      M.HEAPU8.subarray(this.bytesPtr, this.bytesPtr + this.byteLength),
+    );
+    if (this.images.size === 0) return 0;
+    const s = this.inst.scratch;
+    let handed = 0;
+    const n = api.FPDFPage_CountObjects(page);
+    for (let i = 0; i < n; i++) {
+      const obj = api.FPDFPage_GetObject(page, i);
+      if (api.FPDFPageObj_GetType(obj) !== FPDF_PAGEOBJ_IMAGE) continue;
+      if (api.FPDFImageObj_GetImageFilterCount(obj) !== 1) continue;
+      if (rows && !this.meetsRows(page, obj, width, height, rows)) continue;
+      const len = api.FPDFImageObj_GetImageDataRaw(obj, 0, 0);
+      if (len <= 0) continue;
+      const rawPtr = M.wasmExports.malloc(len);
+      if (!rawPtr) continue;
+      let raw: Uint8Array;
+      try {
+        if (api.FPDFImageObj_GetImageDataRaw(obj, rawPtr, len) !== len) continue;
+        raw = M.HEAPU8.slice(rawPtr, rawPtr + len);
+      } finally {
+        M.wasmExports.free(rawPtr);
+      }
+      const image = this.images.get(rawImageKey(raw));
+      if (!image) continue;
+      if (!api.FPDFImageObj_GetImagePixelSize(obj, s, s + 4)) continue;
+      if (M.HEAP32[s >> 2] !== image.width || M.HEAP32[(s >> 2) + 1] !== image.height) continue;
+      const { width: w, height: h, comps } = image;
+      const expected = h * (1 + w * comps);
+      let samples: Buffer;
+      try {
+        samples = inflateSync(raw, { maxOutputLength: expected });
+      } catch {
+        continue; // damaged, or more data than the image holds: PDFium decides what to draw
+      }
+      const bitmap = api.FPDFBitmap_CreateEx(
+        w,
+        h,
+        comps === 3 ? FPDFBitmap_BGR : FPDFBitmap_Gray,
+        0,
+        0,
+      );
+      if (!bitmap) continue;
+      try {
+        const stride = api.FPDFBitmap_GetStride(bitmap);
+        const buf = api.FPDFBitmap_GetBuffer(bitmap);
+        if (!unpredictPng(samples, w, h, comps, M.HEAPU8, buf, stride, true)) continue;
+        if (!api.FPDFImageObj_SetBitmap(0, 0, obj, bitmap)) continue;
+        handed += w * h * comps;
+      } finally {
+        api.FPDFBitmap_Destroy(bitmap);
+      }
+      checkDeadline();
+    }
+    this.decodedBytes += handed;
+    return handed;
+  }
+
+  /** Whether the image object's bounds reach raster rows [rows[0], rows[1]) (2 rows of margin). */
+  private meetsRows(
+    page: number,
+    obj: number,
+    width: number,
+    height: number,
+    rows: [number, number],
+  ): boolean {
+    const { api } = this.inst;
+    const M = api.pdfium;
+    const s = this.inst.scratch;
+    if (!api.FPDFPageObj_GetBounds(obj, s, s + 4, s + 8, s + 12)) return true;
+    const f = s >> 2;
+    const [l, b, r, t] = [M.HEAPF32[f]!, M.HEAPF32[f + 1]!, M.HEAPF32[f + 2]!, M.HEAPF32[f + 3]!];
+    let top = Infinity;
+    let bottom = -Infinity;
+    for (const [x, y] of [
+      [l, b],
+      [l, t],
+      [r, b],
+      [r, t],
+    ] as const) {
+      if (!api.FPDF_PageToDevice(page, 0, 0, width, height, 0, x, y, s + 16, s + 20)) return true;
+      const dy = M.HEAP32[(s + 20) >> 2]!;
+      top = Math.min(top, dy);
+      bottom = Math.max(bottom, dy);
+    }
+    return bottom + 2 >= rows[0] && top - 2 < rows[1];
+  }
+
+  /**
+   * Reopens the document once the decoded images it caches pass their budget (see
+   * DECODED_IMAGE_BUDGET_BYTES). Called with no page of it loaded.
+   */
+  private reopenIfOverBudget(): void {
+    if (this.decodedBytes <= DECODED_IMAGE_BUDGET_BYTES) return;
+    const { api } = this.inst;
+    const doc = api.FPDF_LoadMemDocument(this.bytesPtr, this.byteLength, '');
+    if (!doc) return; // it opened before: keep the one we have
+    api.FPDF_CloseDocument(this.doc);
+    this.doc = doc;
+    this.decodedBytes = 0;
+  }
+
   /** Throws processing_timeout once the page's time budget (from t0) is spent. */
   private deadlineCheck(index: number, t0: number, what = 'Rendering'): () => void {
     const deadline = t0 + this.limits.pageTimeoutMs;
@@ -526,6 +698,17 @@ export class PdfiumDocument {
         // between render steps. One step cannot be interrupted: decoding a large image may overrun the
         // budget by its length.
         const checkDeadline = this.deadlineCheck(index, t0);
+        if (opts.decodeImages !== false) {
+          const ti = performance.now();
+          const rows: [number, number] | undefined = band
+            ? [band.top - Math.min(BAND_RUN_IN_ROWS, band.top), band.top + band.rows]
+            : undefined;
+          const bytes = this.decodePredictedImages(page, width, height, rows, checkDeadline);
+          if (opts.timings) {
+            opts.timings.imagesMs = performance.now() - ti;
+            opts.timings.imageBytes = bytes;
+          }
+        }
         if (band) {
           // The whole page's transform, clipped to the band's rows (PDFium skips objects outside
           // the clip): every band of a page uses the same transform, so the bands assemble exactly
@@ -619,6 +802,7 @@ export class PdfiumDocument {
         if (rendering) api.FPDF_RenderPage_Close(page);
         if (bitmap) api.FPDFBitmap_Destroy(bitmap);
         api.FPDF_ClosePage(page);
+        this.reopenIfOverBudget();
       }
     });
     // The loop above enforces the budget between steps; this also bounds the wait for the instance.

@@ -124,6 +124,14 @@ export function buildPdf(opts: SyntheticPdfOptions = {}): Uint8Array {
   const encNum = objs.length;
   if (fileKey) objs[encNum] = encryptDict;
 
+  return assemblePdf(
+    objs,
+    `/ID [<${hex(fileId)}> <${hex(fileId)}>]` + (fileKey ? ` /Encrypt ${encNum} 0 R` : ''),
+  );
+}
+
+/** Objects 1.. (1 the catalog) written out with a correct xref table and trailer. */
+function assemblePdf(objs: (string | Uint8Array)[], trailerExtra = ''): Uint8Array {
   const chunks: Uint8Array[] = [enc.encode('%PDF-1.4\n%\xE2\xE3\xCF\xD3\n')];
   let offset = chunks[0]!.length;
   const offsets: number[] = [];
@@ -142,12 +150,164 @@ export function buildPdf(opts: SyntheticPdfOptions = {}): Uint8Array {
   let xref = `xref\n0 ${objs.length}\n0000000000 65535 f \n`;
   for (let i = 1; i < objs.length; i++)
     xref += `${String(offsets[i]).padStart(10, '0')} 00000 n \n`;
-  xref +=
-    `trailer\n<< /Size ${objs.length} /Root 1 0 R /ID [<${hex(fileId)}> <${hex(fileId)}>]` +
-    (fileKey ? ` /Encrypt ${encNum} 0 R` : '') +
-    ` >>\nstartxref\n${xrefAt}\n%%EOF\n`;
+  xref += `trailer\n<< /Size ${objs.length} /Root 1 0 R ${trailerExtra} >>\nstartxref\n${xrefAt}\n%%EOF\n`;
   chunks.push(enc.encode(xref));
   return new Uint8Array(Buffer.concat(chunks)); // a plain Uint8Array: pdfjs refuses Buffer
+}
+
+/** A stream object: `dict` entries (without /Length) and its data. */
+function streamObject(dict: string, data: Uint8Array): Uint8Array {
+  return new Uint8Array(
+    Buffer.concat([
+      enc.encode(`<< ${dict} /Length ${data.length} >>\nstream\n`),
+      data,
+      enc.encode('\nendstream'),
+    ]),
+  );
+}
+
+/**
+ * 8-bit samples (`comps` per pixel) of a test image with edges, gradients and noise, so that every
+ * PNG filter type is worth choosing somewhere and a wrong decode shows.
+ */
+export function testImageSamples(width: number, height: number, comps: number, seed = 7): Buffer {
+  const px = Buffer.alloc(width * height * comps);
+  let r = seed;
+  for (let y = 0; y < height; y++)
+    for (let x = 0; x < width; x++)
+      for (let k = 0; k < comps; k++) {
+        r = (r * 1103515245 + 12345) >>> 0;
+        const v =
+          y % 17 < 3
+            ? (x * 3 + k * 40) & 255 // gradient rows
+            : x % 23 < 2
+              ? 0 // vertical lines
+              : (r >>> 24) & (y % 5 === 0 ? 255 : 15); // noise, strong on some rows
+        px[(y * width + x) * comps + k] = 255 - v;
+      }
+  return px;
+}
+
+/**
+ * PNG-filters 8-bit samples (ISO 32000-1 §7.4.4.4 with PNG's filters): every row gets filter `type`
+ * (0 None, 1 Sub, 2 Up, 3 Average, 4 Paeth), or 'mixed' (row y gets type y mod 5).
+ */
+export function pngPredict(
+  px: Uint8Array,
+  width: number,
+  height: number,
+  comps: number,
+  type: number | 'mixed',
+): Buffer {
+  const rb = width * comps;
+  const out = Buffer.alloc(height * (rb + 1));
+  const at = (i: number, y: number) => (i < 0 || y < 0 ? 0 : px[y * rb + i]!);
+  for (let y = 0; y < height; y++) {
+    const t = type === 'mixed' ? y % 5 : type;
+    out[y * (rb + 1)] = t;
+    for (let i = 0; i < rb; i++) {
+      const a = at(i - comps, y);
+      const b = at(i, y - 1);
+      const c = at(i - comps, y - 1);
+      const p = a + b - c;
+      const paeth =
+        Math.abs(p - a) <= Math.abs(p - b) && Math.abs(p - a) <= Math.abs(p - c)
+          ? a
+          : Math.abs(p - b) <= Math.abs(p - c)
+            ? b
+            : c;
+      const pred = [0, a, b, (a + b) >> 1, paeth][t]!;
+      out[y * (rb + 1) + 1 + i] = (px[y * rb + i]! - pred) & 255;
+    }
+  }
+  return out;
+}
+
+/** TIFF predictor 2: each sample minus the same component of the pixel to its left. */
+function tiffPredict(px: Uint8Array, width: number, comps: number): Buffer {
+  const out = Buffer.alloc(px.length);
+  const rb = width * comps;
+  for (let i = 0; i < px.length; i++)
+    out[i] = (px[i]! - (i % rb >= comps ? px[i - comps]! : 0)) & 255;
+  return out;
+}
+
+export interface SyntheticImage {
+  width: number;
+  height: number;
+  /** 1: DeviceGray, 3: DeviceRGB (unless `dict` says otherwise). */
+  comps: 1 | 3;
+  /**
+   * PNG filter of the rows ('mixed': row y gets y mod 5); 'tiff': TIFF predictor 2; 'none': no
+   * predictor. Default 'mixed'.
+   */
+  filter?: number | 'mixed' | 'tiff' | 'none';
+  /** Extra dictionary entries (e.g. `/Decode [1 0]`); may override /ColorSpace. */
+  dict?: string;
+  /** Give the image a soft mask (a grey gradient). */
+  smask?: boolean;
+  /** Reuse the stream data of image `sameDataAs` (an index into the list). */
+  sameDataAs?: number;
+  seed?: number;
+}
+
+/**
+ * A one-page PDF (US Letter) drawing each image in its own cell of a grid, over a grey frame, with
+ * Flate (and PNG predictors unless 'none') image XObjects as scanners and PDF printers write them.
+ */
+export function buildImagesPdf(images: SyntheticImage[]): Uint8Array {
+  const objs: (string | Uint8Array)[] = [];
+  objs[1] = '<< /Type /Catalog /Pages 2 0 R >>';
+  objs[2] = '<< /Type /Pages /Kids [3 0 R] /Count 1 >>';
+  const cols = Math.ceil(Math.sqrt(images.length));
+  const cell = 540 / cols;
+  const xobjects: string[] = [];
+  let content = 'q 0.5 g 20 20 572 752 re f Q\n';
+  const data: Buffer[] = [];
+  let next = 5;
+  images.forEach((img, k) => {
+    const filter = img.filter ?? 'mixed';
+    const samples = testImageSamples(img.width, img.height, img.comps, img.seed ?? 7 + k);
+    const raw =
+      img.sameDataAs !== undefined
+        ? data[img.sameDataAs]!
+        : deflateSync(
+            filter === 'none'
+              ? samples
+              : filter === 'tiff'
+                ? tiffPredict(samples, img.width, img.comps)
+                : pngPredict(samples, img.width, img.height, img.comps, filter),
+          );
+    data[k] = raw;
+    const parms =
+      filter === 'none'
+        ? ''
+        : ` /DecodeParms << /Predictor ${filter === 'tiff' ? 2 : 15} /Colors ${img.comps} /BitsPerComponent 8 /Columns ${img.width} >>`;
+    let smask = '';
+    if (img.smask) {
+      const mask = Buffer.alloc(img.width * img.height);
+      for (let i = 0; i < mask.length; i++) mask[i] = (i % img.width) * 4;
+      objs[next] = streamObject(
+        `/Type /XObject /Subtype /Image /Width ${img.width} /Height ${img.height} /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode`,
+        deflateSync(mask),
+      );
+      smask = ` /SMask ${next} 0 R`;
+      next++;
+    }
+    const cs = img.comps === 3 ? '/DeviceRGB' : '/DeviceGray';
+    objs[next] = streamObject(
+      `/Type /XObject /Subtype /Image /Width ${img.width} /Height ${img.height} /ColorSpace ${cs} /BitsPerComponent 8 /Filter /FlateDecode${parms}${smask} ${img.dict ?? ''}`,
+      raw,
+    );
+    xobjects.push(`/Im${k} ${next} 0 R`);
+    next++;
+    const x = 36 + (k % cols) * cell;
+    const y = 36 + Math.floor(k / cols) * cell;
+    content += `q ${(cell - 8).toFixed(2)} 0 0 ${(cell - 8).toFixed(2)} ${x.toFixed(2)} ${y.toFixed(2)} cm /Im${k} Do Q\n`;
+  });
+  objs[3] = `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /XObject << ${xobjects.join(' ')} >> >> /Contents 4 0 R >>`;
+  objs[4] = streamObject('', enc.encode(content));
+  return assemblePdf(objs);
 }
 
 function crc32(buf: Uint8Array): number {
