@@ -57,7 +57,13 @@ interface RunResult {
   wallMs: number;
   rssMb: number;
   pages: number;
-  phases?: { pageMs: number; renderMs: number; readbackMs: number; greyMs: number };
+  phases?: {
+    pageMs: number;
+    renderMs: number;
+    readbackMs: number;
+    greyMs: number;
+    imagesMs: number;
+  };
   darkFraction?: number;
   /** Text runs read (text-only modes). */
   runs?: number;
@@ -66,8 +72,8 @@ interface RunResult {
   openMs?: number;
 }
 
-type Phase = 'pageMs' | 'renderMs' | 'readbackMs' | 'greyMs';
-const PHASES: Phase[] = ['pageMs', 'renderMs', 'readbackMs', 'greyMs'];
+type Phase = 'pageMs' | 'renderMs' | 'readbackMs' | 'greyMs' | 'imagesMs';
+const PHASES: Phase[] = ['pageMs', 'renderMs', 'readbackMs', 'greyMs', 'imagesMs'];
 
 // ---------------------------------------------------------------------------------------------------
 // Child modes: one measured run per process.
@@ -105,14 +111,14 @@ async function childOurs(file: string, dpi: number, workers: number): Promise<Ru
     };
   }
   const doc = await openDocument(bytes);
-  const phases = { pageMs: 0, renderMs: 0, readbackMs: 0, greyMs: 0 };
+  const phases = { pageMs: 0, renderMs: 0, readbackMs: 0, greyMs: 0, imagesMs: 0 };
   let dark = 0;
   let px = 0;
   let countMs = 0;
   for (let i = 0; i < doc.pageCount; i++) {
     const t: RenderTimings = { pageMs: 0, renderMs: 0, readbackMs: 0, greyMs: 0 };
     const r = await doc.renderPage(i, { dpi, timings: t });
-    for (const k of PHASES) phases[k] += t[k];
+    for (const k of PHASES) phases[k] += t[k] ?? 0;
     const tc = performance.now();
     dark += countDark(r.data);
     px += r.data.length;
@@ -400,7 +406,7 @@ function benchSets(dpi: number, rounds: number): void {
     const runs: Record<string, RunResult[]> = {
       ours: [],
       'ours 2 workers': [],
-      'ours, service: bands across 2 warm pool workers': [],
+      'ours, service: 2 warm pool workers (last pages in bands)': [],
       'ours whole pipeline (ingestPage, PDFium text)': [],
       'ours whole pipeline, pdf.js text (before)': [],
       'whole pipeline, service: 2 warm pool workers': [],
@@ -414,7 +420,7 @@ function benchSets(dpi: number, rounds: number): void {
     for (let r = 0; r < rounds; r++) {
       runs.ours!.push(runOursChild(file, dpi, 1));
       runs['ours 2 workers']!.push(runOursChild(file, dpi, 2));
-      runs['ours, service: bands across 2 warm pool workers']!.push(
+      runs['ours, service: 2 warm pool workers (last pages in bands)']!.push(
         runOursChild(file, dpi, 2, 'service-raster'),
       );
       runs['ours whole pipeline (ingestPage, PDFium text)']!.push(
@@ -472,11 +478,11 @@ function benchSets(dpi: number, rounds: number): void {
     const pages = runs.ours![0]!.pages;
     const m = (k: Phase) => (median(ph.map((p) => p[k])) / pages).toFixed(0);
     console.log(
-      `|  | ours per sheet: load page (content parse) ${m('pageMs')} ms, render (images, paths, text, annotations into grey) ${m('renderMs')} ms, copy out of WASM heap ${m('readbackMs')} ms | | | | | | | |`,
+      `|  | ours per sheet: load page (content parse) ${m('pageMs')} ms, render (images, paths, text, annotations into grey) ${m('renderMs')} ms, of which decoding images for PDFium (8-bit Flate + PNG predictors) ${m('imagesMs')} ms, copy out of WASM heap ${m('readbackMs')} ms | | | | | | | |`,
     );
     const of = (k: string, f: 'firstSheetMs' | 'openMs') =>
       median(runs[k]!.map((x) => x[f] ?? NaN)).toFixed(0);
-    const svcRaster = 'ours, service: bands across 2 warm pool workers';
+    const svcRaster = 'ours, service: 2 warm pool workers (last pages in bands)';
     const svcAll = 'whole pipeline, service: 2 warm pool workers';
     console.log(
       `|  | service: ingest.open (file checks incl. the stream scan, page sizes) ${of(svcRaster, 'openMs')} ms of the wall; first sheet done after: raster ${of(svcRaster, 'firstSheetMs')} ms, whole pipeline ${of(svcAll, 'firstSheetMs')} ms | | | | | | | |`,
