@@ -2,8 +2,8 @@
 //
 // Why PDFium and not pdf.js + Skia (bench/ingest/README.md): PDFium renders straight into an 8-bit grey
 // bitmap (1 B/px, no RGBA canvas, no readback copy, no RGBA-to-grey pass) and decodes images in compiled
-// code, so it is faster on image-heavy sheets and needs about a quarter of the memory. pdf.js stays for
-// the text layer (pdf.adapter.ts).
+// code, so it is faster on image-heavy sheets and needs about a quarter of the memory. The text layer
+// is read from the same loaded page (readText, pdfium-text.ts).
 //
 // Scanned sheets are mostly Flate images with PNG predictors, which PDFium in WebAssembly decodes
 // slowly (~40 % of a scanned 34x22 in sheet's render): such images are decoded here and handed to
@@ -542,9 +542,15 @@ export class PdfiumDocument {
   ): number {
     const { api } = this.inst;
     const M = api.pdfium;
-    this.images ??= indexPredictedImages(
-      M.HEAPU8.subarray(this.bytesPtr, this.bytesPtr + this.byteLength),
-    );
+    if (!this.images) {
+      try {
+        this.images = indexPredictedImages(
+          M.HEAPU8.subarray(this.bytesPtr, this.bytesPtr + this.byteLength),
+        );
+      } catch {
+        this.images = new Map(); // e.g. a file too large for one string: PDFium decodes everything
+      }
+    }
     if (this.images.size === 0) return 0;
     const s = this.inst.scratch;
     let handed = 0;
