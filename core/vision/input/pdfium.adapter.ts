@@ -33,6 +33,7 @@ import {
 import { indexPredictedImages, rawImageKey, type PredictedImage } from './pdf-image-index';
 import { isWhitespaceCode, RunBuilder } from './pdfium-text';
 import { unpredictPng } from './png-predictor';
+import { resampleGrey } from './grey-resample';
 
 /** The subset of the PDFium C API (through emscripten cwrap) used here. Pointers are heap offsets. */
 interface PdfiumApi {
@@ -59,6 +60,8 @@ interface PdfiumApi {
     /** The Tf font size (text space, before the matrix). */
     _FPDFText_GetFontSize(textPage: number, index: number): number;
     _FPDFTextObj_GetFont(textObject: number): number;
+    _FPDFPage_GetObject(page: number, index: number): number;
+    _FPDFPageObj_SetIsActive(obj: number, active: number): number;
     _FPDFFont_GetGlyphWidth(font: number, glyph: number, fontSize: number, width: number): number;
     _FPDF_DeviceToPage(
       page: number,
@@ -101,6 +104,14 @@ interface PdfiumApi {
   FPDFPageObj_GetType(obj: number): number;
   /** FS_RECTF-like out-parameters: four float pointers (left, bottom, right, top) in page space. */
   FPDFPageObj_GetBounds(obj: number, l: number, b: number, r: number, t: number): boolean;
+  /** FS_MATRIX { a b c d e f } (floats) of the object: unit square (an image) to page space. */
+  FPDFPageObj_GetMatrix(obj: number, matrix: number): boolean;
+  FPDFPageObj_SetIsActive(obj: number, active: boolean): boolean;
+  FPDFPageObj_HasTransparency(obj: number): boolean;
+  FPDFPageObj_CountMarks(obj: number): number;
+  FPDFPageObj_GetClipPath(obj: number): number;
+  /** Paths of a clip path; -1 for an object's empty clip path (none). */
+  FPDFClipPath_CountPaths(clip: number): number;
   FPDFImageObj_GetImageFilterCount(obj: number): number;
   /** Copies the image's stream data as stored (filters not undone); returns its length. */
   FPDFImageObj_GetImageDataRaw(obj: number, buffer: number, length: number): number;
@@ -171,9 +182,90 @@ const RENDER_SLICE_MS = 50;
  * Rows rendered above a band and thrown away. Clipped at its first row, a band lacks the
  * anti-aliasing coverage PDFium's scanline rasteriser carries in from the row above (grey values off
  * by up to 39 on one seam of the barber house sheets); with a few rows of run-in every fixture page
- * assembles bit-identical to its whole-page render.
+ * assembles bit-identical to its whole-page render. As many rows are rendered below the band and
+ * thrown away: an image crossing the band's last row is otherwise cut there one row short (PDFium
+ * rounds the clipped image's rows; 77 pixels of one row on a generated page of images at 72 dpi cut
+ * every 300 rows).
  */
 const BAND_RUN_IN_ROWS = 4;
+
+/** Where the painter draws an image: its rectangle on the raster, edges included/excluded. */
+interface Place {
+  left: number;
+  top: number;
+  right: number;
+  bottom: number;
+}
+
+/** An image the painter draws itself (decodeImages): its grey samples and its raster rectangle. */
+interface OwnImage extends Place {
+  width: number;
+  height: number;
+  grey: Uint8Array;
+  /** Bytes of samples decoded (width x height x components). */
+  bytes: number;
+}
+
+/** RGB samples to grey as PDFium composites colour onto a grey raster: (30 R + 59 G + 11 B) / 100. */
+function rgbToGrey(rgb: Uint8Array): Uint8Array {
+  const out = new Uint8Array(rgb.length / 3);
+  for (let i = 0, j = 0; i < out.length; i++, j += 3)
+    // x * 5243 >> 19 is floor(x / 100) for every x up to 255 x 100.
+    out[i] = ((rgb[j]! * 30 + rgb[j + 1]! * 59 + rgb[j + 2]! * 11) * 5243) >> 19;
+  return out;
+}
+
+/** How much the painter's images are enlarged on the raster, least and most (see ownPlace). */
+const ENLARGED = [1.5, 2.5] as const;
+/** Most stretches of content order the painter alternates with PDFium in (each PDFium's is a pass). */
+const MAX_PAINT_RUNS = 9;
+
+/** Objects 0..n-1 cut into maximal stretches [from, to) of the painter's images or PDFium's objects. */
+function paintRuns(n: number, own: Map<number, unknown>) {
+  const runs: { mine: boolean; from: number; to: number }[] = [];
+  for (let i = 0; i < n; i++) {
+    const mine = own.has(i);
+    const last = runs.at(-1);
+    if (last && last.mine === mine) last.to = i + 1;
+    else runs.push({ mine, from: i, to: i + 1 });
+  }
+  return runs;
+}
+
+/** Scales an image to its rectangle and writes the rectangle's rows within `rows` into the bitmap. */
+function paintImage(
+  img: OwnImage,
+  heap: Uint8Array,
+  buf: number,
+  stride: number,
+  width: number,
+  height: number,
+  rows: [number, number],
+): void {
+  const top = Math.max(img.top, rows[0], 0);
+  const bottom = Math.min(img.bottom, rows[1], height);
+  const left = Math.max(img.left, 0);
+  const right = Math.min(img.right, width);
+  if (bottom <= top || right <= left || img.grey.length === 0) return;
+  const dw = img.right - img.left;
+  const tmp = new Uint8Array(dw * (bottom - top));
+  resampleGrey(
+    img.grey,
+    img.width,
+    img.height,
+    dw,
+    img.bottom - img.top,
+    tmp,
+    0,
+    dw,
+    top - img.top,
+    bottom - img.top,
+  );
+  for (let y = top; y < bottom; y++) {
+    const t = (y - top) * dw - img.left;
+    heap.set(tmp.subarray(t + left, t + right), buf + y * stride + left);
+  }
+}
 
 interface Instance {
   api: PdfiumApi;
@@ -525,23 +617,27 @@ export class PdfiumDocument {
   }
 
   /**
-   * Hands PDFium the page's eligible images already decoded (pdf-image-index.ts): their Flate data
-   * inflated by node:zlib and their PNG predictors undone here (png-predictor.ts), each written into
-   * a bitmap that replaces the image's data (FPDFImageObj_SetBitmap). PDFium then draws the samples
-   * without decoding them, and draws exactly the pixels it would have drawn from the stream (checked
-   * on the fixture sheets and on generated images of every kind; see pdfium.adapter.test.ts). Images
-   * outside `rows` (a band's, in raster rows) are left alone: PDFium skips them there. Anything
-   * unexpected leaves the image to PDFium. Returns the bytes of samples handed over.
+   * Decodes the page's eligible images (pdf-image-index.ts) outside PDFium: their Flate data
+   * inflated by node:zlib, their PNG predictors undone here (png-predictor.ts). Then either
+   *  - the image is drawn here (`own`): opaque, upright, unclipped, unmarked images (the tiles of a
+   *    scanned sheet) are scaled to their place on the raster (grey-resample.ts) and painted between
+   *    PDFium's passes over the objects before and after them (see read()). PDFium draws an image at
+   *    ~10 ns a raster pixel whatever form it comes in, the tiles of a scanned sheet cover it whole;
+   *  - or its samples are handed to PDFium (FPDFImageObj_SetBitmap), which then draws exactly the
+   *    pixels it would have drawn from the stream, without decoding it.
+   * Images outside `rows` (a band's, in raster rows) are left alone: PDFium skips them there, and
+   * so does the painter. Anything unexpected leaves the image to PDFium.
    */
-  private decodePredictedImages(
+  private decodeImages(
     page: number,
     width: number,
     height: number,
     rows: [number, number] | undefined,
     checkDeadline: () => void,
-  ): number {
+  ): { handed: number; own: Map<number, OwnImage> } {
     const { api } = this.inst;
     const M = api.pdfium;
+    const own = new Map<number, OwnImage>();
     if (!this.images) {
       try {
         this.images = indexPredictedImages(
@@ -551,15 +647,60 @@ export class PdfiumDocument {
         this.images = new Map(); // e.g. a file too large for one string: PDFium decodes everything
       }
     }
-    if (this.images.size === 0) return 0;
+    if (this.images.size === 0) return { handed: 0, own };
     const s = this.inst.scratch;
+    const affine = pageToDevice(this.inst, page, width, height);
     let handed = 0;
+    /** Decodes an image: its grey samples for the painter, or handed over to PDFium. */
+    const decode = (obj: number, image: PredictedImage, raw: Uint8Array, paint: boolean) => {
+      const { width: w, height: h, comps } = image;
+      let samples: Buffer;
+      try {
+        samples = inflateSync(raw, { maxOutputLength: h * (1 + w * comps) });
+      } catch {
+        return undefined; // damaged, or more data than the image holds: PDFium decides what to draw
+      }
+      if (paint) {
+        const px = new Uint8Array(w * h * comps);
+        if (!unpredictPng(samples, w, h, comps, px, 0, w * comps, false)) return undefined;
+        return comps === 3 ? rgbToGrey(px) : px;
+      }
+      const bitmap = api.FPDFBitmap_CreateEx(
+        w,
+        h,
+        comps === 3 ? FPDFBitmap_BGR : FPDFBitmap_Gray,
+        0,
+        0,
+      );
+      if (!bitmap) return undefined;
+      try {
+        const stride = api.FPDFBitmap_GetStride(bitmap);
+        const buf = api.FPDFBitmap_GetBuffer(bitmap);
+        if (!unpredictPng(samples, w, h, comps, M.HEAPU8, buf, stride, true)) return undefined;
+        if (api.FPDFImageObj_SetBitmap(0, 0, obj, bitmap)) handed += w * h * comps;
+      } finally {
+        api.FPDFBitmap_Destroy(bitmap);
+      }
+      return undefined;
+    };
+    // Images the painter may draw wait until the page's content order is known; the others are
+    // handed over at once. In a band, images outside its rows are not decoded, but those the
+    // painter would draw still count in the content order, so that a band paints exactly what the
+    // whole page paints.
+    const paintable: {
+      i: number;
+      obj: number;
+      image: PredictedImage;
+      raw: Uint8Array;
+      place: Place;
+      inBand: boolean;
+    }[] = [];
     const n = api.FPDFPage_CountObjects(page);
     for (let i = 0; i < n; i++) {
       const obj = api.FPDFPage_GetObject(page, i);
       if (api.FPDFPageObj_GetType(obj) !== FPDF_PAGEOBJ_IMAGE) continue;
       if (api.FPDFImageObj_GetImageFilterCount(obj) !== 1) continue;
-      if (rows && !this.meetsRows(page, obj, width, height, rows)) continue;
+      const inBand = !rows || this.meetsRows(page, obj, width, height, rows);
       const len = api.FPDFImageObj_GetImageDataRaw(obj, 0, 0);
       if (len <= 0) continue;
       const rawPtr = M.wasmExports.malloc(len);
@@ -575,35 +716,84 @@ export class PdfiumDocument {
       if (!image) continue;
       if (!api.FPDFImageObj_GetImagePixelSize(obj, s, s + 4)) continue;
       if (M.HEAP32[s >> 2] !== image.width || M.HEAP32[(s >> 2) + 1] !== image.height) continue;
+      const place = affine && this.ownPlace(obj, affine, image.width, image.height);
+      if (place) paintable.push({ i, obj, image, raw, place, inBand });
+      else if (inBand) decode(obj, image, raw, false);
+      checkDeadline();
+    }
+    // Each stretch of PDFium's objects between painted images costs a pass: when they alternate
+    // too often, PDFium draws them all.
+    const paint = paintRuns(n, new Map(paintable.map((p) => [p.i, true]))).length <= MAX_PAINT_RUNS;
+    for (const { i, obj, image, raw, place, inBand } of paintable) {
       const { width: w, height: h, comps } = image;
-      const expected = h * (1 + w * comps);
-      let samples: Buffer;
-      try {
-        samples = inflateSync(raw, { maxOutputLength: expected });
-      } catch {
-        continue; // damaged, or more data than the image holds: PDFium decides what to draw
+      if (!inBand) {
+        // Outside the band: PDFium would clip it away; the painter's pass skips it.
+        if (paint) own.set(i, { ...place, width: w, height: h, grey: new Uint8Array(0), bytes: 0 });
+        continue;
       }
-      const bitmap = api.FPDFBitmap_CreateEx(
-        w,
-        h,
-        comps === 3 ? FPDFBitmap_BGR : FPDFBitmap_Gray,
-        0,
-        0,
-      );
-      if (!bitmap) continue;
-      try {
-        const stride = api.FPDFBitmap_GetStride(bitmap);
-        const buf = api.FPDFBitmap_GetBuffer(bitmap);
-        if (!unpredictPng(samples, w, h, comps, M.HEAPU8, buf, stride, true)) continue;
-        if (!api.FPDFImageObj_SetBitmap(0, 0, obj, bitmap)) continue;
-        handed += w * h * comps;
-      } finally {
-        api.FPDFBitmap_Destroy(bitmap);
-      }
+      const grey = decode(obj, image, raw, paint);
+      if (grey) own.set(i, { ...place, width: w, height: h, grey, bytes: w * h * comps });
       checkDeadline();
     }
     this.decodedBytes += handed;
-    return handed;
+    return { handed, own };
+  }
+
+  /**
+   * Where an image object lands on the raster when the painter may draw it: opaque (no
+   * transparency, soft mask or blend), unmarked (no optional content), unclipped, and upright (its
+   * rows along the raster's rows, not flipped). The rectangle is PDFium's for an image: the outer
+   * integer rectangle of its unit square.
+   */
+  private ownPlace(
+    obj: number,
+    affine: NonNullable<ReturnType<typeof pageToDevice>>,
+    width: number,
+    height: number,
+  ): Place | undefined {
+    const { api } = this.inst;
+    const M = api.pdfium;
+    if (api.FPDFPageObj_HasTransparency(obj)) return undefined;
+    if (api.FPDFPageObj_CountMarks(obj) !== 0) return undefined;
+    // Every object has a clip path handle; an unclipped one counts -1 paths (no clip).
+    const clip = api.FPDFPageObj_GetClipPath(obj);
+    if (clip && api.FPDFClipPath_CountPaths(clip) > 0) return undefined;
+    const s = this.inst.scratch;
+    if (!api.FPDFPageObj_GetMatrix(obj, s)) return undefined;
+    const f = s >> 2;
+    const [a, b, c, d, e, ff] = [0, 1, 2, 3, 4, 5].map((k) => M.HEAPF32[f + k]!) as [
+      number,
+      number,
+      number,
+      number,
+      number,
+      number,
+    ];
+    const { p0x, p0y, b11, b12, b21, b22 } = affine;
+    const dev = (u: number, v: number): [number, number] => {
+      const px = a * u + c * v + e - p0x;
+      const py = b * u + d * v + ff - p0y;
+      return [b11 * px + b12 * py, b21 * px + b22 * py];
+    };
+    const [x00, y00] = dev(0, 0); // bottom-left of the image (its last row)
+    const [x10, y10] = dev(1, 0);
+    const [x01, y01] = dev(0, 1); // top-left (its first row)
+    const eps = 1e-3;
+    // Upright: u along +x, v along -y on the raster.
+    if (Math.abs(y10 - y00) > eps || Math.abs(x01 - x00) > eps) return undefined;
+    if (!(x10 > x00 && y01 < y00)) return undefined;
+    const left = Math.floor(x00 + eps);
+    const right = Math.ceil(x10 - eps);
+    const top = Math.floor(y01 + eps);
+    const bottom = Math.ceil(y00 - eps);
+    if (right <= left || bottom <= top) return undefined;
+    // Only images enlarged 1.5-2.5x: there PDFium's stretch is slow (~4 ms a 283 x 275 scan tile
+    // drawn at 2x, against ~1 ms here) and bilinear, as grey-resample.ts. Near 1:1 or reduced,
+    // PDFium draws handed-over samples faster than they are scaled here; enlarged further (from
+    // ~2.7x, depending on the size) it switches to replicating pixels.
+    const [sx, sy] = [(right - left) / width, (bottom - top) / height];
+    if (Math.min(sx, sy) < ENLARGED[0] || Math.max(sx, sy) > ENLARGED[1]) return undefined;
+    return { left, top, right, bottom };
   }
 
   /** Whether the image object's bounds reach raster rows [rows[0], rows[1]) (2 rows of margin). */
@@ -708,47 +898,50 @@ export class PdfiumDocument {
         // between render steps. One step cannot be interrupted: decoding a large image may overrun the
         // budget by its length.
         const checkDeadline = this.deadlineCheck(index, t0);
+        const rows: [number, number] = band
+          ? [
+              band.top - Math.min(BAND_RUN_IN_ROWS, band.top),
+              Math.min(height, band.top + band.rows + BAND_RUN_IN_ROWS),
+            ]
+          : [0, height];
+        let own = new Map<number, OwnImage>();
         if (opts.decodeImages !== false) {
           const ti = performance.now();
-          const rows: [number, number] | undefined = band
-            ? [band.top - Math.min(BAND_RUN_IN_ROWS, band.top), band.top + band.rows]
-            : undefined;
-          const bytes = this.decodePredictedImages(page, width, height, rows, checkDeadline);
+          const r = this.decodeImages(page, width, height, band ? rows : undefined, checkDeadline);
+          own = r.own;
           if (opts.timings) {
             opts.timings.imagesMs = performance.now() - ti;
-            opts.timings.imageBytes = bytes;
+            opts.timings.imageBytes = r.handed + [...own.values()].reduce((t, o) => t + o.bytes, 0);
           }
         }
-        if (band) {
-          // The whole page's transform, clipped to the band's rows (PDFium skips objects outside
-          // the clip): every band of a page uses the same transform, so the bands assemble exactly
-          // the pixels of one band. Only the band's rows of the bitmap are written. One blocking
-          // call: the pool bounds its time (ingest-in-pool.ts gives band tasks a time limit that
-          // ends the worker).
-          const runIn = Math.min(BAND_RUN_IN_ROWS, band.top);
-          const y0 = band.top - runIn;
-          const y1 = band.top + band.rows;
-          api.FPDFBitmap_FillRect(bitmap, 0, y0, width, y1 - y0, 0xffffffff);
-          checkDeadline();
-          const f32 = api.pdfium.HEAPF32;
-          const m = inst.scratch >> 2;
-          // FPDF_RenderPageBitmapWithMatrix starts from the page's display matrix (points, /Rotate
-          // and crop box applied) and applies ours, points to pixels. The progressive render builds
-          // its matrix for the pixel size directly: the same on every fixture sheet, but on a page
-          // of fractional size the two can round differently (a 1224.9 x 792.6 pt test page at
-          // 150 dpi: 2467 pixels differ).
-          f32.set([width / widthPt, 0, 0, height / heightPt, 0, 0], m);
-          f32.set([0, y0, width, y1], m + 6);
-          api.FPDF_RenderPageBitmapWithMatrix(
-            bitmap,
-            page,
-            inst.scratch,
-            inst.scratch + 24,
-            FPDF_ANNOT,
-          );
-        } else {
-          api.FPDFBitmap_FillRect(bitmap, 0, 0, width, height, 0xffffffff);
-          checkDeadline();
+        api.FPDFBitmap_FillRect(bitmap, 0, rows[0], width, rows[1] - rows[0], 0xffffffff);
+        checkDeadline();
+        /** PDFium draws the page's active objects (all of them, unless the painter is at work). */
+        const pass = async (flags: number) => {
+          if (band) {
+            // The whole page's transform, clipped to the band's rows (PDFium skips objects outside
+            // the clip): every band of a page uses the same transform, so the bands assemble
+            // exactly the pixels of one band. Only the band's rows of the bitmap are written. One
+            // blocking call: the pool bounds its time (ingest-in-pool.ts gives band tasks a time
+            // limit that ends the worker).
+            const f32 = api.pdfium.HEAPF32;
+            const m = inst.scratch >> 2;
+            // FPDF_RenderPageBitmapWithMatrix starts from the page's display matrix (points,
+            // /Rotate and crop box applied) and applies ours, points to pixels. The progressive
+            // render builds its matrix for the pixel size directly: the same on every fixture
+            // sheet, but on a page of fractional size the two can round differently (a 1224.9 x
+            // 792.6 pt test page at 150 dpi: 2467 pixels differ).
+            f32.set([width / widthPt, 0, 0, height / heightPt, 0, 0], m);
+            f32.set([0, rows[0], width, rows[1]], m + 6);
+            api.FPDF_RenderPageBitmapWithMatrix(
+              bitmap,
+              page,
+              inst.scratch,
+              inst.scratch + 24,
+              flags,
+            );
+            return;
+          }
           // Whole bitmap = whole page: PDFium scales each axis to the rounded pixel size, applies
           // the page's /Rotate (rotate argument 0 = as the page says) and clips to the crop box.
           inst.pauseAt = performance.now() + RENDER_SLICE_MS;
@@ -761,7 +954,7 @@ export class PdfiumDocument {
             width,
             height,
             0,
-            FPDF_ANNOT,
+            flags,
             inst.pause,
           );
           while (status === FPDF_RENDER_TOBECONTINUED) {
@@ -772,8 +965,50 @@ export class PdfiumDocument {
             status = api.FPDF_RenderPage_Continue(page, inst.pause);
           }
           inst.pauseAt = Infinity;
+          api.FPDF_RenderPage_Close(page);
+          rendering = false;
           if (status === FPDF_RENDER_FAILED) {
             throw corrupt(`Page ${index + 1} of the PDF`, 'rendering failed', index);
+          }
+        };
+        if (own.size === 0) {
+          await pass(FPDF_ANNOT);
+        } else {
+          // Content order: PDFium draws each stretch of its objects (the others switched off), the
+          // painter each stretch of its images, on the same bitmap; annotations come last.
+          const M = api.pdfium;
+          const n = api.FPDFPage_CountObjects(page);
+          const objs = Array.from({ length: n }, (_, i) => M._FPDFPage_GetObject(page, i));
+          const runs = paintRuns(n, own);
+          try {
+            for (let k = 0; k < runs.length; k++) {
+              const run = runs[k]!;
+              if (run.mine) {
+                for (let i = run.from; i < run.to; i++) {
+                  paintImage(
+                    own.get(i)!,
+                    M.HEAPU8,
+                    api.FPDFBitmap_GetBuffer(bitmap),
+                    api.FPDFBitmap_GetStride(bitmap),
+                    width,
+                    height,
+                    rows,
+                  );
+                  checkDeadline();
+                }
+              } else {
+                for (let i = 0; i < n; i++)
+                  M._FPDFPageObj_SetIsActive(objs[i]!, i >= run.from && i < run.to ? 1 : 0);
+                await pass(k === runs.length - 1 ? FPDF_ANNOT : 0);
+              }
+            }
+            if (runs.at(-1)!.mine) {
+              for (let i = 0; i < n; i++) M._FPDFPageObj_SetIsActive(objs[i]!, 0);
+              await pass(FPDF_ANNOT);
+            }
+          } finally {
+            // The text layer reads active objects only.
+            for (let i = 0; i < n; i++) M._FPDFPageObj_SetIsActive(objs[i]!, 1);
           }
         }
         const t2 = performance.now();
@@ -838,6 +1073,31 @@ export class PdfiumDocument {
 }
 
 /**
+ * Page space to raster pixels for a width x height raster of the loaded page, as PDFium draws it
+ * (start 0,0, rotate 0 = as /Rotate says): (x, y) = B (px - p0x, py - p0y). Device -> page is affine:
+ * FPDF_DeviceToPage is sampled at three device points and inverted. undefined when degenerate.
+ */
+function pageToDevice(inst: Instance, page: number, width: number, height: number) {
+  const M = inst.api.pdfium;
+  const s = inst.scratch;
+  const d = s >> 3;
+  const at = (x: number, y: number): [number, number] => {
+    M._FPDF_DeviceToPage(page, 0, 0, width, height, 0, x, y, s, s + 8);
+    return [M.HEAPF64[d]!, M.HEAPF64[d + 1]!];
+  };
+  const [p0x, p0y] = at(0, 0);
+  const [p1x, p1y] = at(width, 0);
+  const [p2x, p2y] = at(0, height);
+  const a11 = (p1x - p0x) / width;
+  const a21 = (p1y - p0y) / width;
+  const a12 = (p2x - p0x) / height;
+  const a22 = (p2y - p0y) / height;
+  const det = a11 * a22 - a12 * a21;
+  if (!(Math.abs(det) > 0)) return undefined;
+  return { p0x, p0y, b11: a22 / det, b12: -a12 / det, b21: -a21 / det, b22: a11 / det };
+}
+
+/**
  * The text runs of a loaded page, in sheet pixels of a width x height raster of it (see pdfium-text.ts).
  * Page space is mapped with the inverse of FPDF_DeviceToPage for the raster's own arguments (start 0,0,
  * size width x height, rotate 0 = as /Rotate says), so /Rotate, the crop box and the per-axis rounding
@@ -858,25 +1118,9 @@ function readText(
     const s = inst.scratch;
     const d = s >> 3;
     const f = s >> 2;
-    // Device -> page is affine: sample it at three device points, then invert.
-    const at = (x: number, y: number): [number, number] => {
-      M._FPDF_DeviceToPage(page, 0, 0, width, height, 0, x, y, s, s + 8);
-      return [M.HEAPF64[d]!, M.HEAPF64[d + 1]!];
-    };
-    const [p0x, p0y] = at(0, 0);
-    const [p1x, p1y] = at(width, 0);
-    const [p2x, p2y] = at(0, height);
-    const a11 = (p1x - p0x) / width;
-    const a21 = (p1y - p0y) / width;
-    const a12 = (p2x - p0x) / height;
-    const a22 = (p2y - p0y) / height;
-    const det = a11 * a22 - a12 * a21;
-    if (!(Math.abs(det) > 0)) return [];
-    // page -> device: (x, y) = B (px - p0x, py - p0y)
-    const b11 = a22 / det;
-    const b12 = -a12 / det;
-    const b21 = -a21 / det;
-    const b22 = a11 / det;
+    const affine = pageToDevice(inst, page, width, height);
+    if (!affine) return [];
+    const { p0x, p0y, b11, b12, b21, b22 } = affine;
 
     const runs = new RunBuilder();
     const n = M._FPDFText_CountChars(tp);

@@ -249,20 +249,29 @@ export interface SyntheticImage {
   /** Reuse the stream data of image `sameDataAs` (an index into the list). */
   sameDataAs?: number;
   seed?: number;
+  /** Operators before the image's `cm` (inside its q … Q): a clip (`… re W n`), a mark (`… BDC`). */
+  before?: string;
+  /** Operators after its `Do` (inside its q … Q), e.g. `EMC`. */
+  after?: string;
+  /** Draw it turned a quarter turn (its rows along the page's y axis). */
+  turned?: boolean;
 }
 
 /**
  * A one-page PDF (US Letter) drawing each image in its own cell of a grid, over a grey frame, with
  * Flate (and PNG predictors unless 'none') image XObjects as scanners and PDF printers write them.
  */
-export function buildImagesPdf(images: SyntheticImage[]): Uint8Array {
+export function buildImagesPdf(
+  images: SyntheticImage[],
+  opts: { under?: string; over?: string } = {},
+): Uint8Array {
   const objs: (string | Uint8Array)[] = [];
   objs[1] = '<< /Type /Catalog /Pages 2 0 R >>';
   objs[2] = '<< /Type /Pages /Kids [3 0 R] /Count 1 >>';
   const cols = Math.ceil(Math.sqrt(images.length));
   const cell = 540 / cols;
   const xobjects: string[] = [];
-  let content = 'q 0.5 g 20 20 572 752 re f Q\n';
+  let content = `q 0.5 g 20 20 572 752 re f Q\n${opts.under ?? ''}\n`;
   const data: Buffer[] = [];
   let next = 5;
   images.forEach((img, k) => {
@@ -303,10 +312,14 @@ export function buildImagesPdf(images: SyntheticImage[]): Uint8Array {
     next++;
     const x = 36 + (k % cols) * cell;
     const y = 36 + Math.floor(k / cols) * cell;
-    content += `q ${(cell - 8).toFixed(2)} 0 0 ${(cell - 8).toFixed(2)} ${x.toFixed(2)} ${y.toFixed(2)} cm /Im${k} Do Q\n`;
+    const size = (cell - 8).toFixed(2);
+    const cm = img.turned
+      ? `0 ${size} -${size} 0 ${(x + cell - 8).toFixed(2)} ${y.toFixed(2)}`
+      : `${size} 0 0 ${size} ${x.toFixed(2)} ${y.toFixed(2)}`;
+    content += `q ${img.before ?? ''} ${cm} cm /Im${k} Do ${img.after ?? ''} Q\n`;
   });
   objs[3] = `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /XObject << ${xobjects.join(' ')} >> >> /Contents 4 0 R >>`;
-  objs[4] = streamObject('', enc.encode(content));
+  objs[4] = streamObject('', enc.encode(content + (opts.over ?? '')));
   return assemblePdf(objs);
 }
 
