@@ -141,3 +141,12 @@ export function resampleGrey(
     }
   }
 }
+
+/** RGB samples to grey as PDFium composites colour onto a grey raster: (30 R + 59 G + 11 B) / 100. */
+export function rgbToGrey(rgb: Uint8Array, pixels = rgb.length / 3): Uint8Array {
+  const out = new Uint8Array(pixels);
+  for (let i = 0, j = 0; i < out.length; i++, j += 3)
+    // x * 5243 >> 19 is floor(x / 100) for every x up to 255 x 100.
+    out[i] = ((rgb[j]! * 30 + rgb[j + 1]! * 59 + rgb[j + 2]! * 11) * 5243) >> 19;
+  return out;
+}

@@ -33,7 +33,7 @@ import {
 import { indexPredictedImages, rawImageKey, type PredictedImage } from './pdf-image-index';
 import { isWhitespaceCode, RunBuilder } from './pdfium-text';
 import { unpredictPng } from './png-predictor';
-import { resampleGrey } from './grey-resample';
+import { resampleGrey, rgbToGrey } from './grey-resample';
 
 /** The subset of the PDFium C API (through emscripten cwrap) used here. Pointers are heap offsets. */
 interface PdfiumApi {
@@ -206,15 +206,6 @@ interface OwnImage extends Place {
   bytes: number;
 }
 
-/** RGB samples to grey as PDFium composites colour onto a grey raster: (30 R + 59 G + 11 B) / 100. */
-function rgbToGrey(rgb: Uint8Array): Uint8Array {
-  const out = new Uint8Array(rgb.length / 3);
-  for (let i = 0, j = 0; i < out.length; i++, j += 3)
-    // x * 5243 >> 19 is floor(x / 100) for every x up to 255 x 100.
-    out[i] = ((rgb[j]! * 30 + rgb[j + 1]! * 59 + rgb[j + 2]! * 11) * 5243) >> 19;
-  return out;
-}
-
 /** How much the painter's images are enlarged on the raster, least and most (see ownPlace). */
 const ENLARGED = [1.5, 2.5] as const;
 /** Most stretches of content order the painter alternates with PDFium in (each PDFium's is a pass). */
@@ -230,6 +221,18 @@ function paintRuns(n: number, own: Map<number, unknown>) {
     else runs.push({ mine, from: i, to: i + 1 });
   }
   return runs;
+}
+
+/**
+ * Scratch buffers of the painter, kept between images and pages (a scanned sheet's tiles would
+ * otherwise allocate ~10 MB of short-lived buffers, which V8 counts as external memory and
+ * collects for). Grown as needed; a view of the first `bytes` bytes is returned.
+ */
+const scratchBuffers: Uint8Array[] = [];
+function scratch(slot: number, bytes: number): Uint8Array {
+  let b = scratchBuffers[slot];
+  if (!b || b.length < bytes) scratchBuffers[slot] = b = new Uint8Array(Math.ceil(bytes * 1.25));
+  return b.subarray(0, bytes);
 }
 
 /** Scales an image to its rectangle and writes the rectangle's rows within `rows` into the bitmap. */
@@ -248,7 +251,7 @@ function paintImage(
   const right = Math.min(img.right, width);
   if (bottom <= top || right <= left || img.grey.length === 0) return;
   const dw = img.right - img.left;
-  const tmp = new Uint8Array(dw * (bottom - top));
+  const tmp = scratch(1, dw * (bottom - top));
   resampleGrey(
     img.grey,
     img.width,
@@ -656,14 +659,21 @@ export class PdfiumDocument {
       const { width: w, height: h, comps } = image;
       let samples: Buffer;
       try {
-        samples = inflateSync(raw, { maxOutputLength: h * (1 + w * comps) });
+        // One output chunk of exactly the samples' size: no growing and joining of 16 KiB chunks.
+        const size = h * (1 + w * comps);
+        samples = inflateSync(raw, { maxOutputLength: size, chunkSize: Math.max(64, size) });
       } catch {
         return undefined; // damaged, or more data than the image holds: PDFium decides what to draw
       }
       if (paint) {
-        const px = new Uint8Array(w * h * comps);
-        if (!unpredictPng(samples, w, h, comps, px, 0, w * comps, false)) return undefined;
-        return comps === 3 ? rgbToGrey(px) : px;
+        if (comps === 1) {
+          const px = new Uint8Array(w * h);
+          return unpredictPng(samples, w, h, 1, px, 0, w, false) ? px : undefined;
+        }
+        const rgb = scratch(0, w * h * 3);
+        return unpredictPng(samples, w, h, 3, rgb, 0, w * 3, false)
+          ? rgbToGrey(rgb, w * h)
+          : undefined;
       }
       const bitmap = api.FPDFBitmap_CreateEx(
         w,
