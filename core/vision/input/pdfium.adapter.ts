@@ -771,14 +771,8 @@ export class PdfiumDocument {
     const s = this.inst.scratch;
     if (!api.FPDFPageObj_GetMatrix(obj, s)) return undefined;
     const f = s >> 2;
-    const [a, b, c, d, e, ff] = [0, 1, 2, 3, 4, 5].map((k) => M.HEAPF32[f + k]!) as [
-      number,
-      number,
-      number,
-      number,
-      number,
-      number,
-    ];
+    const m = M.HEAPF32;
+    const [a, b, c, d, e, ff] = [m[f]!, m[f + 1]!, m[f + 2]!, m[f + 3]!, m[f + 4]!, m[f + 5]!];
     const { p0x, p0y, b11, b12, b21, b22 } = affine;
     const dev = (u: number, v: number): [number, number] => {
       const px = a * u + c * v + e - p0x;
