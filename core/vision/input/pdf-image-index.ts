@@ -1,14 +1,14 @@
-// Which image streams of a PDF PDFium may be handed already decoded (pdfium-images.ts): 8-bit
-// DeviceRGB or DeviceGray images, Flate with PNG predictors, and nothing else in their dictionary
-// that changes how they are drawn. Scanned drawing sets are made of such images (the fixtures' barber
+// Which image streams of a PDF may be decoded outside PDFium (pdfium.adapter.ts, decodeImages):
+// 8-bit DeviceRGB or DeviceGray images, Flate with PNG predictors, and nothing else in their
+// dictionary that changes how they are drawn. Scanned drawing sets are made of such images (the fixtures' barber
 // house and beam proposal sets: tiles of /Predictor 15 RGB), and undoing their predictors is the
 // slowest thing PDFium does on them.
 //
 // PDFium's API tells a page's image object only by its data, not by its object number, so each
-// eligible stream is known by its raw (still compressed) bytes: their length and CRC-32. When the
-// same bytes back two images with different dictionaries, neither is eligible.
+// eligible stream is known by its raw (still compressed) bytes: their SHA-256. When the same bytes
+// back two images with different dictionaries, neither is eligible.
 
-import { crc32 } from 'node:zlib';
+import { createHash } from 'node:crypto';
 import { isDict, isName, ObjectIndex, pdfStreams, type Dict, type Value } from './pdf-stream-scan';
 
 /** An image PDFium may be given decoded: its size and components (1 grey, 3 RGB). */
@@ -35,9 +35,9 @@ const ALLOWED_KEYS = new Set([
   'ID',
 ]);
 
-/** The key pdfium-images.ts looks an image up by: its raw data's length and CRC-32. */
+/** The key an image is looked up by (pdfium.adapter.ts): the SHA-256 of its raw data. */
 export function rawImageKey(raw: Uint8Array): string {
-  return `${raw.length}:${crc32(raw)}`;
+  return createHash('sha256').update(raw).digest('base64');
 }
 
 /** The eligible images of a PDF, by rawImageKey. */

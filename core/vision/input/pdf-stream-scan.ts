@@ -152,7 +152,7 @@ export interface PdfStreamAt {
 
 /**
  * Every stream of a PDF's raw bytes (`text`: the file as latin1), found as the header of this file
- * explains, in file order. Used by the scan and by pdfium-images.ts.
+ * explains, in file order. Used by the scan and by pdf-image-index.ts.
  */
 export function* pdfStreams(text: string, objects: ObjectIndex): Generator<PdfStreamAt> {
   const headers = new HeaderTracker(text);

@@ -6,7 +6,7 @@
 // Why here and not in PDFium: PDFium in WebAssembly undoes predictors at ~7 ns a byte; the scanned
 // sheets of the fixtures are tiles of /Predictor 15 RGB images (366 MB of samples in the beam set),
 // where this costs PDFium about 40 % of its render time. This loop runs at about a tenth of that.
-// See pdfium-images.ts for where its output goes.
+// Its output goes to PDFium or to the painter (pdfium.adapter.ts, decodeImages).
 
 /**
  * Undoes the PNG predictors of `src` (`height` rows of 1 + width x comps bytes, 8-bit samples) into
