@@ -40,10 +40,13 @@ const SETS = [
   {
     name: 'barber house 20130718 (9 sheets, 17x11 in)',
     file: '20130718_barber-house_set_9-sheets.pdf',
+    // A scanned sheet of another set, for the workers of the "warm on a scan too" row.
+    otherScan: '20190602_beam-proposal_5-sheets.pdf',
   },
   {
     name: 'beam proposal 20190601 (5 sheets, 34x22 in)',
     file: '20190601_beam-proposal_5-sheets.pdf',
+    otherScan: '20130724_barber-house_set_9-sheets.pdf',
   },
 ];
 
@@ -188,6 +191,7 @@ async function childService(
   dpi: number,
   workers: number,
   what: 'raster' | 'pipeline',
+  warmScan?: string,
 ): Promise<RunResult> {
   const pool = createWorkerPool({ size: workers });
   const src = (f: string): IngestSource => ({
@@ -198,13 +202,15 @@ async function childService(
     maxPixels: 300_000_000,
   });
   try {
-    const warm = src(path.join(FIXTURES, '20150129_A-101_first-floor.pdf'));
-    const wi = await pool.run('ingest.open', { ...warm, dpi });
-    await Promise.all(
-      range(workers).map(() =>
-        ingestPageInPool(pool, warm, { index: 0, dpi, size: wi.pages[0] }, 'vector'),
-      ),
-    );
+    for (const name of ['20150129_A-101_first-floor.pdf', ...(warmScan ? [warmScan] : [])]) {
+      const warm = src(path.join(FIXTURES, name));
+      const wi = await pool.run('ingest.open', { ...warm, dpi });
+      await Promise.all(
+        range(workers).map(() =>
+          ingestPageInPool(pool, warm, { index: 0, dpi, size: wi.pages[0] }, 'vector'),
+        ),
+      );
+    }
     const source = src(file);
     let dark = 0;
     let px = 0;
@@ -309,7 +315,13 @@ const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 // ---------------------------------------------------------------------------------------------------
 // Parent: run each tool as a child process, interleaved, median of rounds.
 
-function runOursChild(file: string, dpi: number, workers: number, mode = 'ours'): RunResult {
+function runOursChild(
+  file: string,
+  dpi: number,
+  workers: number,
+  mode = 'ours',
+  extra: string[] = [],
+): RunResult {
   const out = execFileSync(
     process.execPath,
     [
@@ -323,6 +335,7 @@ function runOursChild(file: string, dpi: number, workers: number, mode = 'ours')
       String(dpi),
       '--workers',
       String(workers),
+      ...extra,
     ],
     {
       encoding: 'utf8',
@@ -407,6 +420,7 @@ function benchSets(dpi: number, rounds: number): void {
       ours: [],
       'ours 2 workers': [],
       'ours, service: 2 warm pool workers (last pages in bands)': [],
+      'ours, service, workers warm on a scan of another set too': [],
       'ours whole pipeline (ingestPage, PDFium text)': [],
       'ours whole pipeline, pdf.js text (before)': [],
       'whole pipeline, service: 2 warm pool workers': [],
@@ -422,6 +436,9 @@ function benchSets(dpi: number, rounds: number): void {
       runs['ours 2 workers']!.push(runOursChild(file, dpi, 2));
       runs['ours, service: 2 warm pool workers (last pages in bands)']!.push(
         runOursChild(file, dpi, 2, 'service-raster'),
+      );
+      runs['ours, service, workers warm on a scan of another set too']!.push(
+        runOursChild(file, dpi, 2, 'service-raster', ['--warm-scan', set.otherScan]),
       );
       runs['ours whole pipeline (ingestPage, PDFium text)']!.push(
         runOursChild(file, dpi, 1, 'pipeline'),
@@ -595,6 +612,7 @@ async function main(): Promise<void> {
       Number(arg('dpi', String(DEFAULT_DPI))),
       Number(arg('workers', '2')),
       child === 'service-raster' ? 'raster' : 'pipeline',
+      arg('warm-scan', '') || undefined,
     );
     console.log(JSON.stringify(r));
     return;
