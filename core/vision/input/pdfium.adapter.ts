@@ -7,7 +7,7 @@
 //
 // Scanned sheets are mostly Flate images with PNG predictors, which PDFium in WebAssembly decodes
 // slowly (~40 % of a scanned 34x22 in sheet's render): such images are decoded here and handed to
-// PDFium as samples before the page renders (decodePredictedImages), drawing the same pixels.
+// PDFium as samples before the page renders (decodeImages); enlarged scan tiles are painted here.
 //
 // One WASM instance per thread (module-level singleton; every worker of the pool has its own), loaded
 // from node_modules on first use: the .wasm is read from disk, never fetched. All PDFium calls of an
@@ -118,18 +118,6 @@ interface PdfiumApi {
   FPDFImageObj_GetImagePixelSize(obj: number, width: number, height: number): boolean;
   /** Replaces the image's data with the bitmap's pixels (unfiltered DeviceRGB or DeviceGray). */
   FPDFImageObj_SetBitmap(pages: number, count: number, obj: number, bitmap: number): boolean;
-  FPDF_PageToDevice(
-    page: number,
-    startX: number,
-    startY: number,
-    sizeX: number,
-    sizeY: number,
-    rotate: number,
-    pageX: number,
-    pageY: number,
-    deviceX: number,
-    deviceY: number,
-  ): boolean;
   FPDFBitmap_GetStride(bitmap: number): number;
   FPDF_RenderPageBitmap_Start(
     bitmap: number,
@@ -165,7 +153,7 @@ const FPDFBitmap_Gray = 1;
 const FPDFBitmap_BGR = 2;
 const FPDF_PAGEOBJ_IMAGE = 3;
 /**
- * Bytes of image samples handed to PDFium decoded (decodePredictedImages) after which the document
+ * Bytes of image samples handed to PDFium decoded (decodeImages) after which the document
  * is reopened. A decoded image replaces its stream in PDFium's per-document image cache, which keeps
  * it until the document closes (a beam proposal sheet hands over ~75 MB): reopening bounds the heap.
  * Reopening costs about a millisecond; the fonts a page uses are parsed again (not seen in the
@@ -212,7 +200,7 @@ const ENLARGED = [1.5, 2.5] as const;
 const MAX_PAINT_RUNS = 9;
 
 /** Objects 0..n-1 cut into maximal stretches [from, to) of the painter's images or PDFium's objects. */
-function paintRuns(n: number, own: Map<number, unknown>) {
+function paintRuns(n: number, own: { has(i: number): boolean }) {
   const runs: { mine: boolean; from: number; to: number }[] = [];
   for (let i = 0; i < n; i++) {
     const mine = own.has(i);
@@ -229,7 +217,10 @@ function paintRuns(n: number, own: Map<number, unknown>) {
  * collects for). Grown as needed; a view of the first `bytes` bytes is returned.
  */
 const scratchBuffers: Uint8Array[] = [];
+/** Larger scratch is allocated for the call and not kept (a worker would hold it for good). */
+const SCRATCH_KEEP_BYTES = 32 * 1024 * 1024;
 function scratch(slot: number, bytes: number): Uint8Array {
+  if (bytes > SCRATCH_KEEP_BYTES) return new Uint8Array(bytes);
   let b = scratchBuffers[slot];
   if (!b || b.length < bytes) scratchBuffers[slot] = b = new Uint8Array(Math.ceil(bytes * 1.25));
   return b.subarray(0, bytes);
@@ -432,7 +423,7 @@ export interface PdfiumRenderOptions {
   maxPixels: number;
   /** Pixel size of the raster (the caller's rounding of the page size at dpi). */
   pixelSize(widthPt: number, heightPt: number, dpi: number): { width: number; height: number };
-  /** Hand PDFium eligible images decoded (decodePredictedImages); default true. */
+  /** Decode eligible images outside PDFium (decodeImages); default true. */
   decodeImages?: boolean;
   timings?: {
     pageMs: number;
@@ -710,7 +701,7 @@ export class PdfiumDocument {
       const obj = api.FPDFPage_GetObject(page, i);
       if (api.FPDFPageObj_GetType(obj) !== FPDF_PAGEOBJ_IMAGE) continue;
       if (api.FPDFImageObj_GetImageFilterCount(obj) !== 1) continue;
-      const inBand = !rows || this.meetsRows(page, obj, width, height, rows);
+      const inBand = !rows || this.meetsRows(obj, affine, rows);
       const len = api.FPDFImageObj_GetImageDataRaw(obj, 0, 0);
       if (len <= 0) continue;
       const rawPtr = M.wasmExports.malloc(len);
@@ -733,7 +724,7 @@ export class PdfiumDocument {
     }
     // Each stretch of PDFium's objects between painted images costs a pass: when they alternate
     // too often, PDFium draws them all.
-    const paint = paintRuns(n, new Map(paintable.map((p) => [p.i, true]))).length <= MAX_PAINT_RUNS;
+    const paint = paintRuns(n, new Set(paintable.map((p) => p.i))).length <= MAX_PAINT_RUNS;
     for (const { i, obj, image, raw, place, inBand } of paintable) {
       const { width: w, height: h, comps } = image;
       if (!inBand) {
@@ -757,7 +748,7 @@ export class PdfiumDocument {
    */
   private ownPlace(
     obj: number,
-    affine: NonNullable<ReturnType<typeof pageToDevice>>,
+    affine: RasterAffine,
     width: number,
     height: number,
   ): Place | undefined {
@@ -773,12 +764,8 @@ export class PdfiumDocument {
     const f = s >> 2;
     const m = M.HEAPF32;
     const [a, b, c, d, e, ff] = [m[f]!, m[f + 1]!, m[f + 2]!, m[f + 3]!, m[f + 4]!, m[f + 5]!];
-    const { p0x, p0y, b11, b12, b21, b22 } = affine;
-    const dev = (u: number, v: number): [number, number] => {
-      const px = a * u + c * v + e - p0x;
-      const py = b * u + d * v + ff - p0y;
-      return [b11 * px + b12 * py, b21 * px + b22 * py];
-    };
+    // The image's unit square (u, v) on the raster.
+    const dev = (u: number, v: number) => toRaster(affine, a * u + c * v + e, b * u + d * v + ff);
     const [x00, y00] = dev(0, 0); // bottom-left of the image (its last row)
     const [x10, y10] = dev(1, 0);
     const [x01, y01] = dev(0, 1); // top-left (its first row)
@@ -802,32 +789,23 @@ export class PdfiumDocument {
 
   /** Whether the image object's bounds reach raster rows [rows[0], rows[1]) (2 rows of margin). */
   private meetsRows(
-    page: number,
     obj: number,
-    width: number,
-    height: number,
+    affine: RasterAffine | undefined,
     rows: [number, number],
   ): boolean {
     const { api } = this.inst;
-    const M = api.pdfium;
     const s = this.inst.scratch;
-    if (!api.FPDFPageObj_GetBounds(obj, s, s + 4, s + 8, s + 12)) return true;
+    if (!affine || !api.FPDFPageObj_GetBounds(obj, s, s + 4, s + 8, s + 12)) return true;
+    const f32 = api.pdfium.HEAPF32;
     const f = s >> 2;
-    const [l, b, r, t] = [M.HEAPF32[f]!, M.HEAPF32[f + 1]!, M.HEAPF32[f + 2]!, M.HEAPF32[f + 3]!];
-    let top = Infinity;
-    let bottom = -Infinity;
-    for (const [x, y] of [
-      [l, b],
-      [l, t],
-      [r, b],
-      [r, t],
-    ] as const) {
-      if (!api.FPDF_PageToDevice(page, 0, 0, width, height, 0, x, y, s + 16, s + 20)) return true;
-      const dy = M.HEAP32[(s + 20) >> 2]!;
-      top = Math.min(top, dy);
-      bottom = Math.max(bottom, dy);
-    }
-    return bottom + 2 >= rows[0] && top - 2 < rows[1];
+    const [l, b, r, t] = [f32[f]!, f32[f + 1]!, f32[f + 2]!, f32[f + 3]!];
+    const ys = [
+      toRaster(affine, l, b),
+      toRaster(affine, l, t),
+      toRaster(affine, r, b),
+      toRaster(affine, r, t),
+    ].map((p) => p[1]);
+    return Math.max(...ys) + 2 >= rows[0] && Math.min(...ys) - 2 < rows[1];
   }
 
   /**
@@ -1076,12 +1054,34 @@ export class PdfiumDocument {
   }
 }
 
+/** Page space to raster pixels (pageToDevice): (x, y) = B (px - p0x, py - p0y). */
+interface RasterAffine {
+  p0x: number;
+  p0y: number;
+  b11: number;
+  b12: number;
+  b21: number;
+  b22: number;
+}
+
+/** A page-space point on the raster. */
+function toRaster(m: RasterAffine, px: number, py: number): [number, number] {
+  const x = px - m.p0x;
+  const y = py - m.p0y;
+  return [m.b11 * x + m.b12 * y, m.b21 * x + m.b22 * y];
+}
+
 /**
  * Page space to raster pixels for a width x height raster of the loaded page, as PDFium draws it
  * (start 0,0, rotate 0 = as /Rotate says): (x, y) = B (px - p0x, py - p0y). Device -> page is affine:
  * FPDF_DeviceToPage is sampled at three device points and inverted. undefined when degenerate.
  */
-function pageToDevice(inst: Instance, page: number, width: number, height: number) {
+function pageToDevice(
+  inst: Instance,
+  page: number,
+  width: number,
+  height: number,
+): RasterAffine | undefined {
   const M = inst.api.pdfium;
   const s = inst.scratch;
   const d = s >> 3;
