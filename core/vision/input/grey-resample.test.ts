@@ -51,3 +51,58 @@ describe('resampleGrey', () => {
       );
   });
 });
+
+describe('resampleGrey on mostly blank paper', () => {
+  const firstDifference = (a: Uint8Array, b: Uint8Array) =>
+    a.length !== b.length ? -2 : a.findIndex((x, i) => x !== b[i]);
+  /** A scan-like image: white paper, blank rows and columns, strokes and specks of ink near edges. */
+  function paper(sw: number, sh: number, seed: number): Uint8Array {
+    const src = new Uint8Array(sw * sh).fill(255);
+    let r = seed;
+    const rnd = (n: number) => ((r = (r * 1103515245 + 12345) >>> 0) >>> 8) % n;
+    for (let k = 0; k < 6; k++) {
+      const y = rnd(sh);
+      const x = rnd(sw);
+      const len = 1 + rnd(sw - x);
+      for (let i = 0; i < len; i++) src[y * sw + x + i] = rnd(200); // a horizontal stroke
+    }
+    src[0] = 0; // ink in the corners and on the last column
+    src[sw * sh - 1] = 17;
+    src[rnd(sh) * sw + sw - 1] = 254;
+    return src;
+  }
+
+  it('gives exactly the pixels of computing every pixel, enlarging and reducing, whole and in bands', () => {
+    const cases = [
+      [283, 275, 567, 550], // a scan tile at 2x, as on the barber sheets
+      [40, 30, 61, 45], // 1.5x
+      [40, 30, 100, 75], // 2.5x
+      [64, 48, 16, 12], // 4x reduction
+      [50, 37, 33, 29], // uneven reduction
+      [1, 9, 3, 20], // one column
+      [9, 1, 20, 3], // one row
+    ] as const;
+    let checked = 0;
+    for (const [sw, sh, dw, dh] of cases)
+      for (const seed of [1, 2, 3]) {
+        const src = paper(sw, sh, seed);
+        const dense = new Uint8Array(dw * dh);
+        resampleGrey(src, sw, sh, dw, dh, dense, 0, dw, 0, dh, { skipBlank: false });
+        const sparse = new Uint8Array(dw * dh).fill(7); // every pixel must be written
+        resampleGrey(src, sw, sh, dw, dh, sparse, 0, dw);
+        expect(firstDifference(sparse, dense)).toBe(-1);
+        const [from, to] = [Math.floor(dh / 3), Math.floor((2 * dh) / 3) + 1];
+        const band = new Uint8Array(dw * (to - from)).fill(7);
+        resampleGrey(src, sw, sh, dw, dh, band, 0, dw, from, to);
+        expect(firstDifference(band, dense.subarray(from * dw, to * dw))).toBe(-1);
+        checked++;
+      }
+    expect(checked).toBe(21);
+  });
+
+  it('fills a blank image white without reading ink anywhere', () => {
+    const out = new Uint8Array(30 * 20).fill(0);
+    resampleGrey(new Uint8Array(15 * 10).fill(255), 15, 10, 30, 20, out, 0, 30);
+    expect(out.every((x) => x === 255)).toBe(true);
+  });
+});
