@@ -112,7 +112,7 @@ export async function scanPdfStreams(
     const totalLeft = maxTotalBytes - report.inflatedBytes;
     // Inflate one byte past the tighter of the two limits: reaching it is the refusal.
     const stopAt = Math.min(streamLimit, totalLeft) + 1;
-    const n = await inflatedSize(data, stopAt);
+    const n = await inflatedSize(data, stopAt, image?.expected);
     report.inflated++;
     report.inflatedBytes += n;
     if (n > report.largest.bytes) report.largest = { object: owner.num, bytes: n };
@@ -694,13 +694,19 @@ const STREAM_CHUNK = 256 * 1024;
 
 /**
  * How many bytes `data` inflates to, counting at most `stopAt` (reaching it means "too many"). Output
- * is discarded as it is produced. Damaged data counts what inflated before the damage.
+ * is discarded as it is produced. Damaged data counts what inflated before the damage. `expected`:
+ * the size it should inflate to, when known (an image).
  */
-async function inflatedSize(data: Buffer, stopAt: number): Promise<number> {
+async function inflatedSize(data: Buffer, stopAt: number, expected?: number): Promise<number> {
   if (data.length <= SYNC_INPUT_BYTES) {
     try {
       return inflateSync(data, {
         maxOutputLength: stopAt,
+        // An image's expected size as the output chunk: one allocation instead of a chunk every
+        // 16 KiB joined at the end (less garbage: a scanned set has hundreds of tiles).
+        ...(expected !== undefined && expected < stopAt
+          ? { chunkSize: Math.max(64, expected + 1) }
+          : {}),
         // A stream cut short still yields what it holds instead of throwing.
         finishFlush: zlibConstants.Z_SYNC_FLUSH,
       }).length;
