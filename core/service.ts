@@ -19,6 +19,7 @@ import { drawingPrefix, overlayPrefix, projectPrefix } from './blobs/keys';
 import { LocalObjectStore } from './blobs/local-object-store';
 import { redactingLogger } from './http/log-redaction';
 import { createWorkerPool, type WorkerPool } from './jobs/worker-pool';
+import { WORKER_WARMUP } from './jobs/ingest-in-pool';
 import { createJobRunner, type JobRunner } from './jobs/job-runner';
 import { filesRoutes } from './http/routes/files.routes';
 import { jobsRoutes } from './http/routes/jobs.routes';
@@ -59,6 +60,12 @@ export interface ServiceOptions {
   workers?: number;
   /** The worker-pool entry (a built .js in the bundled Electron app; default: the .ts source). */
   workerUrl?: URL;
+  /**
+   * Start the pool's workers with the service and warm each one up on a generated scanned sheet
+   * before its first task (core/vision/ingest/warmup.ts). Default true; tests that do not ingest
+   * turn it off to save the CPU.
+   */
+  warmWorkers?: boolean;
   /** Register job handlers before the runner starts (tests; later work registers vision handlers here). */
   registerHandlers?: (runner: JobRunner) => void;
   /** Adds routes before the app is sealed (tests use it for failure-injection routes). */
@@ -118,6 +125,7 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
   const pool = createWorkerPool({
     ...(opts.workers ? { size: opts.workers } : {}),
     ...(opts.workerUrl ? { workerUrl: opts.workerUrl } : {}),
+    ...(opts.warmWorkers === false ? {} : { warmup: WORKER_WARMUP }),
   });
   // Credits settle inside the transaction that ends a job (contract §7).
   // Webhook events (job.completed / job.failed / job.canceled) go into the outbox in that same
@@ -233,6 +241,15 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
       started = { baseUrl: `${origin}/v1`, origin, port };
       jobs.start();
       webhooks.start();
+      if (opts.warmWorkers !== false) {
+        const t = performance.now();
+        void pool.start().then(() => {
+          const { warmedUp, warmupError } = pool.stats();
+          const ms = Math.round(performance.now() - t);
+          if (warmupError) log.warn({ warmupError }, 'worker warm-up failed; workers start cold');
+          else log.info({ workers: warmedUp, ms }, 'workers warmed up');
+        });
+      }
       return started;
     },
     async stop() {

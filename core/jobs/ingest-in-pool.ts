@@ -26,8 +26,15 @@ import {
   DEFAULT_PAGE_TIMEOUT_MS,
   timeoutDetail,
 } from '../vision/input/input-errors';
+import { DEFAULT_DPI } from '../vision/input/pdf.adapter';
 import type { WorkerPool } from './worker-pool';
 import type { IngestSource } from './worker-tasks';
+
+/**
+ * The pool workers' warm-up (WorkerPoolOptions.warmup): a generated scanned sheet through the process
+ * job's steps at the dpi it renders (core/vision/ingest/warmup.ts).
+ */
+export const WORKER_WARMUP = { task: 'worker.warmup', args: { dpi: DEFAULT_DPI } };
 
 /** A band's time limit by default: the input layer's page budget plus opening the document. */
 export const BAND_TIME_LIMIT_MS = DEFAULT_PAGE_TIMEOUT_MS + DEFAULT_OPEN_TIMEOUT_MS;

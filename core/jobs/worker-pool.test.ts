@@ -35,6 +35,86 @@ function image(width: number, height: number): Uint8Array {
   return px;
 }
 
+function warmPool(
+  size: number,
+  warmup: { args: { ms?: number; fail?: string }; timeLimitMs?: number },
+) {
+  const p = createWorkerPool<TestWorkerTasks>({
+    size,
+    registryUrl: TEST_REGISTRY_URL,
+    warmup: { task: 'test.warmup', ...warmup },
+  });
+  pools.push(p);
+  return p;
+}
+
+describe('worker pool warm-up', () => {
+  it('runs the warm-up on a new worker before its first task', async () => {
+    const p = warmPool(1, { args: { ms: 150 } });
+    const t = Date.now();
+    const w = await p.run('test.warmth', undefined);
+    expect(w.warmedAt).not.toBeNull();
+    expect(w.warmedAt!).toBeGreaterThanOrEqual(t + 100); // the task waited for the warm-up
+    expect(p.stats()).toMatchObject({ warmedUp: 1, workers: 1, started: 1 });
+    expect(p.stats().warmupError).toBeUndefined();
+  });
+
+  it('start() starts every worker at once and resolves when all have warmed up', async () => {
+    const p = warmPool(2, { args: { ms: 100 } });
+    expect(p.stats().workers).toBe(0);
+    await p.start();
+    expect(p.stats()).toMatchObject({ workers: 2, warmedUp: 2, busy: 0 });
+    const both = await Promise.all([
+      p.run('test.warmth', undefined),
+      p.run('test.warmth', undefined),
+    ]);
+    expect(new Set(both.map((w) => w.threadId)).size).toBe(2);
+    expect(both.every((w) => w.warmedAt !== null)).toBe(true);
+    expect(p.stats().started).toBe(2);
+  });
+
+  it('one queued task starts one worker, not the whole pool', async () => {
+    const p = warmPool(2, { args: { ms: 50 } });
+    await p.run('test.warmth', undefined);
+    expect(p.stats()).toMatchObject({ workers: 1, started: 1, warmedUp: 1 });
+  });
+
+  it('a failed warm-up is reported once; tasks still run, later workers start cold', async () => {
+    const p = warmPool(1, { args: { fail: 'no warm-up today' } });
+    const w = await p.run('test.warmth', undefined);
+    expect(w.warmedAt).toBeNull();
+    expect(p.stats()).toMatchObject({ warmedUp: 0, warmupError: 'no warm-up today' });
+    // The replacement of a crashed worker does not try again.
+    await expect(p.run('test.exit', undefined)).rejects.toBeInstanceOf(WorkerCrashedError);
+    const after = await p.run('test.warmth', undefined);
+    expect(after.threadId).not.toBe(w.threadId);
+    expect(after.warmedAt).toBeNull();
+    expect(p.stats()).toMatchObject({ started: 2, warmedUp: 0 });
+  });
+
+  it('a warm-up past its time limit ends its worker; the task waiting runs on a cold one', async () => {
+    const p = warmPool(1, { args: { ms: 10_000 }, timeLimitMs: 200 });
+    const t = Date.now();
+    const w = await p.run('test.warmth', undefined);
+    expect(Date.now() - t).toBeLessThan(5_000);
+    expect(w.warmedAt).toBeNull();
+    expect(p.stats()).toMatchObject({ timedOut: 1, started: 2, warmedUp: 0 });
+    expect(p.stats().warmupError).toMatch(/ran past its 200 ms limit/);
+  });
+
+  it('closing the pool during a warm-up rejects the waiting tasks and reports no warm-up error', async () => {
+    const p = warmPool(1, { args: { ms: 5_000 } });
+    const waiting = p.run('test.warmth', undefined);
+    const started = p.start();
+    const refused = expect(waiting).rejects.toBeInstanceOf(PoolClosedError);
+    await new Promise((r) => setTimeout(r, 100));
+    await p.close();
+    await refused;
+    await started;
+    expect(p.stats().warmupError).toBeUndefined();
+  });
+});
+
 describe('worker pool', () => {
   it.runIf(process.platform === 'linux')(
     'runs its workers below the HTTP thread: nice 10 by default, per thread, the main thread untouched',

@@ -58,7 +58,17 @@ export interface WorkerPoolOptions {
    * CPU while workers rasterize and compare. Default DEFAULT_WORKER_NICE (10); 0 leaves them alone.
    */
   nice?: number;
+  /**
+   * A task every new worker runs before its first task (JIT and WebAssembly compiled for the real
+   * work: see core/vision/ingest/warmup.ts). Tasks wait in the queue meanwhile. Its result is
+   * dropped. When a warm-up fails, crashes or runs past `timeLimitMs` (default 60 s), no later
+   * worker warms up (stats().warmupError says why), so a broken warm-up never costs more than once.
+   */
+  warmup?: { task: string; args: unknown; timeLimitMs?: number };
 }
+
+/** Default time limit of a worker's warm-up task. */
+export const DEFAULT_WARMUP_TIME_LIMIT_MS = 60_000;
 
 /** Default nice value of pool workers: below the HTTP thread, still far from idle-only (19). */
 export const DEFAULT_WORKER_NICE = 10;
@@ -90,6 +100,10 @@ export interface WorkerPoolStats {
   aborted: number;
   /** Workers terminated because their running task ran past its time limit. */
   timedOut: number;
+  /** Warm-ups completed (WorkerPoolOptions.warmup). */
+  warmedUp: number;
+  /** Why warm-ups stopped, after one failed. */
+  warmupError?: string;
 }
 
 export interface WorkerPool<R extends WorkerTaskRegistry = WorkerTasks> {
@@ -107,6 +121,11 @@ export interface WorkerPool<R extends WorkerTaskRegistry = WorkerTasks> {
     options?: TaskOptions,
   ): Promise<TaskResult<R[K]>>;
   stats(): WorkerPoolStats;
+  /**
+   * Starts every worker now instead of on demand; resolves when their warm-ups (if any) have ended,
+   * whether they succeeded or not. Tasks run meanwhile are served as usual.
+   */
+  start(): Promise<void>;
   /** Rejects queued tasks, terminates every worker (running tasks reject with PoolClosedError). */
   close(): Promise<void>;
 }
@@ -213,7 +232,10 @@ export function createWorkerPool<R extends WorkerTaskRegistry = WorkerTasks>(
   const queue: Pending[] = [];
   let nextId = 1;
   let closed = false;
-  const counters = { started: 0, crashed: 0, outOfMemory: 0, aborted: 0, timedOut: 0 };
+  const counters = { started: 0, crashed: 0, outOfMemory: 0, aborted: 0, timedOut: 0, warmedUp: 0 };
+  let warmupError: string | undefined;
+  /** Warm-ups running now: the slot's pending warm-up and its end. */
+  const warming = new Map<Slot, Promise<void>>();
 
   function spawn(): Slot {
     const workerData = {
@@ -238,7 +260,38 @@ export function createWorkerPool<R extends WorkerTaskRegistry = WorkerTasks>(
     );
     worker.on('exit', (code) => onCrash(slot, `exited with code ${code}`, false));
     slots.add(slot);
+    if (options.warmup && warmupError === undefined) warmUp(slot, options.warmup);
     return slot;
+  }
+
+  /** Runs the warm-up task on a new worker, as its first task. */
+  function warmUp(slot: Slot, warmup: NonNullable<WorkerPoolOptions['warmup']>): void {
+    const ms = warmup.timeLimitMs ?? DEFAULT_WARMUP_TIME_LIMIT_MS;
+    let done!: () => void;
+    warming.set(slot, new Promise<void>((r) => (done = r)));
+    const end = (error?: unknown) => {
+      warming.delete(slot);
+      if (error === undefined) counters.warmedUp++;
+      else if (!(error instanceof PoolClosedError))
+        warmupError ??= error instanceof Error ? error.message : String(error);
+      done();
+    };
+    const p: Pending = {
+      id: nextId++,
+      task: warmup.task,
+      args: warmup.args,
+      transferList: [],
+      signal: undefined,
+      onAbort: undefined,
+      limit: {
+        ms,
+        error: () => new Error(`The warm-up task '${warmup.task}' ran past its ${ms} ms limit.`),
+      },
+      timer: undefined,
+      resolve: () => end(),
+      reject: (e) => end(e ?? new Error('warm-up failed')),
+    };
+    post(slot, p);
   }
 
   function onMessage(slot: Slot, msg: TaskResponse): void {
@@ -290,26 +343,35 @@ export function createWorkerPool<R extends WorkerTaskRegistry = WorkerTasks>(
       }
       let slot: Slot | undefined;
       for (const s of slots) if (!s.current) slot = s;
-      if (!slot && slots.size < size) slot = spawn();
-      if (!slot) return;
-      const p = queue.shift()!;
-      slot.current = p;
-      slot.worker.ref();
-      const req: TaskRequest = { id: p.id, task: p.task, args: p.args };
-      try {
-        slot.worker.postMessage(req, p.transferList);
-        if (p.limit) {
-          const limit = p.limit;
-          p.timer = setTimeout(() => stop(p, limit.error(), 'timedOut'), limit.ms);
-          p.timer.unref();
-        }
-      } catch (err) {
-        // Arguments that cannot be cloned: the task's own fault, the worker is fine.
-        slot.current = undefined;
-        slot.worker.unref();
-        settle(p);
-        p.reject(err);
+      if (!slot && slots.size < size && warming.size < queue.length) {
+        // A new worker; one that warms up first takes the task when its warm-up ends.
+        const s = spawn();
+        if (s.current) continue;
+        slot = s;
       }
+      if (!slot) return;
+      post(slot, queue.shift()!);
+    }
+  }
+
+  /** Hands `p` to the idle worker of `slot`. */
+  function post(slot: Slot, p: Pending): void {
+    slot.current = p;
+    slot.worker.ref();
+    const req: TaskRequest = { id: p.id, task: p.task, args: p.args };
+    try {
+      slot.worker.postMessage(req, p.transferList);
+      if (p.limit) {
+        const limit = p.limit;
+        p.timer = setTimeout(() => stop(p, limit.error(), 'timedOut'), limit.ms);
+        p.timer.unref();
+      }
+    } catch (err) {
+      // Arguments that cannot be cloned: the task's own fault, the worker is fine.
+      slot.current = undefined;
+      slot.worker.unref();
+      settle(p);
+      p.reject(err);
     }
   }
 
@@ -366,7 +428,19 @@ export function createWorkerPool<R extends WorkerTaskRegistry = WorkerTasks>(
     stats() {
       let busy = 0;
       for (const s of slots) if (s.current) busy++;
-      return { size, workers: slots.size, busy, queued: queue.length, ...counters };
+      return {
+        size,
+        workers: slots.size,
+        busy,
+        queued: queue.length,
+        ...counters,
+        ...(warmupError === undefined ? {} : { warmupError }),
+      };
+    },
+    async start() {
+      while (!closed && slots.size < size) spawn();
+      dispatch();
+      await Promise.all(warming.values());
     },
     async close() {
       if (closed) return;

@@ -16,6 +16,7 @@ import {
 } from '../vision/ingest/ingest-page';
 import type { PageRaster, TextItem, TextSource } from '../vision/types';
 import { isInputError } from '../vision/input/input-errors';
+import { warmUp } from '../vision/ingest/warmup';
 import { ApiError } from '../domain/errors';
 import { loadGrey } from '../vision/symbols/load.adapter';
 import { matchSymbols, type SymbolTemplate } from '../vision/symbols/match';
@@ -60,6 +61,14 @@ function openSource(args: IngestSource) {
 }
 
 export const WORKER_TASKS = {
+  /**
+   * A new worker's warm-up: a generated scanned sheet through the process job's steps at `dpi`
+   * (core/vision/ingest/warmup.ts). The pool runs it first on each worker (WorkerPoolOptions.warmup).
+   */
+  'worker.warmup'(args: { dpi: number }) {
+    return warmUp(args.dpi);
+  },
+
   /** Lowercase hex SHA-256 of a buffer. */
   sha256(args: { data: Uint8Array }): string {
     return createHash('sha256').update(args.data).digest('hex');

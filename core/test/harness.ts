@@ -44,6 +44,7 @@ export async function startTestService(
   const svc = await createService({
     port: 0,
     log: process.env.BLUELINE_TEST_LOG ? undefined : silent,
+    warmWorkers: false,
     ...options,
     dataDir,
     config: { rateLimits: { document: 100_000, vision: 100_000 }, ...options.config },

@@ -77,6 +77,8 @@ export interface RenderTimings {
   imagesMs?: number;
   /** Bytes of image samples handed over that way. */
   imageBytes?: number;
+  /** Images scaled and drawn by the painter instead of PDFium (pdfium.adapter.ts, paintImage). */
+  paintedImages?: number;
 }
 
 /** One page read once: its grey raster and its text runs at the same dpi. */

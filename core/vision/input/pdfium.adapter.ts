@@ -242,6 +242,24 @@ function paintImage(
   const right = Math.min(img.right, width);
   if (bottom <= top || right <= left || img.grey.length === 0) return;
   const dw = img.right - img.left;
+  const dh = img.bottom - img.top;
+  if (left === img.left && right === img.right) {
+    // Wholly across the bitmap: straight into its rows.
+    const at = buf + top * stride + left;
+    resampleGrey(
+      img.grey,
+      img.width,
+      img.height,
+      dw,
+      dh,
+      heap,
+      at,
+      stride,
+      top - img.top,
+      bottom - img.top,
+    );
+    return;
+  }
   const tmp = scratch(1, dw * (bottom - top));
   resampleGrey(
     img.grey,
@@ -433,6 +451,7 @@ export interface PdfiumRenderOptions {
     textMs?: number;
     imagesMs?: number;
     imageBytes?: number;
+    paintedImages?: number;
   };
 }
 
@@ -894,6 +913,7 @@ export class PdfiumDocument {
           if (opts.timings) {
             opts.timings.imagesMs = performance.now() - ti;
             opts.timings.imageBytes = r.handed + [...own.values()].reduce((t, o) => t + o.bytes, 0);
+            opts.timings.paintedImages = own.size;
           }
         }
         api.FPDFBitmap_FillRect(bitmap, 0, rows[0], width, rows[1] - rows[0], 0xffffffff);

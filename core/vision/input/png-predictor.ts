@@ -107,3 +107,44 @@ export function unpredictPng(
   }
   return true;
 }
+
+/**
+ * PNG-filters 8-bit samples, the inverse of unpredictPng: every row of `height` rows of width x comps
+ * samples gets filter `type` (0 None, 1 Sub, 2 Up, 3 Average, 4 Paeth), or 'mixed' (row y gets type
+ * y mod 5), behind its filter-type byte. For the workers' warm-up sheet and test inputs.
+ */
+export function predictPng(
+  px: Uint8Array,
+  width: number,
+  height: number,
+  comps: number,
+  type: number | 'mixed',
+): Buffer {
+  const rb = width * comps;
+  const out = Buffer.alloc(height * (rb + 1));
+  for (let y = 0; y < height; y++) {
+    const t = type === 'mixed' ? y % 5 : type;
+    const o = y * (rb + 1);
+    const r = y * rb;
+    const up = y > 0;
+    out[o] = t;
+    for (let i = 0; i < rb; i++) {
+      const a = i >= comps ? px[r + i - comps]! : 0;
+      const b = up ? px[r - rb + i]! : 0;
+      let pred = 0;
+      if (t === 1) pred = a;
+      else if (t === 2) pred = b;
+      else if (t === 3) pred = (a + b) >> 1;
+      else if (t === 4) {
+        const c = up && i >= comps ? px[r - rb + i - comps]! : 0;
+        const p = a + b - c;
+        const pa = Math.abs(p - a);
+        const pb = Math.abs(p - b);
+        const pc = Math.abs(p - c);
+        pred = pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+      }
+      out[o + 1 + i] = (px[r + i]! - pred) & 255;
+    }
+  }
+  return out;
+}

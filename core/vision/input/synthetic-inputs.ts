@@ -4,6 +4,8 @@
 
 import { createHash } from 'node:crypto';
 import { deflateSync } from 'node:zlib';
+import { assemblePdf, streamObject } from './pdf-writer';
+import { predictPng } from './png-predictor';
 
 const enc = new TextEncoder();
 
@@ -130,42 +132,6 @@ export function buildPdf(opts: SyntheticPdfOptions = {}): Uint8Array {
   );
 }
 
-/** Objects 1.. (1 the catalog) written out with a correct xref table and trailer. */
-function assemblePdf(objs: (string | Uint8Array)[], trailerExtra = ''): Uint8Array {
-  const chunks: Uint8Array[] = [enc.encode('%PDF-1.4\n%\xE2\xE3\xCF\xD3\n')];
-  let offset = chunks[0]!.length;
-  const offsets: number[] = [];
-  for (let i = 1; i < objs.length; i++) {
-    const body = objs[i]!;
-    const head = enc.encode(`${i} 0 obj\n`);
-    const b = typeof body === 'string' ? enc.encode(body) : body;
-    const foot = enc.encode(`\nendobj\n`);
-    offsets[i] = offset;
-    for (const c of [head, b, foot]) {
-      chunks.push(c);
-      offset += c.length;
-    }
-  }
-  const xrefAt = offset;
-  let xref = `xref\n0 ${objs.length}\n0000000000 65535 f \n`;
-  for (let i = 1; i < objs.length; i++)
-    xref += `${String(offsets[i]).padStart(10, '0')} 00000 n \n`;
-  xref += `trailer\n<< /Size ${objs.length} /Root 1 0 R ${trailerExtra} >>\nstartxref\n${xrefAt}\n%%EOF\n`;
-  chunks.push(enc.encode(xref));
-  return new Uint8Array(Buffer.concat(chunks)); // a plain Uint8Array: pdfjs refuses Buffer
-}
-
-/** A stream object: `dict` entries (without /Length) and its data. */
-function streamObject(dict: string, data: Uint8Array): Uint8Array {
-  return new Uint8Array(
-    Buffer.concat([
-      enc.encode(`<< ${dict} /Length ${data.length} >>\nstream\n`),
-      data,
-      enc.encode('\nendstream'),
-    ]),
-  );
-}
-
 /**
  * 8-bit samples (`comps` per pixel) of a test image with edges, gradients and noise, so that every
  * PNG filter type is worth choosing somewhere and a wrong decode shows.
@@ -186,41 +152,6 @@ export function testImageSamples(width: number, height: number, comps: number, s
         px[(y * width + x) * comps + k] = 255 - v;
       }
   return px;
-}
-
-/**
- * PNG-filters 8-bit samples (ISO 32000-1 §7.4.4.4 with PNG's filters): every row gets filter `type`
- * (0 None, 1 Sub, 2 Up, 3 Average, 4 Paeth), or 'mixed' (row y gets type y mod 5).
- */
-export function pngPredict(
-  px: Uint8Array,
-  width: number,
-  height: number,
-  comps: number,
-  type: number | 'mixed',
-): Buffer {
-  const rb = width * comps;
-  const out = Buffer.alloc(height * (rb + 1));
-  const at = (i: number, y: number) => (i < 0 || y < 0 ? 0 : px[y * rb + i]!);
-  for (let y = 0; y < height; y++) {
-    const t = type === 'mixed' ? y % 5 : type;
-    out[y * (rb + 1)] = t;
-    for (let i = 0; i < rb; i++) {
-      const a = at(i - comps, y);
-      const b = at(i, y - 1);
-      const c = at(i - comps, y - 1);
-      const p = a + b - c;
-      const paeth =
-        Math.abs(p - a) <= Math.abs(p - b) && Math.abs(p - a) <= Math.abs(p - c)
-          ? a
-          : Math.abs(p - b) <= Math.abs(p - c)
-            ? b
-            : c;
-      const pred = [0, a, b, (a + b) >> 1, paeth][t]!;
-      out[y * (rb + 1) + 1 + i] = (px[y * rb + i]! - pred) & 255;
-    }
-  }
-  return out;
 }
 
 /** TIFF predictor 2: each sample minus the same component of the pixel to its left. */
@@ -285,7 +216,7 @@ export function buildImagesPdf(
               ? samples
               : filter === 'tiff'
                 ? tiffPredict(samples, img.width, img.comps)
-                : pngPredict(samples, img.width, img.height, img.comps, filter),
+                : predictPng(samples, img.width, img.height, img.comps, filter),
           );
     data[k] = raw;
     const parms =
@@ -399,3 +330,6 @@ export function buildFlateBombPdf(inflatedBytes: number): Uint8Array {
   const out = Buffer.concat(parts);
   return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
 }
+
+/** The PNG predictor encoder (png-predictor.ts), under the name the tests use. */
+export { predictPng as pngPredict };
