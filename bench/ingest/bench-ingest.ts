@@ -20,7 +20,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import type { PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
-import { ingestPageInPool, renderInBands } from '../../core/jobs/ingest-in-pool';
+import { ingestPageInPool, renderInBands, WORKER_WARMUP } from '../../core/jobs/ingest-in-pool';
 import { createWorkerPool } from '../../core/jobs/worker-pool';
 import type { IngestSource } from '../../core/jobs/worker-tasks';
 import { ingestPage } from '../../core/vision/ingest/ingest-page';
@@ -184,7 +184,8 @@ async function childPipeline(
  * workers (core/jobs/ingest-in-pool.ts). 'raster' times the band renders alone (the
  * raster step; the ink count of each assembled page is kept out of the wall time), 'pipeline' the
  * whole ingestPageInPool (raster, text, metadata, blocks, PNGs). Before the clock starts each worker
- * has compiled PDFium and rendered a page of another file, as in a service that has ingested before.
+ * has warmed up as the service's workers do when they start (unless `startupWarmup` is false), then
+ * ingested a vector page of another file, as in a service that has ingested before.
  */
 async function childService(
   file: string,
@@ -192,8 +193,15 @@ async function childService(
   workers: number,
   what: 'raster' | 'pipeline',
   warmScan?: string,
+  startupWarmup = true,
 ): Promise<RunResult> {
-  const pool = createWorkerPool({ size: workers });
+  // As the service makes its pool (core/service.ts): each worker warms up on the generated scanned
+  // sheet when it starts (core/vision/ingest/warmup.ts), unless `startupWarmup` is false.
+  const pool = createWorkerPool({
+    size: workers,
+    ...(startupWarmup ? { warmup: WORKER_WARMUP } : {}),
+  });
+  await pool.start();
   const src = (f: string): IngestSource => ({
     path: f,
     bytesKey: f,
@@ -420,6 +428,7 @@ function benchSets(dpi: number, rounds: number): void {
       ours: [],
       'ours 2 workers': [],
       'ours, service: 2 warm pool workers (last pages in bands)': [],
+      'ours, service, workers without the start-up warm-up (before)': [],
       'ours, service, workers warm on a scan of another set too': [],
       'ours whole pipeline (ingestPage, PDFium text)': [],
       'ours whole pipeline, pdf.js text (before)': [],
@@ -436,6 +445,9 @@ function benchSets(dpi: number, rounds: number): void {
       runs['ours 2 workers']!.push(runOursChild(file, dpi, 2));
       runs['ours, service: 2 warm pool workers (last pages in bands)']!.push(
         runOursChild(file, dpi, 2, 'service-raster'),
+      );
+      runs['ours, service, workers without the start-up warm-up (before)']!.push(
+        runOursChild(file, dpi, 2, 'service-raster', ['--no-startup-warmup', '1']),
       );
       runs['ours, service, workers warm on a scan of another set too']!.push(
         runOursChild(file, dpi, 2, 'service-raster', ['--warm-scan', set.otherScan]),
@@ -613,6 +625,7 @@ async function main(): Promise<void> {
       Number(arg('workers', '2')),
       child === 'service-raster' ? 'raster' : 'pipeline',
       arg('warm-scan', '') || undefined,
+      arg('no-startup-warmup', '') === '',
     );
     console.log(JSON.stringify(r));
     return;
