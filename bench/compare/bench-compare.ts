@@ -195,6 +195,20 @@ for (const dpi of dpis) {
       args: [service, p.base, p.rev, path.join(outDir, `ours_service_${dpi}.png`)],
     },
     {
+      // The same path, the first compare of a process that has done what a service pool worker
+      // does when it starts (the boot-time detach and the worker warm-up; run-service.ts).
+      name: 'blueline service block compare, 5 images (1st after the worker warm-up)',
+      pair: 'shifted+scaled',
+      cmd: process.execPath,
+      args: [
+        service,
+        p.base,
+        p.rev,
+        path.join(outDir, `ours_service1_${dpi}.png`),
+        'first-after-warmup',
+      ],
+    },
+    {
       name: 'blueline compare (pre-aligned)',
       pair: 'aligned',
       cmd: process.execPath,

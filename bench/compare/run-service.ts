@@ -5,11 +5,30 @@
 // colour-blind, additions, deletions, aligned B), with the worker's kept buffers. The whole sheet is
 // one block. The figures are the third compare's: a pool worker that has compared before.
 // Prints one JSON line in run-ours.ts's format; the overlay written to disk is the combined PNG.
+//
+// Mode `first-after-warmup` (4th argument): one compare, timed, after what a service pool worker does
+// when it starts — detach an ArrayBuffer (core/jobs/worker-entry.ts) and run the worker warm-up
+// (core/jobs/worker-warmup.ts: a generated sheet ingested and compared with an edited copy, at the
+// service's dpi). That compare is a service worker's first; the wall time includes the warm-up.
 import { writeFileSync } from 'node:fs';
 import sharp from 'sharp';
 import { compareBlockPairs } from '../../core/jobs/compare-tasks';
+import { warmUpWorker } from '../../core/jobs/worker-warmup';
+import { DEFAULT_DPI } from '../../core/vision/input/pdf.adapter';
 
-const [basePath, revPath, outPath] = process.argv.slice(2) as [string, string, string];
+const [basePath, revPath, outPath, mode] = process.argv.slice(2) as [
+  string,
+  string,
+  string,
+  string | undefined,
+];
+const firstAfterWarmup = mode === 'first-after-warmup';
+let warmupMs: number | undefined;
+if (firstAfterWarmup) {
+  const detached = new ArrayBuffer(8);
+  structuredClone(detached, { transfer: [detached] });
+  warmupMs = (await warmUpWorker(DEFAULT_DPI)).ms;
+}
 sharp.concurrency(2);
 const [ma, mb] = await Promise.all([sharp(basePath).metadata(), sharp(revPath).metadata()]);
 const block = (id: string, width: number, height: number) => ({
@@ -30,7 +49,7 @@ const firsts: number[] = [];
 let out: Awaited<ReturnType<typeof compareBlockPairs>> | undefined;
 let t0 = 0,
   t1 = 0;
-for (let i = 0; i < 3; i++) {
+for (let i = 0; i < (firstAfterWarmup ? 1 : 3); i++) {
   if (out) firsts.push(t1 - t0);
   out = undefined;
   t0 = performance.now();
@@ -43,7 +62,7 @@ writeFileSync(outPath, o.png.combined);
 console.log(
   JSON.stringify({
     total_ms: t1 - t0,
-    earlier_ms: firsts,
+    ...(firstAfterWarmup ? { warmup_ms: warmupMs } : { earlier_ms: firsts }),
     phases: out.timings_ms,
     transform: o.transform,
     alignment: o.alignment,

@@ -16,7 +16,7 @@ import {
 } from '../vision/ingest/ingest-page';
 import type { PageRaster, TextItem, TextSource } from '../vision/types';
 import { isInputError } from '../vision/input/input-errors';
-import { warmUp } from '../vision/ingest/warmup';
+import { warmUpWorker } from './worker-warmup';
 import { ApiError } from '../domain/errors';
 import { loadGrey } from '../vision/symbols/load.adapter';
 import { matchSymbols, type SymbolTemplate } from '../vision/symbols/match';
@@ -62,11 +62,12 @@ function openSource(args: IngestSource) {
 
 export const WORKER_TASKS = {
   /**
-   * A new worker's warm-up: a generated scanned sheet through the process job's steps at `dpi`
-   * (core/vision/ingest/warmup.ts). The pool runs it first on each worker (WorkerPoolOptions.warmup).
+   * A new worker's warm-up: a generated scanned sheet through the process job's steps at `dpi`, then
+   * compared with an edited copy of itself (core/jobs/worker-warmup.ts). The pool runs it first on
+   * each worker (WorkerPoolOptions.warmup).
    */
   'worker.warmup'(args: { dpi: number }) {
-    return warmUp(args.dpi);
+    return warmUpWorker(args.dpi);
   },
 
   /** Lowercase hex SHA-256 of a buffer. */

@@ -77,11 +77,21 @@ interface Served {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Starts `blueline serve --port 0` and waits for its banner. */
-async function serve(dataDir: string): Promise<Served> {
+/** Starts `blueline serve --port 0` (plus `extra`) and waits for its banner. */
+async function serve(dataDir: string, extra: string[] = []): Promise<Served> {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', 'core/cli/main.ts', 'serve', '--data-dir', dataDir, '--port', '0'],
+    [
+      '--import',
+      'tsx',
+      'core/cli/main.ts',
+      'serve',
+      '--data-dir',
+      dataDir,
+      '--port',
+      '0',
+      ...extra,
+    ],
     {
       cwd: repoRoot,
       env: cleanEnv(),
@@ -133,6 +143,26 @@ const get = (s: Served, path: string, key: string | null) =>
 const KEY_LINE = /^API key \(organization "Default", shown once\): (sk_[A-Za-z0-9]+)$/m;
 
 describe('blueline serve', () => {
+  it('warms its workers up after the banner, unless --no-warmup', async () => {
+    const warm = await serve(tempDir());
+    const quiet = await serve(tempDir(), ['--no-warmup']);
+    try {
+      const deadline = Date.now() + 60_000;
+      while (!/workers warmed up .*"workers":\d/.test(warm.out()) && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 100));
+      expect(warm.out()).toMatch(/workers warmed up .*"workers":\d/);
+      expect(warm.out().indexOf('workers warmed up')).toBeGreaterThan(
+        warm.out().indexOf('Blueline API:'),
+      );
+      expect(quiet.out()).not.toMatch(/warm/);
+      expect(await stop(warm)).toEqual({ code: 0, signal: null });
+      expect(await stop(quiet)).toEqual({ code: 0, signal: null });
+    } finally {
+      warm.child.kill('SIGKILL');
+      quiet.child.kill('SIGKILL');
+    }
+  }, 150_000);
+
   it('prints the base URL and, on a new data dir only, one API key that works; SIGTERM exits 0', async () => {
     const dataDir = tempDir();
     const first = await serve(dataDir);

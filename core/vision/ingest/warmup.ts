@@ -1,5 +1,6 @@
-// A new pool worker's warm-up (the pool runs it before the worker's first task; core/service.ts):
-// the generated sheet of warmup-sheet.ts through the steps a PDF page takes in the process job —
+// The ingest half of a new pool worker's warm-up (core/jobs/worker-warmup.ts; the pool runs it
+// before the worker's first task): the generated sheet of warmup-sheet.ts through the steps a PDF
+// page takes in the process job —
 // the stream scan, the band render (its scanned tiles drawn by the painter), the text layer, and
 // the finish (metadata, blocks, PNG, thumbnail) — so V8 has compiled that code before a user's
 // first sheet needs it. Raster rounds are repeated: the painter's loops need more than one sheet.
@@ -7,6 +8,7 @@
 import { DEFAULT_DPI, openDocument, pixelSize, type RenderTimings } from '../input/pdf.adapter';
 import { scanPdfStreams } from '../input/pdf-stream-scan';
 import { buildWarmupSheet } from '../input/warmup-sheet';
+import type { PageRaster } from '../types';
 import { finishPage } from './ingest-page';
 
 /** Raster rounds of the warm-up sheet (measured: one round removes about half of the first-sheet cost, two all of it). */
@@ -23,7 +25,8 @@ export interface WarmupReport {
 
 const sheets = new Map<number, Uint8Array>();
 
-export async function warmUp(dpi = DEFAULT_DPI): Promise<WarmupReport> {
+/** The ingest warm-up; also hands back the sheet's raster (the compare warm-up's sheet A). */
+export async function warmUp(dpi = DEFAULT_DPI): Promise<WarmupReport & { raster: PageRaster }> {
   const t0 = performance.now();
   let bytes = sheets.get(dpi);
   if (!bytes) sheets.set(dpi, (bytes = buildWarmupSheet(dpi)));
@@ -49,6 +52,7 @@ export async function warmUp(dpi = DEFAULT_DPI): Promise<WarmupReport> {
       ms: performance.now() - t0,
       paintedImages: painted,
       sheetNumber: page.metadata.sheet_number,
+      raster: content.raster,
     };
   } finally {
     await doc.close();

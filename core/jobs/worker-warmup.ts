@@ -1,0 +1,105 @@
+// A new pool worker's warm-up, run by the pool before the worker's first task (WorkerPoolOptions.warmup,
+// the 'worker.warmup' task; the service passes WORKER_WARMUP of ingest-in-pool.ts):
+//
+//  1. ingest: the generated scanned sheet through scan, band render, text and finish
+//     (core/vision/ingest/warmup.ts);
+//  2. compare: that sheet against a copy of it moved (+13, -7) px, scaled 1.002 and edited (a box
+//     drawn, an area erased, a line added), through the compare job's compareBlockPairs and the
+//     analyze job's changeRegions, from PNG files as the stored sheets are read.
+//
+// So V8 has compiled the code of both jobs before a user's first sheet or comparison needs it.
+// The two PNGs live in a temporary folder of their own, removed before the task returns.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import sharp from 'sharp';
+import type { GreyImage } from '../vision/types';
+import { warmUp, type WarmupReport } from '../vision/ingest/warmup';
+import { changeRegions, compareBlockPairs } from './compare-tasks';
+
+export interface WorkerWarmupReport {
+  ms: number;
+  ingest: WarmupReport;
+  compare: { ms: number; score: number; regions: number; confidence: number };
+}
+
+/** The revision of the compare warm-up: `a` moved, scaled about its centre and edited. */
+export function warmupRevision(a: GreyImage): GreyImage {
+  const { width: w, height: h } = a;
+  const s = 1.002;
+  const [dx, dy] = [13, -7];
+  const [cx, cy] = [w / 2, h / 2];
+  const data = new Uint8Array(w * h).fill(255);
+  for (let y = 0; y < h; y++) {
+    const sy = Math.round((y - dy - cy) / s + cy);
+    if (sy < 0 || sy >= h) continue;
+    for (let x = 0; x < w; x++) {
+      const sx = Math.round((x - dx - cx) / s + cx);
+      if (sx >= 0 && sx < w) data[y * w + x] = a.data[sy * w + sx]!;
+    }
+  }
+  const box = (x0: number, y0: number, bw: number, bh: number, v: number) => {
+    for (let y = Math.floor(y0 * h); y < Math.floor((y0 + bh) * h); y++)
+      data.fill(v, y * w + Math.floor(x0 * w), y * w + Math.floor((x0 + bw) * w));
+  };
+  box(0.1, 0.1, 0.06, 0.02, 0); // a box drawn
+  box(0.4, 0.45, 0.05, 0.05, 255); // an area erased
+  box(0.6, 0.8, 0.2, 0.002, 40); // a line added
+  return { width: w, height: h, data };
+}
+
+function writePng(img: GreyImage, path: string) {
+  return sharp(img.data, { raw: { width: img.width, height: img.height, channels: 1 } })
+    .png({ compressionLevel: 1 })
+    .toFile(path);
+}
+
+/** The warm-up at `dpi`; its PNGs go in a new folder under `tmpRoot`, removed before it returns. */
+export async function warmUpWorker(dpi: number, tmpRoot = tmpdir()): Promise<WorkerWarmupReport> {
+  const t0 = performance.now();
+  const { raster, ...ingest } = await warmUp(dpi);
+  const t1 = performance.now();
+  const dir = await mkdtemp(join(tmpRoot, 'blueline-warmup-'));
+  try {
+    const a = join(dir, 'a.png');
+    const b = join(dir, 'b.png');
+    await Promise.all([writePng(raster, a), writePng(warmupRevision(raster), b)]);
+    const whole = { x: 0, y: 0, width: raster.width, height: raster.height };
+    const block = (id: string) => ({
+      id,
+      type: 'Plan',
+      identifier: null,
+      title: null,
+      bbox: whole,
+    });
+    const out = await compareBlockPairs({
+      a: { path: a },
+      b: { path: b },
+      blocksA: [block('a')],
+      blocksB: [block('b')],
+      skip: [],
+    });
+    const overlay = out.overlays[0];
+    if (!overlay) throw new Error('The compare warm-up made no overlay.');
+    const found = await changeRegions({
+      a: { path: a },
+      b: { path: b },
+      aBox: whole,
+      sheetTransform: overlay.transform,
+      alignmentConfidence: overlay.alignment.confidence,
+    });
+    const now = performance.now();
+    return {
+      ms: now - t0,
+      ingest,
+      compare: {
+        ms: now - t1,
+        score: overlay.score,
+        regions: found.regions.length,
+        confidence: overlay.alignment.confidence,
+      },
+    };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
