@@ -35,14 +35,16 @@ function image(width: number, height: number): Uint8Array {
   return px;
 }
 
+type WarmArgs = { ms?: number; fail?: string; step?: string };
 function warmPool(
   size: number,
-  warmup: { args: { ms?: number; fail?: string }; timeLimitMs?: number },
+  warmup: { args: WarmArgs; timeLimitMs?: number } | { args: WarmArgs; timeLimitMs?: number }[],
 ) {
+  const steps = Array.isArray(warmup) ? warmup : [warmup];
   const p = createWorkerPool<TestWorkerTasks>({
     size,
     registryUrl: TEST_REGISTRY_URL,
-    warmup: { task: 'test.warmup', ...warmup },
+    warmup: steps.map((w) => ({ task: 'test.warmup', ...w })),
   });
   pools.push(p);
   return p;
@@ -71,6 +73,40 @@ describe('worker pool warm-up', () => {
     expect(new Set(both.map((w) => w.threadId)).size).toBe(2);
     expect(both.every((w) => w.warmedAt !== null)).toBe(true);
     expect(p.stats().started).toBe(2);
+  });
+
+  it('runs the first step before the first task, later steps only while nothing is queued', async () => {
+    const p = warmPool(1, [
+      { args: { ms: 100, step: 'first' } },
+      { args: { ms: 300, step: 'second' } },
+    ]);
+    const ended = p.start();
+    // Queued while the first step runs: it goes before the second step.
+    const early = await p.run('test.warmth', undefined);
+    expect(early.steps).toEqual(['first']);
+    expect(p.stats().warmedUp).toBe(0);
+    await ended; // the second step ran once the worker was idle
+    const late = await p.run('test.warmth', undefined);
+    expect(late.steps).toEqual(['first', 'second']);
+    expect(late.threadId).toBe(early.threadId);
+    expect(p.stats()).toMatchObject({ warmedUp: 1, started: 1 });
+  });
+
+  it('an idle pool runs every step at start', async () => {
+    const p = warmPool(2, [{ args: { step: 'first' } }, { args: { step: 'second' } }]);
+    await p.start();
+    const w = await p.run('test.warmth', undefined);
+    expect(w.steps).toEqual(['first', 'second']);
+    expect(p.stats()).toMatchObject({ warmedUp: 2, workers: 2 });
+  });
+
+  it('a worker that crashes between warm-up steps ends its warm-up: start() still resolves', async () => {
+    const p = warmPool(1, [{ args: { step: 'first' } }, { args: { ms: 200, step: 'second' } }]);
+    const ended = p.start();
+    await expect(p.run('test.exit', undefined)).rejects.toBeInstanceOf(WorkerCrashedError);
+    await ended;
+    expect(p.stats()).toMatchObject({ warmedUp: 0, crashed: 1 });
+    expect(p.stats().warmupError).toBeUndefined();
   });
 
   it('one queued task starts one worker, not the whole pool', async () => {

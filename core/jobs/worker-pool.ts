@@ -59,12 +59,20 @@ export interface WorkerPoolOptions {
    */
   nice?: number;
   /**
-   * A task every new worker runs before its first task (JIT and WebAssembly compiled for the real
-   * work: see core/vision/ingest/warmup.ts). Tasks wait in the queue meanwhile. Its result is
-   * dropped. When a warm-up fails, crashes or runs past `timeLimitMs` (default 60 s), no later
-   * worker warms up (stats().warmupError says why), so a broken warm-up never costs more than once.
+   * Tasks every new worker runs to warm up (JIT and WebAssembly compiled for the real work: see
+   * core/jobs/worker-warmup.ts). The first step runs before the worker's first task (tasks wait in
+   * the queue meanwhile); each later step only while nothing is queued, so it delays no task that is
+   * already waiting. Results are dropped. When a step fails, crashes or runs past its `timeLimitMs`
+   * (default 60 s), no worker warms up any further (stats().warmupError says why), so a broken
+   * warm-up never costs more than once.
    */
-  warmup?: { task: string; args: unknown; timeLimitMs?: number };
+  warmup?: WarmupStep[];
+}
+
+export interface WarmupStep {
+  task: string;
+  args: unknown;
+  timeLimitMs?: number;
 }
 
 /** Default time limit of a worker's warm-up task. */
@@ -100,7 +108,7 @@ export interface WorkerPoolStats {
   aborted: number;
   /** Workers terminated because their running task ran past its time limit. */
   timedOut: number;
-  /** Warm-ups completed (WorkerPoolOptions.warmup). */
+  /** Workers that completed every warm-up step (WorkerPoolOptions.warmup). */
   warmedUp: number;
   /** Why warm-ups stopped, after one failed. */
   warmupError?: string;
@@ -201,6 +209,8 @@ interface Pending {
 interface Slot {
   worker: Worker;
   current: Pending | undefined;
+  /** Warm-up steps still to run on this worker. */
+  warmupLeft: WarmupStep[];
   /** Set when the pool itself ends this worker: its exit is not a crash. */
   retired: boolean;
 }
@@ -234,8 +244,10 @@ export function createWorkerPool<R extends WorkerTaskRegistry = WorkerTasks>(
   let closed = false;
   const counters = { started: 0, crashed: 0, outOfMemory: 0, aborted: 0, timedOut: 0, warmedUp: 0 };
   let warmupError: string | undefined;
-  /** Warm-ups running now: the slot's pending warm-up and its end. */
-  const warming = new Map<Slot, Promise<void>>();
+  /** Workers with warm-up steps to finish, and the end of their warm-up (success or not). */
+  const warming = new Map<Slot, { ended: Promise<void>; end: () => void }>();
+  /** Workers running a warm-up step now. */
+  let warmingNow = 0;
 
   function spawn(): Slot {
     const workerData = {
@@ -252,7 +264,7 @@ export function createWorkerPool<R extends WorkerTaskRegistry = WorkerTasks>(
       resourceLimits: { maxOldGenerationSizeMb: maxHeapMb },
     });
     worker.unref();
-    const slot: Slot = { worker, current: undefined, retired: false };
+    const slot: Slot = { worker, current: undefined, warmupLeft: [], retired: false };
     counters.started++;
     worker.on('message', (msg: TaskResponse) => onMessage(slot, msg));
     worker.on('error', (err) =>
@@ -260,38 +272,53 @@ export function createWorkerPool<R extends WorkerTaskRegistry = WorkerTasks>(
     );
     worker.on('exit', (code) => onCrash(slot, `exited with code ${code}`, false));
     slots.add(slot);
-    if (options.warmup && warmupError === undefined) warmUp(slot, options.warmup);
+    if (options.warmup?.length && warmupError === undefined) {
+      slot.warmupLeft = [...options.warmup];
+      let end!: () => void;
+      warming.set(slot, { ended: new Promise<void>((r) => (end = r)), end });
+      warmUpStep(slot);
+    }
     return slot;
   }
 
-  /** Runs the warm-up task on a new worker, as its first task. */
-  function warmUp(slot: Slot, warmup: NonNullable<WorkerPoolOptions['warmup']>): void {
-    const ms = warmup.timeLimitMs ?? DEFAULT_WARMUP_TIME_LIMIT_MS;
-    let done!: () => void;
-    warming.set(slot, new Promise<void>((r) => (done = r)));
+  /** The worker's warm-up has ended (done, failed, or the worker is gone). */
+  function endWarmup(slot: Slot): void {
+    slot.warmupLeft = [];
+    warming.get(slot)?.end();
+    warming.delete(slot);
+  }
+
+  /** Runs the next warm-up step on the idle worker of `slot`. */
+  function warmUpStep(slot: Slot): void {
+    const step = slot.warmupLeft.shift()!;
+    const ms = step.timeLimitMs ?? DEFAULT_WARMUP_TIME_LIMIT_MS;
+    warmingNow++;
     const end = (error?: unknown) => {
-      warming.delete(slot);
-      if (error === undefined) counters.warmedUp++;
-      else if (!(error instanceof PoolClosedError))
-        warmupError ??= error instanceof Error ? error.message : String(error);
-      done();
+      warmingNow--;
+      if (error !== undefined) {
+        if (!(error instanceof PoolClosedError))
+          warmupError ??= error instanceof Error ? error.message : String(error);
+        endWarmup(slot);
+      } else if (slot.warmupLeft.length === 0) {
+        counters.warmedUp++;
+        endWarmup(slot);
+      }
     };
-    const p: Pending = {
+    post(slot, {
       id: nextId++,
-      task: warmup.task,
-      args: warmup.args,
+      task: step.task,
+      args: step.args,
       transferList: [],
       signal: undefined,
       onAbort: undefined,
       limit: {
         ms,
-        error: () => new Error(`The warm-up task '${warmup.task}' ran past its ${ms} ms limit.`),
+        error: () => new Error(`The warm-up task '${step.task}' ran past its ${ms} ms limit.`),
       },
       timer: undefined,
       resolve: () => end(),
       reject: (e) => end(e ?? new Error('warm-up failed')),
-    };
-    post(slot, p);
+    });
   }
 
   function onMessage(slot: Slot, msg: TaskResponse): void {
@@ -309,6 +336,7 @@ export function createWorkerPool<R extends WorkerTaskRegistry = WorkerTasks>(
   function onCrash(slot: Slot, cause: string, outOfMemory: boolean): void {
     if (!slots.delete(slot)) return;
     if (slot.retired) return;
+    const unfinished = slot.warmupLeft.length > 0;
     counters.crashed++;
     if (outOfMemory) counters.outOfMemory++;
     void slot.worker.terminate();
@@ -322,6 +350,7 @@ export function createWorkerPool<R extends WorkerTaskRegistry = WorkerTasks>(
           : new WorkerCrashedError(p.task, cause),
       );
     }
+    if (unfinished) endWarmup(slot); // crashed during a task, between warm-up steps
     dispatch();
   }
 
@@ -343,7 +372,7 @@ export function createWorkerPool<R extends WorkerTaskRegistry = WorkerTasks>(
       }
       let slot: Slot | undefined;
       for (const s of slots) if (!s.current) slot = s;
-      if (!slot && slots.size < size && warming.size < queue.length) {
+      if (!slot && slots.size < size && warmingNow < queue.length) {
         // A new worker; one that warms up first takes the task when its warm-up ends.
         const s = spawn();
         if (s.current) continue;
@@ -352,6 +381,12 @@ export function createWorkerPool<R extends WorkerTaskRegistry = WorkerTasks>(
       if (!slot) return;
       post(slot, queue.shift()!);
     }
+    // Nothing waits: idle workers take their next warm-up step.
+    for (const s of slots)
+      if (!s.current && s.warmupLeft.length > 0) {
+        if (warmupError === undefined) warmUpStep(s);
+        else endWarmup(s);
+      }
   }
 
   /** Hands `p` to the idle worker of `slot`. */
@@ -392,6 +427,7 @@ export function createWorkerPool<R extends WorkerTaskRegistry = WorkerTasks>(
         slots.delete(slot);
         counters[counter]++;
         void slot.worker.terminate();
+        endWarmup(slot);
       }
     }
     settle(p);
@@ -440,7 +476,7 @@ export function createWorkerPool<R extends WorkerTaskRegistry = WorkerTasks>(
     async start() {
       while (!closed && slots.size < size) spawn();
       dispatch();
-      await Promise.all(warming.values());
+      await Promise.all([...warming.values()].map((w) => w.ended));
     },
     async close() {
       if (closed) return;
@@ -459,6 +495,7 @@ export function createWorkerPool<R extends WorkerTaskRegistry = WorkerTasks>(
           settle(p);
           p.reject(new PoolClosedError());
         }
+        endWarmup(slot);
         ending.push(slot.worker.terminate());
       }
       await Promise.all(ending);

@@ -47,21 +47,23 @@ export const WORKER_TASKS = {
   'test.throw'(args: { message: string }): never {
     throw new Error(args.message);
   },
-  /** A warm-up (WorkerPoolOptions.warmup): marks this worker warm, or fails with `fail`. */
-  async 'test.warmup'(args: { ms?: number; fail?: string }): Promise<number> {
+  /** A warm-up step (WorkerPoolOptions.warmup): records `step` in this worker, or fails with `fail`. */
+  async 'test.warmup'(args: { ms?: number; fail?: string; step?: string }): Promise<number> {
     await new Promise((r) => setTimeout(r, args.ms ?? 0));
     if (args.fail) throw new Error(args.fail);
     warmedAt ??= Date.now();
+    warmSteps.push(args.step ?? 'warm-up');
     return threadId;
   },
-  /** When this worker's warm-up ended (null: it never warmed up), and its thread id. */
-  'test.warmth'(): { warmedAt: number | null; threadId: number } {
-    return { warmedAt: warmedAt ?? null, threadId };
+  /** When this worker's first warm-up step ended (null: never), the steps it ran, its thread id. */
+  'test.warmth'(): { warmedAt: number | null; steps: string[]; threadId: number } {
+    return { warmedAt: warmedAt ?? null, steps: [...warmSteps], threadId };
   },
 } satisfies WorkerTaskRegistry;
 
 /** Set by test.warmup in the worker that ran it. */
 let warmedAt: number | undefined;
+const warmSteps: string[] = [];
 
 export type TestWorkerTasks = typeof WORKER_TASKS;
 

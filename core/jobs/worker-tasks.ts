@@ -16,7 +16,7 @@ import {
 } from '../vision/ingest/ingest-page';
 import type { PageRaster, TextItem, TextSource } from '../vision/types';
 import { isInputError } from '../vision/input/input-errors';
-import { warmUpWorker } from './worker-warmup';
+import { warmUpCompare, warmUpIngest } from './worker-warmup';
 import { ApiError } from '../domain/errors';
 import { loadGrey } from '../vision/symbols/load.adapter';
 import { matchSymbols, type SymbolTemplate } from '../vision/symbols/match';
@@ -62,12 +62,17 @@ function openSource(args: IngestSource) {
 
 export const WORKER_TASKS = {
   /**
-   * A new worker's warm-up: a generated scanned sheet through the process job's steps at `dpi`, then
-   * compared with an edited copy of itself (core/jobs/worker-warmup.ts). The pool runs it first on
-   * each worker (WorkerPoolOptions.warmup).
+   * A new worker's warm-up, step 1: a generated scanned sheet through the process job's steps at
+   * `dpi` (core/jobs/worker-warmup.ts). The pool runs it first on each worker
+   * (WorkerPoolOptions.warmup).
    */
-  'worker.warmup'(args: { dpi: number }) {
-    return warmUpWorker(args.dpi);
+  'worker.warmup.ingest'(args: { dpi: number }) {
+    return warmUpIngest(args.dpi);
+  },
+
+  /** Step 2, when the worker is idle: that sheet compared with an edited copy of itself. */
+  'worker.warmup.compare'(args: { dpi: number }) {
+    return warmUpCompare(args.dpi);
   },
 
   /** Lowercase hex SHA-256 of a buffer. */

@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { warmupRevision, warmUpWorker } from './worker-warmup';
+import { warmUpCompare, warmupRevision, warmUpWorker } from './worker-warmup';
 
 describe('worker warm-up', () => {
   it('ingests the generated sheet, then compares it with its edited copy and finds the edits', async () => {
@@ -17,6 +17,14 @@ describe('worker warm-up', () => {
     expect(r.compare.score).toBeGreaterThan(0.95);
     expect(r.compare.score).toBeLessThan(1);
     expect(readdirSync(root)).toEqual([]); // its PNGs are gone
+    rmSync(root, { recursive: true });
+  }, 60_000);
+
+  it('the compare step alone renders its own sheet (a worker that skipped the ingest step)', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'warmup-test-'));
+    const c = await warmUpCompare(150, root);
+    expect(c.regions).toBe(3);
+    expect(readdirSync(root)).toEqual([]);
     rmSync(root, { recursive: true });
   }, 60_000);
 
