@@ -79,6 +79,8 @@ export interface RenderTimings {
   imageBytes?: number;
   /** Images scaled and drawn by the painter instead of PDFium (pdfium.adapter.ts, paintImage). */
   paintedImages?: number;
+  /** Of those, images whose grey samples the document had kept from an earlier placement. */
+  paintedFromCache?: number;
 }
 
 /** One page read once: its grey raster and its text runs at the same dpi. */

@@ -178,6 +178,37 @@ describe('images handed to PDFium decoded', () => {
     }
   });
 
+  it('an image placed again is painted from the samples the document kept, with the same pixels', async () => {
+    const images: SyntheticImage[] = [
+      { width: 260, height: 230, comps: 3, filter: 1 },
+      { width: 260, height: 230, comps: 3, filter: 1, sameDataAs: 0 },
+      { width: 240, height: 250, comps: 1, filter: 2 },
+      { width: 240, height: 250, comps: 1, filter: 2, sameDataAs: 2 },
+    ];
+    const pdf = buildImagesPdf(images); // 2 x 2 cells of 262 pt: 1.9-2.2x enlarged at 150 dpi
+    const fresh = await openDocument(pdf);
+    const again = await openDocument(pdf);
+    try {
+      const t1 = timings();
+      const first = await fresh.renderPage(0, { dpi: 150, timings: t1 });
+      expect(t1.paintedImages).toBe(4);
+      expect(t1.paintedFromCache).toBe(2); // the second placement of each
+      await again.renderPage(0, { dpi: 150 });
+      const t2 = timings();
+      const second = await again.renderPage(0, { dpi: 150, timings: t2 });
+      expect(t2.paintedFromCache).toBe(4); // all kept from the first render
+      let differ = 0;
+      for (let i = 0; i < first.data.length; i++) if (first.data[i] !== second.data[i]) differ++;
+      expect(differ).toBe(0);
+      // And against PDFium drawing them itself: as close as any painted image.
+      const r = await both(pdf, 0, 150);
+      expect(r.meanAbs).toBeLessThan(1.5);
+      expect(r.far).toBeLessThan(0.01);
+    } finally {
+      await Promise.all([fresh.close(), again.close()]);
+    }
+  });
+
   it('an enlarged image that is clipped, marked (optional content, spans) or turned is handed over instead: PDFium draws it, same pixels', async () => {
     // Drawn 2-2.2x enlarged (cells of 270 pt at 150 dpi): the painter would take them if it could.
     const base = { width: 270, height: 250, comps: 3 } as const;

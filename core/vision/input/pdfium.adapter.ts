@@ -160,6 +160,14 @@ const FPDF_PAGEOBJ_IMAGE = 3;
  * bench).
  */
 const DECODED_IMAGE_BUDGET_BYTES = 32 * 1024 * 1024;
+
+/**
+ * Grey samples the painter decoded, kept per document by image (rawImageKey) up to this many bytes:
+ * scanned sets place the same tile many times (the barber house sheets draw one blank tile 6 times a
+ * sheet, a quarter of their tiles), and a kept tile is not inflated, unpredicted and turned grey
+ * again. The first tiles to come are kept; the rest are decoded each time.
+ */
+const PAINT_CACHE_BYTES = 16 * 1024 * 1024;
 /** Draw annotation appearance streams: revisions are often issued as markups (clouds, FreeText, Square). */
 const FPDF_ANNOT = 0x01;
 const FPDF_RENDER_TOBECONTINUED = 1;
@@ -452,6 +460,7 @@ export interface PdfiumRenderOptions {
     imagesMs?: number;
     imageBytes?: number;
     paintedImages?: number;
+    paintedFromCache?: number;
   };
 }
 
@@ -482,6 +491,9 @@ export class PdfiumDocument {
   private images: Map<string, PredictedImage> | undefined;
   /** Bytes of decoded images handed to PDFium since the document was (re)opened. */
   private decodedBytes = 0;
+  /** The painter's decoded grey samples by image (PAINT_CACHE_BYTES), and their bytes. */
+  private painted = new Map<string, Uint8Array>();
+  private paintedBytes = 0;
 
   private constructor(
     private readonly inst: Instance,
@@ -647,7 +659,7 @@ export class PdfiumDocument {
     height: number,
     rows: [number, number] | undefined,
     checkDeadline: () => void,
-  ): { handed: number; own: Map<number, OwnImage> } {
+  ): { handed: number; own: Map<number, OwnImage>; fromCache: number } {
     const { api } = this.inst;
     const M = api.pdfium;
     const own = new Map<number, OwnImage>();
@@ -660,7 +672,7 @@ export class PdfiumDocument {
         this.images = new Map(); // e.g. a file too large for one string: PDFium decodes everything
       }
     }
-    if (this.images.size === 0) return { handed: 0, own };
+    if (this.images.size === 0) return { handed: 0, own, fromCache: 0 };
     const s = this.inst.scratch;
     const affine = pageToDevice(this.inst, page, width, height);
     let handed = 0;
@@ -712,6 +724,7 @@ export class PdfiumDocument {
       obj: number;
       image: PredictedImage;
       raw: Uint8Array;
+      key: string;
       place: Place;
       inBand: boolean;
     }[] = [];
@@ -732,31 +745,41 @@ export class PdfiumDocument {
       } finally {
         M.wasmExports.free(rawPtr);
       }
-      const image = this.images.get(rawImageKey(raw));
+      const key = rawImageKey(raw);
+      const image = this.images.get(key);
       if (!image) continue;
       if (!api.FPDFImageObj_GetImagePixelSize(obj, s, s + 4)) continue;
       if (M.HEAP32[s >> 2] !== image.width || M.HEAP32[(s >> 2) + 1] !== image.height) continue;
       const place = affine && this.ownPlace(obj, affine, image.width, image.height);
-      if (place) paintable.push({ i, obj, image, raw, place, inBand });
+      if (place) paintable.push({ i, obj, image, raw, key, place, inBand });
       else if (inBand) decode(obj, image, raw, false);
       checkDeadline();
     }
     // Each stretch of PDFium's objects between painted images costs a pass: when they alternate
     // too often, PDFium draws them all.
     const paint = paintRuns(n, new Set(paintable.map((p) => p.i))).length <= MAX_PAINT_RUNS;
-    for (const { i, obj, image, raw, place, inBand } of paintable) {
+    let fromCache = 0;
+    for (const { i, obj, image, raw, key, place, inBand } of paintable) {
       const { width: w, height: h, comps } = image;
       if (!inBand) {
         // Outside the band: PDFium would clip it away; the painter's pass skips it.
         if (paint) own.set(i, { ...place, width: w, height: h, grey: new Uint8Array(0), bytes: 0 });
         continue;
       }
-      const grey = decode(obj, image, raw, paint);
+      let grey = paint ? this.painted.get(key) : undefined;
+      if (grey) fromCache++;
+      else {
+        grey = decode(obj, image, raw, paint);
+        if (grey && this.paintedBytes + grey.length <= PAINT_CACHE_BYTES) {
+          this.painted.set(key, grey);
+          this.paintedBytes += grey.length;
+        }
+      }
       if (grey) own.set(i, { ...place, width: w, height: h, grey, bytes: w * h * comps });
       checkDeadline();
     }
     this.decodedBytes += handed;
-    return { handed, own };
+    return { handed, own, fromCache };
   }
 
   /**
@@ -914,6 +937,7 @@ export class PdfiumDocument {
             opts.timings.imagesMs = performance.now() - ti;
             opts.timings.imageBytes = r.handed + [...own.values()].reduce((t, o) => t + o.bytes, 0);
             opts.timings.paintedImages = own.size;
+            opts.timings.paintedFromCache = r.fromCache;
           }
         }
         api.FPDFBitmap_FillRect(bitmap, 0, rows[0], width, rows[1] - rows[0], 0xffffffff);
@@ -1065,6 +1089,7 @@ export class PdfiumDocument {
   close(): Promise<void> {
     if (this.closed) return Promise.resolve();
     this.closed = true;
+    this.painted.clear();
     return exclusive(this.inst, () => {
       this.inst.api.FPDF_CloseDocument(this.doc);
       this.inst.api.pdfium.wasmExports.free(this.bytesPtr);
