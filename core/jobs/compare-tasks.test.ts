@@ -172,6 +172,39 @@ describe("compareBlockPairs with the worker's kept buffers", () => {
   }, 60_000);
 });
 
+describe('sheets given as PNG bytes (the worker warm-up)', () => {
+  it('compare and find regions exactly as from the files', async () => {
+    const { readFileSync } = await import('node:fs');
+    const bytes = (p: string) => new Uint8Array(readFileSync(p));
+    const files = { a: { path: pathA }, b: { path: pathB } };
+    const given = {
+      a: { path: 'not a file A', png: bytes(pathA) },
+      b: { path: 'not a file B', png: bytes(pathB) },
+    };
+    const args = { blocksA: blocks, blocksB: blocks, skip: [] };
+    const view = (out: Awaited<ReturnType<typeof compareBlockPairs>>) =>
+      out.overlays.map((o) => ({
+        id: o.block_a_id,
+        transform: o.transform,
+        stats: o.stats,
+        png: Buffer.from(o.png.combined).toString('base64'),
+      }));
+    const fromFiles = await compareBlockPairs({ ...files, ...args });
+    const fromBytes = await compareBlockPairs({ ...given, ...args });
+    expect(view(fromBytes)).toEqual(view(fromFiles));
+    const o = fromFiles.overlays.find((x) => x.block_a_id === 'left')!;
+    const regionArgs = {
+      aBox: blocks[0]!.bbox,
+      sheetTransform: fromFiles.sheet!.transform,
+      alignmentConfidence: o.alignment.confidence,
+    };
+    const r1 = await changeRegions({ ...files, ...regionArgs });
+    const r2 = await changeRegions({ ...given, ...regionArgs });
+    expect(r2).toEqual(r1);
+    expect(r1.regions.length).toBeGreaterThan(0);
+  }, 60_000);
+});
+
 describe('compareBlockPairs with a block that is the whole sheet', () => {
   it('does not register the block again: that would repeat the sheet registration', async () => {
     // Many additions: the pair scores below the re-registration threshold (0.97).

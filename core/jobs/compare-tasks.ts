@@ -15,6 +15,7 @@
 // from the sheet images (no crop copies on the main path), finishStage renders and encodes the five
 // images of the chosen alignment only (palette-PNG overlays deflated on libuv threads while JS renders
 // the next; aligned B copied from B by row segments and encoded by libvips).
+import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import type { GreyImage } from '../vision/types';
 import type { CompareResult } from '../vision/compare/compare';
@@ -30,6 +31,13 @@ import { pairBlocks, type BlockBox, type BlockInfo, type BlockPair } from '../se
 export interface SheetSource {
   /** Local path of the stored sheet image. */
   path: string;
+  /** The sheet's PNG bytes, read instead of `path` (the worker warm-up: nothing on disk). */
+  png?: Uint8Array;
+}
+
+/** What libvips decodes for a sheet: its bytes when given, else its file. */
+function sheetInput(src: SheetSource): string | Buffer {
+  return src.png ? Buffer.from(src.png.buffer, src.png.byteOffset, src.png.byteLength) : src.path;
 }
 
 export interface ComparePairArgs {
@@ -218,7 +226,10 @@ export async function compareBlockPairs(
     t0 = t;
   };
   // Both sheets at once (two libvips pipelines on the libuv pool).
-  const [A, B] = await Promise.all([decodeGrey(args.a.path), decodeGrey(args.b.path)]);
+  const [A, B] = await Promise.all([
+    decodeGrey(sheetInput(args.a)),
+    decodeGrey(sheetInput(args.b)),
+  ]);
   lap('decode');
   const byIdA = new Map(args.blocksA.map((b) => [b.id, b]));
   const byIdB = new Map(args.blocksB.map((b) => [b.id, b]));
@@ -447,20 +458,25 @@ export async function changeRegions(
   const me = args.siblings && args.self !== undefined ? args.siblings[args.self] : undefined;
   const sheetAligned = me ? me.sheetAligned : true;
   // The files' size and mtime are in the key: a re-processed sheet may be written to the same path.
-  const stamp = (p: string) => {
-    const st = statSync(p);
-    return `${p}:${st.size}:${st.mtimeMs}`;
+  // Sheets given as bytes are known by their digest.
+  const stamp = (src: SheetSource) => {
+    if (src.png) return `png:${createHash('sha256').update(src.png).digest('base64')}`;
+    const st = statSync(src.path);
+    return `${src.path}:${st.size}:${st.mtimeMs}`;
   };
   const key = JSON.stringify([
-    stamp(args.a.path),
-    stamp(args.b.path),
+    stamp(args.a),
+    stamp(args.b),
     args.sheetTransform.map((v) => round(v)),
     round(conf, 3),
     sheetAligned ? null : args.aBox,
   ]);
   let found = lastSheet?.key === key ? lastSheet : null;
   if (!found) {
-    const [A, B] = await Promise.all([decodeGrey(args.a.path), decodeGrey(args.b.path)]);
+    const [A, B] = await Promise.all([
+      decodeGrey(sheetInput(args.a)),
+      decodeGrey(sheetInput(args.b)),
+    ]);
     // The compared window of A (A sheet px): the whole sheet, or the block's box with a margin.
     const win: BlockBox = sheetAligned
       ? { x: 0, y: 0, width: A.width, height: A.height }

@@ -6,14 +6,11 @@
 //     finish (core/vision/ingest/warmup.ts);
 //  2. 'worker.warmup.compare': that sheet against a copy of it moved (+13, -7) px, scaled 1.002 and
 //     edited (a box drawn, an area erased, a line added), through the compare job's
-//     compareBlockPairs and the analyze job's changeRegions, from PNG files as the stored sheets are
-//     read.
+//     compareBlockPairs and the analyze job's changeRegions, from PNG bytes decoded as the stored
+//     sheets are.
 //
 // So V8 has compiled the code of both jobs before a user's first sheet or comparison needs it.
-// The two PNGs live in a temporary folder of their own, removed before the task returns.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// Nothing is written to disk: a worker ended mid warm-up (the pool closing, a crash) leaves nothing.
 import sharp from 'sharp';
 import type { GreyImage } from '../vision/types';
 import { warmUp, type WarmupReport } from '../vision/ingest/warmup';
@@ -50,10 +47,11 @@ export function warmupRevision(a: GreyImage): GreyImage {
   return { width: w, height: h, data };
 }
 
-function writePng(img: GreyImage, path: string) {
-  return sharp(img.data, { raw: { width: img.width, height: img.height, channels: 1 } })
+async function encodePng(img: GreyImage): Promise<Uint8Array> {
+  const png = await sharp(img.data, { raw: { width: img.width, height: img.height, channels: 1 } })
     .png({ compressionLevel: 1 })
-    .toFile(path);
+    .toBuffer();
+  return new Uint8Array(png.buffer, png.byteOffset, png.byteLength);
 }
 
 /** The warm-up at `dpi`; its PNGs go in a new folder under `tmpRoot`, removed before it returns. */
@@ -69,60 +67,53 @@ export async function warmUpIngest(dpi: number): Promise<WarmupReport> {
 
 /**
  * Step 2: the compare warm-up, on the sheet of step 1 (rendered again at `dpi` when this worker has
- * not run step 1). Its PNGs go in a new folder under `tmpRoot`, removed before it returns.
+ * not run step 1).
  */
-export async function warmUpCompare(
-  dpi: number,
-  tmpRoot = tmpdir(),
-): Promise<WorkerWarmupReport['compare']> {
+export async function warmUpCompare(dpi: number): Promise<WorkerWarmupReport['compare']> {
   const t0 = performance.now();
   if (!sheetA) await warmUpIngest(dpi);
   const sheet = sheetA!;
   sheetA = undefined; // 7.5 MB at 200 dpi: not kept past the warm-up
-  const dir = await mkdtemp(join(tmpRoot, 'blueline-warmup-'));
-  try {
-    const a = join(dir, 'a.png');
-    const b = join(dir, 'b.png');
-    await Promise.all([writePng(sheet, a), writePng(warmupRevision(sheet), b)]);
-    const whole = { x: 0, y: 0, width: sheet.width, height: sheet.height };
-    const block = (id: string) => ({
-      id,
-      type: 'Plan',
-      identifier: null,
-      title: null,
-      bbox: whole,
-    });
-    const out = await compareBlockPairs({
-      a: { path: a },
-      b: { path: b },
-      blocksA: [block('a')],
-      blocksB: [block('b')],
-      skip: [],
-    });
-    const overlay = out.overlays[0];
-    if (!overlay) throw new Error('The compare warm-up made no overlay.');
-    const found = await changeRegions({
-      a: { path: a },
-      b: { path: b },
-      aBox: whole,
-      sheetTransform: overlay.transform,
-      alignmentConfidence: overlay.alignment.confidence,
-    });
-    return {
-      ms: performance.now() - t0,
-      score: overlay.score,
-      regions: found.regions.length,
-      confidence: overlay.alignment.confidence,
-    };
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+  const [pngA, pngB] = await Promise.all([encodePng(sheet), encodePng(warmupRevision(sheet))]);
+  // Paths name the sheets in errors only: `png` is what is decoded.
+  const a = { path: 'warm-up sheet A', png: pngA };
+  const b = { path: 'warm-up sheet B', png: pngB };
+  const whole = { x: 0, y: 0, width: sheet.width, height: sheet.height };
+  const block = (id: string) => ({
+    id,
+    type: 'Plan',
+    identifier: null,
+    title: null,
+    bbox: whole,
+  });
+  const out = await compareBlockPairs({
+    a,
+    b,
+    blocksA: [block('a')],
+    blocksB: [block('b')],
+    skip: [],
+  });
+  const overlay = out.overlays[0];
+  if (!overlay) throw new Error('The compare warm-up made no overlay.');
+  const found = await changeRegions({
+    a,
+    b,
+    aBox: whole,
+    sheetTransform: overlay.transform,
+    alignmentConfidence: overlay.alignment.confidence,
+  });
+  return {
+    ms: performance.now() - t0,
+    score: overlay.score,
+    regions: found.regions.length,
+    confidence: overlay.alignment.confidence,
+  };
 }
 
 /** Both steps, one after the other (benches; the pool runs them as two tasks). */
-export async function warmUpWorker(dpi: number, tmpRoot = tmpdir()): Promise<WorkerWarmupReport> {
+export async function warmUpWorker(dpi: number): Promise<WorkerWarmupReport> {
   const t0 = performance.now();
   const ingest = await warmUpIngest(dpi);
-  const compare = await warmUpCompare(dpi, tmpRoot);
+  const compare = await warmUpCompare(dpi);
   return { ms: performance.now() - t0, ingest, compare };
 }
