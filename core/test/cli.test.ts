@@ -79,24 +79,11 @@ interface Served {
 
 /** Starts `blueline serve --port 0` (plus `extra`) and waits for its banner. */
 async function serve(dataDir: string, extra: string[] = []): Promise<Served> {
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      'core/cli/main.ts',
-      'serve',
-      '--data-dir',
-      dataDir,
-      '--port',
-      '0',
-      ...extra,
-    ],
-    {
-      cwd: repoRoot,
-      env: cleanEnv(),
-    },
-  );
+  const cli = ['--import', 'tsx', 'core/cli/main.ts', 'serve', '--port', '0', '--data-dir'];
+  const child = spawn(process.execPath, [...cli, dataDir, ...extra], {
+    cwd: repoRoot,
+    env: cleanEnv(),
+  });
   children.add(child);
   let stdout = '';
   let stderr = '';
