@@ -54,7 +54,6 @@ async function encodePng(img: GreyImage): Promise<Uint8Array> {
   return new Uint8Array(png.buffer, png.byteOffset, png.byteLength);
 }
 
-/** The warm-up at `dpi`; its PNGs go in a new folder under `tmpRoot`, removed before it returns. */
 /** The warm-up sheet's raster from this worker's ingest step: the compare step's sheet A. */
 let sheetA: GreyImage | undefined;
 
