@@ -122,10 +122,11 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
   // orphaned objects and rows left by a crash (services/reconcile.service.ts).
   await reconcile({ db, objects, log });
 
+  const warmWorkers = opts.warmWorkers !== false;
   const pool = createWorkerPool({
     ...(opts.workers ? { size: opts.workers } : {}),
     ...(opts.workerUrl ? { workerUrl: opts.workerUrl } : {}),
-    ...(opts.warmWorkers === false ? {} : { warmup: WORKER_WARMUP }),
+    ...(warmWorkers ? { warmup: WORKER_WARMUP } : {}),
   });
   // Credits settle inside the transaction that ends a job (contract §7).
   // Webhook events (job.completed / job.failed / job.canceled) go into the outbox in that same
@@ -241,7 +242,7 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
       started = { baseUrl: `${origin}/v1`, origin, port };
       jobs.start();
       webhooks.start();
-      if (opts.warmWorkers !== false) {
+      if (warmWorkers) {
         const t = performance.now();
         void pool.start().then(() => {
           const { warmedUp, warmupError } = pool.stats();

@@ -13,7 +13,7 @@
 import { writeFileSync } from 'node:fs';
 import sharp from 'sharp';
 import { compareBlockPairs } from '../../core/jobs/compare-tasks';
-import { warmUpWorker } from '../../core/jobs/worker-warmup';
+import { detachOneArrayBuffer, warmUpWorker } from '../../core/jobs/worker-warmup';
 import { DEFAULT_DPI } from '../../core/vision/input/pdf.adapter';
 
 const [basePath, revPath, outPath, mode] = process.argv.slice(2) as [
@@ -25,8 +25,7 @@ const [basePath, revPath, outPath, mode] = process.argv.slice(2) as [
 const firstAfterWarmup = mode === 'first-after-warmup';
 let warmupMs: number | undefined;
 if (firstAfterWarmup) {
-  const detached = new ArrayBuffer(8);
-  structuredClone(detached, { transfer: [detached] });
+  detachOneArrayBuffer();
   warmupMs = (await warmUpWorker(DEFAULT_DPI)).ms;
 }
 sharp.concurrency(2);

@@ -6,6 +6,7 @@
 import { parentPort, workerData, type TransferListItem } from 'node:worker_threads';
 import { lowerThreadPriority } from './thread-priority';
 import { WORKER_TASKS } from './worker-tasks';
+import { detachOneArrayBuffer } from './worker-warmup';
 import {
   isTransferred,
   type SerializedError,
@@ -17,15 +18,8 @@ import {
 const port = parentPort;
 if (!port) throw new Error('worker-entry.ts must run in a worker thread (see worker-pool.ts).');
 
-// Detach one ArrayBuffer before any other code runs. V8 optimizes typed-array loops on the promise
-// that no ArrayBuffer of the isolate was ever detached, and the first detach (a task moving its
-// result out with a transferList, WebAssembly memory growing) throws all that optimized code away:
-// every pixel loop then runs unoptimized again until V8 recompiles it. Measured on the barber house
-// set after a vector sheet: the pixel loops warmed up by the pool's warm-up were all discarded by
-// the vector sheet's first transferred PNG, and the set took 0.41-0.46 s instead of ~0.35 s.
-// Breaking the promise once, here, means code is optimized without it from the start and stays.
-const detached = new ArrayBuffer(8);
-structuredClone(detached, { transfer: [detached] });
+// Before any task: so that V8 never optimizes on a promise the first transferred result breaks.
+detachOneArrayBuffer();
 
 const data = (workerData ?? {}) as { registry?: string; nice?: number };
 // Heavy work yields the cores to the HTTP thread (Linux; a no-op elsewhere).

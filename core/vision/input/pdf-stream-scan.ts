@@ -36,7 +36,8 @@
 //
 // Cost: one pass over the file plus the inflation of every Flate stream with bounded memory (streams
 // that inflate to at most 16 MiB synchronously, larger ones through a streaming inflater on libuv's
-// pool that stops as soon as a limit is crossed). Figures: see the report in pdf-stream-scan.test.ts and reliability/README.md.
+// pool that stops as soon as a limit is crossed). Figures: see the report in
+// pdf-stream-scan.test.ts and reliability/README.md.
 
 import { createInflate, inflateSync, constants as zlibConstants } from 'node:zlib';
 import { DEFAULT_MAX_PIXELS, InputError, type InputLimits } from './input-errors';
@@ -711,9 +712,7 @@ async function inflatedSize(data: Buffer, stopAt: number, expected?: number): Pr
         maxOutputLength: cap,
         // An image's expected size as the output chunk: one allocation instead of a chunk every
         // 16 KiB joined at the end (less garbage: a scanned set has hundreds of tiles).
-        ...(expected !== undefined && expected < stopAt
-          ? { chunkSize: Math.max(64, expected + 1) }
-          : {}),
+        ...(expected !== undefined ? { chunkSize: Math.max(64, expected + 1) } : {}),
         // A stream cut short still yields what it holds instead of throwing.
         finishFlush: zlibConstants.Z_SYNC_FLUSH,
       }).length;

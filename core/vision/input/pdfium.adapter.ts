@@ -106,7 +106,6 @@ interface PdfiumApi {
   FPDFPageObj_GetBounds(obj: number, l: number, b: number, r: number, t: number): boolean;
   /** FS_MATRIX { a b c d e f } (floats) of the object: unit square (an image) to page space. */
   FPDFPageObj_GetMatrix(obj: number, matrix: number): boolean;
-  FPDFPageObj_SetIsActive(obj: number, active: boolean): boolean;
   FPDFPageObj_HasTransparency(obj: number): boolean;
   FPDFPageObj_CountMarks(obj: number): number;
   FPDFPageObj_GetClipPath(obj: number): number;
@@ -250,37 +249,13 @@ function paintImage(
   const right = Math.min(img.right, width);
   if (bottom <= top || right <= left || img.grey.length === 0) return;
   const dw = img.right - img.left;
-  const dh = img.bottom - img.top;
-  if (left === img.left && right === img.right) {
-    // Wholly across the bitmap: straight into its rows.
-    const at = buf + top * stride + left;
-    resampleGrey(
-      img.grey,
-      img.width,
-      img.height,
-      dw,
-      dh,
-      heap,
-      at,
-      stride,
-      top - img.top,
-      bottom - img.top,
-    );
-    return;
-  }
-  const tmp = scratch(1, dw * (bottom - top));
-  resampleGrey(
-    img.grey,
-    img.width,
-    img.height,
-    dw,
-    img.bottom - img.top,
-    tmp,
-    0,
-    dw,
-    top - img.top,
-    bottom - img.top,
-  );
+  // Wholly across the bitmap: straight into its rows; else through scratch, then the visible part.
+  const tmp =
+    left === img.left && right === img.right ? undefined : scratch(1, dw * (bottom - top));
+  const [out, at, outStride] = tmp ? [tmp, 0, dw] : [heap, buf + top * stride + left, stride];
+  const [sw, sh, dh] = [img.width, img.height, img.bottom - img.top];
+  resampleGrey(img.grey, sw, sh, dw, dh, out, at, outStride, top - img.top, bottom - img.top);
+  if (!tmp) return;
   for (let y = top; y < bottom; y++) {
     const t = (y - top) * dw - img.left;
     heap.set(tmp.subarray(t + left, t + right), buf + y * stride + left);
@@ -1006,6 +981,11 @@ export class PdfiumDocument {
           const n = api.FPDFPage_CountObjects(page);
           const objs = Array.from({ length: n }, (_, i) => M._FPDFPage_GetObject(page, i));
           const runs = paintRuns(n, own);
+          /** Switches on the objects [from, to) of the page, the others off. */
+          const activate = (from: number, to: number) => {
+            for (let i = 0; i < n; i++)
+              M._FPDFPageObj_SetIsActive(objs[i]!, i >= from && i < to ? 1 : 0);
+          };
           try {
             for (let k = 0; k < runs.length; k++) {
               const run = runs[k]!;
@@ -1023,18 +1003,17 @@ export class PdfiumDocument {
                   checkDeadline();
                 }
               } else {
-                for (let i = 0; i < n; i++)
-                  M._FPDFPageObj_SetIsActive(objs[i]!, i >= run.from && i < run.to ? 1 : 0);
+                activate(run.from, run.to);
                 await pass(k === runs.length - 1 ? FPDF_ANNOT : 0);
               }
             }
             if (runs.at(-1)!.mine) {
-              for (let i = 0; i < n; i++) M._FPDFPageObj_SetIsActive(objs[i]!, 0);
+              activate(0, 0);
               await pass(FPDF_ANNOT);
             }
           } finally {
             // The text layer reads active objects only.
-            for (let i = 0; i < n; i++) M._FPDFPageObj_SetIsActive(objs[i]!, 1);
+            activate(0, n);
           }
         }
         const t2 = performance.now();
