@@ -28,17 +28,16 @@ import {
 } from '../vision/input/input-errors';
 import { DEFAULT_DPI } from '../vision/input/pdf.adapter';
 import type { WorkerPool } from './worker-pool';
+import { workerWarmupSteps } from './warmup-steps';
 import type { IngestSource } from './worker-tasks';
 
 /**
  * The pool workers' warm-up (WorkerPoolOptions.warmup; core/jobs/worker-warmup.ts): a generated
  * scanned sheet through the process job's steps at the dpi it renders, before the worker's first
- * task; then, when nothing is queued, that sheet compared with an edited copy of itself.
+ * task; then, when nothing is queued, that sheet compared with an edited copy of itself
+ * (COMPARE_WARMUP_PASSES times).
  */
-export const WORKER_WARMUP = [
-  { task: 'worker.warmup.ingest', args: { dpi: DEFAULT_DPI } },
-  { task: 'worker.warmup.compare', args: { dpi: DEFAULT_DPI } },
-];
+export const WORKER_WARMUP = workerWarmupSteps(DEFAULT_DPI);
 
 /** A band's time limit by default: the input layer's page budget plus opening the document. */
 export const BAND_TIME_LIMIT_MS = DEFAULT_PAGE_TIMEOUT_MS + DEFAULT_OPEN_TIMEOUT_MS;

@@ -70,9 +70,12 @@ export const WORKER_TASKS = {
     return warmUpIngest(args.dpi);
   },
 
-  /** Step 2, when the worker is idle: that sheet compared with an edited copy of itself. */
-  'worker.warmup.compare'(args: { dpi: number }) {
-    return warmUpCompare(args.dpi);
+  /**
+   * The later steps, when the worker is idle: that sheet compared with an edited copy of itself, pass
+   * `pass` of `passes` (default 1 of 1).
+   */
+  'worker.warmup.compare'(args: { dpi: number; pass?: number; passes?: number }) {
+    return warmUpCompare(args.dpi, args.pass ?? 1, args.passes ?? 1);
   },
 
   /** Lowercase hex SHA-256 of a buffer. */

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { COMPARE_WARMUP_PASSES, workerWarmupSteps } from './warmup-steps';
 import { warmUpCompare, warmupRevision, warmUpWorker } from './worker-warmup';
 
 describe('worker warm-up', () => {
@@ -18,6 +19,31 @@ describe('worker warm-up', () => {
     const c = await warmUpCompare(150);
     expect(c.regions).toBe(3);
   }, 60_000);
+
+  it('the compare passes share one pair of sheets, made by the first pass run and let go after the last', async () => {
+    for (let pass = 1; pass <= 3; pass++) {
+      const c = await warmUpCompare(150, pass, 3);
+      expect(c.regions).toBe(3);
+    }
+    // After the last pass the pair is gone: the next pass makes it again (its time includes the render).
+    const again = await warmUpCompare(150, 1, 2);
+    const kept = await warmUpCompare(150, 2, 2);
+    expect(again.regions).toBe(3);
+    expect(kept.regions).toBe(3);
+    expect(again.ms).toBeGreaterThan(kept.ms);
+  }, 60_000);
+
+  it('the pool steps: the ingest step, then one step per compare pass', () => {
+    const steps = workerWarmupSteps(200);
+    expect(COMPARE_WARMUP_PASSES).toBeGreaterThan(1);
+    expect(steps).toEqual([
+      { task: 'worker.warmup.ingest', args: { dpi: 200 } },
+      ...Array.from({ length: COMPARE_WARMUP_PASSES }, (_, i) => ({
+        task: 'worker.warmup.compare',
+        args: { dpi: 200, pass: i + 1, passes: COMPARE_WARMUP_PASSES },
+      })),
+    ]);
+  });
 
   it('the revision is the sheet moved and edited, the same every time', () => {
     const w = 400;

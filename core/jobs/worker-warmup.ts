@@ -1,20 +1,21 @@
-// A new pool worker's warm-up, in two steps the pool runs as tasks (WorkerPoolOptions.warmup; the
-// service passes WORKER_WARMUP of ingest-in-pool.ts): the first before the worker's first task, the
-// second when nothing is queued.
+// A new pool worker's warm-up, in steps the pool runs as tasks (WorkerPoolOptions.warmup; the
+// service passes WORKER_WARMUP of ingest-in-pool.ts, from warmup-steps.ts): the first before the
+// worker's first task, the others when nothing is queued.
 //
 //  1. 'worker.warmup.ingest': the generated scanned sheet through scan, band render, text and
 //     finish (core/vision/ingest/warmup.ts);
 //  2. 'worker.warmup.compare': that sheet against a copy of it moved (+13, -7) px, scaled 1.002 and
 //     edited (a box drawn, an area erased, a line added), through the compare job's
 //     compareBlockPairs and the analyze job's changeRegions, from PNG bytes decoded as the stored
-//     sheets are.
+//     sheets are; COMPARE_WARMUP_PASSES times, a step each.
 //
 // So V8 has compiled the code of both jobs before a user's first sheet or comparison needs it.
 // Nothing is written to disk: a worker ended mid warm-up (the pool closing, a crash) leaves nothing.
 import sharp from 'sharp';
 import type { GreyImage } from '../vision/types';
 import { warmUp, type WarmupReport } from '../vision/ingest/warmup';
-import { changeRegions, compareBlockPairs } from './compare-tasks';
+import { changeRegions, compareBlockPairs, type SheetSource } from './compare-tasks';
+import { COMPARE_WARMUP_PASSES } from './warmup-steps';
 
 /**
  * Detaches one ArrayBuffer, once, before a worker's first task (worker-entry.ts). V8 optimizes
@@ -79,20 +80,36 @@ export async function warmUpIngest(dpi: number): Promise<WarmupReport> {
   return report;
 }
 
+/** The compare warm-up's two sheets (PNG bytes, a few hundred kB), kept between its passes. */
+let pair: { a: SheetSource; b: SheetSource; width: number; height: number } | undefined;
+
 /**
  * Step 2: the compare warm-up, on the sheet of step 1 (rendered again at `dpi` when this worker has
- * not run step 1).
+ * not run step 1). Pass `pass` of `passes`: the sheets are made on the first pass run and let go
+ * after the last.
  */
-export async function warmUpCompare(dpi: number): Promise<WorkerWarmupReport['compare']> {
+export async function warmUpCompare(
+  dpi: number,
+  pass = 1,
+  passes = 1,
+): Promise<WorkerWarmupReport['compare']> {
   const t0 = performance.now();
-  if (!sheetA) await warmUpIngest(dpi);
-  const sheet = sheetA!;
-  sheetA = undefined; // 7.5 MB at 200 dpi: not kept past the warm-up
-  const [pngA, pngB] = await Promise.all([encodePng(sheet), encodePng(warmupRevision(sheet))]);
-  // Paths name the sheets in errors only: `png` is what is decoded.
-  const a = { path: 'warm-up sheet A', png: pngA };
-  const b = { path: 'warm-up sheet B', png: pngB };
-  const whole = { x: 0, y: 0, width: sheet.width, height: sheet.height };
+  if (!pair) {
+    if (!sheetA) await warmUpIngest(dpi);
+    const sheet = sheetA!;
+    sheetA = undefined; // 7.5 MB at 200 dpi: not kept past the warm-up
+    const [pngA, pngB] = await Promise.all([encodePng(sheet), encodePng(warmupRevision(sheet))]);
+    // Paths name the sheets in errors only: `png` is what is decoded.
+    pair = {
+      a: { path: 'warm-up sheet A', png: pngA },
+      b: { path: 'warm-up sheet B', png: pngB },
+      width: sheet.width,
+      height: sheet.height,
+    };
+  }
+  const { a, b, width, height } = pair;
+  if (pass >= passes) pair = undefined;
+  const whole = { x: 0, y: 0, width, height };
   const block = (id: string) => ({
     id,
     type: 'Plan',
@@ -124,10 +141,12 @@ export async function warmUpCompare(dpi: number): Promise<WorkerWarmupReport['co
   };
 }
 
-/** Both steps, one after the other (benches; the pool runs them as two tasks). */
+/** Every step, one after the other, as a pool worker runs them when idle (benches). */
 export async function warmUpWorker(dpi: number): Promise<WorkerWarmupReport> {
   const t0 = performance.now();
   const ingest = await warmUpIngest(dpi);
-  const compare = await warmUpCompare(dpi);
+  let compare!: WorkerWarmupReport['compare'];
+  for (let pass = 1; pass <= COMPARE_WARMUP_PASSES; pass++)
+    compare = await warmUpCompare(dpi, pass, COMPARE_WARMUP_PASSES);
   return { ms: performance.now() - t0, ingest, compare };
 }

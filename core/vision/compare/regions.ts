@@ -108,6 +108,33 @@ function countIn(m: Uint32Array, stride: number, box: Box): number {
 }
 
 /**
+ * Changed pixels per 32 x 32 block (one mask word wide, 32 rows high): the only pass of findRegions
+ * over the whole image, and only words holding changes cost a popcount. Its own function, with typed
+ * arrays and numbers only: it stays optimized whatever findRegions' objects do (a deopt of findRegions
+ * had it run this loop in the interpreter, ~15 ms at 200 DPI, in every other compare).
+ */
+function blockCounts(
+  added: Uint32Array,
+  removed: Uint32Array,
+  stride: number,
+  height: number,
+  addCnt: Uint32Array,
+  remCnt: Uint32Array,
+): void {
+  for (let y = 0; y < height; y++) {
+    const rb = y * stride,
+      brow = (y >> 5) * stride;
+    for (let k = 0; k < stride; k++) {
+      const a = added[rb + k]!,
+        r = removed[rb + k]!;
+      if ((a | r) === 0) continue;
+      if (a !== 0) addCnt[brow + k] = addCnt[brow + k]! + popcount32(a);
+      if (r !== 0) remCnt[brow + k] = remCnt[brow + k]! + popcount32(r);
+    }
+  }
+}
+
+/**
  * Does the removed ink in `rb`, shifted by (dx, dy), land on added ink (±1 px) in `ab`?
  * Returns the matched share of the removed pixels (0..1). Regions are small, so per-pixel is fine.
  */
@@ -156,20 +183,10 @@ export function findRegions(d: DiffResult, opts: RegionOptions = {}): ChangeRegi
   const bw = stride,
     bh = Math.ceil(height / 32);
 
-  // 1. block counts (only words that hold changes cost a popcount)
+  // 1. block counts
   const addCnt = new Uint32Array(bw * bh),
     remCnt = new Uint32Array(bw * bh);
-  for (let y = 0; y < height; y++) {
-    const rb = y * stride,
-      brow = (y >> 5) * bw;
-    for (let k = 0; k < stride; k++) {
-      const a = added[rb + k]!,
-        r = removed[rb + k]!;
-      if ((a | r) === 0) continue;
-      if (a !== 0) addCnt[brow + k] = addCnt[brow + k]! + popcount32(a);
-      if (r !== 0) remCnt[brow + k] = remCnt[brow + k]! + popcount32(r);
-    }
-  }
+  blockCounts(added, removed, stride, height, addCnt, remCnt);
   const flagged: number[] = [];
   for (let i = 0; i < bw * bh; i++) if (addCnt[i]! + remCnt[i]! >= minBlock) flagged.push(i);
 
