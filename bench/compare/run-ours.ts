@@ -1,7 +1,7 @@
 // One measured run of our full compare, in its own process: decode both PNGs (sharp, in parallel),
 // register (unless --aligned), diff, score, regions, combined overlay, PNG level 1 written to disk.
-// Uses compareToPng (compare-pipeline.adapter.ts): registration levels are shrunk in libvips while JS
-// packs the masks, and the PNG is encoded in libvips while JS finds the regions.
+// Uses compareToPng (compare-pipeline.adapter.ts): A's masks and registration level are made while B
+// decodes, and the PNG is deflated on a libuv thread while JS finds the regions.
 // Modes: 'register-main' (registration on this thread; the name is kept from when a worker-thread mode
 // existed), 'aligned' (registration skipped), 'register-warm' (three compares one after the other on this thread, the
 // figures are the third's: what a kept-alive compare process would pay, without start-up and cold code).

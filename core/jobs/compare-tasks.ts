@@ -21,11 +21,9 @@ import type { GreyImage } from '../vision/types';
 import type { CompareResult } from '../vision/compare/compare';
 import { diffStage, finishStage, type DiffStage } from '../vision/compare/compare-pipeline.adapter';
 import { CompareBuffers } from '../vision/compare/buffers';
-import { packInk, type InkMasks } from '../vision/compare/diff';
 import { findRegions } from '../vision/compare/regions';
-import { registerImages, invertAffine, levelFactor, type Affine } from '../vision/compare/register';
+import { registerImages, invertAffine, type Affine } from '../vision/compare/register';
 import { decodeGrey } from '../vision/compare/encode.adapter';
-import { inkLevelVips } from '../vision/compare/levels.adapter';
 import { pairBlocks, type BlockBox, type BlockInfo, type BlockPair } from '../services/pairing';
 
 export interface SheetSource {
@@ -190,7 +188,6 @@ function diffThroughSheet(
   aBox: BlockBox,
   sheetT: readonly number[],
   buffers?: CompareBuffers,
-  masksA?: InkMasks,
 ): Promise<DiffStage> {
   const src = sourceBox(aBox, sheetT, B.width, B.height);
   // B window px → A window px: shift into B's sheet, through the sheet transform, shift into A's box.
@@ -201,7 +198,6 @@ function diffThroughSheet(
     windowA: aBox,
     windowB: src,
     ...(buffers ? { buffers } : {}),
-    ...(masksA ? { masksA } : {}),
   });
 }
 
@@ -235,33 +231,13 @@ export async function compareBlockPairs(
   const byIdB = new Map(args.blocksB.map((b) => [b.id, b]));
 
   let sheet: ComparePairOut['sheet'] = null;
-  // A's masks of one block, packed while the registration levels were made (their own slot of the kept
-  // buffers), for that block's diff through the sheet transform.
-  let packedA: { id: string; masks: InkMasks } | null = null;
   let pairs: BlockPair[];
   if (args.given) {
     pairs = args.given.map((g) => ({ ...g, method: 'given' as const, confidence: 1 }));
   } else {
-    // Registration levels shrunk inside libvips (both sheets in parallel), not in JS; meanwhile JS
-    // packs A's masks of its largest block (the one most worth having ready), for that block's diff.
-    const f1 = levelFactor(Math.max(A.width, A.height, B.width, B.height));
-    const levelsP =
-      f1 > 1 && Math.min(A.width, A.height, B.width, B.height) >= f1
-        ? Promise.all([inkLevelVips(A, f1), inkLevelVips(B, f1)])
-        : null;
-    levelsP?.catch(() => undefined); // awaited below, after the pack
-    const largest = args.blocksA.reduce<BlockInfo | undefined>(
-      (m, b) => (!m || b.bbox.width * b.bbox.height > m.bbox.width * m.bbox.height ? b : m),
-      undefined,
-    );
-    // packInk's default thresholds are diffStage's (no diff options are passed here).
-    if (largest)
-      packedA = {
-        id: largest.id,
-        masks: packInk(A, undefined, undefined, undefined, largest.bbox, buffers, 'pre.a.'),
-      };
-    const levels = levelsP ? await levelsP : null;
-    const reg = registerImages(A, B, levels ? { levels: { a: levels[0], b: levels[1] } } : {});
+    // The ink levels are box means made on this thread (WebAssembly SIMD, ~4 ms a sheet at 200 dpi):
+    // registerImages makes them.
+    const reg = registerImages(A, B);
     lap('register');
     sheet = {
       transform: reg.transform.map((v) => round(v)),
@@ -280,8 +256,7 @@ export async function compareBlockPairs(
     const aBox = ba.bbox;
     let best: { st: DiffStage; sheetT: Affine; alignment: AlignmentOut } | undefined;
     if (sheet) {
-      const pre = packedA?.id === ba.id ? packedA.masks : undefined;
-      const st = await diffThroughSheet(A, B, aBox, sheet.transform, buffers, pre);
+      const st = await diffThroughSheet(A, B, aBox, sheet.transform, buffers);
       best = {
         st,
         sheetT: sheet.transform as Affine,

@@ -5,8 +5,7 @@ import { CompareBuffers } from './buffers';
 import { compareImages } from './compare';
 import { renderOverlay } from './diff';
 import { compareToPng } from './compare-pipeline.adapter';
-import { inkLevelVips } from './levels.adapter';
-import { inkDownsample, invertAffine, transformError, type Affine } from './register';
+import { invertAffine, transformError, type Affine } from './register';
 import {
   cloneImage,
   drawGlyphs,
@@ -28,30 +27,6 @@ const overlaps = (a: BBox, b: BBox, m = 0): boolean =>
   b.x - m < a.x + a.width &&
   a.y - m < b.y + b.height &&
   b.y - m < a.y + a.height;
-
-describe('inkLevelVips', () => {
-  it('is close to the JS box downsample (a smoothed level, same pixel centres)', async () => {
-    const A = await renderPdfPage(OLD, 0, 100);
-    const f = 4;
-    const v = await inkLevelVips(A, f);
-    const j = inkDownsample(A, f);
-    expect(v.width).toBe(Math.floor(A.width / f));
-    let sum = 0,
-      sv = 0,
-      sj = 0;
-    for (let y = 0; y < v.height; y++)
-      for (let x = 0; x < v.width; x++) {
-        const a = v.data[y * v.width + x]!,
-          b = j.data[y * j.width + x]!;
-        sum += Math.abs(a - b);
-        sv += a;
-        sj += b;
-      }
-    const n = v.width * v.height;
-    expect(sum / n).toBeLessThan(3); // of 255
-    expect(Math.abs(sv / n - sj / n)).toBeLessThan(0.5);
-  });
-});
 
 describe('compareToPng', () => {
   it('registers, finds the edits and encodes the overlay like compareImages', async () => {

@@ -1,10 +1,9 @@
 // The whole compare of two sheet images, PNG (or any sharp input) → overlay PNG, scheduled so libvips
 // threads work while JS does (performance-anchors §6/§7):
-//   1. decode both to grey (two sharp pipelines in parallel on the libuv pool); pack A's ink masks in
-//      JS while B is still decoding;
-//   2. start the registration ink levels (box shrink by the level factor) inside libvips as each image
-//      is decoded, and pack B's masks in JS meanwhile;
-//   3. register (JS, on the libvips levels), warp B's masks, diff (diffStage);
+//   1. decode both to grey (two sharp pipelines in parallel on the libuv pool); pack A's ink masks and
+//      make its registration ink level (box means, WebAssembly SIMD) in JS while B is still decoding;
+//   2. pack B's masks, make its level;
+//   3. register (JS), warp B's masks, diff (diffStage);
 //   4. render each requested overlay as palette indices (4 or 2 bits; one render serves both
 //      palettes) and start its deflate (zlib, libuv pool) at once, rendering the next one meanwhile,
 //      then find the change regions in JS while the last encodes run (finishStage).
@@ -26,19 +25,17 @@ import {
   type PaletteName,
   type PixelWindow,
   type IndexedOverlay,
-  type InkMasks,
   type OverlayKind,
 } from './diff';
 import type { CompareBuffers } from './buffers';
 import { decodeGrey, encodeGreyPng, encodeIndexedPngs } from './encode.adapter';
-import { inkLevelVips } from './levels.adapter';
 import { findRegions, type ChangeRegion } from './regions';
 import {
   IDENTITY,
+  inkLevel,
   levelFactor,
   registerImages,
   type Affine,
-  type InkLevel,
   type Registration,
 } from './register';
 
@@ -57,12 +54,6 @@ export interface PipelineOptions extends CompareOptions {
    * frame, so results are in window pixels. The window is packed straight from A, no crop is copied.
    */
   windowA?: PixelWindow;
-  /**
-   * A's masks of windowA (or of A), packed earlier with this compare's thresholds (packInk): used
-   * instead of packing A again (compare-tasks.ts packs A's largest block while libvips makes the
-   * registration levels).
-   */
-  masksA?: InkMasks;
   /**
    * Read only this window of B (B's pixels); `transform` then maps B-window pixels to A-window
    * pixels. Registration needs whole images: with a window, pass skipRegistration and a transform.
@@ -111,7 +102,7 @@ function afterShift(t: readonly number[], dx: number, dy: number): Affine {
 
 /**
  * Stage 1: decode (both in parallel), pack the masks (of the windows when given — one pass over those
- * pixels, no cropped copies) while libvips shrinks the registration levels, register, warp, diff.
+ * pixels, no cropped copies) and make the registration levels, register, warp, diff.
  */
 export async function diffStage(
   inputA: string | Buffer | GreyImage,
@@ -129,8 +120,8 @@ export async function diffStage(
     throw new Error(
       'Registration needs whole images: pass skipRegistration and a transform with windowA/windowB, or crop first',
     );
-  // Both decodes start at once (two libvips pipelines); A's masks are packed in JS while B is still
-  // decoding, and each image's registration level is shrunk in libvips as soon as it is decoded.
+  // Both decodes start at once (two libvips pipelines); A's masks and its registration level are made
+  // in JS while B is still decoding.
   const decA = isGrey(inputA) ? Promise.resolve(inputA) : decodeGrey(inputA);
   const decB = isGrey(inputB) ? Promise.resolve(inputB) : decodeGrey(inputB);
   // Keep a rejection of B from being unhandled while A is awaited.
@@ -140,31 +131,14 @@ export async function diffStage(
   const it = opts.diff?.inkThreshold ?? 160,
     wt = opts.diff?.weakThreshold ?? 208,
     pt = opts.diff?.paleThreshold ?? Math.max(240, wt);
-  const wantLevels = !opts.skipRegistration;
-  let f1 = 0;
-  let levelA: Promise<InkLevel> | null = null;
-  if (wantLevels && !isGrey(inputB)) {
-    // B's size is not known yet: A's gives the level factor (the pair's is checked below).
-    f1 = levelFactor(Math.max(a.width, a.height));
-    if (f1 > 1 && Math.min(a.width, a.height) >= f1) {
-      levelA = inkLevelVips(a, f1);
-      levelA.catch(() => undefined); // unused when B changes the factor
-    }
-  }
-  const ma = opts.masksA ?? packInk(a, it, wt, pt, opts.windowA, opts.buffers, 'a.');
+  const ma = packInk(a, it, wt, pt, opts.windowA, opts.buffers, 'a.');
   lap('pack');
+  // B's size is not known yet: A's gives the level factor (the pair's is checked below).
+  const f1 = levelFactor(Math.max(a.width, a.height));
+  const levelA = opts.skipRegistration ? null : inkLevel(a, f1);
+  lap('levels');
   const b = await decB;
   lap('decode_wait');
-  let levelsP: Promise<[InkLevel, InkLevel]> | null = null;
-  if (wantLevels) {
-    const f = levelFactor(Math.max(a.width, a.height, b.width, b.height));
-    if (f > 1 && Math.min(a.width, a.height, b.width, b.height) >= f) {
-      const la = levelA && f1 === f ? levelA : inkLevelVips(a, f);
-      levelsP = Promise.all([la, inkLevelVips(b, f)]);
-      levelsP.catch(() => undefined); // awaited after B's pack
-    }
-  }
-  // B's masks are packed while libvips shrinks its level.
   const mb0 = packInk(b, it, wt, pt, opts.windowB, opts.buffers, 'b.');
   lap('pack');
   let transform: Affine;
@@ -173,12 +147,10 @@ export async function diffStage(
     transform = opts.transform ?? IDENTITY;
     alignment = { method: 'none', confidence: 1, residual_px: 0, inliers: 0 };
   } else {
-    const levels = levelsP ? await levelsP : null;
-    lap('levels_wait');
-    const reg: Registration = registerImages(a, b, {
-      ...opts.register,
-      ...(levels ? { levels: { a: levels[0], b: levels[1] } } : {}),
-    });
+    const f = levelFactor(Math.max(a.width, a.height, b.width, b.height));
+    const levels = { a: levelA && f1 === f ? levelA : inkLevel(a, f), b: inkLevel(b, f) };
+    lap('levels');
+    const reg: Registration = registerImages(a, b, { ...opts.register, levels });
     transform = reg.transform;
     alignment = {
       method: reg.method,

@@ -4,8 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { GreyImage } from '../types';
 import { coverage, diffMasks, maskKernels, packInk, warpMasks, type PixelWindow } from './diff';
-import { invertAffine, type Affine } from './register';
-import { simdPackAvailable } from './masks-simd';
+import { inkDownsample, inkLevel, invertAffine, type Affine } from './register';
+import { inkLevelSimd, simdPackAvailable } from './masks-simd';
 import { nearUnitSimilarity, rng } from './test-support';
 
 // The SIMD kernels must give the JS loops' words and counts exactly (the JS loops are checked against
@@ -211,6 +211,46 @@ describe('mask kernels on WebAssembly SIMD (masks-simd.ts)', () => {
       }
     }
     expect(cases).toBe(3 * 2 * 8);
+  });
+
+  it("makes registration's ink level: inkDownsample's box means on every whole cell, in batches", () => {
+    let cases = 0;
+    // Widths not a multiple of 16 or of f; heights of a few batches (256 KB of rows each).
+    for (const [W, Ht] of [
+      [2003, 1297],
+      [317, 95],
+      [6800, 330],
+    ] as const)
+      for (const f of [4, 8, 12]) {
+        const img = randomSheet(W, Ht, W + f);
+        const got = inkLevelSimd(img, f)!;
+        const want = inkDownsample(img, f);
+        expect([got.width, got.height, got.f]).toEqual([Math.floor(W / f), Math.floor(Ht / f), f]);
+        let ink = 0;
+        for (let y = 0; y < got.height; y++)
+          for (let x = 0; x < got.width; x++) {
+            const v = got.data[y * got.width + x]!;
+            // Both sum the same integers and scale once: equal to float32 rounding.
+            expect(Math.abs(v - want.data[y * want.width + x]!)).toBeLessThan(1e-3);
+            ink += v;
+          }
+        expect(ink).toBeGreaterThan(0);
+        cases++;
+      }
+    expect(cases).toBe(9);
+    // A grey level is 255 minus its ink: one cell of grey 55 is 200 of ink.
+    const flat: GreyImage = { width: 8, height: 8, data: new Uint8Array(64).fill(55) };
+    expect([...inkLevelSimd(flat, 8)!.data]).toEqual([200]);
+  });
+
+  it('leaves factors that are not multiples of 4, and images smaller than a cell, to inkDownsample', () => {
+    const img = randomSheet(50, 30, 9);
+    expect(inkLevelSimd(img, 2)).toBeNull();
+    expect(inkLevelSimd(img, 6)).toBeNull();
+    expect(inkLevelSimd(randomSheet(50, 3, 9), 4)).toBeNull();
+    // inkLevel falls back to it: partial cells included.
+    expect(inkLevel(img, 6)).toEqual(inkDownsample(img, 6));
+    expect(inkLevel(img, 4).width).toBe(12);
   });
 
   it('is built from masks-simd.wat, as fft.wasm.ts from fft.wat (scripts/build-wasm.mjs --check)', () => {

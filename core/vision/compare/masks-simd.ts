@@ -6,12 +6,15 @@
 //   diffMasksSimd — diffMasks' added/removed words and counts, 4 words per step; rows are copied in
 //     batches with the row above and below each batch (for the 3x3 dilation);
 //   warpSegments — warpMasks' row-segment writer (scalar WebAssembly: funnel shifts of source words),
-//     on batches of output rows with the band of source rows their segments read.
+//     on batches of output rows with the band of source rows their segments read;
+//   inkLevelSimd — registration's ink level (register.ts InkLevel) as a box mean of f x f cells, 16
+//     pixels per step, instead of a libvips pipeline on another thread.
 // Neither has the JS loops' cold-code cost in a fresh process; warm, the pack is ~3x faster and the
 // diff about even (its copies eat what the vectors save) — bench/compare README, the WebAssembly
 // kernel slices. Where WebAssembly SIMD is missing, diff.ts runs its JS loops.
 import type { GreyImage } from '../types';
 import type { Coverage, InkMasks, PixelWindow } from './diff';
+import type { InkLevel } from './register';
 import { WASM_BASE64 } from './masks-simd.wasm';
 
 interface PackExports {
@@ -43,6 +46,15 @@ interface PackExports {
     hi: number,
     faint: number,
     res: number,
+  ): void;
+  inkquads(
+    src: number,
+    slot: number,
+    rows: number,
+    chunks: number,
+    acc: number,
+    cellRows: number,
+    accStride: number,
   ): void;
   warp(
     n: number,
@@ -365,4 +377,55 @@ export function warpSegments(
     for (let r = 0; r < n; r++) if (counts[r] === 0) rowByWords(y0 + r);
   }
   return true;
+}
+
+/**
+ * Registration's ink level of `img` at factor f (a multiple of 4): the mean ink (255 − grey) of each
+ * whole f x f cell, cells from the top-left corner, the last partial row and column of cells left out
+ * (level pixel u has its centre at full x = f·u + (f − 1)/2).
+ * A plain box mean, as register.ts inkDownsample's. Rows are copied in batches into the module's
+ * memory, each 4-pixel group's ink summed there 16 pixels per step, and the groups of a cell added
+ * here. Null when WebAssembly SIMD is not available, f is not a multiple of 4 or the image is
+ * smaller than one cell.
+ */
+export function inkLevelSimd(img: GreyImage, f: number): InkLevel | null {
+  const { width: W, height: H, data } = img;
+  const w = Math.floor(W / f),
+    h = Math.floor(H / f);
+  if (!Number.isInteger(f) || f < 4 || f % 4 !== 0 || w < 1 || h < 1) return null;
+  const e = packModule();
+  if (!e) return null;
+  const used = w * f; // pixels of each row inside whole cells
+  const chunks = Math.ceil(used / 16),
+    slot = chunks * 16;
+  const accStride = chunks * 16; // 4 groups (i32) per 16 pixels
+  // Cell rows per batch: a few hundred KB of input at a time.
+  const k = Math.max(1, Math.min(h, Math.floor(BATCH_BYTES / (f * slot))));
+  const accAt = k * f * slot;
+  ensureMemory(e, accAt + k * accStride);
+  const mem = new Uint8Array(e.memory.buffer);
+  const acc = new Int32Array(e.memory.buffer, accAt, (k * accStride) >>> 2);
+  const out = new Float32Array(w * h);
+  const q = f >>> 2,
+    norm = 1 / (f * f),
+    accRow = accStride >>> 2;
+  for (let v0 = 0; v0 < h; v0 += k) {
+    const n = Math.min(k, h - v0);
+    for (let r = 0; r < n * f; r++) {
+      const y = v0 * f + r;
+      mem.set(data.subarray(y * W, y * W + used), r * slot);
+    }
+    acc.fill(0, 0, n * accRow);
+    e.inkquads(0, slot, n * f, chunks, accAt, f, accStride);
+    for (let v = 0; v < n; v++) {
+      const a = v * accRow,
+        o = (v0 + v) * w;
+      for (let u = 0; u < w; u++) {
+        let sum = 0;
+        for (let j = u * q; j < (u + 1) * q; j++) sum += acc[a + j]!;
+        out[o + u] = sum * norm;
+      }
+    }
+  }
+  return { width: w, height: h, data: out, f };
 }

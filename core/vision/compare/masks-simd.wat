@@ -1,6 +1,8 @@
 ;; Mask kernels of the compare engine on WebAssembly SIMD (masks-simd.ts calls them):
 ;;   pack — diff.ts packInk's thresholds, 32 pixels per output word;
-;;   diff — diff.ts diffMasks' added/removed masks and counts, 4 words (128 pixels) per step.
+;;   diff — diff.ts diffMasks' added/removed masks and counts, 4 words (128 pixels) per step;
+;;   warp — diff.ts warpRowSegments' words;
+;;   inkquads — the ink sums of 4-pixel groups behind masks-simd.ts inkLevelSimd.
 ;; Built into masks-simd.wasm.ts by `npm run build:wasm` (scripts/build-wasm.mjs, wabt); a test checks
 ;; that the committed bytes are this file's.
 ;;
@@ -322,6 +324,45 @@
             (i32.store (i32.add (local.get $outS) (local.get $o)) (if (result i32) (local.get $pv) (then (local.get $svv)) (else (i32.const 0))))
             (local.set $k (i32.add (local.get $k) (i32.const 1)))
             (br $word)))
+        (local.set $r (i32.add (local.get $r) (i32.const 1)))
+        (br $row))))
+
+  ;; inkquads(src, slot, rows, chunks, acc, cellRows, accStride):
+  ;;   `rows` grey rows of `slot` bytes each at `src`; for each row, the ink (255 − grey) of each group
+  ;;   of 4 pixels of its first 16·chunks bytes is added to one i32 at `acc` (4 groups per 16 bytes).
+  ;;   Rows go to the same i32 row of `acc` `cellRows` at a time, then to the next one (`accStride`
+  ;;   bytes on): one i32 row per row of level cells. The caller zeroes `acc` first.
+  (func (export "inkquads")
+    (param $src i32) (param $slot i32) (param $rows i32) (param $chunks i32)
+    (param $acc i32) (param $cellRows i32) (param $accStride i32)
+    (local $r i32) (local $c i32) (local $p i32) (local $a i32) (local $inRow i32)
+    (local $paper v128)
+    (local.set $paper (i8x16.splat (i32.const 255)))
+    (block $rows_done
+      (loop $row
+        (br_if $rows_done (i32.ge_u (local.get $r) (local.get $rows)))
+        (local.set $p (i32.add (local.get $src) (i32.mul (local.get $r) (local.get $slot))))
+        (local.set $a (local.get $acc))
+        (local.set $c (i32.const 0))
+        (block $chunks_done
+          (loop $chunk
+            (br_if $chunks_done (i32.ge_u (local.get $c) (local.get $chunks)))
+            (v128.store (local.get $a)
+              (i32x4.add
+                (v128.load (local.get $a))
+                (i32x4.extadd_pairwise_i16x8_u
+                  (i16x8.extadd_pairwise_i8x16_u
+                    (i8x16.sub (local.get $paper) (v128.load (local.get $p)))))))
+            (local.set $p (i32.add (local.get $p) (i32.const 16)))
+            (local.set $a (i32.add (local.get $a) (i32.const 16)))
+            (local.set $c (i32.add (local.get $c) (i32.const 1)))
+            (br $chunk)))
+        ;; The next row of cells after cellRows rows.
+        (local.set $inRow (i32.add (local.get $inRow) (i32.const 1)))
+        (if (i32.eq (local.get $inRow) (local.get $cellRows))
+          (then
+            (local.set $inRow (i32.const 0))
+            (local.set $acc (i32.add (local.get $acc) (local.get $accStride)))))
         (local.set $r (i32.add (local.get $r) (i32.const 1)))
         (br $row))))
 )
