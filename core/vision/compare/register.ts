@@ -41,7 +41,7 @@ export interface RegisterOptions {
   coarseSize?: number;
   /** Level-1 patch rounds as [search radius, inlier threshold] in level px. Default [[12, 3]]. */
   level1Rounds?: [number, number][];
-  /** Full-resolution patch rounds (search radius in px). Default [8]. */
+  /** Full-resolution patch rounds (search radius in px). Default [8, 4]. */
   fullRounds?: number[];
   /**
    * Ink levels of A and B made elsewhere (e.g. A's while B was still decoding, see
@@ -1134,7 +1134,11 @@ export function refineFull(
     const P = opts.patchSize ?? 64;
     const FA = fullAsSampler(a),
       FB = fullAsSampler(b);
-    const rounds = opts.fullRounds ?? [8];
+    // Two rounds. Both patches are windowed in place, so the correlation peak is pulled toward zero
+    // shift, the more the larger the shift: the second round measures only what the first fit left
+    // (well under a pixel). Transform error over 14 known transforms (fixture sheets at 150/200 dpi,
+    // the bench pair): mean 0.135 → 0.060 px, max 0.25 → 0.12 (~8 ms more at 200 dpi).
+    const rounds = opts.fullRounds ?? [8, 4];
     for (const search of rounds) {
       // Same sites (A full-res px); patches of P full px centred on them.
       const ms = patchRound(FA, FB, sitesA, t, P, search, 0.02);
