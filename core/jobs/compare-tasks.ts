@@ -19,7 +19,12 @@ import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import type { GreyImage } from '../vision/types';
 import type { CompareResult } from '../vision/compare/compare';
-import { diffStage, finishStage, type DiffStage } from '../vision/compare/compare-pipeline.adapter';
+import {
+  diffStage,
+  finishStage,
+  reserveStageBuffers,
+  type DiffStage,
+} from '../vision/compare/compare-pipeline.adapter';
 import { CompareBuffers } from '../vision/compare/buffers';
 import { findRegions } from '../vision/compare/regions';
 import { registerImages, invertAffine, type Affine } from '../vision/compare/register';
@@ -181,6 +186,17 @@ function workerBuffers(): CompareBuffers {
   return keptBuffers;
 }
 
+/** Width and height of the largest of `blocks` (by area), each side grown by `pad`. */
+function largestBlock(blocks: BlockInfo[], pad: number): { width: number; height: number } {
+  let best = { width: 0, height: 0 };
+  for (const b of blocks) {
+    const width = Math.round(b.bbox.width) + pad,
+      height = Math.round(b.bbox.height) + pad;
+    if (width * height > best.width * best.height) best = { width, height };
+  }
+  return best;
+}
+
 /** The diff of A's block against B, through the sheet transform: windows of both sheets, no copies. */
 function diffThroughSheet(
   A: GreyImage,
@@ -222,10 +238,14 @@ export async function compareBlockPairs(
     t0 = t;
   };
   // Both sheets at once (two libvips pipelines on the libuv pool).
-  const [A, B] = await Promise.all([
-    decodeGrey(sheetInput(args.a)),
-    decodeGrey(sheetInput(args.b)),
-  ]);
+  const decoded = Promise.all([decodeGrey(sheetInput(args.a)), decodeGrey(sheetInput(args.b))]);
+  // Meanwhile the kept buffers grow to what the largest block pair needs (B's window: its block and
+  // sourceBox's margin), so a first compare takes those page faults now, not in its pixel stages.
+  if (buffers)
+    reserveStageBuffers(buffers, largestBlock(args.blocksA, 0), largestBlock(args.blocksB, 48), [
+      ...ALL_IMAGES,
+    ]);
+  const [A, B] = await decoded;
   lap('decode');
   const byIdA = new Map(args.blocksA.map((b) => [b.id, b]));
   const byIdB = new Map(args.blocksB.map((b) => [b.id, b]));

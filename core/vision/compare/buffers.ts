@@ -10,6 +10,8 @@ import type { WordSource } from './diff';
 
 export class CompareBuffers implements WordSource {
   private readonly u32 = new Map<string, Uint32Array>();
+  /** Arrays made so far (by words() and reserve()): none while the kept ones are large enough. */
+  made = 0;
 
   /**
    * A zeroed Uint32Array of n words for `slot` (the mask arrays: diff.ts WordSource): the one kept from
@@ -25,8 +27,26 @@ export class CompareBuffers implements WordSource {
       return v;
     }
     const fresh = new Uint32Array(n);
+    this.made++;
     this.u32.set(slot, fresh);
     return fresh;
+  }
+
+  /**
+   * Make `slot` hold at least n words now, touching every page of a new array (so its page faults are
+   * taken here, e.g. while libvips decodes, not by the first compare stage that writes it). A kept
+   * array of n words or more is left as it is.
+   */
+  reserve(slot: string, n: number): void {
+    if (!Number.isInteger(n) || n < 0)
+      throw new Error(`Expected a word count ≥ 0 but received ${n}`);
+    const kept = this.u32.get(slot);
+    if (kept && kept.length >= n) return;
+    const fresh = new Uint32Array(n);
+    this.made++;
+    // One write per 4 KiB page maps it (a fresh array is all zeros already).
+    for (let i = 0; i < n; i += 1024) fresh[i] = 0;
+    this.u32.set(slot, fresh);
   }
 
   /** Let every kept buffer go (e.g. before a long idle period). */

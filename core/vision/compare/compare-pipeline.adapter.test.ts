@@ -4,7 +4,7 @@ import type { BBox, GreyImage } from '../types';
 import { CompareBuffers } from './buffers';
 import { compareImages } from './compare';
 import { renderOverlay } from './diff';
-import { compareToPng } from './compare-pipeline.adapter';
+import { compareToPng, reserveStageBuffers } from './compare-pipeline.adapter';
 import { invertAffine, transformError, type Affine } from './register';
 import {
   cloneImage,
@@ -124,5 +124,43 @@ describe('compareToPng with CompareBuffers', () => {
     // Kept words come back zeroed.
     buffers.words('z', 8).fill(7);
     expect([...buffers.words('z', 6)]).toEqual([0, 0, 0, 0, 0, 0]);
+  });
+});
+
+describe('reserveStageBuffers', () => {
+  it('grows every slot the two stages take, so a compare of that size makes no array', async () => {
+    const mk = (w: number, h: number, seed: number): GreyImage => {
+      const r = rng(seed);
+      const img: GreyImage = { width: w, height: h, data: new Uint8Array(w * h).fill(255) };
+      for (let i = 0; i < 60; i++)
+        strokeRect(img, r() * (w - 40), r() * (h - 30), 30, 20, 1 + (i % 3));
+      return img;
+    };
+    const A = mk(333, 141, 1),
+      B = mk(301, 157, 2);
+    const images = [
+      'combined',
+      'combined_colorblind',
+      'additions',
+      'deletions',
+      'aligned_b',
+    ] as const;
+    const buffers = new CompareBuffers();
+    reserveStageBuffers(buffers, A, B, [...images]);
+    const made = buffers.made;
+    expect(made).toBeGreaterThan(0);
+    const res = await compareToPng(A, B, { skipRegistration: true, images: [...images], buffers });
+    expect(buffers.made, 'arrays made by the compare').toBe(made);
+    expect(res.pngs.aligned_b!.length).toBeGreaterThan(0);
+    // Reserving again for the same sizes (or smaller) makes nothing; a larger window grows the slots.
+    reserveStageBuffers(buffers, A, B, [...images]);
+    reserveStageBuffers(buffers, { width: 100, height: 100 }, B, ['combined']);
+    expect(buffers.made).toBe(made);
+    reserveStageBuffers(buffers, { width: 400, height: 141 }, B, ['combined']);
+    expect(buffers.made).toBeGreaterThan(made);
+    // Without the reservation the same compare makes its arrays itself.
+    const fresh = new CompareBuffers();
+    await compareToPng(A, B, { skipRegistration: true, images: [...images], buffers: fresh });
+    expect(fresh.made).toBe(made);
   });
 });

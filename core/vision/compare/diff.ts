@@ -120,6 +120,13 @@ export interface WordSource {
   words(slot: string, n: number): Uint32Array;
 }
 
+/** The planes of an InkMasks: packInk's slots are `${slot}weak` etc. */
+export const MASK_PLANES = ['weak', 'strong', 'pale'] as const;
+/** warpMasks' slots. */
+export const WARP_SLOTS = ['warp.strong', 'warp.weak', 'warp.pale'] as const;
+/** diffMasks' slots. */
+export const DIFF_SLOTS = ['added', 'removed'] as const;
+
 function newWords(ws: WordSource | undefined, slot: string, n: number): Uint32Array {
   return ws ? ws.words(slot, n) : new Uint32Array(n);
 }
@@ -164,14 +171,15 @@ function allocMasks(
   const W = window ? Math.max(1, Math.round(window.width)) : img.width,
     Ht = window ? Math.max(1, Math.round(window.height)) : img.height;
   const stride = Math.ceil(W / 32);
-  const weak = newWords(ws, `${slot}weak`, stride * Ht);
+  const [weakP, strongP, paleP] = MASK_PLANES;
+  const weak = newWords(ws, `${slot}${weakP}`, stride * Ht);
   return {
     width: W,
     height: Ht,
     stride,
-    strong: newWords(ws, `${slot}strong`, stride * Ht),
+    strong: newWords(ws, `${slot}${strongP}`, stride * Ht),
     weak,
-    pale: paleThreshold === weakThreshold ? weak : newWords(ws, `${slot}pale`, stride * Ht),
+    pale: paleThreshold === weakThreshold ? weak : newWords(ws, `${slot}${paleP}`, stride * Ht),
   };
 }
 
@@ -353,10 +361,10 @@ export function warpMasks(
 ): InkMasks {
   const stride = Math.ceil(outW / 32);
   if (isIdentity(t) && src.width === outW && src.height === outH) return src;
-  const strong = newWords(ws, 'warp.strong', stride * outH);
-  const weak = newWords(ws, 'warp.weak', stride * outH);
+  const strong = newWords(ws, WARP_SLOTS[0], stride * outH);
+  const weak = newWords(ws, WARP_SLOTS[1], stride * outH);
   const samePale = src.pale === src.weak;
-  const pale = samePale ? weak : newWords(ws, 'warp.pale', stride * outH);
+  const pale = samePale ? weak : newWords(ws, WARP_SLOTS[2], stride * outH);
   const inv = invertAffine(t);
   const c: WarpCtx = {
     ia: inv[0],
@@ -801,8 +809,8 @@ export function diffMasks(
   const faintPass = ma.pale !== ma.weak && mb.pale !== mb.weak;
   for (const m of new Set([ma.strong, ma.weak, ma.pale, mb.strong, mb.weak, mb.pale]))
     clearPadding(m, stride, height, width);
-  const added = newWords(ws, 'added', stride * height);
-  const removed = newWords(ws, 'removed', stride * height);
+  const added = newWords(ws, DIFF_SLOTS[0], stride * height);
+  const removed = newWords(ws, DIFF_SLOTS[1], stride * height);
   const counts =
     (maskKernels.simd && diffMasksSimd(ma, mb, cover, faintPass, added, removed)) ||
     diffWordsJs(ma, mb, cover, faintPass, added, removed);
