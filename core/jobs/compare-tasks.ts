@@ -22,6 +22,7 @@ import type { CompareResult } from '../vision/compare/compare';
 import {
   diffStage,
   finishStage,
+  IMAGE_KINDS,
   reserveStageBuffers,
   type DiffStage,
 } from '../vision/compare/compare-pipeline.adapter';
@@ -217,14 +218,6 @@ function diffThroughSheet(
   });
 }
 
-const ALL_IMAGES = [
-  'combined',
-  'combined_colorblind',
-  'additions',
-  'deletions',
-  'aligned_b',
-] as const;
-
 export async function compareBlockPairs(
   args: ComparePairArgs,
   opts: { keepBuffers?: boolean } = {},
@@ -243,7 +236,7 @@ export async function compareBlockPairs(
   // sourceBox's margin), so a first compare takes those page faults now, not in its pixel stages.
   if (buffers)
     reserveStageBuffers(buffers, largestBlock(args.blocksA, 0), largestBlock(args.blocksB, 48), [
-      ...ALL_IMAGES,
+      ...IMAGE_KINDS,
     ]);
   const [A, B] = await decoded;
   lap('decode');
@@ -326,7 +319,10 @@ export async function compareBlockPairs(
     // Block B crop px → overlay px.
     const blockT = thenShift(afterShift(sheetT, bb.bbox.x, bb.bbox.y), -aBox.x, -aBox.y);
     // The five images of the chosen alignment only; regions are found while the last encodes run.
-    const fin = await finishStage(st, { images: [...ALL_IMAGES], ...(buffers ? { buffers } : {}) });
+    const fin = await finishStage(st, {
+      images: [...IMAGE_KINDS],
+      ...(buffers ? { buffers } : {}),
+    });
     // Own copies: the worker moves each one's whole ArrayBuffer back to the main thread.
     const u8 = (b: Buffer | undefined) => new Uint8Array(b!);
     const png = {

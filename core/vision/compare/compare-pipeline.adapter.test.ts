@@ -4,7 +4,7 @@ import type { BBox, GreyImage } from '../types';
 import { CompareBuffers } from './buffers';
 import { compareImages } from './compare';
 import { renderOverlay } from './diff';
-import { compareToPng, reserveStageBuffers } from './compare-pipeline.adapter';
+import { compareToPng, IMAGE_KINDS, reserveStageBuffers } from './compare-pipeline.adapter';
 import { invertAffine, transformError, type Affine } from './register';
 import {
   cloneImage,
@@ -138,13 +138,7 @@ describe('reserveStageBuffers', () => {
     };
     const A = mk(333, 141, 1),
       B = mk(301, 157, 2);
-    const images = [
-      'combined',
-      'combined_colorblind',
-      'additions',
-      'deletions',
-      'aligned_b',
-    ] as const;
+    const images = IMAGE_KINDS;
     const buffers = new CompareBuffers();
     reserveStageBuffers(buffers, A, B, [...images]);
     const made = buffers.made;

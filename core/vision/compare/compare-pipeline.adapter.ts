@@ -46,8 +46,14 @@ import {
  * The images a compare can encode: overlays (4- or 2-bit palette PNGs, standard / colour-blind) and
  * aligned B (grey).
  */
-export type ImageKind =
-  'combined' | 'combined_colorblind' | 'additions' | 'deletions' | 'aligned_b';
+export const IMAGE_KINDS = [
+  'combined',
+  'combined_colorblind',
+  'additions',
+  'deletions',
+  'aligned_b',
+] as const;
+export type ImageKind = (typeof IMAGE_KINDS)[number];
 
 export interface PipelineOptions extends CompareOptions {
   /** zlib level of the PNGs (1 on the interactive path, see performance-anchors §4). Default 1. */

@@ -11,6 +11,7 @@ import {
   registerImages,
   transformError,
   type Affine,
+  type RegisterOptions,
 } from './register';
 import {
   blankImage,
@@ -135,6 +136,14 @@ describe('registerImages (synthetic)', () => {
   });
 });
 
+/** A registered onto each known transform of itself (B = A warped), with the transform error. */
+function registerCases(A: GreyImage, cases: Affine[], opts: RegisterOptions = {}) {
+  return cases.map((truth) => {
+    const r = registerImages(A, warpAffine(A, invertAffine(truth)), opts);
+    return { truth, r, err: transformError(r.transform, truth, A.width, A.height) };
+  });
+}
+
 describe('registerImages (real sheet, beam proposal S101 at 100 dpi)', () => {
   it('recovers known transforms within 1 px over the sheet (max) and 0.25 px (rms)', async () => {
     const A = await renderPdfPage(fixture('20190601_beam-proposal_5-sheets.pdf'), 0, 100);
@@ -143,10 +152,7 @@ describe('registerImages (real sheet, beam proposal S101 at 100 dpi)', () => {
       similarity(1.012, 0.6, -45, 30, A.width, A.height),
       similarity(0.992, -1.0, 60, 15, A.width, A.height),
     ];
-    for (const truth of cases) {
-      const B = warpAffine(A, invertAffine(truth));
-      const r = registerImages(A, B);
-      const err = transformError(r.transform, truth, A.width, A.height);
+    for (const { truth, r, err } of registerCases(A, cases)) {
       expect(err.max, JSON.stringify({ truth, r })).toBeLessThan(1);
       expect(err.rms).toBeLessThan(0.25);
       expect(r.confidence).toBeGreaterThan(0.6);
@@ -160,22 +166,10 @@ describe('registerImages (real sheet, beam proposal S101 at 100 dpi)', () => {
       similarity(0.995, -0.9, 18, 57, A.width, A.height),
       similarity(1.006, 0.3, -8.5, -31.25, A.width, A.height),
     ];
-    const errs: number[] = [];
-    for (const truth of cases) {
-      const B = warpAffine(A, invertAffine(truth));
-      errs.push(transformError(registerImages(A, B).transform, truth, A.width, A.height).max);
-    }
+    const errs = registerCases(A, cases).map((c) => c.err.max);
     expect(Math.max(...errs), JSON.stringify(errs)).toBeLessThan(0.2);
     // One round leaves the windowed patches' pull toward zero shift in the fit.
-    const one = cases.map((truth) => {
-      const B = warpAffine(A, invertAffine(truth));
-      return transformError(
-        registerImages(A, B, { fullRounds: [8] }).transform,
-        truth,
-        A.width,
-        A.height,
-      ).max;
-    });
+    const one = registerCases(A, cases, { fullRounds: [8] }).map((c) => c.err.max);
     expect(one.reduce((s, e) => s + e, 0)).toBeGreaterThan(errs.reduce((s, e) => s + e, 0));
   }, 60_000);
 
