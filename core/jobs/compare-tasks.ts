@@ -187,12 +187,12 @@ function workerBuffers(): CompareBuffers {
   return keptBuffers;
 }
 
-/** Width and height of the largest of `blocks` (by area), each side grown by `pad`. */
-function largestBlock(blocks: BlockInfo[], pad: number): { width: number; height: number } {
+/** Width and height of the largest of `blocks` (by area). */
+function largestBlock(blocks: BlockInfo[]): { width: number; height: number } {
   let best = { width: 0, height: 0 };
   for (const b of blocks) {
-    const width = Math.round(b.bbox.width) + pad,
-      height = Math.round(b.bbox.height) + pad;
+    const width = Math.round(b.bbox.width),
+      height = Math.round(b.bbox.height);
     if (width * height > best.width * best.height) best = { width, height };
   }
   return best;
@@ -232,12 +232,9 @@ export async function compareBlockPairs(
   };
   // Both sheets at once (two libvips pipelines on the libuv pool).
   const decoded = Promise.all([decodeGrey(sheetInput(args.a)), decodeGrey(sheetInput(args.b))]);
-  // Meanwhile the kept buffers grow to what the largest block pair needs (B's window: its block and
-  // sourceBox's margin), so a first compare takes those page faults now, not in its pixel stages.
-  if (buffers)
-    reserveStageBuffers(buffers, largestBlock(args.blocksA, 0), largestBlock(args.blocksB, 48), [
-      ...IMAGE_KINDS,
-    ]);
+  // Meanwhile the kept buffers grow to what the largest block needs, so a first compare takes those
+  // page faults now, not in its pixel stages.
+  if (buffers) reserveStageBuffers(buffers, largestBlock(args.blocksA), [...IMAGE_KINDS]);
   const [A, B] = await decoded;
   lap('decode');
   const byIdA = new Map(args.blocksA.map((b) => [b.id, b]));

@@ -140,17 +140,17 @@ describe('reserveStageBuffers', () => {
       B = mk(301, 157, 2);
     const images = IMAGE_KINDS;
     const buffers = new CompareBuffers();
-    reserveStageBuffers(buffers, A, B, [...images]);
+    reserveStageBuffers(buffers, A, [...images]);
     const made = buffers.made;
     expect(made).toBeGreaterThan(0);
     const res = await compareToPng(A, B, { skipRegistration: true, images: [...images], buffers });
     expect(buffers.made, 'arrays made by the compare').toBe(made);
     expect(res.pngs.aligned_b!.length).toBeGreaterThan(0);
     // Reserving again for the same sizes (or smaller) makes nothing; a larger window grows the slots.
-    reserveStageBuffers(buffers, A, B, [...images]);
-    reserveStageBuffers(buffers, { width: 100, height: 100 }, B, ['combined']);
+    reserveStageBuffers(buffers, A, [...images]);
+    reserveStageBuffers(buffers, { width: 100, height: 100 }, ['combined']);
     expect(buffers.made).toBe(made);
-    reserveStageBuffers(buffers, { width: 400, height: 141 }, B, ['combined']);
+    reserveStageBuffers(buffers, { width: 400, height: 141 }, ['combined']);
     expect(buffers.made).toBeGreaterThan(made);
     // Without the reservation the same compare makes its arrays itself.
     const fresh = new CompareBuffers();

@@ -18,12 +18,10 @@ import {
   diffMasks,
   DIFF_SLOTS,
   MASK_PLANES,
-  WARP_SLOTS,
   packInk,
   overlayBitDepth,
   overlayPalette,
   renderOverlayIndexed,
-  warpMasks,
   type DiffResult,
   type PaletteName,
   type PixelWindow,
@@ -87,11 +85,18 @@ export interface DiffStage {
   transform: Affine;
   alignment: Alignment;
   diff: DiffResult;
-  /** B itself and the map from B's own pixels to output pixels, for the aligned-B image. */
-  b: GreyImage;
-  bToOut: Affine;
+  /**
+   * B resampled into the output frame (nearest neighbour, paper outside B): the aligned-B image, and
+   * what B's masks were packed from. In `buffers` when they were given.
+   */
+  aligned: GreyImage;
   timings: Record<string, number>;
 }
+
+/** Slots of `buffers`: A's masks, aligned B, and aligned B's masks (packInk adds the plane's name). */
+const A_SLOT = 'a.',
+  ALIGNED_SLOT = 'aligned_b',
+  WARP_SLOT = 'warp.';
 
 /** The overlay masks an image is rendered from ('combined' and 'combined_colorblind' share them). */
 function overlayKindOf(kind: Exclude<ImageKind, 'aligned_b'>): OverlayKind {
@@ -145,7 +150,7 @@ export async function diffStage(
   const it = opts.diff?.inkThreshold ?? 160,
     wt = opts.diff?.weakThreshold ?? 208,
     pt = opts.diff?.paleThreshold ?? Math.max(240, wt);
-  const ma = packInk(a, it, wt, pt, opts.windowA, opts.buffers, 'a.');
+  const ma = packInk(a, it, wt, pt, opts.windowA, opts.buffers, A_SLOT);
   lap('pack');
   // B's size is not known yet: A's gives the level factor (the pair's is checked below).
   const f1 = levelFactor(Math.max(a.width, a.height));
@@ -153,8 +158,6 @@ export async function diffStage(
   lap('levels');
   const b = await decB;
   lap('decode_wait');
-  const mb0 = packInk(b, it, wt, pt, opts.windowB, opts.buffers, 'b.');
-  lap('pack');
   let transform: Affine;
   let alignment: Alignment;
   if (opts.skipRegistration) {
@@ -176,47 +179,60 @@ export async function diffStage(
   }
   const W = ma.width,
     H = ma.height;
-  const mb = warpMasks(mb0, transform, W, H, opts.buffers);
-  const diff = diffMasks(ma, mb, coverage(transform, mb0.width, mb0.height, W, H), opts.buffers);
-  lap('diff');
   const bToOut = opts.windowB
     ? afterShift(transform, -Math.round(opts.windowB.x), -Math.round(opts.windowB.y))
     : transform;
+  // B in the output frame (the aligned-B image), then its masks: the words warpMasks would make from
+  // B's masks, as nearest-neighbour resampling commutes with the thresholds, without B's own masks
+  // or the warp. B's pixels outside windowB are read too: the window holds every pixel the frame maps
+  // to (sourceBox), so they fall outside the frame.
+  const n = W * H;
+  const kept = opts.buffers?.words(ALIGNED_SLOT, (n + 3) >>> 2);
+  const aligned = alignGrey(
+    b,
+    bToOut,
+    W,
+    H,
+    kept ? new Uint8Array(kept.buffer, kept.byteOffset, n) : undefined,
+  );
+  lap('align');
+  const mb = packInk(aligned, it, wt, pt, undefined, opts.buffers, WARP_SLOT);
+  lap('pack');
+  const bw = opts.windowB ? Math.max(1, Math.round(opts.windowB.width)) : b.width,
+    bh = opts.windowB ? Math.max(1, Math.round(opts.windowB.height)) : b.height;
+  const diff = diffMasks(ma, mb, coverage(transform, bw, bh, W, H), opts.buffers);
+  lap('diff');
   return {
     width: W,
     height: H,
     transform,
     alignment,
     diff,
-    b,
-    bToOut,
+    aligned,
     timings,
   };
 }
 
 /**
  * Grow `buffers` now to what diffStage and finishStage will take from them for an output window of
- * `a` (A's window) and B's window `b`, encoding `images`: the masks of both windows, the warped and
- * diff masks, aligned B and the overlay indices. New arrays have every page touched here
- * (CompareBuffers.reserve), e.g. while libvips decodes the sheets, instead of by the stage that first
- * writes them: a worker's first bench compare (36x24 in at 200 dpi) took ~181 ms instead of ~200.
+ * `a` (A's window), encoding `images`: A's masks, aligned B and its masks, the diff masks and the
+ * overlay indices. New arrays have every page touched here (CompareBuffers.reserve), e.g. while
+ * libvips decodes the sheets, instead of by the stage that first writes them: a worker's first bench
+ * compare (36x24 in at 200 dpi) took ~181 ms instead of ~200.
  */
 export function reserveStageBuffers(
   buffers: CompareBuffers,
   a: { width: number; height: number },
-  b: { width: number; height: number },
   images: ImageKind[],
 ): void {
-  const masks = (w: number, h: number) => Math.ceil(w / 32) * h;
-  const A = masks(a.width, a.height);
+  const masks = Math.ceil(a.width / 32) * a.height;
   for (const m of MASK_PLANES) {
-    buffers.reserve(`a.${m}`, A);
-    buffers.reserve(`b.${m}`, masks(b.width, b.height));
+    buffers.reserve(`${A_SLOT}${m}`, masks);
+    buffers.reserve(`${WARP_SLOT}${m}`, masks);
   }
-  for (const slot of WARP_SLOTS) buffers.reserve(slot, A);
-  for (const slot of DIFF_SLOTS) buffers.reserve(slot, A);
+  for (const slot of DIFF_SLOTS) buffers.reserve(slot, masks);
   const bytes = (n: number) => (n + 3) >>> 2;
-  if (images.includes('aligned_b')) buffers.reserve('aligned_b', bytes(a.width * a.height));
+  buffers.reserve(ALIGNED_SLOT, bytes(a.width * a.height));
   const kinds = new Set(images.filter((k) => k !== 'aligned_b').map(overlayKindOf));
   for (const mk of kinds)
     buffers.reserve(
@@ -280,19 +296,9 @@ export async function finishStage(
   }
   if (wantAligned) {
     // First: its encode (libvips, the longest of the five: 8 bits per pixel) runs while the overlays
-    // render. A full grey copy (1 byte per pixel: row segments copied from B).
-    const n = st.width * st.height;
-    const kept = opts.buffers?.words('aligned_b', (n + 3) >>> 2);
-    const aligned = alignGrey(
-      st.b,
-      st.bToOut,
-      st.width,
-      st.height,
-      kept ? new Uint8Array(kept.buffer, kept.byteOffset, n) : undefined,
-    );
-    const p = encodeGreyPng(aligned, { compressionLevel: level });
+    // render.
+    const p = encodeGreyPng(st.aligned, { compressionLevel: level });
     pending.push(p.then((buf) => void (pngs.aligned_b = buf)));
-    lap('aligned_b');
   }
   let overlay: IndexedOverlay | undefined;
   // Each render is 0.5 (combined) or 0.25 byte per pixel: the deflates run on libuv threads while the

@@ -299,6 +299,31 @@ describe('alignGrey', () => {
       /at least 100 bytes/,
     );
   });
+
+  it("packed, gives warpMasks' words of B's masks (what diffStage relies on)", () => {
+    const W = 611,
+      Ht = 83;
+    const r = rng(31);
+    const img: GreyImage = { width: W, height: Ht, data: new Uint8Array(W * Ht) };
+    // Every grey level, so each threshold (160, 208, 240) has pixels on both sides.
+    for (let i = 0; i < img.data.length; i++) img.data[i] = Math.floor(r() * 256);
+    const masks = packInk(img);
+    let cases = 0;
+    for (const t of [
+      [1, 0, 0, 0, 1, 0],
+      [1, 0, 7, 0, 1, -3],
+      ...Array.from({ length: 20 }, () => nearUnitSimilarity(r, 0.01)),
+    ]) {
+      const ow = 560 + Math.floor(r() * 80),
+        oh = 70 + Math.floor(r() * 20);
+      const warped = warpMasks(masks, t, ow, oh);
+      const packed = packInk(alignGrey(img, t, ow, oh));
+      for (const plane of ['strong', 'weak', 'pale'] as const)
+        expect(packed[plane], `t=${t} ${plane}`).toEqual(warped[plane]);
+      cases++;
+    }
+    expect(cases).toBe(22);
+  });
 });
 
 describe('warpMasks row segments', () => {
