@@ -2,11 +2,12 @@
 // threads work while JS does (performance-anchors §6/§7):
 //   1. decode both to grey (two sharp pipelines in parallel on the libuv pool); pack A's ink masks and
 //      make its registration ink level (box means, WebAssembly SIMD) in JS while B is still decoding;
-//   2. pack B's masks, make its level;
-//   3. register (JS), warp B's masks, diff (diffStage);
-//   4. render each requested overlay as palette indices (4 or 2 bits; one render serves both
-//      palettes) and start its deflate (zlib, libuv pool) at once, rendering the next one meanwhile,
-//      then find the change regions in JS while the last encodes run (finishStage).
+//   2. make B's level;
+//   3. register (JS), resample B into A's frame (aligned B) and pack its masks, diff (diffStage);
+//   4. encode aligned B (libvips), render each requested overlay as palette indices (4 or 2 bits; one
+//      render serves both palettes) and start its deflate (zlib, libuv pool) at once, rendering the
+//      next one meanwhile, then find the change regions in JS while the last encodes run
+//      (finishStage).
 // Windows (windowA/windowB) compare a block of a sheet straight from the sheet images, no crop copies:
 // compare-tasks.ts uses the two stages so a block pair is encoded only once its alignment is chosen.
 // Frames: A's sheet pixels, origin top-left; transform maps B pixels → A pixels (as compareImages).
@@ -93,7 +94,10 @@ export interface DiffStage {
   timings: Record<string, number>;
 }
 
-/** Slots of `buffers`: A's masks, aligned B, and aligned B's masks (packInk adds the plane's name). */
+/**
+ * Slots of `buffers`: A's masks, aligned B, and aligned B's masks (packInk adds the plane's name; the
+ * last keep warpMasks' names, whose words they are).
+ */
 const A_SLOT = 'a.',
   ALIGNED_SLOT = 'aligned_b',
   WARP_SLOT = 'warp.';
@@ -121,7 +125,8 @@ function afterShift(t: readonly number[], dx: number, dy: number): Affine {
 
 /**
  * Stage 1: decode (both in parallel), pack the masks (of the windows when given — one pass over those
- * pixels, no cropped copies) and make the registration levels, register, warp, diff.
+ * pixels, no cropped copies) and make the registration levels, register, align B and pack its
+ * masks, diff.
  */
 export async function diffStage(
   inputA: string | Buffer | GreyImage,
