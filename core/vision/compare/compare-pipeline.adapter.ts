@@ -70,9 +70,10 @@ export interface PipelineOptions extends CompareOptions {
   /** Images to encode. Default ['combined']. */
   images?: ImageKind[];
   /**
-   * Buffers kept across compares (a kept-alive compare process): the ink masks, the warped and changed
-   * masks and the overlay indices go into them instead of fresh arrays. What a compare returns in them (its
-   * DiffResult masks, the overlay) is then valid only until the next compare given the same buffers.
+   * Buffers kept across compares (a kept-alive compare process): A's and B's ink masks, aligned B, the
+   * changed masks and the overlay indices go into them instead of fresh arrays. What a compare returns
+   * in them (its DiffResult masks, aligned B, the overlay) is then valid only until the next compare
+   * given the same buffers.
    */
   buffers?: CompareBuffers;
 }
@@ -94,13 +95,10 @@ export interface DiffStage {
   timings: Record<string, number>;
 }
 
-/**
- * Slots of `buffers`: A's masks, aligned B, and aligned B's masks (packInk adds the plane's name; the
- * last keep warpMasks' names, whose words they are).
- */
+/** Slots of `buffers`: A's masks, aligned B, and B's masks in A's frame (packInk adds the plane). */
 const A_SLOT = 'a.',
   ALIGNED_SLOT = 'aligned_b',
-  WARP_SLOT = 'warp.';
+  B_SLOT = 'b.';
 
 /** The overlay masks an image is rendered from ('combined' and 'combined_colorblind' share them). */
 function overlayKindOf(kind: Exclude<ImageKind, 'aligned_b'>): OverlayKind {
@@ -191,17 +189,9 @@ export async function diffStage(
   // B's masks, as nearest-neighbour resampling commutes with the thresholds, without B's own masks
   // or the warp. B's pixels outside windowB are read too: the window holds every pixel the frame maps
   // to (sourceBox), so they fall outside the frame.
-  const n = W * H;
-  const kept = opts.buffers?.words(ALIGNED_SLOT, (n + 3) >>> 2);
-  const aligned = alignGrey(
-    b,
-    bToOut,
-    W,
-    H,
-    kept ? new Uint8Array(kept.buffer, kept.byteOffset, n) : undefined,
-  );
+  const aligned = alignGrey(b, bToOut, W, H, opts.buffers?.bytes(ALIGNED_SLOT, W * H));
   lap('align');
-  const mb = packInk(aligned, it, wt, pt, undefined, opts.buffers, WARP_SLOT);
+  const mb = packInk(aligned, it, wt, pt, undefined, opts.buffers, B_SLOT);
   lap('pack');
   const bw = opts.windowB ? Math.max(1, Math.round(opts.windowB.width)) : b.width,
     bh = opts.windowB ? Math.max(1, Math.round(opts.windowB.height)) : b.height;
@@ -233,7 +223,7 @@ export function reserveStageBuffers(
   const masks = Math.ceil(a.width / 32) * a.height;
   for (const m of MASK_PLANES) {
     buffers.reserve(`${A_SLOT}${m}`, masks);
-    buffers.reserve(`${WARP_SLOT}${m}`, masks);
+    buffers.reserve(`${B_SLOT}${m}`, masks);
   }
   for (const slot of DIFF_SLOTS) buffers.reserve(slot, masks);
   const bytes = (n: number) => (n + 3) >>> 2;
@@ -310,12 +300,10 @@ export async function finishStage(
   // next image renders, with no need to wait for one before the next.
   for (const [mk, g] of groups) {
     const rowBytes = 1 + Math.ceil((st.width * overlayBitDepth(mk)) / 8);
-    const n = rowBytes * st.height;
-    const kept = opts.buffers?.words(`overlay.${mk}`, (n + 3) >>> 2);
     const img = renderOverlayIndexed(
       st.diff,
       mk,
-      kept ? new Uint8Array(kept.buffer, kept.byteOffset, n) : undefined,
+      opts.buffers?.bytes(`overlay.${mk}`, rowBytes * st.height),
     );
     if (mk === 'combined') overlay = img;
     pending.push(

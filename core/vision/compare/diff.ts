@@ -122,8 +122,6 @@ export interface WordSource {
 
 /** The planes of an InkMasks: packInk's slots are `${slot}weak` etc. */
 export const MASK_PLANES = ['weak', 'strong', 'pale'] as const;
-/** warpMasks' slots. */
-export const WARP_SLOTS = ['warp.strong', 'warp.weak', 'warp.pale'] as const;
 /** diffMasks' slots. */
 export const DIFF_SLOTS = ['added', 'removed'] as const;
 
@@ -361,10 +359,10 @@ export function warpMasks(
 ): InkMasks {
   const stride = Math.ceil(outW / 32);
   if (isIdentity(t) && src.width === outW && src.height === outH) return src;
-  const strong = newWords(ws, WARP_SLOTS[0], stride * outH);
-  const weak = newWords(ws, WARP_SLOTS[1], stride * outH);
+  const strong = newWords(ws, 'warp.strong', stride * outH);
+  const weak = newWords(ws, 'warp.weak', stride * outH);
   const samePale = src.pale === src.weak;
-  const pale = samePale ? weak : newWords(ws, WARP_SLOTS[2], stride * outH);
+  const pale = samePale ? weak : newWords(ws, 'warp.pale', stride * outH);
   const inv = invertAffine(t);
   const c: WarpCtx = {
     ia: inv[0],

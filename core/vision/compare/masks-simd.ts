@@ -398,7 +398,8 @@ export function inkLevelSimd(img: GreyImage, f: number): InkLevel | null {
   const used = w * f; // pixels of each row inside whole cells
   const chunks = Math.ceil(used / 16),
     slot = chunks * 16;
-  const accStride = chunks * 16; // 4 groups (i32) per 16 pixels
+  // A row's group sums take as many bytes as its pixels: one i32 per 4 pixels.
+  const accStride = slot;
   // Cell rows per batch: a few hundred KB of input at a time.
   const k = Math.max(1, Math.min(h, Math.floor(BATCH_BYTES / (f * slot))));
   const accAt = k * f * slot;

@@ -1,8 +1,8 @@
 import { inflateSync } from 'node:zlib';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
-import { unpredictPng } from './png-predictor';
-import { pngPredict as filterRows, testImageSamples as image } from './synthetic-inputs';
+import { predictPng as filterRows, unpredictPng } from './png-predictor';
+import { testImageSamples as image } from './synthetic-inputs';
 
 /** The IDAT data of a PNG, inflated: rows of a filter-type byte and the filtered samples. */
 function pngRows(png: Buffer): Buffer {

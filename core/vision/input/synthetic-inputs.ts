@@ -330,6 +330,3 @@ export function buildFlateBombPdf(inflatedBytes: number): Uint8Array {
   const out = Buffer.concat(parts);
   return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
 }
-
-/** The PNG predictor encoder (png-predictor.ts), under the name the tests use. */
-export { predictPng as pngPredict };
