@@ -1,5 +1,5 @@
 // ESLint 9 flat config. Besides the usual TypeScript checks it enforces the dependency
-// direction of docs/architecture (see /work/shared/guides/architecture.md):
+// direction of docs/architecture.md:
 //
 //   domain, contract  <-  store, blobs, vision  <-  services  <-  jobs, http, cli
 //   core never imports electron / react / konva / renderer

@@ -11,7 +11,7 @@ import { expect, type Page } from '@playwright/test';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '..');
-export const fixtures = path.resolve(repoRoot, '../shared/fixtures/drawings');
+export const fixtures = path.resolve(repoRoot, 'fixtures/drawings');
 export const OLDER = '20190601_beam-proposal_5-sheets';
 export const NEWER = '20190602_beam-proposal_5-sheets';
 const shots = path.join(here, 'screenshots');

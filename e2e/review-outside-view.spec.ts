@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect, test, type APIRequestContext } from '@playwright/test';
 
-const FIXTURES = path.resolve(import.meta.dirname, '../../shared/fixtures/drawings');
+const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/drawings');
 const OLD = '20150115_ASK-003_exterior-west-wall-window-locations.pdf';
 const NEW = '20150116_ASK-003_exterior-west-wall-window-locations.pdf';
 

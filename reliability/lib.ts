@@ -6,7 +6,7 @@ import https from 'node:https';
 import { resolve } from 'node:path';
 
 export const repoRoot = resolve(import.meta.dirname, '..');
-export const FIXTURES = resolve(repoRoot, '../shared/fixtures/drawings');
+export const FIXTURES = resolve(repoRoot, 'fixtures/drawings');
 
 export interface Served {
   child: ChildProcess;

@@ -35,7 +35,7 @@ import { openPdfjsText, pdfjsPageText } from '../../core/vision/input/pdfjs-text
 import { buildPdf } from '../../core/vision/input/synthetic-inputs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const FIXTURES = path.resolve(here, '../../../shared/fixtures/drawings');
+const FIXTURES = path.resolve(here, '../../fixtures/drawings');
 const SETS = [
   {
     name: 'barber house 20130718 (9 sheets, 17x11 in)',

@@ -12,7 +12,7 @@ import {
 // HTTPS, `process` job in the worker pool) into a data dir that later stages reuse. Processing is
 // the slow part (tens of seconds per set on this machine), so it runs once per data dir.
 
-export const FIXTURES = resolve(import.meta.dirname, '../../../shared/fixtures/drawings');
+export const FIXTURES = resolve(import.meta.dirname, '../../fixtures/drawings');
 export const SETS = [
   '20190601_beam-proposal_5-sheets.pdf',
   '20130718_barber-house_set_9-sheets.pdf',

@@ -4,7 +4,7 @@ import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { SNIFF_BYTES, assertDeclaredType, sniff } from './magic';
 
-const FIXTURES = fileURLToPath(new URL('../../../shared/fixtures/drawings/', import.meta.url));
+const FIXTURES = fileURLToPath(new URL('../../fixtures/drawings/', import.meta.url));
 
 async function tiny(format: 'png' | 'jpeg' | 'tiff'): Promise<Buffer> {
   return sharp({

@@ -10,7 +10,7 @@ import { bandCount, bandRows, ingestPageInPool, MIN_BAND_ROWS } from './ingest-i
 import { createWorkerPool, type WorkerPool } from './worker-pool';
 import type { IngestSource } from './worker-tasks';
 
-const FIXTURES = fileURLToPath(new URL('../../../shared/fixtures/drawings/', import.meta.url));
+const FIXTURES = fileURLToPath(new URL('../../fixtures/drawings/', import.meta.url));
 const source = (name: string): IngestSource => ({
   path: FIXTURES + name,
   bytesKey: name,

@@ -18,7 +18,7 @@ import { download, startTestService, type TestService } from './harness';
 // dir, a service started there, and every record and every byte compared with the original.
 
 const repoRoot = resolve(import.meta.dirname, '../..');
-const FIXTURES = resolve(repoRoot, '../shared/fixtures/drawings');
+const FIXTURES = resolve(repoRoot, 'fixtures/drawings');
 
 function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((res) => {

@@ -15,7 +15,7 @@ import { ensureOrganization } from '../store/repositories/organizations.reposito
 // list walked both ways, the content_type filter, and delete (409 while a drawing uses the file).
 
 const repoRoot = resolve(fileURLToPath(new URL('.', import.meta.url)), '../..');
-const fixtures = resolve(repoRoot, '../shared/fixtures/drawings');
+const fixtures = resolve(repoRoot, 'fixtures/drawings');
 const PDF = readFileSync(resolve(fixtures, '20150129_A-101_first-floor.pdf')); // 240 KB
 const BIG_PDF = readFileSync(resolve(fixtures, '20130718_barber-house_set_9-sheets.pdf')); // 1.46 MB
 const MAX_UPLOAD = 1024 * 1024; // started with --max-upload-bytes 1 MiB

@@ -7,7 +7,7 @@ import type { TestService } from './harness';
 // for a job to end. (They lived in test files, which cannot import each other without running
 // each other's tests.)
 
-export const FIXTURES = resolve(import.meta.dirname, '../../../shared/fixtures/drawings');
+export const FIXTURES = resolve(import.meta.dirname, '../../fixtures/drawings');
 
 /** Uploads a fixture (by file name) or given bytes and creates a drawing from it. */
 export async function uploadDrawing(

@@ -544,7 +544,7 @@ describe('deliveries', () => {
 });
 
 describe('events from the pipeline', () => {
-  const FIXTURES = resolve(import.meta.dirname, '../../../shared/fixtures/drawings');
+  const FIXTURES = resolve(import.meta.dirname, '../../fixtures/drawings');
 
   it('processing a drawing and comparing it send drawing.ready, overlay.created, changes.analyzed and job.completed', async () => {
     const rx = await startReceiver();

@@ -1,7 +1,7 @@
 // Registration of two renders of (nominally) the same sheet: finds the 2x3 affine transform that maps
 // B pixels to A pixels. Coordinates are sheet pixels, origin top-left, pixel centres at integers.
 //
-// Coarse to fine (see /work/shared/guides/performance-anchors.md §5):
+// Coarse to fine (the technique of bench/compare/README.md):
 //   1. ink-density images at 1/f1 (SWAR box downsample, f1 a multiple of 4 so the level is ~1000 px),
 //      and a coarse level at 1/(f1·g) (≤ 256 px) built from it;
 //   2. coarse scale search: for each candidate scale (1, the ratio of image sizes, the ratio of ink

@@ -9,7 +9,7 @@ import type { GreyImage } from '../types';
 
 const require = createRequire(import.meta.url);
 const here = path.dirname(fileURLToPath(import.meta.url));
-export const fixturesDir = path.resolve(here, '../../../../shared/fixtures/drawings');
+export const fixturesDir = path.resolve(here, '../../../fixtures/drawings');
 
 export function fixture(name: string): string {
   return path.join(fixturesDir, name);

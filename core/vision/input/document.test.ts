@@ -7,7 +7,7 @@ import { DEFAULT_IMAGE_DPI } from './image.adapter';
 import { InputError } from './input-errors';
 import { buildFlateBombPdf, buildLyingPng, buildPdf } from './synthetic-inputs';
 
-const FIXTURES = fileURLToPath(new URL('../../../../shared/fixtures/drawings/', import.meta.url));
+const FIXTURES = fileURLToPath(new URL('../../../fixtures/drawings/', import.meta.url));
 
 async function expectInputError(
   p: () => Promise<unknown>,

@@ -8,7 +8,7 @@ import { scanPdfStreams, type PdfStreamScanLimits } from './pdf-stream-scan';
 // PDFs are built here byte by byte, each aimed at one way a Flate stream can be made to inflate
 // without bound; the real drawings must pass untouched.
 
-const FIXTURES = resolve(import.meta.dirname, '../../../../shared/fixtures/drawings');
+const FIXTURES = resolve(import.meta.dirname, '../../../fixtures/drawings');
 const MiB = 1 << 20;
 
 /** A PDF from object bodies (object n is bodies[n-1]) with a correct xref; root is object 1. */

@@ -7,7 +7,7 @@ import { textItemBox } from './pdfjs-text';
 import { buildPdf } from './synthetic-inputs';
 import { darkFractionIn } from './raster.test-support';
 
-const FIXTURES = fileURLToPath(new URL('../../../../shared/fixtures/drawings/', import.meta.url));
+const FIXTURES = fileURLToPath(new URL('../../../fixtures/drawings/', import.meta.url));
 const fixture = (name: string) => new Uint8Array(readFileSync(FIXTURES + name));
 
 /** Expected page counts from the fixtures README. */

@@ -12,7 +12,7 @@ import { buildImagesPdf, type SyntheticImage } from './synthetic-inputs';
 // more, opaque, upright and unclipped, the painter draws them between PDFium's passes, and the raster
 // must match PDFium's closely, in content order. Every other image must be left to PDFium.
 
-const FIXTURES = fileURLToPath(new URL('../../../../shared/fixtures/drawings/', import.meta.url));
+const FIXTURES = fileURLToPath(new URL('../../../fixtures/drawings/', import.meta.url));
 const fixture = (name: string) => new Uint8Array(readFileSync(FIXTURES + name));
 
 function timings(): RenderTimings {

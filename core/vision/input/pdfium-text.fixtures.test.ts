@@ -22,7 +22,7 @@ import {
   type SheetExpect,
 } from '../sheet/fixture-sheets.test-support';
 
-const FIXTURES = fileURLToPath(new URL('../../../../shared/fixtures/drawings/', import.meta.url));
+const FIXTURES = fileURLToPath(new URL('../../../fixtures/drawings/', import.meta.url));
 const fixture = (name: string) => new Uint8Array(readFileSync(FIXTURES + name));
 
 interface Pairing {

@@ -6,7 +6,7 @@ import { openDocument, type PdfDocumentHandle } from './pdf.adapter';
 import { pdfiumHeapBytes } from './pdfium.adapter';
 import { buildPdf } from './synthetic-inputs';
 
-const FIXTURES = fileURLToPath(new URL('../../../../shared/fixtures/drawings/', import.meta.url));
+const FIXTURES = fileURLToPath(new URL('../../../fixtures/drawings/', import.meta.url));
 const fixture = (name: string) => new Uint8Array(readFileSync(FIXTURES + name));
 
 /** Share of pixels darker than 128 in a box given in PDF points of an unrotated page (y up). */

@@ -1,4 +1,4 @@
-// Expected sheet metadata of the fixture drawings (../shared/fixtures/drawings), read off
+// Expected sheet metadata of the fixture drawings (fixtures/drawings), read off
 // the rendered sheets (title block, bottom right). Shared by the sheet-reading tests on pdf.js text
 // (title-block.test.ts) and on the production PDFium path (input/pdfium-text.fixtures.test.ts).
 

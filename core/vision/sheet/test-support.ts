@@ -13,7 +13,7 @@ import type { GreyImage, TextItem } from '../types';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '../../..');
 /** The shared fixture drawings (a sibling of the checkout, see helper rules). */
-export const fixturesDir = path.resolve(repoRoot, '../shared/fixtures/drawings');
+export const fixturesDir = path.resolve(repoRoot, 'fixtures/drawings');
 const pdfjsRoot = path.resolve(repoRoot, 'node_modules/pdfjs-dist');
 
 export function fixturePath(name: string): string {

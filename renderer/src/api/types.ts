@@ -1,4 +1,4 @@
-// Request and response shapes of the Blueline HTTP API (/work/shared/spec/contract.md §1–7).
+// Request and response shapes of the Blueline HTTP API (docs/api.md §1–7).
 // Records are the service's own schemas (core/contract, imported as types only, so the renderer
 // cannot drift from what the service sends), plus the optional fields `?expand=` adds. Pixel units:
 // sheet pixels for block bboxes, overlay pixels for change bboxes, origin top-left, y down.
