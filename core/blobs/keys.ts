@@ -48,10 +48,11 @@ export function filesPrefix(projectId: string): string {
 /** Key of a file's bytes. `createdAtIso` is the File's created_at (RFC 3339 UTC with milliseconds). */
 export function fileKey(projectId: string, createdAtIso: string, fileId: string): string {
   const ms = parseIsoMs(createdAtIso);
+  // A ULID mirrors as its lowercase form: both alphabets order digits before letters.
   const remainder = id('file', fileId, 'fileId').slice(4);
   const inverted = String(MAX_MS - ms).padStart(13, '0');
   return checked(
-    `${filesPrefix(projectId)}${inverted}.${mirror(remainder)}${MIRROR_END}.${fileId}`,
+    `${filesPrefix(projectId)}${inverted}.${mirror(remainder)}${MIRROR_END}.fil_${remainder}`,
   );
 }
 
@@ -194,12 +195,17 @@ export function parseFileKey(
 function parseLoose(key: string): ParsedKey | null {
   const s = key.split('/');
   if (s[0] !== 'projects' || s.length < 4) return null;
-  const projectId = s[1]!;
+  const projectId = idFromKeySegment(s[1]!);
   if (s[2] === 'files' && s.length === 4) {
     const m = /^(\d{13})\.([0-9a-y_]+)z\.(fil_[0-9a-z]+)$/.exec(s[3]!);
     if (!m) return null;
     const ms = MAX_MS - Number(m[1]);
-    return { kind: 'file', projectId, fileId: m[3]!, createdAt: new Date(ms).toISOString() };
+    return {
+      kind: 'file',
+      projectId,
+      fileId: idFromKeySegment(m[3]!),
+      createdAt: new Date(ms).toISOString(),
+    };
   }
   if (s[2] === 'overlays' && s.length === 5) {
     const m = /^(.+)\.(png|webp|jpg)$/.exec(s[4]!);
@@ -207,13 +213,17 @@ function parseLoose(key: string): ParsedKey | null {
     return {
       kind: 'overlay-image',
       projectId,
-      overlayId: s[3]!,
+      overlayId: idFromKeySegment(s[3]!),
       variant: m[1] as OverlayVariant,
       ext: m[2] as ImageExt,
     };
   }
   if (s[2] !== 'drawings' || s[4] !== 'sheets' || s.length < 7) return null;
-  const base = { projectId, drawingId: s[3]!, sheetId: s[5]! };
+  const base = {
+    projectId,
+    drawingId: idFromKeySegment(s[3]!),
+    sheetId: idFromKeySegment(s[5]!),
+  };
   const rest = s.slice(6);
   let m: RegExpExecArray | null;
   if (rest.length === 1 && (m = /^(image|thumbnail)\.(png|webp|jpg)$/.exec(rest[0]!)))
@@ -223,7 +233,7 @@ function parseLoose(key: string): ParsedKey | null {
       ext: m[2] as ImageExt,
     };
   if (rest.length === 2 && rest[0] === 'blocks' && (m = /^(.+)\.(png|webp|jpg)$/.exec(rest[1]!)))
-    return { kind: 'block-crop', ...base, blockId: m[1]!, ext: m[2] as ImageExt };
+    return { kind: 'block-crop', ...base, blockId: idFromKeySegment(m[1]!), ext: m[2] as ImageExt };
   if (
     rest.length === 3 &&
     rest[0] === 'tiles' &&
@@ -260,12 +270,25 @@ function rebuild(p: ParsedKey): string {
 
 // --- validation ---------------------------------------------------------------------------------
 
+/** The id as it appears in a key (lowercase: see `idFromKeySegment`), after checking its kind. */
 function id(kind: IdKind, value: string, name: string): string {
   if (typeof value !== 'string' || idKind(value) !== kind)
     throw new TypeError(
       `Expected a ${kind} id for ${name} but received '${String(value).slice(0, 80)}'.`,
     );
-  return value;
+  return value.toLowerCase();
+}
+
+/**
+ * The id a key segment names. Keys are lowercase (object-store.ts: so that no two keys differ only
+ * in case, which a macOS or Windows disk could not hold apart), so a ULID (26 characters, uppercase
+ * in the API) is written in lowercase and read back here in uppercase; ids stored before ULIDs
+ * (20 lowercase characters) are kept as they are.
+ */
+export function idFromKeySegment(segment: string): string {
+  return segment.length === 30 && segment[3] === '_'
+    ? segment.slice(0, 4) + segment.slice(4).toUpperCase()
+    : segment;
 }
 
 function parseIsoMs(iso: string): number {

@@ -5,8 +5,12 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601, UTC' });
+// `<prefix>_<ULID>` for new ids; ids stored before ULIDs have 20 lowercase characters. The body
+// pattern is domain/ids.ts's ID_BODY_SOURCE (contract/ imports nothing of core; ids.test.ts checks
+// the two agree).
+export const ID_BODY_PATTERN = '[0-9A-Za-z]{1,64}';
 const Id = (prefix: string) =>
-  Type.String({ pattern: `^${prefix}_[0-9a-z]+$`, description: `${prefix}_ id` });
+  Type.String({ pattern: `^${prefix}_${ID_BODY_PATTERN}$`, description: `${prefix}_ id` });
 
 export const BBox = Type.Object(
   { x: Type.Number(), y: Type.Number(), width: Type.Number(), height: Type.Number() },

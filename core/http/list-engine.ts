@@ -1,4 +1,5 @@
 import { ApiError, notFound } from '../domain/errors';
+import { idPatternSource } from '../domain/ids';
 import type { Db } from '../store/db';
 import { existsBeyond, fetchPage, getRow, type Condition, type PageKey } from '../store/list-query';
 import {
@@ -113,7 +114,7 @@ function condition(name: string, def: FilterDef, raw: string): Condition {
   switch (def.type) {
     case 'id':
     case 'sql':
-      if (def.prefix && !new RegExp(`^${def.prefix}_[0-9a-z]{1,64}$`).test(raw)) {
+      if (def.prefix && !new RegExp(idPatternSource(def.prefix)).test(raw)) {
         throw new ApiError(
           'invalid_parameter',
           `The query parameter '${name}' must be an id starting with '${def.prefix}_'; got '${truncate(raw)}'.`,

@@ -1,4 +1,6 @@
+import { ID_BODY_SOURCE } from '../domain/ids';
 import type { ObjectStore, SweepReport } from '../blobs/object-store';
+import { idFromKeySegment } from '../blobs/keys';
 import type { Db } from '../store/db';
 import { openDatabase } from '../store/db';
 import {
@@ -90,9 +92,9 @@ export interface ReconcileReport {
   ms: number;
 }
 
-const ID = '[a-z]{3}_[0-9a-z]{10,40}';
-const FILE_KEY_RE = new RegExp(`\\.(fil_[0-9a-z]{10,40})$`);
-const BLOCK_SEGMENT_RE = new RegExp(`^(blk_[0-9a-z]{10,40})\\.`);
+const ID = `[a-z]{3}_${ID_BODY_SOURCE}`;
+const FILE_KEY_RE = new RegExp(`\\.(fil_${ID_BODY_SOURCE})$`);
+const BLOCK_SEGMENT_RE = new RegExp(`^(blk_${ID_BODY_SOURCE})\\.`);
 const ID_RE = new RegExp(`^${ID}$`);
 
 /** Every key under `prefix`, in key order. */
@@ -135,7 +137,7 @@ export async function reconcile(env: {
       unknownKeys++;
       continue;
     }
-    if (!project(prj)) {
+    if (!project(idFromKeySegment(prj))) {
       const p = `projects/${prj}/`;
       // Never take a file's bytes whose row exists, even if its project row is gone (it cannot
       // be, with foreign keys on; this guards a database restored from elsewhere).
@@ -150,7 +152,7 @@ export async function reconcile(env: {
       continue;
     }
     if (kind === 'drawings' && unit && ID_RE.test(unit)) {
-      if (!drawing(unit)) {
+      if (!drawing(idFromKeySegment(unit))) {
         prefixes.add(`projects/${prj}/drawings/${unit}/`);
         continue;
       }
@@ -158,20 +160,20 @@ export async function reconcile(env: {
         unknownKeys++;
         continue;
       }
-      if (!sheet(subId)) {
+      if (!sheet(idFromKeySegment(subId))) {
         prefixes.add(`projects/${prj}/drawings/${unit}/sheets/${subId}/`);
         continue;
       }
       // A block crop (and its tiles, stored beside it as `<blk>.png.tiles/…`) without its row.
       if (rest[0] === 'blocks' && rest[1]) {
         const m = BLOCK_SEGMENT_RE.exec(rest[1]);
-        if (m && !block(m[1]!)) singles.push(key);
+        if (m && !block(idFromKeySegment(m[1]!))) singles.push(key);
         else if (!m) unknownKeys++;
       }
       continue;
     }
     if (kind === 'overlays' && unit && ID_RE.test(unit)) {
-      if (!overlay(unit)) prefixes.add(`projects/${prj}/overlays/${unit}/`);
+      if (!overlay(idFromKeySegment(unit))) prefixes.add(`projects/${prj}/overlays/${unit}/`);
       continue;
     }
     unknownKeys++;

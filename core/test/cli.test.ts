@@ -286,7 +286,7 @@ describe('blueline keys and credits', () => {
       expect(acmeLines).toHaveLength(2);
       const line = acmeLines.find((l) => l.includes(acmeKey.slice(-4)))!;
       expect(line).toBeDefined();
-      const keyId = /\b(key_[0-9a-z]+)\b/.exec(line)![1]!;
+      const keyId = /\b(key_[0-9A-Za-z]+)\b/.exec(line)![1]!;
 
       const revoked = await cli(['keys', 'revoke', keyId, '--data-dir', dataDir]);
       expect(revoked.code, revoked.stderr).toBe(0);

@@ -89,7 +89,7 @@ describe('upload', () => {
       filename: 'A-101.pdf',
       project_id: projectId,
     });
-    expect(created.body.id).toMatch(/^fil_[0-9a-z]+$/);
+    expect(created.body.id).toMatch(/^fil_[0-9A-HJKMNP-TV-Z]{26}$/);
     expect(created.headers.location).toBe(`/v1/files/${created.body.id}`);
     const url = new URL(created.body.upload_url);
     expect(url.protocol).toBe('https:');

@@ -19,6 +19,10 @@ import {
   overlayImageKey,
   sheetImageKey,
   sheetThumbnailKey,
+  drawingPrefix,
+  overlayPrefix,
+  projectPrefix,
+  sheetPrefix,
 } from '../blobs/keys';
 import { LocalObjectStore } from '../blobs/local-object-store';
 import { monotonicNow } from '../domain/clock';
@@ -118,7 +122,7 @@ describe('reconcile', () => {
     ];
     for (const k of [...keepers, ...orphans]) await put(k);
     // A temp file of an interrupted write.
-    writeFileSync(join(objects.root, 'projects', prj, '.tmp-deadbeefdeadbeef'), 'half');
+    writeFileSync(join(objects.root, projectPrefix(prj), '.tmp-deadbeefdeadbeef'), 'half');
 
     // Rows: search rows of a deleted sheet/drawing; a drawing left Processing by a finished job.
     const ins = db.prepare(
@@ -140,17 +144,17 @@ describe('reconcile', () => {
     expect(report.orphanObjects).toBe(orphans.length);
     expect(report.orphanPrefixes.sort()).toEqual(
       [
-        `projects/${deadProject}/`,
-        `projects/${prj}/drawings/${deadDrawing}/`,
-        `projects/${prj}/drawings/${drw}/sheets/${deadSheet}/`,
-        `projects/${prj}/overlays/${deadOverlay}/`,
+        projectPrefix(deadProject),
+        drawingPrefix(prj, deadDrawing),
+        sheetPrefix(prj, drw, deadSheet),
+        overlayPrefix(prj, deadOverlay),
       ].sort(),
     );
     expect(report.sweep.tempFiles).toBe(1);
     expect(
-      readdirSync(join(objects.root, 'projects', prj)).some((n) => n.startsWith('.tmp-')),
+      readdirSync(join(objects.root, projectPrefix(prj))).some((n) => n.startsWith('.tmp-')),
     ).toBe(false);
-    expect(existsSync(join(objects.root, 'projects', deadProject))).toBe(false);
+    expect(existsSync(join(objects.root, projectPrefix(deadProject)))).toBe(false);
     expect(report.orphanSearchRows).toBe(3);
     expect(db.prepare('SELECT text FROM search_index').pluck().all()).toEqual(['kept text']);
     expect(report.repairedDrawings).toBe(1);

@@ -205,7 +205,7 @@ describe('webhook subscriptions', () => {
       'drawing.ready',
       'job.completed',
     ]);
-    expect(created.id).toMatch(/^whk_[0-9a-z]+$/);
+    expect(created.id).toMatch(/^whk_[0-9A-HJKMNP-TV-Z]{26}$/);
     expect(created.secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
     expect(Buffer.from(created.secret.slice(6), 'base64').length).toBe(32);
     expect(created.url).toBe('https://hooks.example.com/blueline');
@@ -356,7 +356,7 @@ describe('deliveries', () => {
 
       const event = JSON.parse(d.raw.toString('utf8'));
       expect(Object.keys(event).sort()).toEqual(['created_at', 'data', 'id', 'type']);
-      expect(event.id).toMatch(/^evt_[0-9a-z]+$/);
+      expect(event.id).toMatch(/^evt_[0-9A-HJKMNP-TV-Z]{26}$/);
       expect(d.headers['webhook-id']).toBe(event.id);
       expect(event.type).toBe('job.completed');
       expect(event.data.id).toBe(job.id);

@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { FILE_CONTENT_TYPES, FileCreate, FileObject } from '../../contract/schemas';
 import { ApiError, notFound } from '../../domain/errors';
+import { idKind } from '../../domain/ids';
 import type { ObjectStore } from '../../blobs/object-store';
 import { fileKey, filesPrefix, parseFileKey } from '../../blobs/keys';
 import { serveObject } from '../../blobs/serve';
@@ -182,7 +183,7 @@ export function filesRoutes(
           'missing_parameter',
           "The query parameter 'project_id' is required on /v1/files.",
         );
-      if (!/^prj_[0-9a-z]{1,64}$/.test(projectId))
+      if (idKind(projectId) !== 'project')
         throw new ApiError(
           'invalid_parameter',
           "The query parameter 'project_id' must be an id starting with 'prj_'.",
@@ -340,7 +341,7 @@ export function filesRoutes(
             'invalid_parameter',
             "The query parameter 'palette' must be standard or colorblind.",
           );
-        if (/\/overlays\/ovl_[0-9a-z]+\/combined\.png$/.test(key))
+        if (/\/overlays\/ovl_[0-9A-Za-z]+\/combined\.png$/.test(key))
           key = key.replace(/combined\.png$/, 'combined-colorblind.png');
       }
       if (tile) {

@@ -1,3 +1,4 @@
+import { idPatternSource } from '../../domain/ids';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { BBox, DISCIPLINES, listOf } from '../../contract/schemas';
@@ -18,7 +19,7 @@ import { IdParams } from './resource-reads';
 // Both are synchronous; search costs nothing, ask costs 1 credit when the records answer it.
 
 const Id = (prefix: string) =>
-  Type.String({ pattern: `^${prefix}_[0-9a-z]+$`, maxLength: 100, description: `${prefix}_ id` });
+  Type.String({ pattern: idPatternSource(prefix), maxLength: 100, description: `${prefix}_ id` });
 
 export const SearchRequestBody = Type.Object(
   {

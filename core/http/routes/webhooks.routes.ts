@@ -1,3 +1,4 @@
+import { idPatternSource } from '../../domain/ids';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { RESOURCES } from '../../services/resources';
@@ -51,7 +52,7 @@ const WebhookCreate = Type.Object(
 
 const Webhook = Type.Object(
   {
-    id: Type.String({ pattern: '^whk_[0-9a-z]+$' }),
+    id: Type.String({ pattern: idPatternSource('whk') }),
     url: Type.String(),
     events: Type.Array(EventType),
     created_at: Timestamp,
@@ -74,7 +75,7 @@ const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
 
 const WebhookDelivery = Type.Object(
   {
-    id: Type.String({ pattern: '^whd_[0-9a-z]+$' }),
+    id: Type.String({ pattern: idPatternSource('whd') }),
     webhook_id: Type.String(),
     event_id: Type.String({ description: 'evt_ id; the Webhook-Id header and the payload id' }),
     type: EventType,
