@@ -7,6 +7,7 @@ export default defineConfig({
       'electron/**/*.test.ts',
       'renderer/**/*.test.ts',
       'reliability/**/*.test.ts',
+      'scripts/**/*.test.ts',
     ],
     testTimeout: 60_000,
     hookTimeout: 60_000,

@@ -4,9 +4,10 @@
 //   renderer with electron-vite, make sure better-sqlite3 has an Electron build in the cache
 //   (first time only: @electron/rebuild, see electron/tools/native-modules.mjs; the Node build
 //   in node_modules stays as it is for tests), and launch the desktop app.
-// - Binary missing (its download from github.com failed or was skipped): say so, build the web
-//   UI (out/web) and run the headless service with it: `blueline serve --web-root out/web`.
-//   The service prints `Blueline API: https://…/v1` and a sign-in link for the browser.
+// - Binary missing (its download from github.com failed or was skipped): say so and run the
+//   headless service, which serves the web UI (`blueline serve` builds out/web when it is missing
+//   or older than its sources). It prints `Blueline API: https://…/v1`, the API key of a new data
+//   dir, and the web UI's address.
 //
 // Options: --web forces browser mode; anything after `--` goes to `blueline serve`
 // (e.g. `npm start -- --port 8443 --data-dir /tmp/bl`).
@@ -66,16 +67,14 @@ async function startDesktop(electron) {
 
 async function startBrowser() {
   ensureNodeBuild();
-  run('npm', ['run', '--silent', 'build:web'], 'Building the web UI into out/web (vite build)');
-  say('Starting the service with the web UI. Open the sign-in link it prints below in a browser;');
-  say('the certificate is local and self-signed, so the browser asks you to trust it once.');
+  say('Starting the service with the web UI. Open the address it prints below in a browser and');
+  say('paste the API key; the certificate is local and self-signed, so the browser asks you to');
+  say('trust it once.');
   return supervise(process.execPath, [
     '--import',
     'tsx',
     'core/cli/main.ts',
     'serve',
-    '--web-root',
-    'out/web',
     ...serveArgs,
   ]);
 }

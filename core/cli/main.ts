@@ -1,9 +1,10 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createService } from '../service';
+import { ensureWebUi } from './web-ui';
 import { ensureDefaultOrganization } from '../services/credits.service';
 import { openDatabase } from '../store/db';
 import { BackupError, backupDataDir, restoreDataDir } from '../services/backup.service';
@@ -21,9 +22,10 @@ import {
 
 const USAGE = `Usage: blueline <command> [options]
 
-  serve [--data-dir D] [--host H] [--port P] [--tls-cert F --tls-key F] [--web-root DIR] [--max-upload-bytes N]
-        [--no-warmup]
-        Run the headless service (and the web UI when --web-root is given). Its worker threads start
+  serve [--data-dir D] [--host H] [--port P] [--tls-cert F --tls-key F] [--web-root DIR | --no-web]
+        [--max-upload-bytes N] [--no-warmup]
+        Run the headless service and the web UI at https://H:P/ (built into out/web when missing or
+        older than its sources; --web-root serves another build, --no-web the API alone). Its worker threads start
         with it and warm up on a generated sheet unless --no-warmup: ingesting it (~0.6 s of a core,
         before a worker's first task), then comparing it (~0.5 s, only while no task waits).
   keys create --org NAME [--credits N] [--data-dir D]   Create an API key (printed once, only the key).
@@ -65,6 +67,7 @@ async function serve(argv: string[]): Promise<void> {
       'tls-cert': { type: 'string' },
       'tls-key': { type: 'string' },
       'web-root': { type: 'string' },
+      'no-web': { type: 'boolean' },
       'max-upload-bytes': { type: 'string' },
       'no-warmup': { type: 'boolean' },
     },
@@ -77,12 +80,24 @@ async function serve(argv: string[]): Promise<void> {
     throw new UsageError(`Expected a port from 0 to 65535 but received '${values.port}'.`);
   const dataDir = resolve(values['data-dir'] ?? defaultDataDir());
   const maxUpload = positiveInt('max-upload-bytes', values['max-upload-bytes']);
+  if (values['web-root'] && values['no-web'])
+    throw new UsageError('--web-root and --no-web contradict each other; give one.');
+  let webRoot: string | undefined;
+  if (values['web-root']) {
+    webRoot = resolve(values['web-root']);
+    if (!existsSync(join(webRoot, 'index.html')))
+      throw new UsageError(`--web-root ${webRoot} holds no index.html; build the UI there first.`);
+  } else if (!values['no-web']) {
+    const ui = ensureWebUi({ log: (line) => console.log(line) });
+    if (ui.root !== null) webRoot = ui.root;
+    else console.warn(`Web UI: not served (${ui.reason}). The API works without it.`);
+  }
   const svc = await createService({
     dataDir,
     host: values.host ?? '127.0.0.1',
     port,
     ...(values['tls-cert'] ? { tlsCert: values['tls-cert'], tlsKey: values['tls-key']! } : {}),
-    ...(values['web-root'] ? { webRoot: resolve(values['web-root']) } : {}),
+    ...(webRoot ? { webRoot } : {}),
     ...(maxUpload ? { config: { maxUploadBytes: maxUpload } } : {}),
     ...(values['no-warmup'] ? { warmWorkers: false } : {}),
   });
@@ -95,8 +110,9 @@ async function serve(argv: string[]): Promise<void> {
   console.log(`Data dir: ${dataDir}`);
   if (firstKey) {
     console.log(`API key (organization "Default", shown once): ${firstKey}`);
-    if (values['web-root']) console.log(`Web UI: ${origin}/#key=${firstKey}`);
-  } else if (values['web-root']) {
+    // The key is printed once (contract §11): the sign-in page takes it pasted.
+    if (webRoot) console.log(`Web UI: ${origin}/  (sign in with the API key above)`);
+  } else if (webRoot) {
     console.log(
       `Web UI: ${origin}/  (sign in with a key from \`blueline keys create --org Default\`)`,
     );

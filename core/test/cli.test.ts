@@ -184,6 +184,46 @@ describe('blueline serve', () => {
     }
   }, 150_000);
 
+  it('serves the web UI at / without a flag (built when missing), the API alone with --no-web', async () => {
+    const withUi = await serve(tempDir(), ['--no-warmup']);
+    const apiOnly = await serve(tempDir(), ['--no-warmup', '--no-web']);
+    try {
+      const key = KEY_LINE.exec(withUi.out())![1]!;
+      expect(withUi.out()).toContain(`Web UI: ${withUi.origin}/  (sign in with the API key above)`);
+      expect(withUi.out().split(key).length - 1).toBe(1); // the key is printed once
+      const page = await get(withUi, '/', null);
+      expect(page.status).toBe(200);
+      expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(page.text).toContain('<div id="root">');
+      // Its script is served too, and the API beside it is unchanged.
+      const script = /src="\.\/(assets\/[^"]+\.js)"/.exec(page.text)![1]!;
+      const js = await get(withUi, `/${script}`, null);
+      expect(js.status).toBe(200);
+      expect(js.headers['content-type']).toBe('text/javascript; charset=utf-8');
+      expect((await get(withUi, '/v1/projects', key)).status).toBe(200);
+
+      expect(apiOnly.out()).not.toContain('Web UI:');
+      const none = await get(apiOnly, '/', null);
+      expect(none.status).toBe(404);
+      expect(none.body.code).toBe('not_found');
+      expect(await stop(withUi)).toEqual({ code: 0, signal: null });
+      expect(await stop(apiOnly)).toEqual({ code: 0, signal: null });
+    } finally {
+      withUi.child.kill('SIGKILL');
+      apiOnly.child.kill('SIGKILL');
+    }
+  }, 150_000);
+
+  it('refuses --web-root without a built UI, and --web-root with --no-web', async () => {
+    const empty = tempDir();
+    const a = await cli(['serve', '--port', '0', '--data-dir', tempDir(), '--web-root', empty]);
+    expect(a.code).toBe(2);
+    expect(a.stderr).toContain(`--web-root ${empty} holds no index.html`);
+    const b = await cli(['serve', '--port', '0', '--web-root', empty, '--no-web']);
+    expect(b.code).toBe(2);
+    expect(b.stderr).toContain('--web-root and --no-web contradict each other');
+  });
+
   it('SIGTERM lets an in-flight request finish, then exits 0', async () => {
     const dataDir = tempDir();
     const s = await serve(dataDir);
