@@ -12,8 +12,15 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** Files that may name the build machine's layout (CI's entry point only, if it must). */
-const EXEMPT = new Set(['.ci/run']);
+/**
+ * Files that may name the build machine's layout: CI's entry point (if it must), and this check and
+ * its test, which name such paths to describe and plant them.
+ */
+const EXEMPT = new Set([
+  '.ci/run',
+  'scripts/check-standalone.mjs',
+  'scripts/check-standalone.test.ts',
+]);
 /** `../shared`, `../../shared/…`: a relative path climbing to a folder named shared. */
 const RELATIVE_RE = /((?:\.\.\/)+)shared(\/[\w.\-/]*)?/g;
 /** An absolute path into the build machine's work folder. */
