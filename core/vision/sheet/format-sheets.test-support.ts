@@ -400,28 +400,28 @@ function surveyAlta(): DrawnSheet {
     'THE FIELD WORK WAS COMPLETED ON FEBRUARY 27, 2024.',
   ]);
   const x = 15.5;
-  s.rect(x, 28.5, 8, 7, 1);
+  s.rect(x, 28.5, 8, 5.0, 1);
   s.text(x + 0.2, 29.1, 16, 'ALTA/NSPS LAND TITLE SURVEY', { bold: true });
-  s.lines(x + 0.2, 29.5, 8, 0.2, [
+  s.lines(x + 0.2, 29.4, 8, 0.2, [
     'LOT 12, BLOCK 3, LAKEVIEW ADDITION',
     'CITY OF SPRINGFIELD, SANGAMON COUNTY, ILLINOIS',
   ]);
-  s.line(x, 30.2, x + 8, 30.2);
-  s.text(x + 0.2, 30.6, 10, 'NORTHSTAR LAND SURVEYING INC', { bold: true });
-  s.text(x + 0.2, 30.85, 7, '410 W MAIN ST, SPRINGFIELD IL 62701');
-  s.field(x, 31.1, 4.0, 0.6, 'DATE', 'MARCH 14, 2024', 9);
-  s.field(x + 4.0, 31.1, 4.0, 0.6, 'PROJECT NO.', '2024-0117', 9);
-  s.grid(x, 31.7, [0.5, 1.3, 6.2], 0.25, ['REV', 'DATE', 'DESCRIPTION'], [['', '', '']]);
-  s.field(x, 32.2, 4.0, 0.6, 'DRAWN BY', 'KLM', 9).field(
+  s.line(x, 29.8, x + 8, 29.8);
+  s.text(x + 0.2, 30.05, 10, 'NORTHSTAR LAND SURVEYING INC', { bold: true });
+  s.text(x + 0.2, 30.25, 7, '410 W MAIN ST, SPRINGFIELD IL 62701');
+  s.field(x, 30.4, 4.0, 0.6, 'DATE', 'MARCH 14, 2024', 9);
+  s.field(x + 4.0, 30.4, 4.0, 0.6, 'PROJECT NO.', '2024-0117', 9);
+  s.grid(x, 31.0, [0.5, 1.3, 6.2], 0.25, ['REV', 'DATE', 'DESCRIPTION'], [['', '', '']]);
+  s.field(x, 31.5, 4.0, 0.6, 'DRAWN BY', 'KLM', 9).field(
     x + 4.0,
-    32.2,
+    31.5,
     4.0,
     0.6,
     'CHECKED',
     'DPW',
     9,
   );
-  s.text(x + 2.2, 34.2, 20, 'SHEET 2 OF 3', { bold: true });
+  s.text(x + 2.2, 32.9, 20, 'SHEET 2 OF 3', { bold: true });
   return s;
 }
 
