@@ -1,16 +1,48 @@
 // Request and response schemas of the HTTP API (contract §4). The same TypeBox objects validate
 // requests (Fastify/Ajv) and generate /v1/openapi.json; `Static<>` gives the TypeScript types the
 // renderer imports (types only).
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+//
+// Response schemas with an `$id` are OpenAPI components: other response schemas point at them with
+// `Ref()` (a `$ref` into `#/components/schemas/`), never by nesting them, so each one appears once
+// in the document under its own name. Request bodies never use `Ref()`: Fastify validates them
+// without the component table.
+import { Type, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox';
 
-const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+const Nullable = <T extends TSchema>(t: T, options: { description?: string } = {}) =>
+  Type.Union([t, Type.Null()], options);
 const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601, UTC' });
 // `<prefix>_<ULID>` for new ids; ids stored before ULIDs have 20 lowercase characters. The body
 // pattern is domain/ids.ts's ID_BODY_SOURCE (contract/ imports nothing of core; ids.test.ts checks
 // the two agree).
 export const ID_BODY_PATTERN = '[0-9A-Za-z]{1,64}';
-const Id = (prefix: string) =>
-  Type.String({ pattern: `^${prefix}_${ID_BODY_PATTERN}$`, description: `${prefix}_ id` });
+
+/** The pattern of `prefix`'s ids (new ULID ids and the older 20-character ones). */
+export const idPattern = (prefix: string) => `^${prefix}_${ID_BODY_PATTERN}$`;
+export const Id = (prefix: string, description = `${prefix}_ id`) =>
+  Type.String({ pattern: idPattern(prefix), description });
+
+/** Where `Ref()` keeps the component it points at (the OpenAPI generator collects them). */
+export const COMPONENT = Symbol.for('blueline.openapi.component');
+
+/** A `$ref` to the component `schema` (which must have an `$id`); typed as the component. */
+export function Ref<T extends TSchema>(
+  schema: T,
+  options: { description?: string } = {},
+): TUnsafe<Static<T>> {
+  if (!schema.$id) throw new TypeError('Ref() needs a schema with an $id');
+  return Object.assign(
+    Type.Unsafe<Static<T>>({ $ref: `#/components/schemas/${schema.$id}`, ...options }),
+    { [COMPONENT]: schema },
+  );
+}
+
+/** `field` expanded with `?expand=field`: the referenced record, or null when it is gone. */
+const Expanded = <T extends TSchema>(field: string, schema: T) =>
+  Type.Optional(
+    Nullable(Ref(schema), {
+      description: `Present with ?expand=${field} (nested paths with dots, at most 3 levels): the ${field}_id record, null when it no longer exists`,
+    }),
+  );
 
 export const BBox = Type.Object(
   { x: Type.Number(), y: Type.Number(), width: Type.Number(), height: Type.Number() },
@@ -19,30 +51,55 @@ export const BBox = Type.Object(
 
 export const Problem = Type.Object(
   {
-    type: Type.String({ description: '/problems/<code>' }),
-    title: Type.String(),
-    status: Type.Integer(),
-    detail: Type.String(),
-    instance: Type.String(),
-    code: Type.String(),
-    request_id: Type.String(),
+    type: Type.String({
+      description: '/problems/<code>, at the server root: GET it for an explanation',
+    }),
+    title: Type.String({ description: 'short, fixed per code' }),
+    status: Type.Integer({ description: 'the HTTP status' }),
+    detail: Type.String({ description: 'what was wrong with this request' }),
+    instance: Type.Optional(
+      Type.String({ description: 'the request path (a failed job: the job path)' }),
+    ),
+    code: Type.String({ description: 'stable machine code (contract §3)' }),
+    request_id: Type.Optional(Type.String({ description: 'same as the X-Request-Id header' })),
     errors: Type.Optional(
       Type.Array(
-        Type.Object({ field: Type.String(), code: Type.String(), message: Type.String() }),
+        Type.Object({
+          field: Type.String({
+            description: 'JSON pointer into the body, or the query parameter name',
+          }),
+          code: Type.String(),
+          message: Type.String(),
+        }),
+        { description: 'validation problems: one entry per field' },
       ),
     ),
   },
-  { $id: 'Problem', additionalProperties: true },
+  {
+    $id: 'Problem',
+    additionalProperties: true,
+    description: 'RFC 9457 Problem Details (Content-Type: application/problem+json)',
+  },
 );
 
-export const ListMeta = Type.Object({
-  next: Nullable(Type.String()),
-  prev: Nullable(Type.String()),
-  limit: Type.Integer(),
-});
+export const ListMeta = Type.Object(
+  {
+    next: Nullable(Type.String(), {
+      description: 'cursor of the next page (pass as ?cursor=); null on the last page',
+    }),
+    prev: Nullable(Type.String(), {
+      description: 'cursor of the previous page; null on the first page',
+    }),
+    limit: Type.Integer({ minimum: 1, maximum: 100, description: 'the page size applied' }),
+  },
+  { $id: 'ListMeta' },
+);
 
 export const listOf = <T extends TSchema>(item: T) =>
-  Type.Object({ data: Type.Array(item), _meta: ListMeta });
+  Type.Object({
+    data: Type.Array(item.$id ? Ref(item) : item),
+    _meta: Ref(ListMeta),
+  });
 
 export const Project = Type.Object(
   {
@@ -90,6 +147,7 @@ export const FileObject = Type.Object(
     uri: Nullable(Type.String({ description: 'Signed download URL (1 h), null while pending' })),
     created_at: Timestamp,
     updated_at: Timestamp,
+    project: Expanded('project', Project),
   },
   { $id: 'File' },
 );
@@ -112,20 +170,26 @@ export const TARGET_TYPES = ['drawing', 'sheet', 'block', 'overlay'] as const;
 export const Job = Type.Object(
   {
     id: Id('job'),
-    project_id: Nullable(Type.String()),
-    type: Type.String(),
+    project_id: Nullable(Id('prj')),
+    type: Type.String({ description: `one of ${JOB_TYPES.join(', ')}` }),
     status: Type.Union(JOB_STATUSES.map((s) => Type.Literal(s))),
     target_type: Type.Union(TARGET_TYPES.map((s) => Type.Literal(s))),
-    target_id: Type.String(),
-    parent_id: Nullable(Type.String()),
+    target_id: Type.String({ description: 'id of the target record (drw_, sht_, blk_ or ovl_)' }),
+    parent_id: Nullable(Id('job')),
     progress: Type.Object({ completed: Type.Integer(), total: Type.Integer() }),
-    result: Type.Unknown(),
-    error: Nullable(Problem),
+    result: Type.Unknown({ description: 'per job type (contract §4, §6, §7); null until it ends' }),
+    error: Nullable(Ref(Problem), { description: 'why it failed (Failed only)' }),
     credits_charged: Type.Integer(),
     created_at: Timestamp,
     updated_at: Timestamp,
     started_at: Nullable(Timestamp),
     finished_at: Nullable(Timestamp),
+    parent: Type.Optional(
+      Nullable(Type.Unsafe<unknown>({ $ref: '#/components/schemas/Job' }), {
+        description: 'Present with ?expand=parent: the parent job, null for a top-level job',
+      }),
+    ),
+    project: Expanded('project', Project),
   },
   { $id: 'Job' },
 );
@@ -141,9 +205,12 @@ export const Drawing = Type.Object(
     revision: Nullable(Type.String()),
     status: Type.Union(DRAWING_STATUSES.map((s) => Type.Literal(s))),
     sheet_count: Type.Integer(),
-    job_id: Nullable(Type.String()),
+    job_id: Nullable(Id('job', 'the processing job')),
     created_at: Timestamp,
     updated_at: Timestamp,
+    file: Expanded('file', FileObject),
+    project: Expanded('project', Project),
+    job: Expanded('job', Job),
   },
   { $id: 'Drawing' },
 );
@@ -209,6 +276,8 @@ export const Sheet = Type.Object(
     text_source: Type.Union([Type.Literal('vector'), Type.Literal('ocr'), Type.Literal('none')]),
     created_at: Timestamp,
     updated_at: Timestamp,
+    drawing: Expanded('drawing', Drawing),
+    project: Expanded('project', Project),
   },
   { $id: 'Sheet' },
 );
@@ -243,12 +312,15 @@ export const Block = Type.Object(
     type: Type.Union(BLOCK_TYPES.map((t) => Type.Literal(t))),
     uri: Nullable(Type.String()),
     description: Nullable(Type.String()),
-    bbox: BBox,
+    bbox: Ref(BBox, { description: 'in sheet pixels' }),
     identifier: Nullable(Type.String()),
     title: Nullable(Type.String()),
     scale: Nullable(Type.String()),
     created_at: Timestamp,
     updated_at: Timestamp,
+    sheet: Expanded('sheet', Sheet),
+    drawing: Expanded('drawing', Drawing),
+    project: Expanded('project', Project),
   },
   { $id: 'Block' },
 );
@@ -265,7 +337,7 @@ export const Overlay = Type.Object(
   {
     id: Id('ovl'),
     project_id: Id('prj'),
-    job_id: Nullable(Type.String()),
+    job_id: Nullable(Id('job', 'the comparison job the client started')),
     block_a_id: Id('blk'),
     block_b_id: Id('blk'),
     score: Nullable(Type.Number({ minimum: 0, maximum: 1 })),
@@ -291,6 +363,10 @@ export const Overlay = Type.Object(
     change_count: Type.Integer(),
     created_at: Timestamp,
     updated_at: Timestamp,
+    block_a: Expanded('block_a', Block),
+    block_b: Expanded('block_b', Block),
+    job: Expanded('job', Job),
+    project: Expanded('project', Project),
   },
   { $id: 'Overlay' },
 );
@@ -310,7 +386,7 @@ export const Change = Type.Object(
     id: Id('chg'),
     overlay_id: Id('ovl'),
     project_id: Id('prj'),
-    bbox: BBox,
+    bbox: Ref(BBox, { description: 'in overlay pixels' }),
     kind: Type.Union(CHANGE_KINDS.map((k) => Type.Literal(k))),
     category: Type.Union(CHANGE_CATEGORIES.map((k) => Type.Literal(k))),
     area_px: Type.Integer(),
@@ -322,6 +398,8 @@ export const Change = Type.Object(
     note: Nullable(Type.String()),
     created_at: Timestamp,
     updated_at: Timestamp,
+    overlay: Expanded('overlay', Overlay),
+    project: Expanded('project', Project),
   },
   { $id: 'Change' },
 );
@@ -337,17 +415,32 @@ export const SymbolInstance = Type.Object(
   {
     id: Id('sym'),
     project_id: Id('prj'),
-    job_id: Nullable(Type.String()),
+    job_id: Nullable(Id('job', 'the parse job that found it')),
     sheet_id: Id('sht'),
-    block_id: Nullable(Type.String()),
+    block_id: Nullable(Id('blk')),
     label: Type.String(),
-    bbox: BBox,
+    bbox: Ref(BBox, { description: 'in sheet pixels' }),
     confidence: Type.Number(),
     rotation: Type.Union([Type.Literal(0), Type.Literal(90), Type.Literal(180), Type.Literal(270)]),
     created_at: Timestamp,
     updated_at: Timestamp,
+    sheet: Expanded('sheet', Sheet),
+    block: Expanded('block', Block),
+    job: Expanded('job', Job),
+    project: Expanded('project', Project),
   },
   { $id: 'Symbol' },
 );
 
-export const JobAccepted = Type.Object({ job_id: Id('job'), status: Type.String() });
+export const JobAccepted = Type.Object(
+  {
+    job_id: Id('job'),
+    status: Type.Union(
+      JOB_STATUSES.map((s) => Type.Literal(s)),
+      {
+        description: 'Queued for a new job; a replay returns the original answer',
+      },
+    ),
+  },
+  { $id: 'JobAccepted', description: 'The job started; follow it at Location: /v1/jobs/<job_id>' },
+);

@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable, type Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
+import { Type } from '@sinclair/typebox';
 import { ApiError, JSON_MAX_DEPTH, PROBLEMS } from '../domain/errors';
 import { findActiveKey, looksLikeKey } from '../store/repositories/organizations.repository';
 import type { Db } from '../store/db';
@@ -12,13 +13,74 @@ import { redactingLogger, sanitizeUrl } from './log-redaction';
 import { sendProblem, toApiError } from './problem';
 import { registerIdempotency } from './plugins/idempotency.plugin';
 import { RateLimiter, type RateLimits } from './plugins/rate-limit';
-import type { RouteConfig } from './router';
+import { addRoute, type RouteConfig } from './router';
+import { finishDocument } from './openapi';
 
 // The HTTP app as a factory (no listen): the server bootstrap in service.ts owns the port and
 // TLS. Cross-cutting rules live here once: request ids, auth, rate limits, JSON-only bodies,
 // idempotency, Problem Details for every error, 404/405.
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
+
+const API_DESCRIPTION = [
+  'Local HTTPS API of Blueline: projects, files, drawings, sheets, blocks, overlays, changes, symbols, jobs, credits and webhooks.',
+  '',
+  '**Authentication.** Every /v1 route needs `Authorization: Bearer <API key>` except the signed URLs (uploads, downloads, tiles: the signature in the query is the credential) and this document.',
+  '',
+  '**Errors** are RFC 9457 Problem Details (`application/problem+json`) with a stable `code`; `GET /problems/<code>` explains each. Every operation lists the codes it can answer. Besides those, any request may get `405 method_not_allowed` (a method the path does not have; with `Allow`), `403 https_required` (plain HTTP, the connection is closed), `400 validation_error` (a request that is not valid HTTP/1.1, e.g. without `Host`) and `500 internal_error`.',
+  '',
+  '**Lists** are cursor-paginated, newest first (`created_at`, then `id`, descending): pass `_meta.next` as `cursor` until it is null. A cursor remembers its filters and `limit`. `expand` inlines referenced records next to their `_id` fields (dot paths, at most 3 levels).',
+  '',
+  '**Idempotency.** Every POST accepts `Idempotency-Key`; a repeat returns the original response with `Idempotency-Status: hit`.',
+  '',
+  'Every response carries `X-Request-Id`. Ids are `<prefix>_` followed by letters and digits (new ids: a 26-character ULID).',
+].join('\n');
+
+const API_TAGS = [
+  {
+    name: 'projects',
+    description: 'Projects hold drawings, files and everything derived from them.',
+  },
+  {
+    name: 'files',
+    description: 'Uploads (create, then PUT the bytes to the signed URL) and signed downloads.',
+  },
+  {
+    name: 'drawings',
+    description: 'Drawing sets made from an uploaded file; processing makes sheets and blocks.',
+  },
+  {
+    name: 'sheets',
+    description: 'Pages of a drawing, with the title-block metadata read from them.',
+  },
+  { name: 'blocks', description: 'Views found on a sheet (the whole sheet is one block too).' },
+  {
+    name: 'compare',
+    description: 'Comparisons of revisions and change detection (Vision area, credits).',
+  },
+  { name: 'overlays', description: 'Aligned overlays of two blocks made by a comparison.' },
+  {
+    name: 'changes',
+    description: 'Change regions found by change detection, with their review status.',
+  },
+  { name: 'symbols', description: 'Symbol detection from templates (Vision area, credits).' },
+  { name: 'search', description: 'Search and question answering over a project (Vision area).' },
+  { name: 'jobs', description: 'Long-running work: processing, comparison, analysis, parsing.' },
+  { name: 'credits', description: 'Credit balance and ledger of the organization.' },
+  { name: 'webhooks', description: 'Event subscriptions and their delivery log.' },
+  { name: 'meta', description: 'This document and the problem types.' },
+];
+
+const ProblemType = Type.Object(
+  {
+    type: Type.String({ description: '/problems/<code>' }),
+    code: Type.String(),
+    title: Type.String(),
+    status: Type.Integer(),
+    description: Type.String({ description: 'what it means and what to do about it' }),
+  },
+  { $id: 'ProblemType' },
+);
 
 /** The nesting depth of JSON text once it exceeds `limit` (strings skipped), else -1. Linear. */
 export function jsonDepthOver(text: string, limit: number): number {
@@ -103,20 +165,24 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       info: {
         title: 'Blueline API',
         version: '1.0.0',
-        description:
-          'Local HTTPS API of Blueline: projects, drawings, sheets, blocks, overlays, changes, symbols and jobs. ' +
-          'Errors are RFC 9457 Problem Details (see /problems/<code>). Lists are cursor-paginated, newest first.',
+        description: API_DESCRIPTION,
+        license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
       },
-      servers: [{ url: '/' }],
-      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
+      servers: [{ url: '/', description: 'The service itself (https://<host>:<port>)' }],
+      tags: API_TAGS,
+      components: {
+        securitySchemes: {
+          bearerAuth: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'An API key of the organization: Authorization: Bearer sk_…',
+          },
+        },
+      },
     },
-    transform: ({ schema, url }) => {
-      const s = { ...(schema as Record<string, unknown>) };
-      const responses = s['x-responses'] as Record<string, unknown> | undefined;
-      delete s['x-responses'];
-      if (responses) s.response = responses;
-      return { schema: s as never, url };
-    },
+    // Routes bring their own operation (router.ts, swaggerTransform); the rest are hidden.
+    transformObject: (document) =>
+      finishDocument(app, 'openapiObject' in document ? document.openapiObject : {}) as never,
   });
 
   const limiter = new RateLimiter(opts.rateLimits);
@@ -250,10 +316,16 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   });
 
   // Problem type documentation (contract §3): GET /problems/<code>, no auth.
-  app.get(
-    '/problems/:code',
-    { config: { public: true }, schema: { hide: true } as never },
-    async (request, reply) => {
+  addRoute(app, {
+    operationId: 'getProblemType',
+    method: 'GET',
+    url: '/problems/:code',
+    summary: 'Explain a problem type (the `type` of a Problem Details body)',
+    tags: ['meta'],
+    public: true,
+    params: Type.Object({ code: Type.String({ description: 'a problem code, e.g. not_found' }) }),
+    responses: { 200: ProblemType },
+    handler: async (request, reply) => {
       const { code } = request.params as { code: string };
       if (!Object.hasOwn(PROBLEMS, code))
         throw new ApiError('not_found', `No problem type '${code.slice(0, 100)}' exists.`);
@@ -266,13 +338,23 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
         description: def.description,
       });
     },
-  );
+  });
 
-  app.get(
-    '/v1/openapi.json',
-    { config: { public: true }, schema: { hide: true } as never },
-    async () => app.swagger(),
-  );
+  addRoute(app, {
+    operationId: 'getOpenApiDocument',
+    method: 'GET',
+    url: '/v1/openapi.json',
+    summary: 'This OpenAPI 3.1 document',
+    tags: ['meta'],
+    public: true,
+    responses: {
+      200: {
+        description: 'The OpenAPI 3.1 document of this API',
+        content: { 'application/json': Type.Object({}, { additionalProperties: true }) },
+      },
+    },
+    handler: async () => app.swagger(),
+  });
 
   return app;
 }

@@ -55,7 +55,7 @@ export interface ListResponse {
 const COMMON = ['created_after', 'created_before'] as const;
 
 /** Filters naming a parent record: one the caller cannot see is 404, never an empty list (contract §2). */
-const PARENT_FILTERS: Record<string, { table: string; noun: string }> = {
+export const PARENT_FILTERS: Record<string, { table: string; noun: string }> = {
   project_id: { table: 'projects', noun: 'project' },
   drawing_id: { table: 'drawings', noun: 'drawing' },
   sheet_id: { table: 'sheets', noun: 'sheet' },

@@ -31,7 +31,16 @@ import type { ResourceKind } from '../../services/resources';
 import type { ListEndpoint } from '../list-engine';
 import { orgOf, type HttpDeps } from '../deps';
 import { addRoute } from '../router';
-import { getOneRoute, IdParams, listRoute, loadOwned, serializeOne } from './resource-reads';
+import { DELETED } from '../openapi';
+import {
+  getOneRoute,
+  ID_PREFIX,
+  IdParams,
+  idParamsDoc,
+  listRoute,
+  loadOwned,
+  serializeOne,
+} from './resource-reads';
 
 // Reads, patches and deletes of the records the vision pipeline creates (drawings, sheets, blocks,
 // overlays, changes, symbols, jobs). Each list is one declaration for the list engine.
@@ -131,14 +140,16 @@ export function catalogRoutes(app: FastifyInstance, deps: HttpDeps, effects: Cat
     getOneRoute(app, deps, endpoint.kind, `${endpoint.path}/:id`, item, tag);
   }
 
-  const patch = (kind: ResourceKind, path: string, body: TSchema) => {
+  const patch = (kind: ResourceKind, path: string, body: TSchema, summary: string) => {
     const [item, tag] = ITEM[kind]!;
     addRoute(app, {
+      operationId: `update${kind[0]!.toUpperCase()}${kind.slice(1)}`,
       method: 'PATCH',
       url: path,
-      summary: `Update a ${kind}`,
+      summary,
       tags: [tag],
       params: IdParams,
+      docParams: idParamsDoc(ID_PREFIX[kind]),
       body,
       responses: { 200: item },
       handler: async (request) => {
@@ -155,18 +166,25 @@ export function catalogRoutes(app: FastifyInstance, deps: HttpDeps, effects: Cat
       },
     });
   };
-  patch('drawing', '/v1/drawings/:id', DrawingPatch);
-  patch('sheet', '/v1/sheets/:id', SheetPatch);
-  patch('block', '/v1/blocks/:id', BlockPatch);
-  patch('change', '/v1/changes/:id', ChangePatch);
+  patch('drawing', '/v1/drawings/:id', DrawingPatch, "Update a drawing's name or revision label");
+  patch(
+    'sheet',
+    '/v1/sheets/:id',
+    SheetPatch,
+    'Correct a sheet (a person’s value wins over extraction and survives re-processing)',
+  );
+  patch('block', '/v1/blocks/:id', BlockPatch, "Correct a block's type, title or description");
+  patch('change', '/v1/changes/:id', ChangePatch, 'Review a change: status and note');
 
   addRoute(app, {
+    operationId: 'deleteDrawing',
     method: 'DELETE',
     url: '/v1/drawings/:id',
     summary: 'Delete a drawing with its sheets, blocks and every overlay involving its blocks',
     tags: ['drawings'],
     params: IdParams,
-    responses: { 204: { description: 'Deleted' } },
+    docParams: idParamsDoc('drw'),
+    responses: { 204: DELETED },
     handler: async (request, reply) => {
       const { id } = request.params as { id: string };
       const row = loadOwned(deps, request, 'drawing', id);
@@ -176,12 +194,14 @@ export function catalogRoutes(app: FastifyInstance, deps: HttpDeps, effects: Cat
   });
 
   addRoute(app, {
+    operationId: 'deleteOverlay',
     method: 'DELETE',
     url: '/v1/overlays/:id',
     summary: 'Delete an overlay and its changes',
     tags: ['overlays'],
     params: IdParams,
-    responses: { 204: { description: 'Deleted' } },
+    docParams: idParamsDoc('ovl'),
+    responses: { 204: DELETED },
     handler: async (request, reply) => {
       const { id } = request.params as { id: string };
       const row = loadOwned(deps, request, 'overlay', id);

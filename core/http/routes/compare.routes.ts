@@ -5,7 +5,8 @@ import { JobAccepted } from '../../contract/schemas';
 import { createAnalysis, createComparison, type CompareType } from '../../services/compare.service';
 import { orgOf, type HttpDeps } from '../deps';
 import { addRoute } from '../router';
-import { IdParams, loadOwned } from './resource-reads';
+import { created } from '../openapi';
+import { IdParams, idParamsDoc, loadOwned } from './resource-reads';
 
 // Comparison and change detection (contract §6; Vision area, credits §7). Each answers
 // 202 {job_id, status: "Queued"} with Location: /v1/jobs/<id>; the work happens in the job.
@@ -40,13 +41,11 @@ export const CompareBody = Type.Object(
   { additionalProperties: false },
 );
 
-const accepted = {
-  202: JobAccepted,
-  402: { description: 'insufficient_credits: body adds required and available' },
-};
+const accepted = { 202: created('The comparison job, Queued', JobAccepted) };
 
 export function compareRoutes(app: FastifyInstance, deps: HttpDeps, jobs: JobEnqueuer): void {
   addRoute(app, {
+    operationId: 'compareDrawing',
     method: 'POST',
     url: '/v1/drawings/:id/compare',
     summary:
@@ -54,8 +53,11 @@ export function compareRoutes(app: FastifyInstance, deps: HttpDeps, jobs: JobEnq
     tags: ['compare'],
     area: 'vision',
     params: IdParams,
+    docParams: idParamsDoc('drw'),
     body: DrawingCompareBody,
     responses: accepted,
+    // not_found: either drawing; conflict: one is not Ready; insufficient_credits: the reservation.
+    problems: ['conflict', 'insufficient_credits'],
     handler: async (request, reply) => {
       const { id } = request.params as { id: string };
       const body = request.body as { compare_to: string; analyze?: boolean };
@@ -74,6 +76,7 @@ export function compareRoutes(app: FastifyInstance, deps: HttpDeps, jobs: JobEnq
   });
 
   addRoute(app, {
+    operationId: 'compareRevisions',
     method: 'POST',
     url: '/v1/compare',
     summary:
@@ -82,6 +85,7 @@ export function compareRoutes(app: FastifyInstance, deps: HttpDeps, jobs: JobEnq
     area: 'vision',
     body: CompareBody,
     responses: accepted,
+    problems: ['not_found', 'conflict', 'insufficient_credits'],
     handler: async (request, reply) => {
       const body = request.body as {
         old_id: string;
@@ -103,6 +107,7 @@ export function compareRoutes(app: FastifyInstance, deps: HttpDeps, jobs: JobEnq
   });
 
   addRoute(app, {
+    operationId: 'analyzeOverlay',
     method: 'POST',
     url: '/v1/overlays/:id/analyze',
     summary:
@@ -110,7 +115,9 @@ export function compareRoutes(app: FastifyInstance, deps: HttpDeps, jobs: JobEnq
     tags: ['compare'],
     area: 'vision',
     params: IdParams,
-    responses: accepted,
+    docParams: idParamsDoc('ovl'),
+    responses: { 202: created('The analysis job, Queued', JobAccepted) },
+    problems: ['insufficient_credits'],
     handler: async (request, reply) => {
       const { id } = request.params as { id: string };
       const overlay = loadOwned(deps, request, 'overlay', id);

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import { Id, Job, Ref } from '../../contract/schemas';
 import { creditState } from '../../store/repositories/credits.repository';
 import { orgOf, type HttpDeps } from '../deps';
 import type { ListEndpoint } from '../list-engine';
@@ -22,11 +23,16 @@ export const CreditsObject = Type.Object(
 
 export const LedgerEntry = Type.Object(
   {
-    id: Type.String({ description: 'led_ id' }),
+    id: Id('led'),
     amount: Type.Integer({ description: 'positive: granted; negative: charged' }),
     reason: Type.String({ description: 'grant, or the job type charged (compare, analyze, …)' }),
-    job_id: Type.Union([Type.String(), Type.Null()]),
+    job_id: Type.Union([Id('job'), Type.Null()]),
     created_at: Type.String({ format: 'date-time' }),
+    job: Type.Optional(
+      Type.Union([Ref(Job), Type.Null()], {
+        description: 'Present with ?expand=job: the job charged, null for a grant',
+      }),
+    ),
   },
   { $id: 'LedgerEntry' },
 );
@@ -39,6 +45,7 @@ export const LEDGER_ENDPOINT: ListEndpoint = {
 
 export function creditsRoutes(app: FastifyInstance, deps: HttpDeps): void {
   addRoute(app, {
+    operationId: 'getCredits',
     method: 'GET',
     url: '/v1/credits',
     summary: 'Credits of the organization: balance (available) and reserved (held by running jobs)',
@@ -47,5 +54,5 @@ export function creditsRoutes(app: FastifyInstance, deps: HttpDeps): void {
     responses: { 200: CreditsObject },
     handler: async (request) => creditState(deps.db, orgOf(request)),
   });
-  listRoute(app, deps, LEDGER_ENDPOINT, LedgerEntry, 'credits');
+  listRoute(app, deps, LEDGER_ENDPOINT, LedgerEntry, 'credits', 'listCreditLedger');
 }

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { FILE_CONTENT_TYPES, FileCreate, FileObject } from '../../contract/schemas';
 import { ApiError, notFound } from '../../domain/errors';
 import { idKind } from '../../domain/ids';
@@ -16,14 +16,69 @@ import { RESOURCES } from '../../services/resources';
 import type { TileService } from '../../services/tiles.service';
 import { parseLimit, DEFAULT_LIMIT } from '../list-engine';
 import { orgOf, requestOrigin, serializeContext, type HttpDeps } from '../deps';
-import { addRoute } from '../router';
-import { IdParams, loadOwned, serializeOne } from './resource-reads';
+import { addRoute, openapiOperation } from '../router';
+import { created, DELETED, documentOperation, type ResponseDoc } from '../openapi';
+import { Id, listOf } from '../../contract/schemas';
+import { IdParams, idParamsDoc, loadOwned, PagingQueryDoc, serializeOne } from './resource-reads';
 
 // Files (contract §4 File, §5 signed URLs): create → signed PUT of the raw bytes → uploaded.
 // GET /files pages over the object store's continuation tokens (spec pagination rule 6), wrapped
 // in the same signed cursor and envelope as every other list.
 
 const CONTENT_TYPES: readonly string[] = FILE_CONTENT_TYPES;
+
+const FileCreated = Type.Object(
+  {
+    ...FileObject.properties,
+    upload_url: Type.String({
+      description:
+        'Signed URL to PUT the raw bytes to (no Authorization header), with Content-Type = content_type',
+    }),
+    upload_expires_at: Type.String({ format: 'date-time', description: '15 minutes from now' }),
+  },
+  { $id: 'FileCreated' },
+);
+
+const BLOB_DESCRIPTION =
+  'Signed with HMAC-SHA256 over path and expiry, valid 1 hour (the expiry is rounded up to the next 5-minute mark, so a URL lasts 60–65 minutes and a blob keeps the same URL across list refetches, which lets clients cache it), no Authorization header needed. ' +
+  'Served with ETag, Cache-Control: private, max-age=3600, immutable, and Range support; altered or expired → 403 invalid_signature. ' +
+  'Images (sheet, block crop, overlay) also serve a tile pyramid at `<uri path>/tiles/{z}/{x}/{y}.webp?<the same query>`: ' +
+  'tiles are 512 px square (edge tiles smaller); level z shows the image scaled by 2^(z − maxZoom), where ' +
+  'maxZoom = ceil(log2(max(width, height) / 512)) is full resolution and level 0 fits in one tile.';
+
+const BlobKeyParams = Type.Object({
+  key: Type.String({
+    description:
+      'The object key: the rest of the path of a *_uri, slashes included. Follow the URI as given rather than building it.',
+  }),
+});
+
+const PaletteQuery = Type.Object({
+  palette: Type.Optional(
+    Type.Union([Type.Literal('standard'), Type.Literal('colorblind')], {
+      description:
+        'Overlay images: colorblind selects the colour-blind-safe rendering (not covered by the signature)',
+    }),
+  ),
+});
+
+/** A signed download: the bytes (whole or one range), or only the headers for HEAD. */
+function blobResponses(method: 'GET' | 'HEAD', media: string): Record<number, ResponseDoc> {
+  const headers = {
+    ETag: Type.String({ description: 'strong, from the SHA-256 of the bytes' }),
+    'Cache-Control': Type.String({ description: 'private, max-age=3600, immutable' }),
+  };
+  const bytes = (description: string) =>
+    method === 'GET'
+      ? { description, content: { [media]: Type.String({ format: 'binary' }) }, headers }
+      : { description: `${description} (headers only)`, headers };
+  return {
+    200: bytes('The bytes, with their Content-Type'),
+    206: bytes('One byte range (Range: bytes=a-b), with Content-Range'),
+    304: { description: 'Not modified (If-None-Match or If-Modified-Since)', headers },
+    416: { description: 'The range starts at or beyond the end; Content-Range: bytes */<size>' },
+  };
+}
 
 export function filesRoutes(
   app: FastifyInstance,
@@ -33,18 +88,16 @@ export function filesRoutes(
   const { objects, signer } = env;
 
   addRoute(app, {
+    operationId: 'createFile',
     method: 'POST',
     url: '/v1/files',
     summary:
       'Create a file and get a signed upload URL (PUT the raw bytes there within 15 minutes)',
     tags: ['files'],
     body: FileCreate,
-    responses: {
-      201: Type.Intersect([
-        FileObject,
-        Type.Object({ upload_url: Type.String(), upload_expires_at: Type.String() }),
-      ]),
-    },
+    responses: { 201: created('The pending file with its upload URL', FileCreated) },
+    // not_found: the project; payload_too_large: size_bytes over the upload limit.
+    problems: ['not_found'],
     handler: async (request, reply) => {
       const org = orgOf(request);
       const body = request.body as {
@@ -83,14 +136,20 @@ export function filesRoutes(
   });
 
   addRoute(app, {
+    operationId: 'uploadFileContent',
     method: 'PUT',
     url: '/v1/uploads/:id',
     summary: 'Upload the raw bytes of a file to its signed upload URL (no Authorization header)',
+    description:
+      'Send the bytes with Content-Type set to the type declared when the file was created. They are checked against that type by their magic number (415 if not) and against size_bytes when it was given; the limit is the upload size limit (1 GiB by default).',
     tags: ['files'],
-    public: true,
-    rawBody: true,
+    signed: true,
+    rawBody: FILE_CONTENT_TYPES,
     params: IdParams,
+    docParams: idParamsDoc('fil'),
     responses: { 200: FileObject },
+    // conflict: the bytes already arrived; validation_error: no body.
+    problems: ['conflict', 'validation_error'],
     handler: async (request) => {
       const { id } = request.params as { id: string };
       const path = (request.raw.url ?? '').split('?')[0]!;
@@ -142,9 +201,12 @@ export function filesRoutes(
   });
 
   addRoute(app, {
+    operationId: 'listFiles',
     method: 'GET',
     url: '/v1/files',
     summary: "List a project's stored files, newest first (object-store continuation tokens)",
+    description:
+      'Only files whose bytes are stored; a pending file is reachable by GET /v1/files/{id}.',
     tags: ['files'],
     querystring: Type.Object({
       project_id: Type.Optional(Type.String()),
@@ -152,7 +214,19 @@ export function filesRoutes(
       limit: Type.Optional(Type.String()),
       cursor: Type.Optional(Type.String()),
     }),
-    responses: { 200: Type.Object({ data: Type.Array(FileObject), _meta: Type.Any() }) },
+    docQuery: Type.Object({
+      project_id: Id('prj', 'the project (required unless a cursor is given)'),
+      content_type: Type.Optional(
+        Type.Union(
+          FILE_CONTENT_TYPES.map((t) => Type.Literal(t)),
+          { description: 'filter: MIME type' },
+        ),
+      ),
+      limit: PagingQueryDoc.limit,
+      cursor: PagingQueryDoc.cursor,
+    }),
+    responses: { 200: listOf(FileObject) },
+    problems: ['missing_parameter', 'invalid_cursor', 'not_found'],
     handler: async (request) => {
       const org = orgOf(request);
       const q = request.query as Record<string, string | undefined>;
@@ -272,12 +346,18 @@ export function filesRoutes(
   });
 
   addRoute(app, {
+    operationId: 'getFile',
     method: 'GET',
     url: '/v1/files/:id',
     summary: 'Get one file (pending files too)',
     tags: ['files'],
     params: IdParams,
+    docParams: idParamsDoc('fil'),
+    docQuery: Type.Object({
+      expand: Type.Optional(Type.String({ description: 'project: inline the project' })),
+    }),
     responses: { 200: FileObject },
+    problems: ['invalid_expand', 'expand_too_deep'],
     handler: async (request) => {
       const { id } = request.params as { id: string };
       return serializeOne(deps, request, 'file', loadOwned(deps, request, 'file', id));
@@ -285,12 +365,15 @@ export function filesRoutes(
   });
 
   addRoute(app, {
+    operationId: 'deleteFile',
     method: 'DELETE',
     url: '/v1/files/:id',
     summary: 'Delete a file (409 while a drawing uses it)',
     tags: ['files'],
     params: IdParams,
-    responses: { 204: { description: 'Deleted' } },
+    docParams: idParamsDoc('fil'),
+    responses: { 204: DELETED },
+    problems: ['conflict'],
     handler: async (request, reply) => {
       const { id } = request.params as { id: string };
       const org = orgOf(request);
@@ -309,56 +392,81 @@ export function filesRoutes(
 
   // Signed downloads of every stored object (sheet images, crops, overlays, file bytes), and the
   // deep-zoom tiles of images: `<uri path>/tiles/{z}/{x}/{y}.webp` with the image URL's own
-  // signature (one signed URL covers its pyramid).
-  app.route({
-    method: ['GET', 'HEAD'],
-    url: '/v1/blobs/*',
-    config: { public: true },
-    schema: {
-      tags: ['files'],
+  // signature (one signed URL covers its pyramid). One wildcard route serves both shapes; the
+  // document names them separately.
+  const serveBlob = async (request: FastifyRequest, reply: FastifyReply) => {
+    const path = (request.raw.url ?? '').split('?')[0]!;
+    const tile = /^(\/v1\/blobs\/.+?)\/tiles\/(\d{1,5})\/(\d{1,6})\/(\d{1,6})\.webp$/.exec(path);
+    const signedPath = tile ? tile[1]! : path;
+    signer.assertValid(signedPath, request.query as Record<string, unknown>, Date.now(), 'GET');
+    let key = signedPath.slice('/v1/blobs/'.length);
+    // Overlays: `?palette=colorblind` selects the colour-blind-safe rendering of the combined
+    // image (stored beside it); the signature covers the image, not the palette choice.
+    const palette = (request.query as Record<string, unknown>).palette;
+    if (palette !== undefined && palette !== 'standard') {
+      if (palette !== 'colorblind')
+        throw new ApiError(
+          'invalid_parameter',
+          "The query parameter 'palette' must be standard or colorblind.",
+        );
+      if (/\/overlays\/ovl_[0-9A-Za-z]+\/combined\.png$/.test(key))
+        key = key.replace(/combined\.png$/, 'combined-colorblind.png');
+    }
+    if (tile) {
+      if (!/\.(png|webp|jpg)$/.test(key))
+        throw new ApiError('not_found', 'Only images have tiles.');
+      key = await env.tiles.tileKey(key, Number(tile[2]), Number(tile[3]), Number(tile[4]));
+    }
+    let obj;
+    try {
+      obj = await objects.get(key);
+    } catch {
+      obj = null;
+    }
+    if (!obj) throw new ApiError('not_found', 'The object behind this URL no longer exists.');
+    const served = serveObject(obj, { method: request.method, headers: request.headers });
+    reply.code(served.status).headers(served.headers);
+    return reply.send(served.body ?? '');
+  };
+
+  for (const method of ['HEAD', 'GET'] as const) {
+    // HEAD first: a GET route registered after its HEAD gets no generated one.
+    addRoute(app, {
+      operationId: method === 'GET' ? 'downloadBlob' : 'headBlob',
+      method,
+      url: '/v1/blobs/*',
+      docUrl: '/v1/blobs/:key',
       summary:
-        'Download a stored object through its signed URL (every *_uri); deep-zoom tiles of images',
-      description:
-        'Signed with HMAC-SHA256 over path and expiry, valid 1 hour (the expiry is rounded up to the next 5-minute mark, so a URL lasts 60–65 minutes and a blob keeps the same URL across list refetches, which lets clients cache it), no Authorization header needed. ' +
-        'Served with ETag, Cache-Control: private, max-age=3600, immutable, and Range support; altered or expired → 403 invalid_signature. ' +
-        'Images (sheet, block crop, overlay) also serve a tile pyramid at `<uri path>/tiles/{z}/{x}/{y}.webp?<the same query>`: ' +
-        'tiles are 512 px square (edge tiles smaller); level z shows the image scaled by 2^(z − maxZoom), where ' +
-        'maxZoom = ceil(log2(max(width, height) / 512)) is full resolution and level 0 fits in one tile.',
-    } as never,
-    exposeHeadRoute: false,
-    handler: async (request, reply) => {
-      const path = (request.raw.url ?? '').split('?')[0]!;
-      const tile = /^(\/v1\/blobs\/.+?)\/tiles\/(\d{1,5})\/(\d{1,6})\/(\d{1,6})\.webp$/.exec(path);
-      const signedPath = tile ? tile[1]! : path;
-      signer.assertValid(signedPath, request.query as Record<string, unknown>, Date.now(), 'GET');
-      let key = signedPath.slice('/v1/blobs/'.length);
-      // Overlays: `?palette=colorblind` selects the colour-blind-safe rendering of the combined
-      // image (stored beside it); the signature covers the image, not the palette choice.
-      const palette = (request.query as Record<string, unknown>).palette;
-      if (palette !== undefined && palette !== 'standard') {
-        if (palette !== 'colorblind')
-          throw new ApiError(
-            'invalid_parameter',
-            "The query parameter 'palette' must be standard or colorblind.",
-          );
-        if (/\/overlays\/ovl_[0-9A-Za-z]+\/combined\.png$/.test(key))
-          key = key.replace(/combined\.png$/, 'combined-colorblind.png');
-      }
-      if (tile) {
-        if (!/\.(png|webp|jpg)$/.test(key))
-          throw new ApiError('not_found', 'Only images have tiles.');
-        key = await env.tiles.tileKey(key, Number(tile[2]), Number(tile[3]), Number(tile[4]));
-      }
-      let obj;
-      try {
-        obj = await objects.get(key);
-      } catch {
-        obj = null;
-      }
-      if (!obj) throw new ApiError('not_found', 'The object behind this URL no longer exists.');
-      const served = serveObject(obj, { method: request.method, headers: request.headers });
-      reply.code(served.status).headers(served.headers);
-      return reply.send(served.body ?? '');
-    },
+        method === 'GET'
+          ? 'Download a stored object through its signed URL (every *_uri)'
+          : 'The headers of a stored object (size, type, ETag) through its signed URL',
+      description: BLOB_DESCRIPTION,
+      tags: ['files'],
+      signed: true,
+      docParams: BlobKeyParams,
+      docQuery: PaletteQuery,
+      responses: blobResponses(method, '*/*'),
+      problems: ['not_found', 'invalid_parameter'],
+      handler: serveBlob,
+    });
+  }
+  const tileDoc = openapiOperation({
+    operationId: 'getBlobTile',
+    method: 'GET',
+    url: '/v1/blobs/*',
+    summary: 'A deep-zoom tile of a stored image, under the image URL’s signature',
+    description: BLOB_DESCRIPTION,
+    tags: ['files'],
+    signed: true,
+    docParams: Type.Object({
+      ...BlobKeyParams.properties,
+      z: Type.Integer({ minimum: 0, description: 'zoom level; 0 fits the image in one tile' }),
+      x: Type.Integer({ minimum: 0, description: 'tile column from the left' }),
+      y: Type.Integer({ minimum: 0, description: 'tile row from the top' }),
+    }),
+    docQuery: PaletteQuery,
+    responses: blobResponses('GET', 'image/webp'),
+    problems: ['not_found', 'invalid_parameter'],
   });
+  documentOperation(app, '/v1/blobs/{key}/tiles/{z}/{x}/{y}.webp', 'get', tileDoc);
 }

@@ -1,10 +1,11 @@
+import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { Job } from '../../contract/schemas';
 import { ApiError } from '../../domain/errors';
 import type { JobRunner } from '../../jobs/job-runner';
 import { orgOf, type HttpDeps } from '../deps';
 import { addRoute } from '../router';
-import { IdParams } from './resource-reads';
+import { IdParams, idParamsDoc } from './resource-reads';
 
 const TERMINAL = new Set(['Completed', 'Failed', 'Canceled']);
 
@@ -19,12 +20,16 @@ export function jobsRoutes(
   const streams = new Map<string, number>();
 
   addRoute(app, {
+    operationId: 'cancelJob',
     method: 'POST',
     url: '/v1/jobs/:id/cancel',
     summary: 'Cancel a job and every descendant (409 when already terminal)',
+    description: 'No body needed. Answers the job as it is after the cancel.',
     tags: ['jobs'],
     params: IdParams,
+    docParams: idParamsDoc('job'),
     responses: { 202: Job },
+    problems: ['conflict'],
     handler: async (request, reply) => {
       const { id } = request.params as { id: string };
       const job = runner.cancel(orgOf(request), id);
@@ -33,16 +38,21 @@ export function jobsRoutes(
   });
 
   addRoute(app, {
+    operationId: 'streamJobEvents',
     method: 'GET',
     url: '/v1/jobs/:id/events',
     summary: 'Server-Sent Events: the job object on every change, ending at a terminal status',
     tags: ['jobs'],
     params: IdParams,
+    docParams: idParamsDoc('job'),
     responses: {
       200: {
-        description: 'text/event-stream of `event: job` messages whose data is the Job object',
+        description:
+          'A text/event-stream of `event: job` messages whose `data` is the Job object (JSON), the first at once, then one per change; the stream ends after a terminal status. Comment lines keep the connection alive.',
+        content: { 'text/event-stream': Type.String() },
       },
     },
+    // (429 rate_limited also when the key already has its maximum of streams open.)
     handler: async (request, reply) => {
       const { id } = request.params as { id: string };
       const org = orgOf(request);

@@ -4,6 +4,7 @@ import type { JobEnqueuer } from '../../services/context';
 import { JobAccepted } from '../../contract/schemas';
 import { createParse, MAX_TEMPLATES, type ParseRequest } from '../../services/parse.service';
 import { orgOf, type HttpDeps } from '../deps';
+import { created } from '../openapi';
 import { addRoute } from '../router';
 
 // Symbol detection (contract §7; Vision area). 202 {job_id, status} with Location: /v1/jobs/<id>;
@@ -63,6 +64,7 @@ export const ParseBody = Type.Object(
 
 export function parseRoutes(app: FastifyInstance, deps: HttpDeps, jobs: JobEnqueuer): void {
   addRoute(app, {
+    operationId: 'parseSymbols',
     method: 'POST',
     url: '/v1/parse',
     summary:
@@ -70,11 +72,9 @@ export function parseRoutes(app: FastifyInstance, deps: HttpDeps, jobs: JobEnque
     tags: ['symbols'],
     area: 'vision',
     body: ParseBody,
-    responses: {
-      202: JobAccepted,
-      402: { description: 'insufficient_credits: body adds required and available' },
-      409: { description: 'conflict: the target drawing is not Ready' },
-    },
+    responses: { 202: created('The parse job, Queued', JobAccepted) },
+    // not_found: the target or a template source; conflict: the target drawing is not Ready.
+    problems: ['not_found', 'conflict', 'insufficient_credits'],
     handler: async (request, reply) => {
       const job = createParse(deps.db, jobs, orgOf(request), request.body as ParseRequest);
       reply.code(202).header('location', `/v1/jobs/${job.id}`);

@@ -8,7 +8,8 @@ import {
 } from '../../services/projects.service';
 import { orgOf, type HttpDeps } from '../deps';
 import { addRoute } from '../router';
-import { getOneRoute, IdParams, listRoute, serializeOne } from './resource-reads';
+import { created, DELETED } from '../openapi';
+import { getOneRoute, IdParams, idParamsDoc, listRoute, serializeOne } from './resource-reads';
 
 export function projectsRoutes(
   app: FastifyInstance,
@@ -19,12 +20,13 @@ export function projectsRoutes(
   getOneRoute(app, deps, 'project', '/v1/projects/:id', Project, 'projects');
 
   addRoute(app, {
+    operationId: 'createProject',
     method: 'POST',
     url: '/v1/projects',
     summary: 'Create a project',
     tags: ['projects'],
     body: ProjectCreate,
-    responses: { 201: Project },
+    responses: { 201: created('The project', Project) },
     handler: async (request, reply) => {
       const row = createProject(
         deps.db,
@@ -37,11 +39,13 @@ export function projectsRoutes(
   });
 
   addRoute(app, {
+    operationId: 'updateProject',
     method: 'PATCH',
     url: '/v1/projects/:id',
     summary: 'Update a project',
     tags: ['projects'],
     params: IdParams,
+    docParams: idParamsDoc('prj'),
     body: ProjectPatch,
     responses: { 200: Project },
     handler: async (request) => {
@@ -57,12 +61,16 @@ export function projectsRoutes(
   });
 
   addRoute(app, {
+    operationId: 'deleteProject',
     method: 'DELETE',
     url: '/v1/projects/:id',
     summary: 'Delete a project and everything in it',
+    description:
+      'Removes its drawings, files, sheets, blocks, overlays, changes, symbols and jobs; a running job is canceled first.',
     tags: ['projects'],
     params: IdParams,
-    responses: { 204: { description: 'Deleted' } },
+    docParams: idParamsDoc('prj'),
+    responses: { 204: DELETED },
     handler: async (request, reply) => {
       const { id } = request.params as { id: string };
       await removeProject(deps.db, cascade, orgOf(request), id);

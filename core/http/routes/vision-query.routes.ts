@@ -1,7 +1,6 @@
-import { idPatternSource } from '../../domain/ids';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { BBox, DISCIPLINES, listOf } from '../../contract/schemas';
+import { BBox, DISCIPLINES, Id, listOf, Ref } from '../../contract/schemas';
 import type { Logger } from '../../services/context';
 import { askProject, llmConfigFromEnv, type LlmConfig } from '../../services/ask.service';
 import {
@@ -13,13 +12,10 @@ import {
 } from '../../services/search.service';
 import { orgOf, type HttpDeps } from '../deps';
 import { addRoute } from '../router';
-import { IdParams } from './resource-reads';
+import { IdParams, idParamsDoc } from './resource-reads';
 
 // Search and ask over a project's records (contract §7, Vision area: rate-limited separately).
 // Both are synchronous; search costs nothing, ask costs 1 credit when the records answer it.
-
-const Id = (prefix: string) =>
-  Type.String({ pattern: idPatternSource(prefix), maxLength: 100, description: `${prefix}_ id` });
 
 export const SearchRequestBody = Type.Object(
   {
@@ -36,7 +32,7 @@ export const SearchRequestBody = Type.Object(
         { description: 'only sheets of this discipline' },
       ),
     ),
-    drawing_id: Type.Optional(Id('drw')),
+    drawing_id: Type.Optional(Type.String({ ...Id('drw'), maxLength: 100 })),
     types: Type.Optional(
       Type.Array(Type.Union(HIT_TYPES.map((t) => Type.Literal(t))), {
         minItems: 1,
@@ -64,14 +60,14 @@ export const SearchHitSchema = Type.Object(
       description:
         'the sheet, block, change or symbol id; for a text run, the sheet it is printed on',
     }),
-    sheet_id: Type.String(),
+    sheet_id: Id('sht'),
     sheet_number: Type.Union([Type.String(), Type.Null()]),
-    drawing_id: Type.String(),
+    drawing_id: Id('drw'),
     snippet: Type.String({ description: 'plain text around the match (no markup)' }),
     highlights: Type.Array(Type.Object({ start: Type.Integer(), end: Type.Integer() }), {
       description: 'matched ranges in `snippet`, [start, end) in UTF-16 code units',
     }),
-    bbox: Type.Union([BBox, Type.Null()], {
+    bbox: Type.Union([Ref(BBox), Type.Null()], {
       description:
         'where to highlight, in sheet pixels (origin top-left); null for a whole-sheet hit. A change is drawn on its older sheet (the overlay frame).',
     }),
@@ -79,9 +75,7 @@ export const SearchHitSchema = Type.Object(
       description:
         'higher is better: exact sheet number 6+, number prefix 5+, sheet title 4+, block 3+, change 2.5+, symbol 2+, text 1+ (the fraction is bm25 relevance)',
     }),
-    overlay_id: Type.Optional(
-      Type.String({ description: 'change hits: the overlay the region belongs to' }),
-    ),
+    overlay_id: Type.Optional(Id('ovl', 'change hits: the overlay the region belongs to')),
   },
   { $id: 'SearchHit' },
 );
@@ -135,6 +129,7 @@ export function visionQueryRoutes(
   const llm = opts.llm ?? llmConfigFromEnv(process.env);
 
   addRoute(app, {
+    operationId: 'searchProject',
     method: 'POST',
     url: '/v1/projects/:id/search',
     summary:
@@ -142,8 +137,14 @@ export function visionQueryRoutes(
     tags: ['search'],
     area: 'vision',
     params: IdParams,
+    docParams: idParamsDoc('prj'),
     body: SearchRequestBody,
-    responses: { 200: listOf(SearchHitSchema) },
+    responses: {
+      200: {
+        description: 'The hits, best first, in one page (`_meta.next` and `prev` are null)',
+        content: { 'application/json': listOf(SearchHitSchema) },
+      },
+    },
     handler: async (request) => {
       const { id } = request.params as { id: string };
       const body = request.body as {
@@ -161,6 +162,7 @@ export function visionQueryRoutes(
   });
 
   addRoute(app, {
+    operationId: 'askProject',
     method: 'POST',
     url: '/v1/projects/:id/ask',
     summary:
@@ -168,8 +170,10 @@ export function visionQueryRoutes(
     tags: ['search'],
     area: 'vision',
     params: IdParams,
+    docParams: idParamsDoc('prj'),
     body: AskRequestBody,
     responses: { 200: AskResponse },
+    problems: ['insufficient_credits'],
     handler: async (request) => {
       const { id } = request.params as { id: string };
       const { question } = request.body as { question: string };

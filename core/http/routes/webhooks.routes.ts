@@ -1,4 +1,3 @@
-import { idPatternSource } from '../../domain/ids';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { RESOURCES } from '../../services/resources';
@@ -7,7 +6,18 @@ import { deleteWebhook } from '../../store/repositories/webhooks.repository';
 import { runListJson, type ListEndpoint } from '../list-engine';
 import { orgOf, serializeContext, type HttpDeps } from '../deps';
 import { addRoute } from '../router';
-import { getOneRoute, IdParams, listRoute, loadOwned, sendJsonText } from './resource-reads';
+import { Id, listOf, Ref } from '../../contract/schemas';
+import { created, DELETED } from '../openapi';
+import {
+  getOneRoute,
+  IdParams,
+  idParamsDoc,
+  listProblems,
+  listQueryDoc,
+  listRoute,
+  loadOwned,
+  sendJsonText,
+} from './resource-reads';
 
 // Webhook subscriptions and their delivery log (contract §10). The signing secret is returned once,
 // by POST; GET never shows it (the resource table's webhook object has no secret field).
@@ -52,7 +62,7 @@ const WebhookCreate = Type.Object(
 
 const Webhook = Type.Object(
   {
-    id: Type.String({ pattern: idPatternSource('whk') }),
+    id: Id('whk'),
     url: Type.String(),
     events: Type.Array(EventType),
     created_at: Timestamp,
@@ -68,15 +78,15 @@ const WebhookCreated = Type.Object(
       description: 'whsec_… signing secret. Shown only in this response: store it now.',
     }),
   },
-  { description: DELIVERY_DOC },
+  { $id: 'WebhookCreated', description: DELIVERY_DOC },
 );
 
 const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
 
 const WebhookDelivery = Type.Object(
   {
-    id: Type.String({ pattern: idPatternSource('whd') }),
-    webhook_id: Type.String(),
+    id: Id('whd'),
+    webhook_id: Id('whk'),
     event_id: Type.String({ description: 'evt_ id; the Webhook-Id header and the payload id' }),
     type: EventType,
     status: Type.Union(
@@ -97,6 +107,11 @@ const WebhookDelivery = Type.Object(
     delivered_at: Type.Union([Timestamp, Type.Null()]),
     created_at: Timestamp,
     updated_at: Timestamp,
+    webhook: Type.Optional(
+      Type.Union([Ref(Webhook), Type.Null()], {
+        description: 'Present with ?expand=webhook: the webhook delivered to',
+      }),
+    ),
   },
   { $id: 'WebhookDelivery' },
 );
@@ -118,12 +133,13 @@ export function webhooksRoutes(app: FastifyInstance, deps: HttpDeps): void {
   getOneRoute(app, deps, 'webhook', '/v1/webhooks/:id', Webhook, 'webhooks');
 
   addRoute(app, {
+    operationId: 'createWebhook',
     method: 'POST',
     url: '/v1/webhooks',
     summary: 'Subscribe a URL to events; the response carries the signing secret, shown once',
     tags: ['webhooks'],
     body: WebhookCreate,
-    responses: { 201: WebhookCreated },
+    responses: { 201: created('The webhook with its secret', WebhookCreated) },
     handler: async (request, reply) => {
       const { row, secret } = createWebhook(
         deps.db,
@@ -136,12 +152,14 @@ export function webhooksRoutes(app: FastifyInstance, deps: HttpDeps): void {
   });
 
   addRoute(app, {
+    operationId: 'deleteWebhook',
     method: 'DELETE',
     url: '/v1/webhooks/:id',
     summary: 'Delete a webhook; deliveries not yet made are dropped',
     tags: ['webhooks'],
     params: IdParams,
-    responses: { 204: { description: 'Deleted' } },
+    docParams: idParamsDoc('whk'),
+    responses: { 204: DELETED },
     handler: async (request, reply) => {
       const { id } = request.params as { id: string };
       const row = loadOwned(deps, request, 'webhook', id);
@@ -151,12 +169,17 @@ export function webhooksRoutes(app: FastifyInstance, deps: HttpDeps): void {
   });
 
   addRoute(app, {
+    operationId: 'listWebhookDeliveries',
     method: 'GET',
     url: '/v1/webhooks/:id/deliveries',
     summary:
       "A webhook's delivery log, newest first: one entry per event with its attempts and outcome",
     tags: ['webhooks'],
     params: IdParams,
+    docParams: idParamsDoc('whk'),
+    // The webhook is the path's; the other filters, paging and expand as on every list.
+    docQuery: listQueryDoc(deliveriesEndpoint('whk_…'), ['webhook_id']),
+    problems: listProblems(deliveriesEndpoint('whk_…')),
     querystring: Type.Object({
       status: Type.Optional(Type.String({ description: 'filter: pending, delivered or failed' })),
       type: Type.Optional(Type.String({ description: 'filter: event type' })),
@@ -173,7 +196,7 @@ export function webhooksRoutes(app: FastifyInstance, deps: HttpDeps): void {
       ),
       expand: Type.Optional(Type.String({ description: 'webhook' })),
     }),
-    responses: { 200: Type.Object({ data: Type.Array(WebhookDelivery), _meta: Type.Any() }) },
+    responses: { 200: listOf(WebhookDelivery) },
     handler: async (request, reply) => {
       const { id } = request.params as { id: string };
       const row = loadOwned(deps, request, 'webhook', id);
