@@ -290,13 +290,15 @@ describe('worker pool', () => {
       limit: { ms, error: () => new ApiError('processing_timeout', `over ${ms} ms`) },
     });
     const t0 = Date.now();
-    // The first task holds the only worker for 400 ms; the second waits that long in the queue,
-    // then runs for 150 ms under a 300 ms limit: it completes, since queue time does not count.
-    const first = p.run('test.spin', { ms: 400 }, [], undefined, limit(1_000));
-    const second = p.run('test.spin', { ms: 150 }, [], undefined, limit(300));
+    // The first task holds the only worker for 1.5 s; the second waits that long in the queue,
+    // then runs for 150 ms under a 1 s limit: it completes, since queue time does not count. (The
+    // margins are wide so that a loaded machine, which may not schedule the worker at once, cannot
+    // end a task early.)
+    const first = p.run('test.spin', { ms: 1_500 }, [], undefined, limit(5_000));
+    const second = p.run('test.spin', { ms: 150 }, [], undefined, limit(1_000));
     await expect(first).resolves.toBeGreaterThan(0);
     await expect(second).resolves.toBeGreaterThan(0);
-    expect(Date.now() - t0).toBeGreaterThanOrEqual(540);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(1_640);
     expect(p.stats()).toMatchObject({ timedOut: 0, workers: 1 });
 
     // A task that never yields is ended at its limit with the limit's error; the pool carries on.
@@ -312,8 +314,8 @@ describe('worker pool', () => {
     const after = await p.run('test.threadId', undefined);
     expect(after).not.toBe(before);
     // A task that finishes in time leaves no timer behind to end its worker later.
-    await p.run('test.spin', { ms: 10 }, [], undefined, limit(100));
-    await new Promise((r) => setTimeout(r, 200));
+    await p.run('test.spin', { ms: 10 }, [], undefined, limit(1_000));
+    await new Promise((r) => setTimeout(r, 1_300));
     expect(await p.run('test.threadId', undefined)).toBe(after);
     expect(p.stats().timedOut).toBe(1);
   });
