@@ -291,6 +291,7 @@ export const SheetPatch = Type.Object(
 );
 
 export const BLOCK_TYPES = [
+  'Sheet',
   'Plan',
   'Elevation',
   'Section',
@@ -324,9 +325,11 @@ export const Block = Type.Object(
   },
   { $id: 'Block' },
 );
+/** The types a person may give a view: `Sheet` is the whole page, one per sheet, never a view's. */
+export const VIEW_BLOCK_TYPES = BLOCK_TYPES.filter((t) => t !== 'Sheet');
 export const BlockPatch = Type.Object(
   {
-    type: Type.Optional(Type.Union(BLOCK_TYPES.map((t) => Type.Literal(t)))),
+    type: Type.Optional(Type.Union(VIEW_BLOCK_TYPES.map((t) => Type.Literal(t)))),
     title: Type.Optional(Nullable(Type.String({ maxLength: 300 }))),
     description: Type.Optional(Nullable(Type.String({ maxLength: 5000 }))),
   },
@@ -349,7 +352,20 @@ export const Overlay = Type.Object(
     height: Nullable(Type.Integer()),
     transform: Nullable(Type.Array(Type.Number(), { minItems: 6, maxItems: 6 })),
     alignment: Nullable(
-      Type.Object({ method: Type.String(), confidence: Type.Number(), residual_px: Type.Number() }),
+      Type.Object({
+        method: Type.String(),
+        confidence: Type.Number(),
+        residual_px: Type.Number(),
+        low_confidence: Type.Optional(
+          Type.Boolean({
+            description:
+              'Present and true when the alignment is not trustworthy (low confidence or a large residual): the overlay may not show real changes, and change detection reports none from it.',
+          }),
+        ),
+        warning: Type.Optional(
+          Type.String({ description: 'Why the alignment is not trusted, in words.' }),
+        ),
+      }),
     ),
     stats: Nullable(
       Type.Object({

@@ -29,6 +29,7 @@ import {
 import { CompareBuffers } from '../vision/compare/buffers';
 import { findRegions } from '../vision/compare/regions';
 import { registerImages, invertAffine, type Affine } from '../vision/compare/register';
+import { isNoise, reportedScore } from '../vision/compare/score';
 import { decodeGrey } from '../vision/compare/encode.adapter';
 import { pairBlocks, type BlockBox, type BlockInfo, type BlockPair } from '../services/pairing';
 
@@ -310,8 +311,7 @@ export async function compareBlockPairs(
     const { st, sheetT, alignment } = best!;
     if (alignment.confidence < LOW_CONFIDENCE) {
       alignment.low_confidence = true;
-      alignment.warning =
-        'Low alignment confidence: these blocks may not show the same drawing, or the alignment is wrong. Check the overlay by eye; no change regions are reported from it.';
+      alignment.warning = `Poor alignment (confidence ${alignment.confidence.toFixed(2)}, residual ${alignment.residual_px.toFixed(1)} px): these may not show the same drawing, or the alignment is wrong. Check the overlay by eye; no change regions are reported from it, so "no changes" cannot be concluded.`;
     }
     // Block B crop px → overlay px.
     const blockT = thenShift(afterShift(sheetT, bb.bbox.x, bb.bbox.y), -aBox.x, -aBox.y);
@@ -339,7 +339,15 @@ export async function compareBlockPairs(
       transform: blockT.map((v) => round(v)),
       alignment,
       stats: st.diff.stats,
-      score: round(st.diff.score, 6),
+      // A real change never reads 1.000 (score.ts); change detection applies the same rule to the
+      // regions it stores.
+      score: round(
+        reportedScore(
+          st.diff.score,
+          !alignment.low_confidence && fin.regions.some((g) => !isNoise(g)),
+        ),
+        6,
+      ),
       region_count: fin.regions.length,
       png,
     });
@@ -356,11 +364,26 @@ export interface RegionsArgs {
   sheetTransform: number[];
   alignmentConfidence: number;
   /**
-   * The overlays of this sheet pair in the same comparison, this one included (A sheet pixels of
-   * their block A, and whether each was made through the sheet transform rather than a block's own
-   * registration). With them the whole sheet is compared and each change goes to exactly one overlay,
-   * whole — also a change straddling a block box or lying outside every block (see assignRegions).
-   * Without them only changes touching `aBox` are reported (still whole, not cut at the box).
+   * Whether the overlay was made through the sheet transform (true) or registered on its own (a
+   * view that may have moved: its changes are sought in its box with a margin). Default true, or
+   * what `siblings[self]` says.
+   */
+  sheetAligned?: boolean;
+  /**
+   * Given for a whole-sheet overlay (block A is the Sheet block): the views of the same sheet pair
+   * that were registered on their own, each with its box in A and its own transform (B sheet px →
+   * A sheet px). A view whose own transform puts it elsewhere than the sheet transform does has moved
+   * on the sheet: the whole-sheet overlay reports the move as one `moved` change, plus the changes
+   * inside the view found through its own registration — not a removal and an addition of all of it.
+   */
+  views?: { box: BlockBox; transform: number[]; confidence: number }[];
+  /**
+   * Comparisons made before sheets had a Sheet block: the overlays of this sheet pair in the same
+   * comparison, this one included (A sheet pixels of their block A, and whether each was made
+   * through the sheet transform). With them each change goes to exactly one overlay, whole — also a
+   * change straddling a block box or lying outside every block (see assignRegion). Without them (and
+   * without `views`) the changes touching `aBox` are reported, whole, not cut at the box: a view's
+   * changes as seen through it; the whole-sheet overlay reports them all.
    */
   siblings?: { box: BlockBox; sheetAligned: boolean }[];
   /** This overlay's index in `siblings`. */
@@ -375,6 +398,13 @@ export interface RegionOut {
   removed_px: number;
   kind: 'added' | 'removed' | 'modified' | 'moved';
   confidence: number;
+  /**
+   * B sheet px → A sheet px under which this change was found, when not the overlay's own: a change
+   * inside a view that moved, found through that view's registration (its text on B is there).
+   */
+  transform?: number[];
+  /** A view that moved on the sheet: its box in A (A sheet px) and how far it moved (A sheet px). */
+  move?: { view: BlockBox; dx: number; dy: number };
 }
 
 function overlapArea(a: BlockBox, b: BlockBox): number {
@@ -424,19 +454,186 @@ export function assignRegion(
 
 /** Margin (A sheet px) around a block's box compared when it was registered on its own. */
 const OWN_MARGIN = 96;
+/**
+ * A view registered on its own has moved on the sheet when its own transform puts its centre this
+ * far (A sheet px) from where the sheet transform does; below it, the two alignments differ by the
+ * registration's own play (a sheet drawn at another scale, a slightly skewed scan).
+ */
+export const MOVED_MIN_PX = 12;
 
-// One sheet comparison per worker is kept: the analyze jobs of one sheet pair come one after another
-// and, through the sheet transform, all need the same whole-sheet regions.
-let lastSheet: {
-  key: string;
-  regions: (RegionOut & { sheetBox: BlockBox })[];
-  score: number;
-} | null = null;
+/** `t` applied to point (x, y). */
+function apply(t: readonly number[], x: number, y: number): [number, number] {
+  return [t[0]! * x + t[1]! * y + t[2]!, t[3]! * x + t[4]! * y + t[5]!];
+}
+
+/** t ∘ u: u first. */
+function compose(t: readonly number[], u: readonly number[]): Affine {
+  return [
+    t[0]! * u[0]! + t[1]! * u[3]!,
+    t[0]! * u[1]! + t[1]! * u[4]!,
+    t[0]! * u[2]! + t[1]! * u[5]! + t[2]!,
+    t[3]! * u[0]! + t[4]! * u[3]!,
+    t[3]! * u[1]! + t[4]! * u[4]!,
+    t[3]! * u[2]! + t[4]! * u[5]! + t[5]!,
+  ];
+}
+
+/** The bounding box of `box` mapped through `t`. */
+function mapBoxThrough(t: readonly number[], box: BlockBox): BlockBox {
+  const pts = [
+    apply(t, box.x, box.y),
+    apply(t, box.x + box.width, box.y),
+    apply(t, box.x, box.y + box.height),
+    apply(t, box.x + box.width, box.y + box.height),
+  ];
+  const x0 = Math.min(...pts.map((p) => p[0]));
+  const y0 = Math.min(...pts.map((p) => p[1]));
+  return {
+    x: x0,
+    y: y0,
+    width: Math.max(...pts.map((p) => p[0])) - x0,
+    height: Math.max(...pts.map((p) => p[1])) - y0,
+  };
+}
+
+function grow(b: BlockBox, by: number): BlockBox {
+  return { x: b.x - by, y: b.y - by, width: b.width + 2 * by, height: b.height + 2 * by };
+}
+
+function contains(b: BlockBox, x: number, y: number): boolean {
+  return x >= b.x && x <= b.x + b.width && y >= b.y && y <= b.y + b.height;
+}
+
+/** A change region found on the sheet, A sheet pixels. */
+interface SheetRegion {
+  box: BlockBox;
+  area_px: number;
+  added_px: number;
+  removed_px: number;
+  kind: RegionOut['kind'];
+  confidence: number;
+  transform?: number[];
+  move?: RegionOut['move'];
+}
+
+// The region lists of the last few (sheet pair, transform, window) diffs of this worker: the analyze
+// jobs of one sheet pair come one after another and, through the sheet transform, all need the same
+// whole-sheet regions; a whole-sheet overlay also needs those of its moved views.
+const REGION_CACHE_SIZE = 6;
+const regionCache = new Map<string, { regions: SheetRegion[]; score: number }>();
+
+/**
+ * The change regions of A against B through `transform` (B sheet px → A sheet px), on the whole
+ * sheet or, when `box` is given, in that box with a margin (A sheet pixels).
+ */
+async function regionsThrough(
+  images: () => Promise<[GreyImage, GreyImage]>,
+  stamps: string,
+  transform: readonly number[],
+  confidence: number,
+  box: BlockBox | null,
+): Promise<{ regions: SheetRegion[]; score: number }> {
+  const key = JSON.stringify([stamps, transform.map((v) => round(v)), round(confidence, 3), box]);
+  const hit = regionCache.get(key);
+  if (hit) {
+    regionCache.delete(key);
+    regionCache.set(key, hit);
+    return hit;
+  }
+  const [A, B] = await images();
+  const win: BlockBox = box
+    ? {
+        x: Math.round(box.x) - OWN_MARGIN,
+        y: Math.round(box.y) - OWN_MARGIN,
+        width: Math.round(box.width) + 2 * OWN_MARGIN,
+        height: Math.round(box.height) + 2 * OWN_MARGIN,
+      }
+    : { x: 0, y: 0, width: A.width, height: A.height };
+  const st = await diffStage(A, B, {
+    skipRegistration: true,
+    transform: thenShift(transform, -win.x, -win.y),
+    windowA: win,
+  });
+  const regions = findRegions(st.diff, { alignmentConfidence: confidence }).map((g) => ({
+    box: { x: g.bbox.x + win.x, y: g.bbox.y + win.y, width: g.bbox.width, height: g.bbox.height },
+    area_px: g.area_px,
+    added_px: g.added_px,
+    removed_px: g.removed_px,
+    kind: g.kind,
+    confidence: round(g.confidence, 3),
+  }));
+  const found = { regions, score: st.diff.score };
+  regionCache.set(key, found);
+  while (regionCache.size > REGION_CACHE_SIZE)
+    regionCache.delete(regionCache.keys().next().value as string);
+  return found;
+}
+
+/**
+ * The whole-sheet overlay's changes: every region of the sheet, except that a view which moved on the
+ * sheet is one `moved` change (the regions its old and new places leave through the sheet transform,
+ * merged) plus the changes inside it, found through its own registration where it was in A.
+ */
+async function wholeSheetRegions(
+  sheetRegions: SheetRegion[],
+  args: RegionsArgs & { views: NonNullable<RegionsArgs['views']> },
+  images: () => Promise<[GreyImage, GreyImage]>,
+  stamps: string,
+  confidence: number,
+): Promise<SheetRegion[]> {
+  let rest = sheetRegions;
+  const moves: SheetRegion[] = [];
+  for (const v of args.views) {
+    if (!(v.confidence >= LOW_CONFIDENCE)) continue;
+    // Where the view's content of B lands in the whole-sheet overlay: B's place of it (the inverse of
+    // its own transform) taken through the sheet transform.
+    const toOverlay = compose(args.sheetTransform, invertAffine(v.transform));
+    const cx = v.box.x + v.box.width / 2;
+    const cy = v.box.y + v.box.height / 2;
+    const [nx, ny] = apply(toOverlay, cx, cy);
+    const dx = nx - cx;
+    const dy = ny - cy;
+    if (Math.hypot(dx, dy) < MOVED_MIN_PX) continue;
+    const from = grow(v.box, 16);
+    const to = grow(mapBoxThrough(toOverlay, v.box), 16);
+    const mine = rest.filter((r) => {
+      const rx = r.box.x + r.box.width / 2;
+      const ry = r.box.y + r.box.height / 2;
+      return contains(from, rx, ry) || contains(to, rx, ry);
+    });
+    if (mine.length === 0) continue;
+    rest = rest.filter((r) => !mine.includes(r));
+    const x0 = Math.min(...mine.map((r) => r.box.x));
+    const y0 = Math.min(...mine.map((r) => r.box.y));
+    const x1 = Math.max(...mine.map((r) => r.box.x + r.box.width));
+    const y1 = Math.max(...mine.map((r) => r.box.y + r.box.height));
+    const sum = (k: 'area_px' | 'added_px' | 'removed_px') => mine.reduce((n, r) => n + r[k], 0);
+    moves.push({
+      box: { x: x0, y: y0, width: x1 - x0, height: y1 - y0 },
+      area_px: sum('area_px'),
+      added_px: sum('added_px'),
+      removed_px: sum('removed_px'),
+      kind: 'moved',
+      confidence: round(Math.min(confidence, v.confidence), 3),
+      move: { view: v.box, dx: round(dx, 1), dy: round(dy, 1) },
+    });
+    const own = await regionsThrough(
+      images,
+      stamps,
+      v.transform,
+      Math.max(LOW_CONFIDENCE, Math.min(1, v.confidence)),
+      v.box,
+    );
+    for (const r of own.regions)
+      if (overlapArea(r.box, v.box) > 0) moves.push({ ...r, transform: v.transform });
+  }
+  return [...rest, ...moves];
+}
 
 /**
  * The engine's change regions for a stored overlay (none when the alignment is not trusted), found
  * on the whole sheet (or, for a block registered on its own, its box with a margin) so a change is
- * never cut at the block box; see RegionsArgs.siblings for which overlay reports which change.
+ * never cut at the block box. Which of them the overlay reports: see RegionsArgs.
  */
 export async function changeRegions(
   args: RegionsArgs,
@@ -444,7 +641,7 @@ export async function changeRegions(
   if (args.alignmentConfidence < LOW_CONFIDENCE) return { regions: [], score: 0 };
   const conf = Math.max(LOW_CONFIDENCE, Math.min(1, args.alignmentConfidence));
   const me = args.siblings && args.self !== undefined ? args.siblings[args.self] : undefined;
-  const sheetAligned = me ? me.sheetAligned : true;
+  const sheetAligned = args.sheetAligned ?? (me ? me.sheetAligned : true);
   // The files' size and mtime are in the key: a re-processed sheet may be written to the same path.
   // Sheets given as bytes are known by their digest.
   const stamp = (src: SheetSource) => {
@@ -452,73 +649,46 @@ export async function changeRegions(
     const st = statSync(src.path);
     return `${src.path}:${st.size}:${st.mtimeMs}`;
   };
-  const key = JSON.stringify([
-    stamp(args.a),
-    stamp(args.b),
-    args.sheetTransform.map((v) => round(v)),
-    round(conf, 3),
+  const stamps = `${stamp(args.a)}|${stamp(args.b)}`;
+  let decoded: Promise<[GreyImage, GreyImage]> | undefined;
+  const images = () =>
+    (decoded ??= Promise.all([decodeGrey(sheetInput(args.a)), decodeGrey(sheetInput(args.b))]));
+  const found = await regionsThrough(
+    images,
+    stamps,
+    args.sheetTransform,
+    conf,
     sheetAligned ? null : args.aBox,
-  ]);
-  let found = lastSheet?.key === key ? lastSheet : null;
-  if (!found) {
-    const [A, B] = await Promise.all([
-      decodeGrey(sheetInput(args.a)),
-      decodeGrey(sheetInput(args.b)),
-    ]);
-    // The compared window of A (A sheet px): the whole sheet, or the block's box with a margin.
-    const win: BlockBox = sheetAligned
-      ? { x: 0, y: 0, width: A.width, height: A.height }
-      : {
-          x: Math.round(args.aBox.x) - OWN_MARGIN,
-          y: Math.round(args.aBox.y) - OWN_MARGIN,
-          width: Math.round(args.aBox.width) + 2 * OWN_MARGIN,
-          height: Math.round(args.aBox.height) + 2 * OWN_MARGIN,
-        };
-    const st = await diffStage(A, B, {
-      skipRegistration: true,
-      transform: thenShift(args.sheetTransform, -win.x, -win.y),
-      windowA: win,
-    });
-    const regions = findRegions(st.diff, { alignmentConfidence: conf }).map((g) => {
-      const sheetBox = {
-        x: g.bbox.x + win.x,
-        y: g.bbox.y + win.y,
-        width: g.bbox.width,
-        height: g.bbox.height,
-      };
-      return {
-        sheetBox,
-        bbox: sheetBox,
-        area_px: g.area_px,
-        added_px: g.added_px,
-        removed_px: g.removed_px,
-        kind: g.kind,
-        confidence: round(g.confidence, 3),
-      };
-    });
-    found = { key, regions, score: st.diff.score };
-    lastSheet = found;
-  }
-  const mine = found.regions.filter((g) =>
-    args.siblings && args.self !== undefined
-      ? assignRegion(g.sheetBox, args.siblings) === args.self
-      : overlapArea(g.sheetBox, args.aBox) > 0,
   );
+  let mine: SheetRegion[];
+  if (args.views)
+    mine = await wholeSheetRegions(
+      found.regions,
+      { ...args, views: args.views },
+      images,
+      stamps,
+      conf,
+    );
+  else if (args.siblings && args.self !== undefined)
+    mine = found.regions.filter((g) => assignRegion(g.box, args.siblings!) === args.self);
+  else mine = found.regions.filter((g) => overlapArea(g.box, args.aBox) > 0);
   return {
     score: found.score,
     regions: mine.map((g) => ({
       // A sheet px → overlay px (the overlay's frame is block A's box).
       bbox: {
-        x: g.sheetBox.x - Math.round(args.aBox.x),
-        y: g.sheetBox.y - Math.round(args.aBox.y),
-        width: g.sheetBox.width,
-        height: g.sheetBox.height,
+        x: g.box.x - Math.round(args.aBox.x),
+        y: g.box.y - Math.round(args.aBox.y),
+        width: g.box.width,
+        height: g.box.height,
       },
       area_px: g.area_px,
       added_px: g.added_px,
       removed_px: g.removed_px,
       kind: g.kind,
       confidence: g.confidence,
+      ...(g.transform ? { transform: g.transform.map((v) => round(v)) } : {}),
+      ...(g.move ? { move: g.move } : {}),
     })),
   };
 }

@@ -179,7 +179,24 @@ function overlaySource(cat: Catalog, o: OverlayPairRow): AskSource {
 function latestComparison(overlays: OverlayPairRow[]): OverlayPairRow[] {
   if (overlays.length === 0) return [];
   const job = overlays[overlays.length - 1]!.job_id;
-  return overlays.filter((o) => o.job_id === job);
+  return reportingOverlays(overlays.filter((o) => o.job_id === job));
+}
+
+/**
+ * The overlays whose changes tell what changed: of a sheet pair with a whole-sheet overlay, that one
+ * alone (contract §6: it reports every change on the page; a view overlay's changes are the same
+ * changes seen through a view, and would be counted twice); otherwise all of them (comparisons made
+ * before sheets had a Sheet block).
+ */
+function reportingOverlays(overlays: OverlayPairRow[]): OverlayPairRow[] {
+  const whole = new Set(
+    overlays
+      .filter((o) => o.block_a_type === 'Sheet')
+      .map((o) => `${o.job_id}|${o.sheet_a_id}|${o.sheet_b_id}`),
+  );
+  return overlays.filter(
+    (o) => o.block_a_type === 'Sheet' || !whole.has(`${o.job_id}|${o.sheet_a_id}|${o.sheet_b_id}`),
+  );
 }
 
 // ── Resolving what a question names ──────────────────────────────────────────────────────────────
@@ -294,7 +311,8 @@ function answerBetween(c: Ctx, xText: string, yText: string): Draft {
       src.list,
     );
   }
-  // One sheet pair may have several block overlays; the pair changed when any of them did.
+  // A sheet pair compared before Sheet blocks may have several block overlays; the pair changed when
+  // any of them did.
   const pairs = new Map<string, OverlayPairRow[]>();
   for (const o of overlays) {
     const k = `${o.sheet_a_id}|${o.sheet_b_id}`;

@@ -1,3 +1,4 @@
+import { ApiError } from '../domain/errors';
 import type { Db } from '../store/db';
 import {
   deleteRecord,
@@ -37,6 +38,21 @@ export function patchRecord(
 ): Row {
   const values: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(body)) if (v !== undefined) values[k] = v;
+  // The Sheet block is the whole page, one per sheet (contract §4): it stays what it is. (The
+  // schema already keeps a view from becoming one.)
+  if (
+    kind === 'block' &&
+    row.type === 'Sheet' &&
+    values.type !== undefined &&
+    values.type !== 'Sheet'
+  )
+    throw new ApiError(
+      'validation_error',
+      `Block ${row.id} is its sheet's Sheet block (the whole page); its type cannot change.`,
+      {
+        errors: [{ field: '/type', code: 'immutable', message: 'the Sheet block keeps its type' }],
+      },
+    );
   if (kind === 'sheet' || kind === 'block') {
     const overrides = { ...parseObj(row.overrides), ...values };
     if (

@@ -109,4 +109,35 @@ describe('pairBlocks', () => {
       method: 'drawing_area',
     });
   });
+
+  it('always pairs the two Sheet blocks, first, and never a Sheet block with a view', () => {
+    // The whole pages differ in size (another paper size) and in place after the transform: they
+    // still pair, and the views pair among themselves as before, the drawing-area fallback included.
+    const a = [
+      block('sa', 'Sheet', 0, 0, 1000, 800),
+      block('x', 'Plan', 100, 100, 400, 300),
+      block('tb', 'TitleBlock', 900, 0, 100, 800),
+    ];
+    const b = [
+      block('z', 'Elevation', 2000, 1400, 100, 50),
+      block('tb2', 'TitleBlock', 1800, 0, 200, 1600),
+      block('sb', 'Sheet', 0, 0, 2000, 1600),
+    ];
+    const half = [0.5, 0, 0, 0, 0.5, 0] as const;
+    const pairs = pairBlocks(a, b, half, 1300);
+    expect(pairs[0]).toEqual({
+      block_a_id: 'sa',
+      block_b_id: 'sb',
+      method: 'sheet',
+      confidence: 1,
+    });
+    expect(Object.fromEntries(pairs.map((p) => [p.block_a_id, [p.block_b_id, p.method]]))).toEqual({
+      sa: ['sb', 'sheet'],
+      x: ['z', 'drawing_area'],
+      tb: ['tb2', 'position'],
+    });
+    expect(pairs.length).toBeLessThanOrEqual(maxBlockPairs(a.length, b.length));
+    // A Sheet block alone on one side pairs with nothing: a view is not a whole page.
+    expect(pairBlocks(a, b.slice(0, 2), half, 1300).some((p) => p.block_a_id === 'sa')).toBe(false);
+  });
 });

@@ -6,7 +6,9 @@
 // title, then visual similarity of thumbnails (a callback, so this module does no I/O). Works when
 // sheets are reordered, added or dropped: whatever does not pair is reported as added or removed.
 //
-// Blocks: type, identifier and title, then position. Positions are compared in A's sheet pixels:
+// Blocks: the two Sheet blocks (the whole pages) always pair, so every sheet pair has its whole-sheet
+// overlay (contract §6); the views pair by type, identifier and title, then position. Positions are
+// compared in A's sheet pixels:
 // B's block centre goes through the sheet transform (B pixels → A pixels) when one is known,
 // else through the ratio of the sheet sizes (another paper size of the same layout).
 import { normalizeSheetNumber } from '../vision/sheet/discipline';
@@ -158,7 +160,8 @@ export interface BlockInfo {
   bbox: BlockBox;
 }
 
-export type BlockPairMethod = 'identifier' | 'title' | 'position' | 'drawing_area' | 'given';
+export type BlockPairMethod =
+  'sheet' | 'identifier' | 'title' | 'position' | 'drawing_area' | 'given';
 
 export interface BlockPair {
   block_a_id: string;
@@ -173,16 +176,21 @@ export type Affine6 = readonly [number, number, number, number, number, number];
 const centre = (b: BlockBox): [number, number] => [b.x + b.width / 2, b.y + b.height / 2];
 
 /**
- * Pairs blocks of one sheet pair, one-to-one, best first. `toA` maps B sheet pixels into A's.
- * `diagonalA` (A's sheet diagonal, px) scales position distances. When nothing pairs, the largest
- * non-title-block block of each side (the drawing area) pairs, so every sheet pair is compared.
+ * Pairs blocks of one sheet pair, one-to-one: the Sheet blocks first (always, whatever the views
+ * do), then the views, best first. `toA` maps B sheet pixels into A's. `diagonalA` (A's sheet
+ * diagonal, px) scales position distances. When no view pairs, the largest view of each side other
+ * than the title block (the drawing area) pairs, so the drawings themselves are compared as a view.
  */
 export function pairBlocks(
-  a: BlockInfo[],
-  b: BlockInfo[],
+  allA: BlockInfo[],
+  allB: BlockInfo[],
   toA: Affine6,
   diagonalA: number,
 ): BlockPair[] {
+  const sheetA = allA.find((x) => x.type === 'Sheet');
+  const sheetB = allB.find((x) => x.type === 'Sheet');
+  const a = allA.filter((x) => x.type !== 'Sheet');
+  const b = allB.filter((x) => x.type !== 'Sheet');
   const scale = Math.sqrt(Math.abs(toA[0] * toA[4] - toA[1] * toA[3])) || 1;
   const cand: { x: BlockInfo; y: BlockInfo; s: number; method: BlockPairMethod }[] = [];
   for (const x of a) {
@@ -231,6 +239,9 @@ export function pairBlocks(
   const usedA = new Set<string>();
   const usedB = new Set<string>();
   const out: BlockPair[] = [];
+  if (sheetA && sheetB)
+    out.push({ block_a_id: sheetA.id, block_b_id: sheetB.id, method: 'sheet', confidence: 1 });
+  const views = out.length;
   for (const c of cand) {
     if (usedA.has(c.x.id) || usedB.has(c.y.id)) continue;
     usedA.add(c.x.id);
@@ -242,7 +253,7 @@ export function pairBlocks(
       confidence: Math.round(Math.min(1, c.s / 3.3) * 1000) / 1000,
     });
   }
-  if (!out.some((p) => a.find((x) => x.id === p.block_a_id)?.type !== 'TitleBlock')) {
+  if (!out.slice(views).some((p) => a.find((x) => x.id === p.block_a_id)?.type !== 'TitleBlock')) {
     const largest = (list: BlockInfo[]) =>
       list
         .filter((x) => x.type !== 'TitleBlock')
@@ -255,7 +266,11 @@ export function pairBlocks(
   return out;
 }
 
-/** Upper bound of the block pairs of a sheet pair (one-to-one, at least the drawing-area pair). */
+/**
+ * Upper bound of the block pairs of a sheet pair from the two sides' block counts, Sheet blocks
+ * included (one-to-one: the Sheet pair and at most one pair per view of the smaller side; at least
+ * one pair).
+ */
 export function maxBlockPairs(blocksA: number, blocksB: number): number {
   return Math.max(1, Math.min(blocksA, blocksB));
 }

@@ -42,6 +42,8 @@ export interface BBox {
 export type TextSource = 'vector' | 'ocr' | 'none';
 
 export type BlockType =
+  /** The whole page (contract §4): exactly one per sheet; the other types are views found on it. */
+  | 'Sheet'
   | 'Plan'
   | 'Elevation'
   | 'Section'

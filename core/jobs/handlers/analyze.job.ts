@@ -1,6 +1,7 @@
 import type { ObjectStore } from '../../blobs/object-store';
 import type { AnalyzePayload } from '../../services/compare.service';
 import type { Db } from '../../store/db';
+import type { Row } from '../../store/repositories/row';
 import {
   blocksOfSheet,
   getById,
@@ -15,24 +16,31 @@ import { invertAffine } from '../../vision/compare/register';
 import type { BlockBox } from '../../services/pairing';
 import type { RegionOut } from '../compare-tasks';
 import { recordChangesAnalyzed } from '../../services/webhooks.service';
+import { isNoise, reportedScore } from '../../vision/compare/score';
 import type { JobHandler } from '../job-runner';
 
 // The `analyze` job (contract §6, change detection on one overlay): the engine's change regions
 // of the overlay (recomputed in the worker pool from the stored sheet images and the overlay's
 // transform), each with a category from the text layers, replacing the overlay's earlier regions.
 //
+// Which changes an overlay reports (compare-tasks.ts, RegionsArgs): a whole-sheet overlay (block A
+// is the Sheet block) every change on the page — in a view, across a view's edge (one region), in an
+// empty margin — and a view that moved on the sheet as one `moved` change plus the changes inside it;
+// a view overlay the changes touching its view, whole. Comparisons made before sheets had a Sheet
+// block keep the older rule: each change goes to exactly one overlay of the sheet pair.
+//
 // Categories, in order: `noise` (a few pixels, or low confidence), `title_block` (inside sheet A's
 // title block box — date stamps and revision clouds there are kept, but labelled), `dimension`
 // (the text under it changed and looks like a dimension, e.g. 12'-6"), `text` (the text changed),
-// `annotation` (the same words, redrawn or moved: leaders, callouts), `geometry` (everything else).
+// `annotation` (the same words, redrawn or moved: leaders, callouts), `geometry` (everything else;
+// a moved view too).
+//
+// An overlay with a change that is not noise never keeps a score of 1.000 (score.ts).
 
 /** Dimension strings: feet-inches (12'-6", 3' 4 1/2"), inches (6"), metric (1200 mm). */
 export const DIMENSION_RE =
   /\d+\s*'\s*-?\s*\d*(\s+\d+\/\d+)?\s*"?|\d+(\s+\d+\/\d+)?\s*"|\b\d+(\.\d+)?\s*(mm|cm|m)\b/;
 
-/** Regions with fewer changed pixels than this are noise (anti-alias ghosts, specks). */
-const NOISE_AREA_PX = 60;
-const NOISE_CONFIDENCE = 0.2;
 /** compare-tasks' LOW_CONFIDENCE (not imported: that module is the worker side, with sharp). */
 const LOW_CONFIDENCE = 0.3;
 
@@ -75,7 +83,7 @@ export function categorize(
   before: string | null,
   after: string | null,
 ): NewChange['category'] {
-  if (region.area_px < NOISE_AREA_PX || region.confidence < NOISE_CONFIDENCE) return 'noise';
+  if (isNoise(region)) return 'noise';
   const cx = sheetBox.x + sheetBox.width / 2;
   const cy = sheetBox.y + sheetBox.height / 2;
   if (
@@ -109,6 +117,42 @@ function describe(
   return `${verb} ${what} (${area} changed px)${after || before ? ` near “${(after ?? before)!.slice(0, 80)}”` : ''}.`;
 }
 
+/** An overlay's transform (block B crop px → block A crop px) as B sheet px → A sheet px. */
+function sheetTransformOf(blockT: number[], boxA: Box, boxB: Box): number[] {
+  return [
+    blockT[0]!,
+    blockT[1]!,
+    blockT[2]! - blockT[0]! * boxB.x - blockT[1]! * boxB.y + boxA.x,
+    blockT[3]!,
+    blockT[4]!,
+    blockT[5]! - blockT[3]! * boxB.x - blockT[4]! * boxB.y + boxA.y,
+  ];
+}
+
+function sameBox(a: Box, b: Box): boolean {
+  return a.x === b.x && a.y === b.y && a.width === b.width && a.height === b.height;
+}
+
+/** "View “2 DETAIL” moved 2 in right and 0.1 in down on the sheet." (distances in sheet inches). */
+function describeMove(
+  view: Row | undefined,
+  move: { dx: number; dy: number },
+  dpi: number,
+): string {
+  const name = view
+    ? [view.identifier, view.title]
+        .filter((v) => v !== null && v !== undefined && v !== '')
+        .join(' ')
+    : '';
+  const inches = (px: number) => `${Math.round((Math.abs(px) / dpi) * 10) / 10} in`;
+  const parts: string[] = [];
+  if (Math.abs(move.dx) >= 0.05 * dpi)
+    parts.push(`${inches(move.dx)} ${move.dx > 0 ? 'right' : 'left'}`);
+  if (Math.abs(move.dy) >= 0.05 * dpi)
+    parts.push(`${inches(move.dy)} ${move.dy > 0 ? 'down' : 'up'}`);
+  return `${name ? `View “${name}”` : 'A view'} moved ${parts.join(' and ') || 'slightly'} on the sheet.`;
+}
+
 export function createAnalyzeHandler(env: {
   db: Db;
   objects: ObjectStore;
@@ -126,22 +170,24 @@ export function createAnalyzeHandler(env: {
     const boxA = JSON.parse(String(blockA.bbox)) as Box;
     const boxB = JSON.parse(String(blockB.bbox)) as Box;
     const blockT = JSON.parse(String(overlay.transform)) as number[];
-    const alignment = JSON.parse(String(overlay.alignment)) as { confidence: number };
+    const alignment = JSON.parse(String(overlay.alignment)) as {
+      method?: string;
+      confidence: number;
+    };
     // Block B crop px → block A crop px, as stored; back to sheet pixels: B sheet px → A sheet px.
-    const sheetT = [
-      blockT[0]!,
-      blockT[1]!,
-      blockT[2]! - blockT[0]! * boxB.x - blockT[1]! * boxB.y + boxA.x,
-      blockT[3]!,
-      blockT[4]!,
-      blockT[5]! - blockT[3]! * boxB.x - blockT[4]! * boxB.y + boxA.y,
-    ];
-    // The overlays of the same sheet pair in this comparison: the worker compares the whole sheet and
-    // reports here only the changes this overlay owns (a change straddling block boxes, or outside
-    // every block, is reported once and whole). Low-confidence overlays report nothing, so they own
-    // nothing either.
-    const siblings: { box: Box; sheetAligned: boolean }[] = [];
-    let self = -1;
+    const sheetT = sheetTransformOf(blockT, boxA, boxB);
+    const ownAligned = !String(alignment.method ?? '').startsWith('sheet:');
+    // The overlays of the same sheet pair in this comparison decide what this one reports (see the
+    // header): the worker compares the whole sheet and keeps the changes that are this overlay's.
+    // Low-confidence overlays report nothing, so they own nothing either.
+    const pairOverlays: {
+      box: Box;
+      sheetT: number[];
+      method: string;
+      confidence: number;
+      type: string;
+      mine: boolean;
+    }[] = [];
     for (const ov of overlaysOfJob(db, String(overlay.job_id))) {
       const mine = ov.id === overlay.id;
       const ba = mine ? blockA : getById(db, 'blocks', String(ov.block_a_id));
@@ -150,12 +196,37 @@ export function createAnalyzeHandler(env: {
         continue;
       const al = JSON.parse(String(ov.alignment)) as { method?: string; confidence: number };
       if (!mine && !(al.confidence >= LOW_CONFIDENCE)) continue;
-      if (mine) self = siblings.length;
-      siblings.push({
+      pairOverlays.push({
         box: JSON.parse(String(ba.bbox)) as Box,
-        sheetAligned: String(al.method ?? '').startsWith('sheet:'),
+        sheetT: sheetTransformOf(
+          JSON.parse(String(ov.transform)) as number[],
+          JSON.parse(String(ba.bbox)) as Box,
+          JSON.parse(String(bb.bbox)) as Box,
+        ),
+        method: String(al.method ?? ''),
+        confidence: al.confidence,
+        type: String(ba.type),
+        mine,
       });
     }
+    const whole = blockA.type === 'Sheet';
+    const hasWhole = pairOverlays.some((o) => o.type === 'Sheet');
+    const scope = whole
+      ? {
+          // The views registered on their own: the worker tells which of them moved.
+          views: pairOverlays
+            .filter((o) => !o.mine && o.type !== 'Sheet' && !o.method.startsWith('sheet:'))
+            .map((o) => ({ box: o.box, transform: o.sheetT, confidence: o.confidence })),
+        }
+      : hasWhole
+        ? { sheetAligned: !ownAligned }
+        : {
+            siblings: pairOverlays.map((o) => ({
+              box: o.box,
+              sheetAligned: o.method.startsWith('sheet:'),
+            })),
+            self: pairOverlays.findIndex((o) => o.mine),
+          };
     const out = await ctx.pool.run(
       'compare.regions',
       {
@@ -164,17 +235,19 @@ export function createAnalyzeHandler(env: {
         aBox: boxA,
         sheetTransform: sheetT,
         alignmentConfidence: alignment.confidence,
-        ...(self >= 0 ? { siblings, self } : {}),
+        ...scope,
       },
       [],
       ctx.signal,
     );
     const runsA = sheetTextRuns(db, sheetA.id);
     const runsB = sheetTextRuns(db, sheetB.id);
-    const titleBlocks = blocksOfSheet(db, sheetA.id)
+    const blocksA = blocksOfSheet(db, sheetA.id);
+    const titleBlocks = blocksA
       .filter((b) => b.type === 'TitleBlock')
       .map((b) => JSON.parse(String(b.bbox)) as Box);
     const toB = invertAffine(sheetT);
+    const dpi = Number(sheetA.dpi) || 200;
     const changes: NewChange[] = out.regions.map((r) => {
       const inA: Box = {
         x: r.bbox.x + boxA.x,
@@ -182,8 +255,24 @@ export function createAnalyzeHandler(env: {
         width: r.bbox.width,
         height: r.bbox.height,
       };
+      if (r.move) {
+        // A view that moved on the sheet: its words did not change with the move (the changes inside
+        // it are regions of their own), so no text is read under it.
+        const view = blocksA.find((b) => sameBox(JSON.parse(String(b.bbox)) as Box, r.move!.view));
+        return {
+          bbox: r.bbox,
+          kind: r.kind,
+          category: 'geometry',
+          areaPx: r.area_px,
+          confidence: r.confidence,
+          textBefore: null,
+          textAfter: null,
+          description: describeMove(view, r.move, dpi),
+        };
+      }
+      // A change found through a moved view's own registration is read on B where that view is now.
       const before = textIn(runsA, inA);
-      const after = textIn(runsB, mapBox(toB, inA));
+      const after = textIn(runsB, mapBox(r.transform ? invertAffine(r.transform) : toB, inA));
       const category = categorize(r, inA, titleBlocks, before, after);
       return {
         bbox: r.bbox,
@@ -196,15 +285,27 @@ export function createAnalyzeHandler(env: {
         description: describe(r.kind, category, before, after, r.area_px),
       };
     });
+    const real = changes.some((c) => c.category !== 'noise');
+    const score = overlay.score === null ? undefined : reportedScore(Number(overlay.score), real);
     ctx.signal.throwIfAborted();
     // changes.analyzed goes into the webhook outbox in the transaction that stores the regions (contract §10).
     db.transaction(() => {
-      replaceChanges(db, overlay, changes);
+      replaceChanges(db, overlay, changes, score);
       recordChangesAnalyzed(db, getOverlayById(db, overlay.id)!, ctx.job.id);
     })();
     ctx.progress(1, 1);
     const byCategory: Record<string, number> = {};
     for (const c of changes) byCategory[c.category] = (byCategory[c.category] ?? 0) + 1;
-    return { overlay_id: overlay.id, change_count: changes.length, by_category: byCategory };
+    return {
+      overlay_id: overlay.id,
+      change_count: changes.length,
+      by_category: byCategory,
+      // Nothing reported from an untrusted alignment is not "no changes": the result says so.
+      ...(alignment.confidence < LOW_CONFIDENCE
+        ? {
+            warning: 'The alignment is not trusted: no change regions were sought on this overlay.',
+          }
+        : {}),
+    };
   };
 }

@@ -54,11 +54,15 @@ function bboxOf(row: Row): BBox {
   return JSON.parse(String(row.bbox)) as BBox;
 }
 
-/** The block an instance centred at (x, y) (sheet pixels) lies in: the smallest view containing it, a TitleBlock last. */
+/**
+ * The view an instance centred at (x, y) (sheet pixels) lies in: the smallest view containing it, a
+ * TitleBlock last; null outside every view (the Sheet block, the whole page, names no view).
+ */
 function blockAt(blocks: Row[], x: number, y: number): string | null {
   let best: Row | null = null;
   let bestKey = Infinity;
   for (const b of blocks) {
+    if (b.type === 'Sheet') continue;
     const bb = bboxOf(b);
     if (x < bb.x || y < bb.y || x >= bb.x + bb.width || y >= bb.y + bb.height) continue;
     const key = (b.type === 'TitleBlock' ? 1e12 : 0) + bb.width * bb.height;

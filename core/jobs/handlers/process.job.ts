@@ -13,6 +13,7 @@ import {
 } from '../../store/repositories/drawings.repository';
 import type { Row } from '../../store/repositories/row';
 import { setDrawingStatusWithEvent } from '../../services/webhooks.service';
+import { wholeSheetBlock } from '../../vision/sheet/blocks';
 import { ingestPageInPool } from '../ingest-in-pool';
 import { JobAbortedError, type JobHandler } from '../job-runner';
 
@@ -93,7 +94,11 @@ export function createProcessHandler(env: {
           await objects.put(thumbnailKey, asBuffer(page.thumbnailWebp), {
             contentType: 'image/webp',
           });
-          const blocks = [];
+          // The Sheet block first (contract §4: the whole page, one per sheet). Its image is the sheet
+          // image itself: the same key, so no copy is stored and its tiles are the sheet's.
+          const blocks = [
+            { id: newId('block'), ...wholeSheetBlock(page.width, page.height), imageKey },
+          ];
           for (const b of page.blocks) {
             const id = newId('block');
             const key = blockCropKey(projectId, drawing.id, sheetId, id);

@@ -5,6 +5,7 @@ import { sql as webhooks } from './004-webhooks.migration';
 import { sql as searchRecords } from './005-search-records.migration';
 import { sql as symbolIndexes } from './006-symbol-indexes.migration';
 import { sql as jobStalls } from './007-job-stalls.migration';
+import { sql as sheetBlocks } from './008-sheet-blocks.migration';
 
 export interface Migration {
   version: number;
@@ -21,4 +22,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 5, name: 'search-records', sql: searchRecords },
   { version: 6, name: 'symbol-indexes', sql: symbolIndexes },
   { version: 7, name: 'job-stalls', sql: jobStalls },
+  { version: 8, name: 'sheet-blocks', sql: sheetBlocks },
 ];

@@ -97,7 +97,11 @@ export interface NewChange {
  * overlay analyzed (has_changes = true, change_count). Re-running analysis is idempotent: the
  * previous regions (and their review status) are replaced, never duplicated.
  */
-export function replaceChanges(db: Db, overlay: Row, changes: NewChange[]): void {
+/**
+ * Stores an overlay's change regions in place of its earlier ones; `score`, when given, becomes the
+ * overlay's score in the same transaction (change detection may hold it below 1, see score.ts).
+ */
+export function replaceChanges(db: Db, overlay: Row, changes: NewChange[], score?: number): void {
   db.transaction(() => {
     prepared(db, 'DELETE FROM changes WHERE overlay_id = ?').run(overlay.id);
     const ins = prepared(
@@ -126,8 +130,8 @@ export function replaceChanges(db: Db, overlay: Row, changes: NewChange[]): void
     }
     prepared(
       db,
-      'UPDATE overlays SET has_changes = 1, change_count = ?, updated_at = ? WHERE id = ?',
-    ).run(changes.length, monotonicNow(), overlay.id);
+      'UPDATE overlays SET has_changes = 1, change_count = ?, score = coalesce(?, score), updated_at = ? WHERE id = ?',
+    ).run(changes.length, score ?? null, monotonicNow(), overlay.id);
   })();
 }
 

@@ -130,6 +130,10 @@ export function searchSheets(
   );
 }
 
+/**
+ * View titles and types. Sheet blocks are left out: the whole page is the sheet, found by the sheet's
+ * number, title and text; its block would answer "sheet" (its type) for every sheet of the project.
+ */
 export function searchBlocks(
   db: Db,
   scope: SearchScope,
@@ -141,7 +145,7 @@ export function searchBlocks(
     'block_search',
     `SELECT b.id, b.title, b.type, b.bbox, s.id AS sheet_id, s.sheet_number, s.drawing_id, bm25(block_search, 2.0, 1.0) AS r
      FROM block_search JOIN blocks b ON b.rowid = block_search.rowid JOIN sheets s ON s.id = b.sheet_id
-     WHERE block_search MATCH @match AND ${SHEET_FILTER}`,
+     WHERE block_search MATCH @match AND b.type <> 'Sheet' AND ${SHEET_FILTER}`,
     'r, b.id',
     'block_search.rowid DESC',
     params(scope, match, limit),
@@ -261,12 +265,14 @@ export interface OverlayPairRow {
   sheet_b_id: string;
   drawing_a_id: string;
   drawing_b_id: string;
+  /** Type of block A: 'Sheet' for a whole-sheet overlay. */
+  block_a_type: string;
   /** Change regions that are not noise (only meaningful when has_changes = 1). */
   real_changes: number;
 }
 
 const OVERLAY_PAIRS = `SELECT o.id, o.job_id, o.score, o.stats, o.has_changes, o.change_count, o.created_at, o.block_a_id, o.block_b_id,
-    ba.sheet_id AS sheet_a_id, bb.sheet_id AS sheet_b_id, ba.drawing_id AS drawing_a_id, bb.drawing_id AS drawing_b_id,
+    ba.sheet_id AS sheet_a_id, bb.sheet_id AS sheet_b_id, ba.drawing_id AS drawing_a_id, bb.drawing_id AS drawing_b_id, ba.type AS block_a_type,
     (SELECT count(*) FROM changes c WHERE c.overlay_id = o.id AND c.category <> 'noise') AS real_changes
   FROM overlays o JOIN blocks ba ON ba.id = o.block_a_id JOIN blocks bb ON bb.id = o.block_b_id`;
 

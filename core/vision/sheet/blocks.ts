@@ -17,6 +17,8 @@
 // 3. The title block becomes a TitleBlock block. A sheet with no recognisable view gets one block
 //    covering the drawing area (Plan when the sheet title says so, else Other) so that every sheet
 //    can still be compared.
+// The whole page is one more block, of type Sheet (contract §4: exactly one per sheet), which is not
+// found but given: wholeSheetBlock, added by processing beside the views segmentBlocks returns.
 
 import type { BBox, BlockType, GreyImage, TextItem } from '../types';
 import { buildLines, centerOf, median, union, type TextLine } from './text-lines';
@@ -433,6 +435,21 @@ function insideBox(b: BBox, tb: BBox | null): boolean {
   if (!tb) return false;
   const c = centerOf(b);
   return c.x >= tb.x && c.x <= tb.x + tb.width && c.y >= tb.y && c.y <= tb.y + tb.height;
+}
+
+/**
+ * The sheet's `Sheet` block: the whole page. Its comparison is the whole-sheet overlay, which
+ * reports every change on the page, in a view or not (contract §6).
+ */
+export function wholeSheetBlock(width: number, height: number): Block {
+  return {
+    type: 'Sheet',
+    bbox: { x: 0, y: 0, width, height },
+    identifier: null,
+    // No title of its own: the sheet's title is the sheet's, and searching it belongs to the sheet.
+    title: null,
+    scale: null,
+  };
 }
 
 export function segmentBlocks(input: SegmentBlocksInput): Block[] {

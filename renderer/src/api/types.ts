@@ -139,6 +139,7 @@ export interface PatchSheetBody {
 }
 
 export const BLOCK_TYPES = [
+  'Sheet',
   'Plan',
   'Elevation',
   'Section',
