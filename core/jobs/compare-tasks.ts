@@ -125,6 +125,24 @@ function isWhole(box: BlockBox, img: { width: number; height: number }): boolean
   return box.x === 0 && box.y === 0 && box.width === img.width && box.height === img.height;
 }
 
+/** The smallest box holding both (integer pixels). */
+function boxUnion(a: BlockBox, b: BlockBox): BlockBox {
+  const x0 = Math.floor(Math.min(a.x, b.x));
+  const y0 = Math.floor(Math.min(a.y, b.y));
+  const x1 = Math.ceil(Math.max(a.x + a.width, b.x + b.width));
+  const y1 = Math.ceil(Math.max(a.y + a.height, b.y + b.height));
+  return { x: x0, y: y0, width: x1 - x0, height: y1 - y0 };
+}
+
+/** `b` clipped to the image (at least 1 x 1 px). */
+function clipBox(b: BlockBox, img: { width: number; height: number }): BlockBox {
+  const x0 = Math.max(0, Math.min(img.width - 1, Math.floor(b.x)));
+  const y0 = Math.max(0, Math.min(img.height - 1, Math.floor(b.y)));
+  const x1 = Math.max(x0 + 1, Math.min(img.width, Math.ceil(b.x + b.width)));
+  const y1 = Math.max(y0 + 1, Math.min(img.height, Math.ceil(b.y + b.height)));
+  return { x: x0, y: y0, width: x1 - x0, height: y1 - y0 };
+}
+
 /** t ∘ translate(dx, dy): applies the shift first. */
 function afterShift(t: readonly number[], dx: number, dy: number): Affine {
   return [
@@ -279,9 +297,24 @@ export async function compareBlockPairs(
       };
       lap('diff');
     }
-    // Register the block on its own: its B region (through the sheet transform when known, else
-    // block B's own box) against A's crop. Registration needs whole images, so these are copies.
-    const src = sheet ? sourceBox(aBox, sheet.transform, B.width, B.height, 48) : { ...bb.bbox };
+    // Register the block on its own: its B region against A's crop — where the sheet transform puts
+    // A's box in B, and where block B itself is (a view moved on the sheet further than its own size
+    // is found there, not in the empty place it left); without a sheet transform, block B's box.
+    // Registration needs whole images, so these are copies.
+    const src = sheet
+      ? boxUnion(
+          sourceBox(aBox, sheet.transform, B.width, B.height, 48),
+          clipBox(
+            {
+              x: bb.bbox.x - 48,
+              y: bb.bbox.y - 48,
+              width: bb.bbox.width + 96,
+              height: bb.bbox.height + 96,
+            },
+            B,
+          ),
+        )
+      : { ...bb.bbox };
     // A block that is all of A, read from all of B, would repeat the sheet registration on copies of
     // the same two images (same answer, ~100 ms at 200 DPI): not run.
     const repeatsSheet = best !== undefined && isWhole(aBox, A) && isWhole(src, B);

@@ -97,8 +97,10 @@ beforeAll(async () => {
     overlays.push(...r.body.data);
     url = r.body._meta.next ? `/v1/overlays?cursor=${encodeURIComponent(r.body._meta.next)}` : null;
   }
+  // The whole-sheet overlay reports every change on the page (contract §6); the views' overlays
+  // report the same changes as seen through each view.
   changes = [];
-  for (const o of overlays) {
+  for (const o of overlays.filter((x) => x.block_a.type === 'Sheet')) {
     const r = await t.request('GET', `/v1/changes?overlay_id=${o.id}&limit=100`);
     expect(r.status).toBe(200);
     for (const c of r.body.data) {
@@ -160,6 +162,7 @@ describe('ASK-003 15 Jan → 16 Jan (window positions and dimension strings chan
   it('completes with the one sheet paired and well aligned (identical page geometry)', async () => {
     expect(job.status).toBe('Completed');
     expect(job.result.pairs).toHaveLength(1);
+    expect(overlays.filter((o) => o.block_a.type === 'Sheet')).toHaveLength(1);
     expect(overlays.length).toBeGreaterThanOrEqual(1);
     for (const o of overlays) {
       expect(o.alignment.confidence).toBeGreaterThan(0.5);
@@ -213,10 +216,10 @@ describe('ASK-003 15 Jan → 16 Jan (window positions and dimension strings chan
     expect(stamp.length, JSON.stringify(changes, null, 1)).toBeGreaterThanOrEqual(1);
   });
 
-  it("reports the window tags straddling the main view's box edge whole, not cut at the box", () => {
-    // The main view: the largest overlay that is not the title block (block A's box, sheet px).
+  it("reports the window tags straddling the main view's box edge whole, not cut at the box", async () => {
+    // The main view: the largest view overlay that is not the title block (block A's box, sheet px).
     const main = [...overlays]
-      .filter((o) => o.block_a.type !== 'TitleBlock')
+      .filter((o) => o.block_a.type !== 'TitleBlock' && o.block_a.type !== 'Sheet')
       .sort(
         (p, q) =>
           q.block_a.bbox.width * q.block_a.bbox.height -
@@ -232,7 +235,14 @@ describe('ASK-003 15 Jan → 16 Jan (window positions and dimension strings chan
         c.x + c.width > right + 0.01 * sheetW,
     );
     expect(whole.length, JSON.stringify(changes, null, 1)).toBeGreaterThanOrEqual(1);
-    // Each change is reported once: no two changes cover the same place.
+    // The main view's overlay reports such a change whole too: it reaches past the view's edge.
+    const seen = (await t.request('GET', `/v1/changes?overlay_id=${main.id}&limit=100`)).body
+      .data as any[];
+    expect(
+      seen.some((c) => c.category !== 'noise' && c.bbox.x + c.bbox.width > main.width),
+      JSON.stringify(seen, null, 1),
+    ).toBe(true);
+    // The whole-sheet overlay reports each change once: no two changes cover the same place.
     for (const [i, c] of changes.entries())
       for (const d of changes.slice(i + 1))
         expect(

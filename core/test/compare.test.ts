@@ -41,6 +41,23 @@ async function allOverlays(jobId: string) {
   return out;
 }
 
+/** Every sheet of the drawing has exactly one Sheet block, and it covers the page (contract §4). */
+async function expectOneSheetBlockPerSheet(drawingId: string) {
+  const sheets = await sheetsOf(drawingId);
+  expect(sheets.length).toBeGreaterThan(0);
+  for (const s of sheets) {
+    const r = await t.request('GET', `/v1/blocks?sheet_id=${s.id}&type=Sheet&limit=100`);
+    expect(r.status).toBe(200);
+    expect(r.body.data, s.sheet_number).toHaveLength(1);
+    expect(r.body.data[0].bbox, s.sheet_number).toEqual({
+      x: 0,
+      y: 0,
+      width: s.width,
+      height: s.height,
+    });
+  }
+}
+
 async function changesOf(overlayId: string) {
   const r = await t.request('GET', `/v1/changes?overlay_id=${overlayId}&limit=100`);
   expect(r.status).toBe(200);
@@ -151,6 +168,40 @@ describe('drawing comparison (beam proposal 06-02 against 06-01)', () => {
     expect(job.credits_charged).toBe(2 * overlays.length);
   });
 
+  it('gives every sheet one Sheet block and every sheet pair one whole-sheet overlay', async () => {
+    await expectOneSheetBlockPerSheet(beamOld.id);
+    await expectOneSheetBlockPerSheet(beamNew.id);
+    const whole = overlays.filter((o) => o.block_a.type === 'Sheet');
+    expect(whole).toHaveLength(5);
+    expect(new Set(whole.map((o) => o.block_a.sheet.sheet_number))).toEqual(
+      new Set(['S101', 'S102', 'S103', 'S150', 'S300']),
+    );
+    for (const o of whole) {
+      expect(o.block_a.bbox).toEqual({
+        x: 0,
+        y: 0,
+        width: o.block_a.sheet.width,
+        height: o.block_a.sheet.height,
+      });
+      expect([o.width, o.height]).toEqual([o.block_a.sheet.width, o.block_a.sheet.height]);
+      expect(o.alignment.method).toMatch(/^sheet:/);
+    }
+  });
+
+  it('scores the whole-sheet overlays of S102–S300 1.000 with no change, and S101 below it', async () => {
+    for (const o of overlays.filter((x) => x.block_a.type === 'Sheet')) {
+      const num = o.block_a.sheet.sheet_number;
+      const real = (await changesOf(o.id)).filter((c) => c.category !== 'noise');
+      if (num === 'S101') {
+        expect(real.length).toBeGreaterThanOrEqual(1);
+        expect(o.score.toFixed(3)).not.toBe('1.000');
+      } else {
+        expect(o.score.toFixed(3), num).toBe('1.000');
+        expect(real, num).toEqual([]);
+      }
+    }
+  });
+
   it('finds S102, S103, S150 and S300 unchanged: score ≥ 0.99 and no change beyond noise', async () => {
     for (const num of ['S102', 'S103', 'S150', 'S300']) {
       const ofSheet = overlays.filter((o) => o.block_a.sheet.sheet_number === num);
@@ -191,6 +242,18 @@ describe('drawing comparison (beam proposal 06-02 against 06-01)', () => {
     );
     expect(hit.length, JSON.stringify(found.slice(0, 10))).toBeGreaterThanOrEqual(1);
     expect(hit.some((c) => c.kind === 'added' || c.kind === 'modified')).toBe(true);
+    // The whole-sheet overlay reports it (its frame is the page: overlay px are sheet px).
+    const whole = ofSheet.find((o) => o.block_a.type === 'Sheet');
+    const onWhole = (await changesOf(whole.id)).filter(
+      (c) =>
+        c.category !== 'noise' &&
+        ['added', 'modified'].includes(c.kind) &&
+        c.bbox.x < 4700 &&
+        c.bbox.x + c.bbox.width > 3700 &&
+        c.bbox.y < 2900 &&
+        c.bbox.y + c.bbox.height > 2200,
+    );
+    expect(onWhole.length, JSON.stringify(found.slice(0, 10))).toBeGreaterThanOrEqual(1);
   });
 });
 
@@ -338,6 +401,18 @@ describe('barber house 20130724 (22x34, /Rotate 90) against 20130718 (11x17)', (
       const overlays = await allOverlays(job.id);
       expect(overlays.length).toBe(job.result.overlay_count);
       expect(overlays.length).toBeGreaterThanOrEqual(9);
+      await expectOneSheetBlockPerSheet(older.id);
+      await expectOneSheetBlockPerSheet(newer.id);
+      // One whole-sheet overlay per pair, registered across the paper sizes.
+      const whole = overlays.filter((o) => o.block_a.type === 'Sheet');
+      expect(whole.map((o) => o.block_a.sheet.sheet_number).sort()).toEqual(
+        job.result.pairs.map((p: any) => num.get(p.sheet_a_id)).sort(),
+      );
+      for (const o of whole) expect(o.alignment.confidence, o.id).toBeGreaterThan(0.3);
+      // The compare time, for the record (the whole-sheet overlays included).
+      console.log(
+        `barber compare: ${Date.parse(job.finished_at) - Date.parse(job.started_at)} ms, ${overlays.length} overlays (${whole.length} whole-sheet)`,
+      );
     },
     LONG,
   );

@@ -16,7 +16,7 @@ import { invertAffine } from '../../vision/compare/register';
 import type { BlockBox } from '../../services/pairing';
 import type { RegionOut } from '../compare-tasks';
 import { recordChangesAnalyzed } from '../../services/webhooks.service';
-import { isNoise, reportedScore } from '../../vision/compare/score';
+import { isNoise, NOISE_CONFIDENCE, reportedScore } from '../../vision/compare/score';
 import type { JobHandler } from '../job-runner';
 
 // The `analyze` job (contract §6, change detection on one overlay): the engine's change regions
@@ -83,15 +83,20 @@ export function categorize(
   before: string | null,
   after: string | null,
 ): NewChange['category'] {
-  if (isNoise(region)) return 'noise';
+  const textChanged = (before ?? '') !== (after ?? '');
+  const dimension = DIMENSION_RE.test(before ?? '') || DIMENSION_RE.test(after ?? '');
+  // A changed dimension value is a handful of pixels at small text sizes (7'-6" → 8'-0" in 8 pt
+  // type at 200 dpi: ~55 px, the strokes both strings share cancel out): kept when its text says so.
+  if (isNoise(region) && !(textChanged && dimension && region.confidence >= NOISE_CONFIDENCE))
+    return 'noise';
   const cx = sheetBox.x + sheetBox.width / 2;
   const cy = sheetBox.y + sheetBox.height / 2;
   if (
     titleBlocks.some((t) => cx >= t.x && cx <= t.x + t.width && cy >= t.y && cy <= t.y + t.height)
   )
     return 'title_block';
-  if ((before ?? '') !== (after ?? '')) {
-    if (DIMENSION_RE.test(before ?? '') || DIMENSION_RE.test(after ?? '')) return 'dimension';
+  if (textChanged) {
+    if (dimension) return 'dimension';
     return 'text';
   }
   if (before) return 'annotation';

@@ -14,7 +14,7 @@ import {
   Spinner,
   StatusBadge,
 } from '../components/common';
-import { buildPairRows, type PairRow } from './pair-rows';
+import { buildPairRows, isWholeSheet, type PairRow } from './pair-rows';
 
 export function ComparisonScreen({ projectId, jobId }: { projectId: string; jobId: string }) {
   const job = useLiveJob(jobId);
@@ -43,7 +43,10 @@ export function ComparisonScreen({ projectId, jobId }: { projectId: string; jobI
   const j = job.data;
   const newer = drawings.data?.find((d) => d.id === j.target_id);
   const p = j.progress;
-  const changed = rows.filter((r) => r.score < 0.95 || (r.changeCount ?? 0) > 0).length;
+  // A pair whose alignment is not trusted is not "unchanged": it counts with the changed ones.
+  const changed = rows.filter(
+    (r) => r.score < 0.95 || (r.changeCount ?? 0) > 0 || r.lowConfidence,
+  ).length;
 
   return (
     <div className="page">
@@ -161,7 +164,9 @@ function PairRowView({
   jobId: string;
 }) {
   const band = scoreBand(row.score);
+  // The whole-sheet overlay comes first (pair-rows.ts): the pair opens on the whole page.
   const first: Overlay | undefined = row.overlays[0];
+  const views = row.overlays.filter((o) => !isWholeSheet(o)).length;
   return (
     <tr data-testid="pair-row" data-sheet={row.sheetNumber}>
       <td>
@@ -172,8 +177,11 @@ function PairRowView({
       </td>
       <td className="ellipsis" title={row.title}>
         {row.title || <span className="muted">—</span>}
-        {row.overlays.length > 1 && (
-          <span className="muted small"> · {row.overlays.length} views</span>
+        {views > 0 && (
+          <span className="muted small">
+            {' '}
+            · {views} view{views === 1 ? '' : 's'}
+          </span>
         )}
       </td>
       <td className="muted small">
@@ -187,7 +195,16 @@ function PairRowView({
         <span className={`band ${band.cls}`}>{band.label}</span>
       </td>
       <td className="num" data-testid="pair-change-count">
-        {row.changeCount ?? '—'}
+        {row.lowConfidence ? (
+          <span
+            className="band band-major"
+            title="The sheets could not be aligned with confidence: no changes were sought, so none can be claimed. Open the overlay and check it by eye."
+          >
+            alignment poor
+          </span>
+        ) : (
+          (row.changeCount ?? '—')
+        )}
       </td>
       <td className="nowrap">
         {first ? (

@@ -28,6 +28,7 @@ import { servicePyramid } from '../viewer/tiles';
 import { KIND_COLOURS, OVERLAY_PALETTE_PARAM, REVIEW_LABELS } from '../viewer/palette';
 import { SheetCanvas, type ImageLayerSpec, type RegionSpec } from '../viewer/SheetCanvas';
 import type { Size, View } from '../viewer/view-transform';
+import { isWholeSheet, viewingOrder } from './pair-rows';
 import {
   centreOn,
   easeInOutCubic,
@@ -203,10 +204,8 @@ function OverlayViewer({
 
   // Sibling overlays of the same comparison, for [ and ].
   const siblings = useOverlays(jobId ?? '', !!jobId);
-  const ordered = useMemo(
-    () => [...(siblings.data ?? [])].sort((a, b) => (a.score ?? 0) - (b.score ?? 0)),
-    [siblings.data],
-  );
+  // Sheet pair by sheet pair, most changed first, each pair's whole sheet before its views.
+  const ordered = useMemo(() => viewingOrder(siblings.data ?? []), [siblings.data]);
   const myIndex = ordered.findIndex((o) => o.id === overlay.id);
   const goSibling = useCallback(
     (dir: 1 | -1) => {
@@ -496,9 +495,7 @@ function OverlayViewer({
                 {b?.sheet_number ?? '—'} <span className="muted small">{b?.title}</span>
               </dd>
               <dt>View</dt>
-              <dd>
-                {overlay.block_b?.title ?? overlay.block_b?.type ?? overlay.block_a?.type ?? '—'}
-              </dd>
+              <dd data-testid="overlay-view-name">{viewName(overlay)}</dd>
               {overlay.alignment && (
                 <>
                   <dt>Aligned</dt>
@@ -507,6 +504,12 @@ function OverlayViewer({
                     {overlay.alignment.residual_px.toFixed(1)} px
                   </dd>
                 </>
+              )}
+              {overlay.alignment?.low_confidence && (
+                <dd className="state-error-inline small" data-testid="alignment-warning">
+                  {overlay.alignment.warning ??
+                    'Poor alignment: this overlay may not show real changes. Check it by eye.'}
+                </dd>
               )}
               {overlay.stats && (
                 <>
@@ -625,6 +628,14 @@ function OverlayViewer({
   );
 }
 
+/** What an overlay compares, in words: "Whole sheet" for the Sheet blocks, else the view's name. */
+function viewName(o: Overlay): string {
+  if (isWholeSheet(o)) return 'Whole sheet';
+  const b = o.block_b ?? o.block_a;
+  const name = [b?.identifier, b?.title].filter(Boolean).join(' ');
+  return name || b?.type || '—';
+}
+
 /** Where a change wholly outside the frame lies, in words: "right", "above left", … */
 function describeOffset(b: BBox, frame: { width: number; height: number }): string {
   const cx = b.x + b.width / 2;
@@ -678,11 +689,19 @@ function ChangeList(props: {
           onRetry={() => void changesQ.refetch()}
         />
       )}
-      {changesQ.isSuccess && changes.length === 0 && (
-        <Empty title="No changes found">
-          After alignment, nothing on this view differs beyond noise.
-        </Empty>
-      )}
+      {changesQ.isSuccess &&
+        changes.length === 0 &&
+        (overlay.alignment?.low_confidence ? (
+          // Nothing was sought on an untrusted alignment: that is not "no changes".
+          <Empty title="Changes not detected">
+            The alignment is not trusted, so no changes were sought. Compare the images by eye.
+          </Empty>
+        ) : (
+          <Empty title="No changes found">
+            After alignment, nothing on this {isWholeSheet(overlay) ? 'sheet' : 'view'} differs
+            beyond noise.
+          </Empty>
+        ))}
       <ol className="change-list" ref={listRef} data-testid="change-list">
         {changes.map((c, i) => {
           const fit = frameRegion(c.bbox, frame).fit;

@@ -64,7 +64,10 @@ function SheetView({ sheet }: { sheet: ReadySheet; projectId: string }) {
     [world],
   );
 
-  const regions: RegionSpec[] = (blocks.data ?? []).map((b) => ({
+  // The Sheet block is the page this viewer already shows, not a view on it: left out of the list
+  // and the boxes.
+  const views = useMemo(() => (blocks.data ?? []).filter((b) => b.type !== 'Sheet'), [blocks.data]);
+  const regions: RegionSpec[] = views.map((b) => ({
     id: b.id,
     bbox: b.bbox,
     colour: '#1f5fbf',
@@ -72,7 +75,7 @@ function SheetView({ sheet }: { sheet: ReadySheet; projectId: string }) {
   }));
   const focus = (id: string | null) => {
     setSelected(id);
-    const b = blocks.data?.find((x) => x.id === id);
+    const b = views.find((x) => x.id === id);
     if (b && viewport.current) setView(regionView(viewport.current, b.bbox, 600, 1));
   };
 
@@ -115,12 +118,12 @@ function SheetView({ sheet }: { sheet: ReadySheet; projectId: string }) {
           <SheetMetaForm sheet={sheet} />
           <div className="panel-section grow">
             <h2 className="card-title">
-              Views <span className="count">{blocks.data?.length ?? ''}</span>
+              Views <span className="count">{blocks.data ? views.length : ''}</span>
             </h2>
             {blocks.isPending && <Spinner />}
             {blocks.isError && <ErrorNote error={blocks.error} />}
             <ol className="change-list">
-              {(blocks.data ?? []).map((b) => (
+              {views.map((b) => (
                 <li key={b.id}>
                   <button
                     type="button"

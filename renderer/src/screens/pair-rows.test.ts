@@ -1,16 +1,29 @@
 import { describe, expect, it } from 'vitest';
 import type { Overlay, Sheet } from '../api/types';
-import { buildPairRows } from './pair-rows';
+import { buildPairRows, viewingOrder } from './pair-rows';
 
 const sheet = (id: string, n: string, title = `T ${n}`) =>
   ({ id, sheet_number: n, title }) as Sheet;
-const overlay = (id: string, a: string, b: string, score: number, change_count: number | null) =>
+const overlay = (
+  id: string,
+  a: string,
+  b: string,
+  score: number,
+  change_count: number | null,
+  opts: { type?: string; lowConfidence?: boolean } = {},
+) =>
   ({
     id,
     score,
     change_count,
-    block_a: { sheet_id: a },
-    block_b: { sheet_id: b },
+    alignment: {
+      method: 'sheet:x',
+      confidence: opts.lowConfidence ? 0.1 : 0.9,
+      residual_px: 0.2,
+      ...(opts.lowConfidence ? { low_confidence: true } : {}),
+    },
+    block_a: { sheet_id: a, type: opts.type ?? 'Plan' },
+    block_b: { sheet_id: b, type: opts.type ?? 'Plan' },
   }) as unknown as Overlay;
 
 describe('buildPairRows', () => {
@@ -61,5 +74,43 @@ describe('buildPairRows', () => {
 
   it('copes with no result at all', () => {
     expect(buildPairRows(null, [], sheets)).toEqual([]);
+  });
+
+  it("opens a pair on its whole-sheet overlay and counts its changes, not the views' again", () => {
+    const rows = buildPairRows(
+      result,
+      [
+        overlay('v1', 'sa1', 'sb1', 0.9, 2),
+        overlay('w1', 'sa1', 'sb1', 0.97, 3, { type: 'Sheet' }),
+        overlay('v2', 'sa1', 'sb1', 0.95, 1),
+        overlay('w2', 'sa2', 'sb2', 1, 0, { type: 'Sheet' }),
+        overlay('v3', 'sa2', 'sb2', 1, 0),
+      ],
+      sheets,
+    );
+    expect(rows[0]?.overlays.map((o) => o.id)).toEqual(['w1', 'v1', 'v2']);
+    expect(rows[0]?.score).toBe(0.9);
+    expect(rows[0]?.changeCount).toBe(3);
+    expect(
+      viewingOrder([
+        overlay('v3', 'sa2', 'sb2', 1, 0),
+        overlay('w2', 'sa2', 'sb2', 1, 0, { type: 'Sheet' }),
+        overlay('v1', 'sa1', 'sb1', 0.9, 2),
+        overlay('w1', 'sa1', 'sb1', 0.97, 3, { type: 'Sheet' }),
+      ]).map((o) => o.id),
+    ).toEqual(['w1', 'v1', 'w2', 'v3']);
+  });
+
+  it('flags a pair whose whole-sheet alignment is not trusted instead of calling it unchanged', () => {
+    const rows = buildPairRows(
+      result,
+      [
+        overlay('w3', 'sa3', 'sb3', 0.4, 0, { type: 'Sheet', lowConfidence: true }),
+        overlay('w2', 'sa2', 'sb2', 1, 0, { type: 'Sheet' }),
+      ],
+      sheets,
+    );
+    expect(rows.find((r) => r.sheetNumber === 'S103')?.lowConfidence).toBe(true);
+    expect(rows.find((r) => r.sheetNumber === 'S102')?.lowConfidence).toBe(false);
   });
 });

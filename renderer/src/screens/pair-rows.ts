@@ -1,8 +1,12 @@
 // Builds the comparison screen's pair list from the job result and its overlays. Pure.
 //
 // A drawing comparison pairs sheets, then blocks within each pair; each block pair is one
-// overlay. One row per sheet pair; its score is the lowest of its overlays' (the most changed
-// view decides how much the sheet changed). Rows sort ascending by score: most changed first.
+// overlay, and the Sheet blocks (the whole pages) always pair: every sheet pair has a whole-sheet
+// overlay, which reports every change on the page (contract §6). One row per sheet pair; its score
+// is the lowest of its overlays' (the most changed view decides how much the sheet changed), its
+// change count the whole-sheet overlay's (a view's changes are the same changes seen through the
+// view; comparisons made before whole sheets add up their views'). Rows sort ascending by score:
+// most changed first. A row opens on its whole-sheet overlay; its views follow.
 
 import type { CompareResult, Overlay, Sheet } from '../api/types';
 
@@ -17,8 +21,28 @@ export interface PairRow {
   confidence: number | null;
   score: number;
   changeCount: number | null;
-  /** Overlays of this pair, lowest score first. */
+  /** An overlay of this pair whose alignment is not trusted: its "no change" proves nothing. */
+  lowConfidence: boolean;
+  /** Overlays of this pair: the whole-sheet overlay first, then the views, lowest score first. */
   overlays: Overlay[];
+}
+
+/** Whether an overlay compares whole sheets (its blocks are the Sheet blocks). */
+export const isWholeSheet = (o: Overlay): boolean => o.block_a?.type === 'Sheet';
+
+/** The whole-sheet overlay first, then the views, lowest score first (a new array). */
+export function orderPairOverlays(list: Overlay[]): Overlay[] {
+  return [...list].sort(
+    (x, y) => Number(isWholeSheet(y)) - Number(isWholeSheet(x)) || (x.score ?? 0) - (y.score ?? 0),
+  );
+}
+
+/**
+ * Every overlay of a comparison in viewing order: sheet pair by sheet pair, most changed pair first,
+ * each pair's whole sheet before its views (what [ and ] step through in the viewer).
+ */
+export function viewingOrder(overlays: Overlay[]): Overlay[] {
+  return buildPairRows(null, overlays, new Map()).flatMap((r) => r.overlays);
 }
 
 export function buildPairRows(
@@ -47,6 +71,7 @@ export function buildPairRows(
         confidence: null,
         score: 1,
         changeCount: null,
+        lowConfidence: false,
         overlays: [],
       };
       rows.set(key, row);
@@ -73,13 +98,16 @@ export function buildPairRows(
   }
 
   for (const row of rows.values()) {
-    row.overlays.sort((x, y) => (x.score ?? 0) - (y.score ?? 0));
+    row.overlays = orderPairOverlays(row.overlays);
     if (row.overlays.length > 0) {
-      row.score = row.overlays[0]?.score ?? 1;
-      const counts = row.overlays.map((o) => o.change_count);
+      row.score = Math.min(...row.overlays.map((o) => o.score ?? 1));
+      const whole = row.overlays.filter(isWholeSheet);
+      const counted = whole.length > 0 ? whole : row.overlays;
+      const counts = counted.map((o) => o.change_count);
       row.changeCount = counts.every((c) => c == null)
         ? null
         : counts.reduce<number>((s, c) => s + (c ?? 0), 0);
+      row.lowConfidence = counted.some((o) => !!o.alignment?.low_confidence);
     }
   }
 
