@@ -147,6 +147,19 @@ function stats(o: OverlayPairRow): OverlayStats {
  * Whether an overlay shows a change. After change detection: a region that is not noise. Before
  * it: any ink that differs after alignment (a pixel-identical sheet pair has none).
  */
+/**
+ * Whether an overlay's alignment is not trusted: it reports no change, which proves nothing, so it is
+ * neither "changed" nor "unchanged".
+ */
+function untrusted(o: OverlayPairRow): boolean {
+  try {
+    const a = (o.alignment ? JSON.parse(o.alignment) : {}) as { low_confidence?: boolean };
+    return a.low_confidence === true;
+  } catch {
+    return false;
+  }
+}
+
 function overlayChanged(o: OverlayPairRow): boolean {
   if (o.has_changes) return o.real_changes > 0;
   const s = stats(o);
@@ -320,10 +333,15 @@ function answerBetween(c: Ctx, xText: string, yText: string): Draft {
   }
   const changed: string[] = [];
   const unchanged: string[] = [];
+  const unaligned: string[] = [];
   for (const list of pairs.values()) {
     const first = list[0]!;
     const name = sheetLabel(c.cat, first.sheet_b_id, false);
     const changedOnes = list.filter(overlayChanged);
+    if (!changedOnes.length && list.some(untrusted)) {
+      unaligned.push(`${name} ${list.map((o) => src.cite(overlaySource(c.cat, o))).join('')}`);
+      continue;
+    }
     const cites = (changedOnes.length ? changedOnes : list)
       .map((o) => src.cite(overlaySource(c.cat, o)))
       .join('');
@@ -337,6 +355,10 @@ function answerBetween(c: Ctx, xText: string, yText: string): Draft {
   const head = `Between ${drawingLabel(dx)} ${cx} and ${drawingLabel(dy)} ${cy}, ${changed.length} of ${pairs.size} compared sheet${pairs.size === 1 ? '' : 's'} changed`;
   const parts = [changed.length ? `${head}: ${changed.join('; ')}.` : `${head}.`];
   if (unchanged.length) parts.push(`Unchanged: ${unchanged.join('; ')}.`);
+  if (unaligned.length)
+    parts.push(
+      `Not aligned with confidence, so not known whether they changed: ${unaligned.join('; ')}.`,
+    );
   return { answer: parts.join(' '), answered: true, sources: src.list };
 }
 
@@ -368,6 +390,14 @@ function answerChangedOn(c: Ctx, sheetText: string): Draft {
   const changedOverlays = latest.filter(overlayChanged);
   const first = latest[0]!;
   const pair = `${sheetLabel(c.cat, first.sheet_a_id)} → ${sheetLabel(c.cat, first.sheet_b_id)}`;
+  if (changedOverlays.length === 0 && latest.some(untrusted)) {
+    const cites = latest.map((o) => src.cite(overlaySource(c.cat, o))).join('');
+    return {
+      answer: `The latest comparison of ${sheetText} (${pair}) ${cites} could not align the two revisions with confidence, so no changes were sought: whether it changed is not known. Check the overlay by eye.`,
+      answered: true,
+      sources: src.list,
+    };
+  }
   if (changedOverlays.length === 0) {
     const cites = latest.map((o) => src.cite(overlaySource(c.cat, o))).join('');
     return {

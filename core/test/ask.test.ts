@@ -179,6 +179,28 @@ describe('ask (extractive)', () => {
       ).toBe(true);
       const same = await ask('what changed on S300');
       expect(same.body.answer).toMatch(/^Nothing changed on S300/);
+
+      // An alignment that is not trusted never reads "nothing changed": S300's, marked so here.
+      const ovs = (
+        await t.request(
+          'GET',
+          `/v1/overlays?job_id=${cmp.body.job_id}&limit=100&expand=block_a.sheet`,
+        )
+      ).body.data as any[];
+      const s300 = ovs.filter((o) => o.block_a.sheet.sheet_number === 'S300');
+      expect(s300.some((o) => o.block_a.type === 'Sheet')).toBe(true);
+      for (const o of s300)
+        t.svc.db
+          .prepare(
+            `UPDATE overlays SET alignment = json_set(alignment, '$.low_confidence', json('true')) WHERE id = ?`,
+          )
+          .run(o.id);
+      const unsure = await ask('what changed on S300');
+      expect(unsure.body.answer).toMatch(/could not align the two revisions with confidence/);
+      expect(unsure.body.answer).not.toMatch(/Nothing changed/);
+      const between = await ask('Which sheets changed between Beam proposal 06-01 and Issue 2?');
+      expect(between.body.answer).toMatch(/Not aligned with confidence.*S300/);
+      expect(between.body.answer).not.toMatch(/Unchanged: [^.]*S300/);
     },
     LONG,
   );

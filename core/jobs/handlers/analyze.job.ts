@@ -215,6 +215,8 @@ export function createAnalyzeHandler(env: {
       });
     }
     const whole = blockA.type === 'Sheet';
+    // A whole-sheet overlay whose alignment is not trusted reports nothing and is left out above: the
+    // views then share the sheet's changes by the older rule, so none is lost.
     const hasWhole = pairOverlays.some((o) => o.type === 'Sheet');
     const scope = whole
       ? {

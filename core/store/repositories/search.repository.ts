@@ -267,11 +267,13 @@ export interface OverlayPairRow {
   drawing_b_id: string;
   /** Type of block A: 'Sheet' for a whole-sheet overlay. */
   block_a_type: string;
+  /** The overlay's alignment (JSON): `low_confidence` when it is not trusted. */
+  alignment: string | null;
   /** Change regions that are not noise (only meaningful when has_changes = 1). */
   real_changes: number;
 }
 
-const OVERLAY_PAIRS = `SELECT o.id, o.job_id, o.score, o.stats, o.has_changes, o.change_count, o.created_at, o.block_a_id, o.block_b_id,
+const OVERLAY_PAIRS = `SELECT o.id, o.job_id, o.score, o.stats, o.alignment, o.has_changes, o.change_count, o.created_at, o.block_a_id, o.block_b_id,
     ba.sheet_id AS sheet_a_id, bb.sheet_id AS sheet_b_id, ba.drawing_id AS drawing_a_id, bb.drawing_id AS drawing_b_id, ba.type AS block_a_type,
     (SELECT count(*) FROM changes c WHERE c.overlay_id = o.id AND c.category <> 'noise') AS real_changes
   FROM overlays o JOIN blocks ba ON ba.id = o.block_a_id JOIN blocks bb ON bb.id = o.block_b_id`;
