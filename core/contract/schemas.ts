@@ -359,7 +359,7 @@ export const Overlay = Type.Object(
         low_confidence: Type.Optional(
           Type.Boolean({
             description:
-              'Present and true when the alignment is not trustworthy (low confidence or a large residual): the overlay may not show real changes, and change detection reports none from it.',
+              'Present and true when the alignment is not trustworthy (its confidence, which falls as the residual grows, is below 0.3): the overlay may not show real changes, and change detection seeks none on it, so an empty change list means "not known", not "no changes".',
           }),
         ),
         warning: Type.Optional(

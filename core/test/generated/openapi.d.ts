@@ -688,7 +688,7 @@ export interface components {
             /** @description prj_ id */
             project_id: string;
             /** @enum {string} */
-            type: "Plan" | "Elevation" | "Section" | "Detail" | "Schedule" | "Legend" | "Notes" | "KeyPlan" | "TitleBlock" | "Diagram" | "Other";
+            type: "Sheet" | "Plan" | "Elevation" | "Section" | "Detail" | "Schedule" | "Legend" | "Notes" | "KeyPlan" | "TitleBlock" | "Diagram" | "Other";
             uri: string | null;
             description: string | null;
             /** @description in sheet pixels */
@@ -936,6 +936,10 @@ export interface components {
                 method: string;
                 confidence: number;
                 residual_px: number;
+                /** @description Present and true when the alignment is not trustworthy (its confidence, which falls as the residual grows, is below 0.3): the overlay may not show real changes, and change detection seeks none on it, so an empty change list means "not known", not "no changes". */
+                low_confidence?: boolean;
+                /** @description Why the alignment is not trusted, in words. */
+                warning?: string;
             } | null;
             stats: {
                 added_px: number;
@@ -2136,7 +2140,7 @@ export interface operations {
                 /** @description filter: sheet_id */
                 sheet_id?: string;
                 /** @description filter: type */
-                type?: "Plan" | "Elevation" | "Section" | "Detail" | "Schedule" | "Legend" | "Notes" | "KeyPlan" | "TitleBlock" | "Diagram" | "Other";
+                type?: "Sheet" | "Plan" | "Elevation" | "Section" | "Detail" | "Schedule" | "Legend" | "Notes" | "KeyPlan" | "TitleBlock" | "Diagram" | "Other";
                 /** @description only records created strictly after (ISO 8601) */
                 created_after?: string;
                 /** @description only records created strictly before (ISO 8601) */
