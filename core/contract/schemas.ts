@@ -196,16 +196,34 @@ export const Job = Type.Object(
 export type Job = Static<typeof Job>;
 
 export const DRAWING_STATUSES = ['Processing', 'Ready', 'Failed'] as const;
+
+/** A calendar day, `YYYY-MM-DD` (RFC 3339 full-date): an issue date has no time or time zone. */
+const IssueDate = (description: string) => Type.String({ format: 'date', description });
+
+const REVISION_DESCRIPTION =
+  'Free label such as "Rev B" or "Addendum 2". Set by a person (POST or PATCH), else read from the ' +
+  "title blocks once processed: the label of the sheets that carry the set's issue date (the most " +
+  'frequent among them). A person’s value, null included, is never replaced by processing.';
+
+const ISSUED_AT_DESCRIPTION =
+  'The issue date (YYYY-MM-DD), or null when none is known. Read when the drawing is processed: ' +
+  "the latest date of the sheets' title blocks (DATE field or revision table), else a date in the " +
+  "file name (e.g. 20130718_set.pdf, 2013-07-18 set.pdf, Set 18 Jul 2013.pdf), else the PDF's " +
+  'creation date. A value set with PATCH (null included) wins and survives re-processing. Of two ' +
+  'issues the one with the later date is the newer; same-day issues, or a pair where either date ' +
+  'is unknown, keep their upload order (created_at).';
+
 export const Drawing = Type.Object(
   {
     id: Id('drw'),
     project_id: Id('prj'),
     name: Type.String(),
     file_id: Id('fil'),
-    revision: Nullable(Type.String()),
+    revision: Nullable(Type.String({ description: REVISION_DESCRIPTION })),
     status: Type.Union(DRAWING_STATUSES.map((s) => Type.Literal(s))),
     sheet_count: Type.Integer(),
     job_id: Nullable(Id('job', 'the processing job')),
+    issued_at: Nullable(IssueDate(ISSUED_AT_DESCRIPTION)),
     created_at: Timestamp,
     updated_at: Timestamp,
     file: Expanded('file', FileObject),
@@ -221,14 +239,37 @@ export const DrawingCreate = Type.Object(
     project_id: Id('prj'),
     name: Type.String({ minLength: 1, maxLength: 200 }),
     file_id: Id('fil'),
-    revision: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
+    revision: Type.Optional(
+      Nullable(
+        Type.String({
+          maxLength: 100,
+          description:
+            'The revision label, kept as given (processing never replaces it); omitted or null: read from the title blocks when processed.',
+        }),
+      ),
+    ),
   },
   { additionalProperties: false },
 );
 export const DrawingPatch = Type.Object(
   {
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    revision: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
+    revision: Type.Optional(
+      Nullable(
+        Type.String({
+          maxLength: 100,
+          description:
+            'The revision label; null says the set has none. Either way processing no longer reads it from the title blocks.',
+        }),
+      ),
+    ),
+    issued_at: Type.Optional(
+      Nullable(
+        IssueDate(
+          'The issue date, a real calendar day as YYYY-MM-DD (2013-07-18); null says the set has no known issue date. Either way it replaces the date read from the title blocks, file name or PDF, and re-processing keeps it.',
+        ),
+      ),
+    ),
   },
   { additionalProperties: false },
 );

@@ -77,9 +77,40 @@ export function toApiError(err: unknown): ApiError {
   );
 }
 
+type AjvIssue = NonNullable<FastifyLikeError['validation']>[number];
+
+const isNullTypeIssue = (v: AjvIssue) => v.keyword === 'type' && v.params?.type === 'null';
+
+/**
+ * Ajv reports a value that fits neither branch of a nullable field (`T | null`) three times: T's
+ * own complaint, "must be null" and "must match a schema in anyOf". One error says it better: T's,
+ * with "or null" added. Returns the issues to report and the paths of the nullable fields.
+ */
+function collapseNullable(issues: AjvIssue[]): { issues: AjvIssue[]; nullable: Set<string> } {
+  const anyOfAt = new Set(issues.filter((v) => v.keyword === 'anyOf').map((v) => v.instancePath));
+  const nullable = new Set(
+    issues
+      .filter((v) => isNullTypeIssue(v) && anyOfAt.has(v.instancePath))
+      .map((v) => v.instancePath ?? ''),
+  );
+  return {
+    issues: issues.filter(
+      (v) => !nullable.has(v.instancePath ?? '') || (v.keyword !== 'anyOf' && !isNullTypeIssue(v)),
+    ),
+    nullable,
+  };
+}
+
+/** What a string format asks for, in words a user can act on (Ajv says `must match format "date"`). */
+const FORMAT_MESSAGES: Record<string, string> = {
+  date: 'must be a calendar date as YYYY-MM-DD (e.g. 2013-07-18)',
+  'date-time': 'must be an RFC 3339 date-time (e.g. 2026-11-21T09:30:00.123Z)',
+};
+
 function validationError(e: FastifyLikeError): ApiError {
   const where = e.validationContext ?? 'body';
-  const errors = (e.validation ?? []).map((v) => {
+  const { issues, nullable } = collapseNullable(e.validation ?? []);
+  const errors = issues.map((v) => {
     let field = v.instancePath || '';
     if (v.keyword === 'required' && v.params && typeof v.params.missingProperty === 'string') {
       field = `${field}/${v.params.missingProperty}`;
@@ -91,12 +122,14 @@ function validationError(e: FastifyLikeError): ApiError {
     ) {
       field = `${field}/${v.params.additionalProperty}`;
     }
-    const message =
+    const format = v.keyword === 'format' ? FORMAT_MESSAGES[String(v.params?.format)] : undefined;
+    const base =
       v.keyword === 'additionalProperties'
         ? 'is not an accepted field'
         : v.keyword === 'required'
           ? 'is required'
-          : (v.message ?? 'is invalid');
+          : (format ?? v.message ?? 'is invalid');
+    const message = nullable.has(v.instancePath ?? '') ? `${base} or null` : base;
     return {
       field: where === 'body' ? field || '/' : field.replace(/^\//, '') || where,
       code: v.keyword ?? 'invalid',

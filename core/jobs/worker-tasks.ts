@@ -133,6 +133,8 @@ export const WORKER_TASKS = {
         contentType: doc.contentType,
         textSource: doc.textSource,
         pages,
+        // One of the drawing's issue-date sources (core/domain/issue-date.ts).
+        creationDate: await doc.creationDate(),
       };
     } catch (e) {
       throw asApiError(e);

@@ -27,7 +27,8 @@ const parseObj = (v: unknown): Record<string, unknown> =>
 
 /**
  * Applies a validated PATCH body. For sheets and blocks the fields a person set are also recorded
- * in `overrides`, so re-processing never overwrites a person's correction (contract §4).
+ * in `overrides`, for drawings in the `*_source` columns, so re-processing never overwrites a
+ * person's correction (contract §4).
  */
 export function patchRecord(
   db: Db,
@@ -65,6 +66,12 @@ export function patchRecord(
       values.discipline = disciplineFromSheetNumber(values.sheet_number);
     }
     values.overrides = JSON.stringify(overrides);
+  }
+  if (kind === 'drawing') {
+    // A person's issue date or revision, null included ("the set has none"), is marked as theirs,
+    // so processing never replaces it (contract §4 Drawing).
+    if ('issued_at' in values) values.issued_at_source = 'person';
+    if ('revision' in values) values.revision_source = 'person';
   }
   if (Object.keys(values).length === 0) return row;
   return db.transaction(

@@ -9,20 +9,23 @@ import type { TestService } from './harness';
 
 export const FIXTURES = resolve(import.meta.dirname, '../../fixtures/drawings');
 
-/** Uploads a fixture (by file name) or given bytes and creates a drawing from it. */
+/**
+ * Uploads a fixture (by file name) or given bytes and creates a drawing from it. The stored file is
+ * named `<name>.pdf` unless `filename` is given (an issue date may be read from it).
+ */
 export async function uploadDrawing(
   t: TestService,
   projectId: string,
   file: string | Buffer,
   name: string,
-  opts: { contentType?: string; revision?: string } = {},
+  opts: { contentType?: string; revision?: string; filename?: string } = {},
 ): Promise<{ id: string; job_id: string; status: string }> {
   const contentType = opts.contentType ?? 'application/pdf';
   const bytes = typeof file === 'string' ? readFileSync(resolve(FIXTURES, file)) : file;
   const created = await t.request('POST', '/v1/files', {
     body: {
       project_id: projectId,
-      filename: `${name}.pdf`,
+      filename: opts.filename ?? `${name}.pdf`,
       content_type: contentType,
       size_bytes: bytes.length,
     },

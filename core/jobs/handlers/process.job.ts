@@ -4,12 +4,15 @@ import { ApiError } from '../../domain/errors';
 import { newId } from '../../domain/ids';
 import type { Db } from '../../store/db';
 import { getRow } from '../../store/list-query';
+import { deriveIssue } from '../../domain/issue-date';
 import {
+  applyDerivedIssue,
   countSheets,
   getDrawingById,
   insertProcessedSheet,
   insertSearchRuns,
   sheetAtPage,
+  sheetIssueEvidence,
 } from '../../store/repositories/drawings.repository';
 import type { Row } from '../../store/repositories/row';
 import { setDrawingStatusWithEvent } from '../../services/webhooks.service';
@@ -22,7 +25,8 @@ import { JobAbortedError, type JobHandler } from '../job-runner';
 // many at once as it has workers, the last pages of a drawing rendered in bands across the workers
 // (ingest-in-pool.ts), so memory stays bounded by a few pages and the HTTP thread never rasterizes.
 // Re-runnable: pages already stored are skipped, so a resumed job does only the rest and a person's
-// corrections on stored sheets are kept.
+// corrections on stored sheets are kept. At the end the drawing gets its issue date and revision
+// (core/domain/issue-date.ts), except the ones a person set.
 
 const SEARCH_CHUNK = 200;
 
@@ -141,6 +145,7 @@ export function createProcessHandler(env: {
               title: page.metadata.title,
               discipline: page.metadata.discipline,
               revision: page.metadata.revision,
+              issued: page.metadata.issued,
               width: page.width,
               height: page.height,
               dpi: page.dpi,
@@ -155,8 +160,19 @@ export function createProcessHandler(env: {
         }
       };
       await Promise.all(Array.from({ length: Math.max(1, Math.min(ctx.pool.size, total)) }, lane));
-      // drawing.ready goes into the webhook outbox in the same transaction as the status.
-      setDrawingStatusWithEvent(db, drawing.id, 'Ready', total);
+      // The set's issue date and revision come from all its sheets, those stored by an earlier run
+      // of this job included, so they are decided once every page is in. In one transaction with
+      // the status: drawing.ready (in the webhook outbox with it) already carries them.
+      const issue = deriveIssue({
+        sheets: sheetIssueEvidence(db, drawing.id),
+        fileName: String(file.filename),
+        pdfCreationDate: info.creationDate,
+        now: new Date(),
+      });
+      db.transaction(() => {
+        applyDerivedIssue(db, drawing.id, issue);
+        setDrawingStatusWithEvent(db, drawing.id, 'Ready', total);
+      })();
       return { sheet_count: total };
     } catch (e) {
       // A shutdown leaves the job resumable (it runs again at the next start); anything else —

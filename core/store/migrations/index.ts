@@ -6,6 +6,7 @@ import { sql as searchRecords } from './005-search-records.migration';
 import { sql as symbolIndexes } from './006-symbol-indexes.migration';
 import { sql as jobStalls } from './007-job-stalls.migration';
 import { sql as sheetBlocks } from './008-sheet-blocks.migration';
+import { sql as drawingIssued } from './009-drawing-issued.migration';
 
 export interface Migration {
   version: number;
@@ -23,4 +24,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 6, name: 'symbol-indexes', sql: symbolIndexes },
   { version: 7, name: 'job-stalls', sql: jobStalls },
   { version: 8, name: 'sheet-blocks', sql: sheetBlocks },
+  { version: 9, name: 'drawing-issued', sql: drawingIssued },
 ];

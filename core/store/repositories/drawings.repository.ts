@@ -1,5 +1,6 @@
 import { monotonicNow } from '../../domain/clock';
 import { newId } from '../../domain/ids';
+import type { DerivedIssue, SheetIssueEvidence } from '../../domain/issue-date';
 import type { Db } from '../db';
 import { prepared } from '../statement-cache';
 import type { Row } from './row';
@@ -18,11 +19,22 @@ export function insertDrawing(
 ): Row {
   const id = newId('drawing');
   const now = monotonicNow();
+  // A label given at creation is the person's: processing never replaces it.
   prepared(
     db,
-    `INSERT INTO drawings (id, organization_id, project_id, name, file_id, revision, status, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, 'Processing', ?, ?)`,
-  ).run(id, a.organizationId, a.projectId, a.name, a.fileId, a.revision, now, now);
+    `INSERT INTO drawings (id, organization_id, project_id, name, file_id, revision, revision_source, status, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, 'Processing', ?, ?)`,
+  ).run(
+    id,
+    a.organizationId,
+    a.projectId,
+    a.name,
+    a.fileId,
+    a.revision,
+    a.revision === null ? null : 'person',
+    now,
+    now,
+  );
   return prepared(db, 'SELECT * FROM drawings WHERE id = ?').get(id) as Row;
 }
 
@@ -71,6 +83,8 @@ export interface NewSheet {
   title: string | null;
   discipline: string;
   revision: string | null;
+  /** The title block's issue date (ISO), or null. */
+  issued: string | null;
   width: number;
   height: number;
   dpi: number;
@@ -103,8 +117,8 @@ export function insertProcessedSheet(db: Db, s: NewSheet, blocks: NewBlock[]): v
     const now = monotonicNow();
     prepared(
       db,
-      `INSERT INTO sheets (id, organization_id, project_id, drawing_id, page_index, sheet_number, title, discipline, revision, width, height, dpi, text_source, image_key, thumbnail_key, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO sheets (id, organization_id, project_id, drawing_id, page_index, sheet_number, title, discipline, revision, issued, width, height, dpi, text_source, image_key, thumbnail_key, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(
       s.id,
       s.organizationId,
@@ -115,6 +129,7 @@ export function insertProcessedSheet(db: Db, s: NewSheet, blocks: NewBlock[]): v
       s.title,
       s.discipline,
       s.revision,
+      s.issued,
       s.width,
       s.height,
       s.dpi,
@@ -148,6 +163,38 @@ export function insertProcessedSheet(db: Db, s: NewSheet, blocks: NewBlock[]): v
       );
     }
   })();
+}
+
+/** What the title blocks of a drawing's stored sheets say about its issue, in page order. */
+export function sheetIssueEvidence(db: Db, drawingId: string): SheetIssueEvidence[] {
+  return (
+    prepared(
+      db,
+      'SELECT page_index, issued, revision FROM sheets WHERE drawing_id = ? ORDER BY page_index',
+    ).all(drawingId) as { page_index: number; issued: string | null; revision: string | null }[]
+  ).map((r) => ({ pageIndex: r.page_index, issued: r.issued, revision: r.revision }));
+}
+
+/**
+ * Stores what processing derived for a drawing's issue date and revision, leaving alone each value
+ * a person set (source 'person'): the WHERE clause decides, so a PATCH that lands while the job
+ * runs is never overwritten. updated_at moves only when a value changes.
+ */
+export function applyDerivedIssue(db: Db, drawingId: string, d: DerivedIssue): void {
+  const now = monotonicNow();
+  prepared(
+    db,
+    `UPDATE drawings SET issued_at = ?, issued_at_source = ?, updated_at = ?
+     WHERE id = ? AND issued_at_source IS NOT 'person'
+       AND (issued_at IS NOT ? OR issued_at_source IS NOT ?)`,
+  ).run(d.issuedAt, d.issuedAtSource, now, drawingId, d.issuedAt, d.issuedAtSource);
+  const source = d.revision === null ? null : 'title_block';
+  prepared(
+    db,
+    `UPDATE drawings SET revision = ?, revision_source = ?, updated_at = ?
+     WHERE id = ? AND revision_source IS NOT 'person'
+       AND (revision IS NOT ? OR revision_source IS NOT ?)`,
+  ).run(d.revision, source, now, drawingId, d.revision, source);
 }
 
 /** Removes a drawing's rows from the search index (the drawing itself goes by foreign keys). */

@@ -68,6 +68,11 @@ export interface InputDocument {
   readonly pageCount: number;
   /** `vector` for PDFs (text layer read by pageText), `none` for raster images (OCR is a later step). */
   readonly textSource: TextSource;
+  /**
+   * When the file says it was written: a PDF's Info CreationDate as stored (`D:YYYYMMDDHHmmSS…`),
+   * null when it has none; images give null (their EXIF dates are not read).
+   */
+  creationDate(): Promise<string | null>;
   /** Size of page i (0-based); for PDFs at `dpi` (default: the adapter's DEFAULT_DPI). */
   pageInfo(index: number, dpi?: number): Promise<InputPageInfo>;
   /** One grey page. PDFs render at `dpi`; images come at their own resolution and ignore `dpi`. */
@@ -134,6 +139,7 @@ export async function openInput(
       declaredContentType: contentType,
       pageCount: doc.pageCount,
       textSource: 'vector',
+      creationDate: () => doc.creationDate(),
       async pageInfo(i, dpi = DEFAULT_DPI) {
         const p = await doc.pageInfo(i);
         const px = pixelSize(p.widthPt, p.heightPt, dpi);
@@ -155,6 +161,7 @@ export async function openInput(
     declaredContentType: contentType,
     pageCount: img.pageCount,
     textSource: 'none',
+    creationDate: () => Promise.resolve(null),
     pageInfo: (i) => img.pageInfo(i),
     renderPage: (i, o) =>
       img.renderPage(i, o?.maxPixels === undefined ? {} : { maxPixels: o.maxPixels }),

@@ -91,6 +91,8 @@ export interface PageContent {
 
 export interface PdfDocumentHandle {
   readonly pageCount: number;
+  /** The Info dictionary's CreationDate as stored (`D:20130718093000-05'00'`), or null. */
+  creationDate(): Promise<string | null>;
   pageInfo(index: number): Promise<PageInfo>;
   renderPage(index: number, opts?: RenderOptions): Promise<PageRaster>;
   /** renderPage and pageText from a single load (one content parse) of the page. */
@@ -208,6 +210,11 @@ class PdfDocument implements PdfDocumentHandle {
   async pageInfo(index: number): Promise<PageInfo> {
     this.checkOpen();
     return this.raster.pageInfo(index);
+  }
+
+  async creationDate(): Promise<string | null> {
+    this.checkOpen();
+    return this.raster.metaText('CreationDate');
   }
 
   private renderOptions(opts: RenderOptions) {

@@ -81,6 +81,8 @@ interface PdfiumApi {
   FPDF_LoadMemDocument(ptr: number, size: number, password: string): number;
   FPDF_CloseDocument(doc: number): void;
   FPDF_GetPageCount(doc: number): number;
+  /** Info dictionary entry `tag` as UTF-16LE with a terminator; returns its byte length (2 if absent). */
+  FPDF_GetMetaText(doc: number, tag: string, buffer: number, buflen: number): number;
   FPDF_LoadPage(doc: number, index: number): number;
   FPDF_ClosePage(page: number): void;
   FPDF_GetPageWidthF(page: number): number;
@@ -522,6 +524,31 @@ export class PdfiumDocument {
       );
     }
     return page;
+  }
+
+  /**
+   * The document Info dictionary's `tag` entry (CreationDate, Title, …) as text, or null when it is
+   * absent or empty. Reads the trailer's /Info only: no page is loaded.
+   */
+  metaText(tag: string): Promise<string | null> {
+    if (this.closed) throw new Error('PdfDocumentHandle used after close()');
+    return exclusive(this.inst, () => {
+      const { api } = this.inst;
+      const bytes = api.FPDF_GetMetaText(this.doc, tag, 0, 0);
+      // Two bytes is the UTF-16 terminator alone: no such entry.
+      if (bytes <= 2) return null;
+      const ptr = api.pdfium.wasmExports.malloc(bytes);
+      if (!ptr) return null;
+      try {
+        api.FPDF_GetMetaText(this.doc, tag, ptr, bytes);
+        const utf16 = api.pdfium.HEAPU8.slice(ptr, ptr + bytes - 2);
+        return (
+          Buffer.from(utf16.buffer, utf16.byteOffset, utf16.byteLength).toString('utf16le') || null
+        );
+      } finally {
+        api.pdfium.wasmExports.free(ptr);
+      }
+    });
   }
 
   /** Page size and /Rotate from the page dictionary alone (no content parsing). */

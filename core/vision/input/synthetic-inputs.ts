@@ -69,6 +69,12 @@ export interface SyntheticPdfOptions {
   content?: string;
   /** When set, encrypt with the standard security handler (RC4 40-bit, R2) and this user password. */
   userPassword?: string;
+  /**
+   * Document Info entries as PDF literal strings without the parentheses, e.g.
+   * `{ CreationDate: "D:20110302093000-05'00'" }` (not with userPassword: Info strings would need
+   * encrypting too).
+   */
+  info?: Record<string, string>;
 }
 
 /** A minimal, valid PDF with correct xref offsets. */
@@ -125,10 +131,21 @@ export function buildPdf(opts: SyntheticPdfOptions = {}): Uint8Array {
   }
   const encNum = objs.length;
   if (fileKey) objs[encNum] = encryptDict;
+  let infoRef = '';
+  if (opts.info) {
+    if (fileKey) throw new Error('buildPdf: info with userPassword is not supported');
+    const entries = Object.entries(opts.info).map(
+      ([k, v]) => `/${k} (${v.replace(/[\\()]/g, (c) => `\\${c}`)})`,
+    );
+    infoRef = ` /Info ${objs.length} 0 R`;
+    objs[objs.length] = `<< ${entries.join(' ')} >>`;
+  }
 
   return assemblePdf(
     objs,
-    `/ID [<${hex(fileId)}> <${hex(fileId)}>]` + (fileKey ? ` /Encrypt ${encNum} 0 R` : ''),
+    `/ID [<${hex(fileId)}> <${hex(fileId)}>]` +
+      (fileKey ? ` /Encrypt ${encNum} 0 R` : '') +
+      infoRef,
   );
 }
 
