@@ -1,4 +1,5 @@
 import { notFound } from '../domain/errors';
+import { compareIssues } from '../domain/issue-date';
 import type { Db } from '../store/db';
 import { getRow } from '../store/list-query';
 import { settleReservation } from '../store/repositories/credits.repository';
@@ -117,7 +118,8 @@ interface Catalog {
 
 function drawingLabel(d: DrawingRow | undefined): string {
   if (!d) return 'a deleted drawing';
-  return d.revision ? `${d.name} (${d.revision})` : d.name;
+  const about = [d.revision, d.issued_at && `issued ${d.issued_at}`].filter(Boolean);
+  return about.length ? `${d.name} (${about.join(', ')})` : d.name;
 }
 
 function sheetLabel(cat: Catalog, sheetId: string, withDrawing = true): string {
@@ -188,11 +190,31 @@ function overlaySource(cat: Catalog, o: OverlayPairRow): AskSource {
   };
 }
 
-/** The overlays of the most recent comparison among `overlays` (they are oldest first). */
-function latestComparison(overlays: OverlayPairRow[]): OverlayPairRow[] {
-  if (overlays.length === 0) return [];
-  const job = overlays[overlays.length - 1]!.job_id;
-  return reportingOverlays(overlays.filter((o) => o.job_id === job));
+/**
+ * The overlays of the comparison that speaks for `overlays` (oldest first): the one whose newer
+ * side is the latest issue — by issue date, same-day issues by upload order (contract §4) — and of
+ * those the one run last. So a comparison run later between two older issues, or one run the wrong
+ * way round (the later issue as the older side), does not hide the one that reaches the newest
+ * revision.
+ */
+export function latestComparison(
+  overlays: OverlayPairRow[],
+  drawings: ReadonlyMap<string, DrawingRow>,
+): OverlayPairRow[] {
+  const runs = new Map<string | null, { newer: DrawingRow | undefined; last: number }>();
+  overlays.forEach((o, i) => {
+    runs.set(o.job_id, { newer: drawings.get(o.drawing_b_id), last: i });
+  });
+  let best: [string | null, { newer: DrawingRow | undefined; last: number }] | undefined;
+  for (const run of runs) {
+    if (!best) best = run;
+    else {
+      const [a, b] = [run[1].newer, best[1].newer];
+      const byIssue = a && b ? compareIssues(a, b) : 0;
+      if (byIssue > 0 || (byIssue === 0 && run[1].last > best[1].last)) best = run;
+    }
+  }
+  return best ? reportingOverlays(overlays.filter((o) => o.job_id === best[0])) : [];
 }
 
 /**
@@ -317,7 +339,10 @@ function answerBetween(c: Ctx, xText: string, yText: string): Draft {
       `both names refer to the same drawing, ${drawingLabel(dx)} ${cx}.`,
       src.list,
     );
-  const overlays = latestComparison(overlaysBetweenDrawings(c.db, c.organizationId, dx.id, dy.id));
+  const overlays = latestComparison(
+    overlaysBetweenDrawings(c.db, c.organizationId, dx.id, dy.id),
+    c.cat.drawings,
+  );
   if (overlays.length === 0) {
     return notAnswered(
       `no comparison between ${drawingLabel(dx)} ${cx} and ${drawingLabel(dy)} ${cy} is recorded. Compare them first (POST /drawings/{id}/compare).`,
@@ -386,7 +411,7 @@ function answerChangedOn(c: Ctx, sheetText: string): Draft {
       src.list,
     );
   }
-  const latest = latestComparison(overlays);
+  const latest = latestComparison(overlays, c.cat.drawings);
   const changedOverlays = latest.filter(overlayChanged);
   const first = latest[0]!;
   const pair = `${sheetLabel(c.cat, first.sheet_a_id)} → ${sheetLabel(c.cat, first.sheet_b_id)}`;

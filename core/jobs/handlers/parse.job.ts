@@ -1,5 +1,6 @@
 import type { ObjectStore } from '../../blobs/object-store';
 import { ApiError } from '../../domain/errors';
+import { compareIssues, type IssueOrderKey } from '../../domain/issue-date';
 import type { ParsePayload } from '../../services/parse.service';
 import type { Db } from '../../store/db';
 import type { Row } from '../../store/repositories/row';
@@ -80,6 +81,12 @@ function drawingOf(db: Db, targetType: string, targetId: string): Row | undefine
   return r ? rowById(db, 'drawings', String(r.drawing_id)) : undefined;
 }
 
+const issueKey = (d: Row): IssueOrderKey => ({
+  issued_at: d.issued_at === null || d.issued_at === undefined ? null : String(d.issued_at),
+  created_at: String(d.created_at),
+  id: d.id,
+});
+
 function labelsOf(p: Pick<ParsePayload, 'templates'>): string[] {
   return [...new Set(p.templates.map((t) => t.label))].sort();
 }
@@ -118,6 +125,9 @@ export function createParseHandler(env: {
     const labels = labelsOf(p);
     const key = JSON.stringify(labels);
     const myByNumber = new Map(mine.filter((s) => s.sheet_number).map((s) => [s.sheet_number!, s]));
+    // The baseline is the previous issue: of the earlier issues counted with these labels, the
+    // latest by issue date (then upload order); its newest count when it was counted twice.
+    let best: { job: Row; other: Row; pairs: SheetCount[] } | null = null;
     for (const job of completedParseJobs(db, job0.project_id, job0.id)) {
       let payload: ParsePayload;
       let result: { sheets?: SheetCount[] };
@@ -129,39 +139,43 @@ export function createParseHandler(env: {
       }
       if (payload.target_type === 'block' || JSON.stringify(labelsOf(payload)) !== key) continue;
       const other = drawingOf(db, payload.target_type, payload.target_id);
+      // An earlier issue by date, not by upload (contract §4 Drawing, issued_at).
       if (
         !other ||
         other.id === drawing.id ||
-        String(other.created_at) >= String(drawing.created_at)
+        compareIssues(issueKey(other), issueKey(drawing)) >= 0
       )
         continue;
       const pairs = (result.sheets ?? []).filter(
         (s) => s.sheet_number && myByNumber.has(s.sheet_number),
       );
       if (pairs.length === 0) continue;
-      const totals: Record<string, { before: number; after: number; delta: number }> = {};
-      for (const l of labels) totals[l] = { before: 0, after: 0, delta: 0 };
-      const sheets = pairs.map((b) => {
-        const a = myByNumber.get(b.sheet_number!)!;
-        const counts: Record<string, { before: number; after: number; delta: number }> = {};
-        for (const l of labels) {
-          const before = b.counts[l] ?? 0;
-          const after = a.counts[l] ?? 0;
-          counts[l] = { before, after, delta: after - before };
-          totals[l]!.before += before;
-          totals[l]!.after += after;
-          totals[l]!.delta += after - before;
-        }
-        return {
-          sheet_number: a.sheet_number,
-          sheet_id: a.sheet_id,
-          baseline_sheet_id: b.sheet_id,
-          counts,
-        };
-      });
-      return { baseline_job_id: job.id, baseline_drawing_id: other.id, sheets, totals };
+      if (!best || compareIssues(issueKey(other), issueKey(best.other)) > 0)
+        best = { job, other, pairs };
     }
-    return null;
+    if (!best) return null;
+    const { job, other, pairs } = best;
+    const totals: Record<string, { before: number; after: number; delta: number }> = {};
+    for (const l of labels) totals[l] = { before: 0, after: 0, delta: 0 };
+    const sheets = pairs.map((b) => {
+      const a = myByNumber.get(b.sheet_number!)!;
+      const counts: Record<string, { before: number; after: number; delta: number }> = {};
+      for (const l of labels) {
+        const before = b.counts[l] ?? 0;
+        const after = a.counts[l] ?? 0;
+        counts[l] = { before, after, delta: after - before };
+        totals[l]!.before += before;
+        totals[l]!.after += after;
+        totals[l]!.delta += after - before;
+      }
+      return {
+        sheet_number: a.sheet_number,
+        sheet_id: a.sheet_id,
+        baseline_sheet_id: b.sheet_id,
+        counts,
+      };
+    });
+    return { baseline_job_id: job.id, baseline_drawing_id: other.id, sheets, totals };
   }
 
   return async (ctx) => {

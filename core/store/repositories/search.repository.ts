@@ -225,13 +225,14 @@ export interface DrawingRow {
   name: string;
   revision: string | null;
   status: string;
+  issued_at: string | null;
   created_at: string;
 }
 
 export function projectDrawings(db: Db, organizationId: string, projectId: string): DrawingRow[] {
   return prepared(
     db,
-    'SELECT id, name, revision, status, created_at FROM drawings WHERE organization_id = ? AND project_id = ? ORDER BY created_at, id',
+    'SELECT id, name, revision, status, issued_at, created_at FROM drawings WHERE organization_id = ? AND project_id = ? ORDER BY created_at, id',
   ).all(organizationId, projectId) as DrawingRow[];
 }
 
