@@ -20,6 +20,7 @@ import type {
   ListEnvelope,
   Overlay,
   PatchChangeBody,
+  PatchDrawingBody,
   PatchSheetBody,
   Problem,
   ProblemCode,
@@ -191,6 +192,8 @@ export class ApiClient {
   getDrawing = (id: Id) => this.request<Drawing>(`/drawings/${enc(id)}`);
   createDrawing = (body: CreateDrawingBody, idempotencyKey = newKey()) =>
     this.request<Drawing>('/drawings', { method: 'POST', body, idempotencyKey });
+  patchDrawing = (id: Id, body: PatchDrawingBody) =>
+    this.request<Drawing>(`/drawings/${enc(id)}`, { method: 'PATCH', body });
   compareDrawings = (newerId: Id, body: CompareDrawingsBody, idempotencyKey = newKey()) =>
     this.request<JobAccepted>(`/drawings/${enc(newerId)}/compare`, {
       method: 'POST',

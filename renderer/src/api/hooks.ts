@@ -17,6 +17,7 @@ import type {
   Job,
   ListEnvelope,
   PatchChangeBody,
+  PatchDrawingBody,
   PatchSheetBody,
   SearchBody,
   SearchHit,
@@ -92,6 +93,15 @@ export function useDrawings(projectId: Id) {
     queryFn: () => api.listDrawings(projectId),
     // While a set is processing, refresh its status now and then even if no SSE stream is open.
     refetchInterval: (q) => (q.state.data?.some((d) => d.status === 'Processing') ? 3000 : false),
+  });
+}
+
+export function usePatchDrawing(projectId: Id) {
+  const api = useApi();
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: ({ id, body }: { id: Id; body: PatchDrawingBody }) => api.patchDrawing(id, body),
+    onSuccess: () => qc.invalidateQueries({ queryKey: qk.drawings(projectId) }),
   });
 }
 

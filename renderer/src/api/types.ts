@@ -104,6 +104,14 @@ export interface CreateDrawingBody {
   revision?: string;
 }
 
+/** A person's values win over what processing reads, and survive re-processing (null: none). */
+export interface PatchDrawingBody {
+  name?: string;
+  revision?: string | null;
+  /** YYYY-MM-DD or null. */
+  issued_at?: string | null;
+}
+
 export const DISCIPLINES = [
   'general',
   'hazardous_materials',

@@ -1,6 +1,7 @@
 import { useMemo } from 'react';
 import { ApiError } from '../api/client';
 import { useChildJobs, useDrawings, useLiveJob, useOverlays, useSheets } from '../api/hooks';
+import { comparisonSides, issueDate, sheetDrawingMap } from '../api/issue-order';
 import type { CompareResult, Overlay, Sheet, UnpairedSheetRef } from '../api/types';
 import { isTerminal } from '../api/types';
 import { href } from '../app/use-route';
@@ -41,7 +42,9 @@ export function ComparisonScreen({ projectId, jobId }: { projectId: string; jobI
       </div>
     );
   const j = job.data;
-  const newer = drawings.data?.find((d) => d.id === j.target_id);
+  const sides = comparisonSides(j, sheetDrawingMap(sheets.data ?? []));
+  const newer = drawings.data?.find((d) => d.id === sides.newerId);
+  const older = drawings.data?.find((d) => d.id === sides.olderId);
   const p = j.progress;
   // A pair whose alignment is not trusted is not "unchanged": it counts with the changed ones.
   const changed = rows.filter(
@@ -52,10 +55,16 @@ export function ComparisonScreen({ projectId, jobId }: { projectId: string; jobI
     <div className="page">
       <div className="page-head">
         <h1>Comparison</h1>
-        <p className="muted">
-          {newer ? (
+        <p className="muted" data-testid="comparison-direction">
+          {newer && older ? (
             <>
-              Newer issue <strong>{newer.name}</strong> against its predecessor
+              <strong>{older.name}</strong> → <strong>{newer.name}</strong>, issued{' '}
+              {issueDate(older)} → {issueDate(newer)}
+            </>
+          ) : newer ? (
+            <>
+              Newer issue <strong>{newer.name}</strong> (issued {issueDate(newer)}) against an
+              earlier one
             </>
           ) : (
             <span className="mono">{j.target_id}</span>

@@ -1,4 +1,12 @@
-import { useEffect, useMemo, useRef, useState, type DragEvent, type FormEvent } from 'react';
+import {
+  useEffect,
+  useMemo,
+  useRef,
+  useState,
+  type DragEvent,
+  type FormEvent,
+  type KeyboardEvent,
+} from 'react';
 import { useQueryClient } from '@tanstack/react-query';
 import { errorDetail } from '../api/client';
 import {
@@ -7,10 +15,19 @@ import {
   useDrawings,
   useJobs,
   useLiveJob,
+  usePatchDrawing,
   useProject,
   useSearch,
   useSheets,
 } from '../api/hooks';
+import {
+  comparisonSides,
+  defaultPair,
+  describeDirection,
+  issueDate,
+  previousIssue,
+  sheetDrawingMap,
+} from '../api/issue-order';
 import { uploadDrawing } from '../api/upload';
 import type { Drawing, Sheet } from '../api/types';
 import { DISCIPLINES, isTerminal } from '../api/types';
@@ -102,14 +119,16 @@ function DrawingsTab({ projectId }: { projectId: string }) {
               <tr>
                 <th>Name</th>
                 <th>Revision</th>
+                <th>Issued</th>
                 <th>Status</th>
                 <th className="num">Sheets</th>
                 <th>Added</th>
+                <th />
               </tr>
             </thead>
             <tbody>
               {drawings.data.map((d) => (
-                <DrawingRow key={d.id} drawing={d} />
+                <DrawingRow key={d.id} drawing={d} projectId={projectId} />
               ))}
             </tbody>
           </table>
@@ -120,14 +139,30 @@ function DrawingsTab({ projectId }: { projectId: string }) {
   );
 }
 
-function DrawingRow({ drawing }: { drawing: Drawing }) {
+function DrawingRow({ drawing, projectId }: { drawing: Drawing; projectId: string }) {
   const processing = drawing.status === 'Processing';
   const job = useLiveJob(processing ? drawing.job_id : null);
   const p = job.data?.progress;
+  const [editing, setEditing] = useState(false);
   return (
     <tr data-testid="drawing-row" data-status={drawing.status}>
       <td className="strong">{drawing.name}</td>
-      <td>{drawing.revision || <span className="muted">—</span>}</td>
+      {editing ? (
+        <IssueEditor drawing={drawing} projectId={projectId} onDone={() => setEditing(false)} />
+      ) : (
+        <>
+          <td data-testid="drawing-revision">
+            {drawing.revision || <span className="muted">—</span>}
+          </td>
+          <td className="nowrap" data-testid="drawing-issued">
+            {drawing.issued_at ?? (
+              <span className="muted" title="No issue date found yet">
+                —
+              </span>
+            )}
+          </td>
+        </>
+      )}
       <td>
         <div className="row gap-s">
           <StatusBadge status={drawing.status} />
@@ -146,7 +181,104 @@ function DrawingRow({ drawing }: { drawing: Drawing }) {
       </td>
       <td className="num">{drawing.sheet_count ?? '—'}</td>
       <td className="muted nowrap">{formatTime(drawing.created_at)}</td>
+      <td>
+        {!editing && (
+          <button
+            type="button"
+            className="btn btn-small"
+            onClick={() => setEditing(true)}
+            aria-label={`Edit revision and issue date of ${drawing.name}`}
+            data-testid="edit-drawing"
+          >
+            Edit
+          </button>
+        )}
+      </td>
     </tr>
+  );
+}
+
+/**
+ * Revision and issue date edited in place (two cells of the row). Only the fields changed are
+ * sent: a value a person sets is kept over what processing reads from the title blocks, so an
+ * untouched field must stay the processing's.
+ */
+function IssueEditor({
+  drawing,
+  projectId,
+  onDone,
+}: {
+  drawing: Drawing;
+  projectId: string;
+  onDone: () => void;
+}) {
+  const patch = usePatchDrawing(projectId);
+  const [revision, setRevision] = useState(drawing.revision ?? '');
+  const [issued, setIssued] = useState(drawing.issued_at ?? '');
+  const save = () => {
+    const body: { revision?: string | null; issued_at?: string | null } = {};
+    if (revision.trim() !== (drawing.revision ?? '')) body.revision = revision.trim() || null;
+    if (issued !== (drawing.issued_at ?? '')) body.issued_at = issued || null;
+    if (Object.keys(body).length === 0) return onDone();
+    patch.mutate(
+      { id: drawing.id, body },
+      {
+        onSuccess: () => {
+          ui.toast('Revision and issue date saved');
+          onDone();
+        },
+      },
+    );
+  };
+  const keys = (e: KeyboardEvent) => {
+    if (e.key === 'Enter') save();
+    if (e.key === 'Escape') onDone();
+  };
+  return (
+    <>
+      <td>
+        <input
+          value={revision}
+          onChange={(e) => setRevision(e.target.value)}
+          onKeyDown={keys}
+          maxLength={100}
+          size={10}
+          placeholder="e.g. Rev B"
+          aria-label={`Revision of ${drawing.name}`}
+          data-testid="drawing-edit-revision"
+          autoFocus
+        />
+      </td>
+      <td>
+        <div className="row gap-s nowrap">
+          <input
+            type="date"
+            value={issued}
+            onChange={(e) => setIssued(e.target.value)}
+            onKeyDown={keys}
+            aria-label={`Issue date of ${drawing.name}`}
+            data-testid="drawing-edit-issued"
+          />
+          <button
+            type="button"
+            className="btn btn-small btn-primary"
+            onClick={save}
+            disabled={patch.isPending}
+            data-testid="save-drawing"
+          >
+            {patch.isPending ? 'Saving…' : 'Save'}
+          </button>
+          <button type="button" className="btn btn-small" onClick={onDone}>
+            Cancel
+          </button>
+        </div>
+        {patch.isError && (
+          <div className="state-error-inline small" role="alert">
+            {errorDetail(patch.error)}
+          </div>
+        )}
+      </td>
+    </>
   );
 }
 
@@ -443,13 +575,24 @@ function CompareTab({ projectId }: { projectId: string }) {
     () => (drawings.data ?? []).filter((d) => d.status === 'Ready'),
     [drawings.data],
   );
-  // Lists are newest first: default newer = newest, older = the one before it.
+  // The default pair: the latest issue by issue date (same day: the later upload) against the
+  // issue just before it — not the last two uploads, which may have come in any order.
   const [newer, setNewer] = useState('');
   const [older, setOlder] = useState('');
-  const newerId = newer || ready[0]?.id || '';
-  const olderId = older || ready.find((d) => d.id !== newerId)?.id || '';
+  const newerId = newer || defaultPair(ready)?.newer.id || '';
+  const chosenNewer = ready.find((d) => d.id === newerId);
+  const olderId = older || (chosenNewer && previousIssue(ready, chosenNewer)?.id) || '';
   const comparisons = (jobs.data?.data ?? []).filter((j) => j.type === 'compare' && !j.parent_id);
   const byId = new Map((drawings.data ?? []).map((d) => [d.id, d]));
+  const newerSet = byId.get(newerId);
+  const olderSet = byId.get(olderId);
+  const direction =
+    newerSet && olderSet && newerId !== olderId ? describeDirection(olderSet, newerSet) : null;
+  // The older side of a finished comparison is known from its result's sheets.
+  const sheets = useSheets({ project_id: projectId }, comparisons.length > 0);
+  const sheetDrawing = useMemo(() => sheetDrawingMap(sheets.data ?? []), [sheets.data]);
+  const option = (d: Drawing) =>
+    `${d.name}${d.revision ? ` — ${d.revision}` : ''} · issued ${issueDate(d)} · ${d.sheet_count ?? '?'} sheets`;
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
@@ -492,8 +635,7 @@ function CompareTab({ projectId }: { projectId: string }) {
               >
                 {ready.map((d) => (
                   <option key={d.id} value={d.id}>
-                    {d.name}
-                    {d.revision ? ` — ${d.revision}` : ''} · {d.sheet_count ?? '?'} sheets
+                    {option(d)}
                   </option>
                 ))}
               </select>
@@ -520,12 +662,23 @@ function CompareTab({ projectId }: { projectId: string }) {
               >
                 {ready.map((d) => (
                   <option key={d.id} value={d.id}>
-                    {d.name}
-                    {d.revision ? ` — ${d.revision}` : ''} · {d.sheet_count ?? '?'} sheets
+                    {option(d)}
                   </option>
                 ))}
               </select>
             </label>
+            {direction && (
+              <div className="direction" data-testid="compare-direction">
+                <span className="muted small">Direction</span>
+                <strong>{direction.text}</strong>
+                {direction.reversed && (
+                  <span className="state-error-inline small" data-testid="compare-reversed">
+                    The set chosen as newer was issued before the older one: additions would show as
+                    removals. Swap them unless this is intended.
+                  </span>
+                )}
+              </div>
+            )}
             {newerId === olderId && (
               <div className="state-error-inline small">Pick two different sets.</div>
             )}
@@ -554,11 +707,15 @@ function CompareTab({ projectId }: { projectId: string }) {
         {jobs.isPending && <Spinner />}
         {jobs.isError && <ErrorNote error={jobs.error} onRetry={() => void jobs.refetch()} />}
         {jobs.isSuccess && comparisons.length === 0 && <Empty title="No comparisons yet" />}
-        <ul className="plain-list">
+        <ul className="plain-list" data-testid="comparison-list">
           {comparisons.map((j) => (
-            <li key={j.id} className="row between">
+            <li key={j.id} className="row between" data-testid="comparison-item">
               <a href={href({ name: 'comparison', projectId, jobId: j.id })}>
-                {byId.get(j.target_id)?.name ?? j.target_id}
+                <ComparisonLabel
+                  sides={comparisonSides(j, sheetDrawing)}
+                  byId={byId}
+                  finished={isTerminal(j.status)}
+                />
               </a>
               <span className="row gap-s">
                 <StatusBadge status={j.status} />
@@ -569,6 +726,43 @@ function CompareTab({ projectId }: { projectId: string }) {
         </ul>
       </section>
     </div>
+  );
+}
+
+/** "<older> → <newer>, issued <date> → <date>" for a comparison in the list. */
+function ComparisonLabel({
+  sides,
+  byId,
+  finished,
+}: {
+  sides: { newerId: string; olderId: string | null };
+  byId: Map<string, Drawing>;
+  finished: boolean;
+}) {
+  const newer = byId.get(sides.newerId);
+  const older = sides.olderId ? byId.get(sides.olderId) : undefined;
+  if (newer && older) {
+    const d = describeDirection(older, newer);
+    return (
+      <span className="stack-tight">
+        <span>
+          {older.name} → <strong>{newer.name}</strong>
+        </span>
+        <span className="muted small">
+          issued {issueDate(older)} → {issueDate(newer)}
+          {d.reversed ? ' (compared against a later issue)' : ''}
+        </span>
+      </span>
+    );
+  }
+  return (
+    <span className="stack-tight">
+      <span>
+        {finished ? 'earlier set' : 'earlier set (known when finished)'} →{' '}
+        <strong>{newer?.name ?? sides.newerId}</strong>
+      </span>
+      {newer && <span className="muted small">issued {issueDate(newer)}</span>}
+    </span>
   );
 }
 
