@@ -198,7 +198,9 @@ export type Job = Static<typeof Job>;
 export const DRAWING_STATUSES = ['Processing', 'Ready', 'Failed'] as const;
 
 /** A calendar day, `YYYY-MM-DD` (RFC 3339 full-date): an issue date has no time or time zone. */
-const IssueDate = (description: string) => Type.String({ format: 'date', description });
+const IssueDate = () => Type.String({ format: 'date' });
+// Descriptions of nullable fields go on the union, where the document's readers (the reference,
+// generated client types) show them, not on its non-null branch.
 
 const REVISION_DESCRIPTION =
   'Free label such as "Rev B" or "Addendum 2". Set by a person (POST or PATCH), else read from the ' +
@@ -219,11 +221,11 @@ export const Drawing = Type.Object(
     project_id: Id('prj'),
     name: Type.String(),
     file_id: Id('fil'),
-    revision: Nullable(Type.String({ description: REVISION_DESCRIPTION })),
+    revision: Nullable(Type.String(), { description: REVISION_DESCRIPTION }),
     status: Type.Union(DRAWING_STATUSES.map((s) => Type.Literal(s))),
     sheet_count: Type.Integer(),
     job_id: Nullable(Id('job', 'the processing job')),
-    issued_at: Nullable(IssueDate(ISSUED_AT_DESCRIPTION)),
+    issued_at: Nullable(IssueDate(), { description: ISSUED_AT_DESCRIPTION }),
     created_at: Timestamp,
     updated_at: Timestamp,
     file: Expanded('file', FileObject),
@@ -240,13 +242,10 @@ export const DrawingCreate = Type.Object(
     name: Type.String({ minLength: 1, maxLength: 200 }),
     file_id: Id('fil'),
     revision: Type.Optional(
-      Nullable(
-        Type.String({
-          maxLength: 100,
-          description:
-            'The revision label, kept as given (processing never replaces it); omitted or null: read from the title blocks when processed.',
-        }),
-      ),
+      Nullable(Type.String({ maxLength: 100 }), {
+        description:
+          'The revision label, kept as given (processing never replaces it); omitted or null: read from the title blocks when processed.',
+      }),
     ),
   },
   { additionalProperties: false },
@@ -255,20 +254,16 @@ export const DrawingPatch = Type.Object(
   {
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     revision: Type.Optional(
-      Nullable(
-        Type.String({
-          maxLength: 100,
-          description:
-            'The revision label; null says the set has none. Either way processing no longer reads it from the title blocks.',
-        }),
-      ),
+      Nullable(Type.String({ maxLength: 100 }), {
+        description:
+          'The revision label; null says the set has none. Either way processing no longer reads it from the title blocks.',
+      }),
     ),
     issued_at: Type.Optional(
-      Nullable(
-        IssueDate(
+      Nullable(IssueDate(), {
+        description:
           'The issue date, a real calendar day as YYYY-MM-DD (2013-07-18); null says the set has no known issue date. Either way it replaces the date read from the title blocks, file name or PDF, and re-processing keeps it.',
-        ),
-      ),
+      }),
     ),
   },
   { additionalProperties: false },

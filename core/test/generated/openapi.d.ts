@@ -763,11 +763,14 @@ export interface components {
             name: string;
             /** @description fil_ id */
             file_id: string;
+            /** @description Free label such as "Rev B" or "Addendum 2". Set by a person (POST or PATCH), else read from the title blocks once processed: the label of the sheets that carry the set's issue date (the most frequent among them). A person’s value, null included, is never replaced by processing. */
             revision: string | null;
             /** @enum {string} */
             status: "Processing" | "Ready" | "Failed";
             sheet_count: number;
             job_id: string | null;
+            /** @description The issue date (YYYY-MM-DD), or null when none is known. Read when the drawing is processed: the latest date of the sheets' title blocks (DATE field or revision table), else a date in the file name (e.g. 20130718_set.pdf, 2013-07-18 set.pdf, Set 18 Jul 2013.pdf), else the PDF's creation date. A value set with PATCH (null included) wins and survives re-processing. Of two issues the one with the later date is the newer; same-day issues, or a pair where either date is unknown, keep their upload order (created_at). */
+            issued_at: string | null;
             /**
              * Format: date-time
              * @description ISO 8601, UTC
@@ -1893,6 +1896,7 @@ export interface operations {
                     name: string;
                     /** @description fil_ id */
                     file_id: string;
+                    /** @description The revision label, kept as given (processing never replaces it); omitted or null: read from the title blocks when processed. */
                     revision?: string | null;
                 };
             };
@@ -1994,7 +1998,10 @@ export interface operations {
             content: {
                 "application/json": {
                     name?: string;
+                    /** @description The revision label; null says the set has none. Either way processing no longer reads it from the title blocks. */
                     revision?: string | null;
+                    /** @description The issue date, a real calendar day as YYYY-MM-DD (2013-07-18); null says the set has no known issue date. Either way it replaces the date read from the title blocks, file name or PDF, and re-processing keeps it. */
+                    issued_at?: string | null;
                 };
             };
         };
