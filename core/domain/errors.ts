@@ -182,6 +182,12 @@ export const PROBLEMS = {
     description:
       'Processing this input needed more memory than a worker may use; the work was stopped and the service carries on.',
   },
+  processor_crashed: {
+    status: 422,
+    title: 'File crashed the processor',
+    description:
+      'Processing this file crashed the renderer (its worker thread, or the service process several times in a row while nothing else ran); it was stopped rather than retried forever. Export the file again or split it, and upload the new file.',
+  },
   internal_error: {
     status: 500,
     title: 'Internal error',

@@ -12,6 +12,7 @@ import {
   type JobRunnerOptions,
   type NewJob,
 } from './job-runner';
+import { JobsRepository } from './jobs.repository';
 import { createWorkerPool, type WorkerPool } from './worker-pool';
 import { TEST_REGISTRY_URL, type TestWorkerTasks } from './worker-tasks.test-support';
 import {
@@ -495,41 +496,208 @@ describe('job runner', () => {
     expect(status(b.id)).toMatchObject({ status: 'Queued', attempts: 0 });
   });
 
-  it('fails a job that was claimed more often than maxAttempts instead of looping forever', async () => {
-    const { runner } = makeRunner({ maxAttempts: 2 });
+  it('fails a job whose worker thread crashed during its task as processor_crashed, at once', async () => {
+    const { runner } = makeRunner();
+    let ran = 0;
+    runner.register('crashy', (ctx) => {
+      ran++;
+      return ctx.pool.run('test.exit', undefined, [], ctx.signal);
+    });
+    runner.start();
+    const row = runner.enqueue(job({ type: 'crashy' }));
+    await waitStatus(row.id, 'Failed', 30_000);
+    const failed = runner.get(orgId, row.id);
+    expect(failed.error).toMatchObject({
+      code: 'processor_crashed',
+      status: 422,
+      type: '/problems/processor_crashed',
+      title: 'File crashed the processor',
+    });
+    expect(failed.error?.detail).toMatch(/^The file crashed the processor: .*'test\.exit'.*code 7/);
+    expect(ran).toBe(1); // no retry, no crash loop
+    // The pool carries on with a fresh worker.
+    expect(await pool.run('test.threadId', undefined)).toBeGreaterThan(0);
+  }, 60_000);
+});
+
+describe('job runner after a process death (crash-attribution.ts)', () => {
+  /**
+   * What a process that died leaves behind: a runner boot that never ended, and the job Started
+   * under it, claimed when its progress stood at `claimedAt` and now standing at `progress`.
+   */
+  function diedWhileRunning(
+    ids: string[],
+    o: { crashes?: number; suspect?: boolean; claimedAt?: number; progress?: number } = {},
+  ): string {
+    const boot = `boot-${newId('job')}`;
+    t.db
+      .prepare('INSERT INTO runner_boots (id, started_at) VALUES (?, ?)')
+      .run(boot, monotonicNow());
+    for (const id of ids)
+      t.db
+        .prepare(
+          `UPDATE jobs SET status = 'Started', attempts = attempts + 1, started_at = ?, claim_boot = ?,
+             claim_progress = ?, progress_completed = ?, progress_total = 8, crashes = ?, suspect = ?
+           WHERE id = ?`,
+        )
+        .run(
+          monotonicNow(),
+          boot,
+          o.claimedAt ?? 3,
+          o.progress ?? o.claimedAt ?? 3,
+          o.crashes ?? 0,
+          o.suspect ? 1 : 0,
+          id,
+        );
+    return boot;
+  }
+  const claimState = (id: string) =>
+    t.db
+      .prepare(
+        'SELECT status, attempts, crashes, suspect, not_before, error FROM jobs WHERE id = ?',
+      )
+      .get(id) as {
+      status: string;
+      attempts: number;
+      crashes: number;
+      suspect: number;
+      not_before: string | null;
+      error: string | null;
+    };
+
+  it('fails a job at its 3rd death in a row while running alone without progress, without running it again', async () => {
+    const { runner } = makeRunner();
     let ran = 0;
     runner.register('poison', () => {
       ran++;
       return null;
     });
     const j = runner.enqueue(job({ type: 'poison' }));
-    // two crashed attempts, neither of which made progress
-    t.db.prepare('UPDATE jobs SET attempts = 2, stalled_claims = 2 WHERE id = ?').run(j.id);
+    diedWhileRunning([j.id], { crashes: 2, suspect: true });
     runner.start();
     await waitStatus(j.id, 'Failed');
     expect(ran).toBe(0);
-    expect(runner.get(orgId, j.id).error).toMatchObject({ code: 'internal_error' });
+    const failed = runner.get(orgId, j.id);
+    expect(failed.error).toMatchObject({ code: 'processor_crashed', status: 422 });
+    expect(failed.error?.detail).toMatch(
+      /^The file crashed the processor: .* died 3 times in a row/,
+    );
+    expect(claimState(j.id).crashes).toBe(3);
   });
 
-  it('keeps running a job that made progress between crashes, however often it was claimed', async () => {
-    const { runner } = makeRunner({ maxAttempts: 2 });
-    let ran = 0;
+  it('never blames a job that made progress in the claim the process died in', async () => {
+    const { runner } = makeRunner();
     runner.register('steady', (ctx) => {
-      ran++;
       ctx.progress(8, 8);
       return null;
     });
     const j = runner.enqueue(job({ type: 'steady' }));
-    // Seven earlier claims, each killed after moving forward: the last one left progress behind.
-    t.db
-      .prepare(
-        'UPDATE jobs SET attempts = 7, stalled_claims = 1, progress_completed = 7, progress_total = 8 WHERE id = ?',
-      )
-      .run(j.id);
+    diedWhileRunning([j.id], { crashes: 2, suspect: true, claimedAt: 3, progress: 4 });
     runner.start();
     await waitStatus(j.id, 'Completed');
-    expect(ran).toBe(1);
-    expect(runner_row(j.id).attempts).toBe(8);
+    expect(claimState(j.id)).toMatchObject({ crashes: 0, suspect: 0, attempts: 2 });
+  });
+
+  it('counts a death while running alone without progress, and backs off before the next claim', async () => {
+    const { runner } = makeRunner({ crashPolicy: { backoffMs: 400 } });
+    const claimedAt: number[] = [];
+    runner.register('slow', () => {
+      claimedAt.push(Date.now());
+      return null;
+    });
+    const j = runner.enqueue(job({ type: 'slow' }));
+    diedWhileRunning([j.id]);
+    const t0 = Date.now();
+    runner.start();
+    const queued = claimState(j.id);
+    expect(queued).toMatchObject({ status: 'Queued', crashes: 1, suspect: 1 });
+    expect(Date.parse(queued.not_before!) - t0).toBeGreaterThanOrEqual(350);
+    await waitStatus(j.id, 'Completed');
+    expect(claimedAt[0]! - t0).toBeGreaterThanOrEqual(390);
+  });
+
+  it('does not count a death shared with other running jobs, but runs each suspect alone next', async () => {
+    const { runner } = makeRunner({ concurrency: 2 });
+    let now = 0;
+    let most = 0;
+    runner.register('work', async (ctx) => {
+      most = Math.max(most, ++now);
+      await sleep(80);
+      now--;
+      if ((ctx.payload as { progress?: boolean }).progress) ctx.progress(8, 8);
+      return null;
+    });
+    const a = runner.enqueue(job({ type: 'work' }));
+    const b = runner.enqueue(job({ type: 'work' }));
+    diedWhileRunning([a.id, b.id]);
+    runner.start();
+    await waitStatus(a.id, 'Completed');
+    await waitStatus(b.id, 'Completed');
+    expect(most).toBe(1); // suspects never ran side by side
+    expect(claimState(a.id)).toMatchObject({ crashes: 0, suspect: 1 });
+    expect(claimState(b.id)).toMatchObject({ crashes: 0, suspect: 1 });
+  });
+
+  it('clears the suspicion of a job that was not running when the process died', async () => {
+    const { runner } = makeRunner();
+    runner.register('work', () => null);
+    const j = runner.enqueue(job({ type: 'work' }));
+    // Two deaths were blamed on it and it was backing off for a minute when the process died again.
+    t.db
+      .prepare('UPDATE jobs SET crashes = 2, suspect = 1, not_before = ? WHERE id = ?')
+      .run(new Date(Date.now() + 60_000).toISOString(), j.id);
+    diedWhileRunning([]);
+    runner.start();
+    await waitStatus(j.id, 'Completed'); // at once: no back-off left
+    expect(claimState(j.id)).toMatchObject({ crashes: 0, suspect: 0, not_before: null });
+  });
+
+  it('a clean stop never counts: a job left Started by a stopped runner runs again as it was', async () => {
+    createEffectsTable(t.db);
+    const first = makeRunner();
+    first.runner.register('steps', stepsHandler(t.db));
+    const j = first.runner.enqueue(job({ type: 'steps', payload: { steps: 4, stepMs: 400 } }));
+    t.db.prepare('UPDATE jobs SET crashes = 2, suspect = 1 WHERE id = ?').run(j.id);
+    first.runner.start();
+    await waitStatus(j.id, 'Started');
+    await first.runner.stop(); // before its first step: no progress
+    expect(claimState(j.id)).toMatchObject({ status: 'Started', crashes: 2 });
+
+    const second = makeRunner();
+    second.runner.register('steps', stepsHandler(t.db));
+    second.runner.start();
+    await waitStatus(j.id, 'Completed', 30_000);
+    expect(claimState(j.id)).toMatchObject({ attempts: 2, crashes: 0 });
+  });
+
+  it('restarts that interrupt a job between its steps never fail it, however many', async () => {
+    createEffectsTable(t.db);
+    const steps = 8;
+    const j = new JobsRepository(t.db).insert(
+      job({ type: 'steps', payload: { steps, stepMs: 30 } }),
+    ).row;
+    // Eight process deaths, each after the job moved forward by one step: none is its fault.
+    for (let death = 1; death < steps; death++) {
+      const r = makeRunner({ concurrency: 1 });
+      r.runner.register('steps', stepsHandler(t.db));
+      r.runner.start();
+      await waitFor(() => effects(j.id).length >= death, `step ${death}`);
+      await r.runner.stop({ abortGraceMs: 2000 });
+      // Pretend the process died instead of stopping: its boot never ended.
+      t.db
+        .prepare(
+          "UPDATE runner_boots SET ended_at = NULL, end_reason = NULL WHERE end_reason = 'stopped'",
+        )
+        .run();
+      if (runner_row(j.id).status === 'Completed') break;
+      expect(claimState(j.id)).toMatchObject({ status: 'Started', crashes: 0 });
+    }
+    const last = makeRunner();
+    last.runner.register('steps', stepsHandler(t.db));
+    last.runner.start();
+    await waitStatus(j.id, 'Completed');
+    expect(effects(j.id).map((e) => e.step)).toEqual(Array.from({ length: steps }, (_, i) => i));
+    expect(claimState(j.id)).toMatchObject({ crashes: 0, error: null });
   });
 });
 

@@ -11,17 +11,31 @@
 //   their running handlers (and through the signal, their worker-pool tasks).
 // - Shutdown (`stop`) stops claiming, aborts running handlers with reason 'shutdown' and leaves
 //   their jobs Started; `start` (at the next boot) puts Started jobs back to Queued to run again.
-//   A shutdown never marks a job Failed.
+//   A shutdown never marks a job Failed, and neither does a process death that only interrupted a
+//   job: each start is a row of runner_boots, each claim names its boot and where its progress
+//   stood, and `start` blames a job for the previous process's death only on evidence (the rules
+//   are in crash-attribution.ts): a job that kills the process every time it runs alone fails with
+//   `processor_crashed` after a few deaths, backing off between them; one that moves forward, or
+//   that was not even running when the process died, is never failed for it. A worker-thread crash
+//   during a job's task fails that job at once with `processor_crashed`.
 // - New work is noticed at once when enqueued in this process (an in-process wake-up, no busy
 //   loop), and within `pollIntervalMs` when another process wrote it.
+import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Db } from '../store/db';
 import { ApiError, notFound, PROBLEMS } from '../domain/errors';
 import { isTerminal } from '../domain/job-status';
 import type { WorkerTaskRegistry } from './worker-protocol';
 import type { WorkerTasks } from './worker-tasks';
-import { WorkerOutOfMemoryError, type WorkerPool } from './worker-pool';
+import { WorkerCrashedError, WorkerOutOfMemoryError, type WorkerPool } from './worker-pool';
 import { JobsRepository, type JobRow, type JobTargetType, type NewJob } from './jobs.repository';
+import { RunnerBootsRepository } from './runner-boots.repository';
+import {
+  DEFAULT_CRASH_POLICY,
+  judgeInterruptedClaim,
+  processorCrashedDetail,
+  type CrashPolicy,
+} from './crash-attribution';
 import { toApiJob, type ApiJob, type JobProblem } from './job.serializer';
 
 export { toApiJob, type ApiJob, type JobProblem } from './job.serializer';
@@ -116,10 +130,11 @@ export interface JobRunnerOptions<R extends WorkerTaskRegistry = WorkerTasks> {
   /** How often to look for work written by another process. Default 5000 ms. */
   pollIntervalMs?: number;
   /**
-   * A job claimed more often than this fails instead of running again: it most likely takes the
-   * process down with it each time. Default 5.
+   * When a job is blamed for the process dying, and when it fails for it (crash-attribution.ts).
+   * Default DEFAULT_CRASH_POLICY: fails at the 3rd death in a row blamed on it, backing off 3 s and
+   * 12 s before the 2nd and 3rd claims.
    */
-  maxAttempts?: number;
+  crashPolicy?: Partial<CrashPolicy>;
   hooks?: JobRunnerHooks;
 }
 
@@ -168,6 +183,8 @@ interface Active {
   ac: AbortController;
   /** Whether this job currently counts against the concurrency limit. */
   holdsSlot: boolean;
+  /** A suspect of crashing the process: nothing else runs while it holds its slot. */
+  exclusive: boolean;
   done: Promise<void>;
 }
 
@@ -181,7 +198,7 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
   const log = options.log ?? SILENT;
   const concurrency = options.concurrency ?? pool.size;
   const pollIntervalMs = options.pollIntervalMs ?? 5000;
-  const maxAttempts = options.maxAttempts ?? 5;
+  const crashPolicy: CrashPolicy = { ...DEFAULT_CRASH_POLICY, ...options.crashPolicy };
   const hooks = options.hooks ?? {};
   if (!Number.isInteger(concurrency) || concurrency < 1) {
     throw new RangeError(
@@ -190,6 +207,10 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
   }
 
   const repo = new JobsRepository(db);
+  const boots = new RunnerBootsRepository(db);
+  /** This runner's start (runner_boots.id), named by every claim it makes; set by start(). */
+  let bootId = '';
+  let backoffTimer: NodeJS.Timeout | undefined;
   const events = new EventEmitter<{ job: [ApiJob, JobEventMeta] }>();
   // Many SSE clients may follow jobs at once; they are not a leak.
   events.setMaxListeners(0);
@@ -232,6 +253,8 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
     if (!started) return;
     flushInserted();
     while (running < concurrency) {
+      // A suspect runs alone, so that a process death while it runs is its own (crash-attribution.ts).
+      if (exclusiveRunning()) break;
       const resume = resumers.shift();
       if (resume) {
         running++;
@@ -241,7 +264,8 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
       if (!claiming) break;
       let row: JobRow | undefined;
       try {
-        row = repo.claimNext([...handlers.keys()]);
+        row = repo.claimNext([...handlers.keys()], { boot: bootId, idle: running === 0 });
+        if (!row) scheduleBackoffWake();
       } catch (err) {
         log.error({ err }, 'Could not claim a job; retrying at the next poll');
         break;
@@ -251,6 +275,27 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
       startJob(row);
     }
     notifyIdle();
+  }
+
+  function exclusiveRunning(): boolean {
+    for (const e of active.values()) if (e.exclusive && e.holdsSlot) return true;
+    return false;
+  }
+
+  /** Wakes the runner when the earliest back-off of a Queued job ends. */
+  function scheduleBackoffWake(): void {
+    if (backoffTimer) clearTimeout(backoffTimer);
+    backoffTimer = undefined;
+    const at = repo.nextNotBefore([...handlers.keys()]);
+    if (!at) return;
+    backoffTimer = setTimeout(
+      () => {
+        backoffTimer = undefined;
+        wake();
+      },
+      Math.max(0, Date.parse(at) - Date.now()) + 5,
+    );
+    backoffTimer.unref();
   }
 
   function releaseSlot(entry: Active): void {
@@ -350,6 +395,18 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
         ),
       );
     }
+    if (err instanceof WorkerCrashedError) {
+      // The pool knows which task's worker died: the crash is this job's, with certainty. Retrying
+      // would only crash another worker, so the job fails at once; the pool carries on.
+      log.warn({ err, job_id: row.id, job_type: row.type }, 'Job crashed its worker thread');
+      return toProblem(
+        row,
+        new ApiError(
+          'processor_crashed',
+          `The file crashed the processor: ${err.message.replace(/\.$/, '')} while running this ${row.type} job, so the job was stopped instead of being retried. The file is most likely malformed in a way that crashes the renderer; export it again or split it, and upload the new file.`,
+        ),
+      );
+    }
     log.error({ err, job_id: row.id, job_type: row.type }, 'Job handler failed');
     return {
       type: '/problems/internal_error',
@@ -366,24 +423,120 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
    * when all its children are). One transaction; events and aborts follow the commit.
    */
   function failJob(row: JobRow, problem: JobProblem, result: unknown = null): void {
+    announceFailure(db.transaction(() => failInTransaction(row, problem, result))());
+  }
+
+  interface Failure {
+    failed: JobRow | undefined;
+    canceled: JobRow[];
+  }
+
+  /** The writes of failJob; call inside a transaction, then announceFailure after the commit. */
+  function failInTransaction(row: JobRow, problem: JobProblem, result: unknown = null): Failure {
     const canceled: JobRow[] = [];
-    const failed = db.transaction(() => {
-      for (const child of repo.children(row.id)) {
-        if (isTerminal(child.status)) continue;
-        for (const r of repo.cancelTree(child.id)) {
-          hooks.onTerminal?.(r);
-          canceled.push(r);
-        }
+    for (const child of repo.children(row.id)) {
+      if (isTerminal(child.status)) continue;
+      for (const r of repo.cancelTree(child.id)) {
+        hooks.onTerminal?.(r);
+        canceled.push(r);
       }
-      const out = repo.fail(row.id, problem, result);
-      if (out) hooks.onTerminal?.(out);
-      return out;
-    })();
+    }
+    const failed = repo.fail(row.id, problem, result);
+    if (failed) hooks.onTerminal?.(failed);
+    return { failed, canceled };
+  }
+
+  function announceFailure({ failed, canceled }: Failure): void {
     afterCancel(canceled);
     if (failed) {
       emit(failed);
       notifyParent(failed.parent_id);
     }
+  }
+
+  /**
+   * Crash recovery, at start: this boot is recorded; boots that never ended are processes that
+   * died; every job left Started goes back to Queued, or fails when the deaths are its own
+   * (crash-attribution.ts has the rules). One transaction.
+   */
+  function recover(): void {
+    const requeued: JobRow[] = [];
+    const failures: Failure[] = [];
+    db.transaction(() => {
+      boots.insert(bootId);
+      const dead = new Set(boots.openBoots(bootId).map((b) => b.id));
+      // Rule 3: the process died while these were not running.
+      if (dead.size > 0) {
+        for (const id of repo.clearQueuedSuspicion())
+          log.info(
+            { job_id: id },
+            'The process died while this job was not running: not a suspect',
+          );
+      }
+      const started = repo.startedJobs();
+      const activeIn = new Map<string, number>();
+      for (const r of started)
+        if (!r.waiting && r.claim_boot !== null)
+          activeIn.set(r.claim_boot, (activeIn.get(r.claim_boot) ?? 0) + 1);
+      for (const r of started) {
+        const processEnd =
+          r.claim_boot === null || r.waiting
+            ? 'unknown' // claimed before boots were tracked, or only waiting for its children
+            : dead.has(r.claim_boot)
+              ? 'died'
+              : boots.get(r.claim_boot)?.end_reason === 'stopped'
+                ? 'stopped'
+                : 'unknown';
+        const verdict = judgeInterruptedClaim(
+          {
+            processEnd,
+            progressed: r.progress_completed > r.claim_progress,
+            alone: r.claim_boot !== null && activeIn.get(r.claim_boot) === 1,
+            crashes: r.crashes,
+            suspect: r.suspect === 1,
+          },
+          crashPolicy,
+        );
+        if (verdict.action === 'fail') {
+          repo.setCrashes(r.id, verdict.crashes);
+          log.error(
+            { job_id: r.id, job_type: r.type, crashes: verdict.crashes },
+            'The process died each time this job ran alone without progress: failing it',
+          );
+          failures.push(
+            failInTransaction(
+              r,
+              toProblem(
+                r,
+                new ApiError('processor_crashed', processorCrashedDetail(r.type, verdict.crashes)),
+              ),
+            ),
+          );
+          continue;
+        }
+        const notBefore =
+          verdict.backoffMs > 0 ? new Date(Date.now() + verdict.backoffMs).toISOString() : null;
+        const row = repo.requeueInterrupted(r.id, { ...verdict, notBefore });
+        if (!row) continue;
+        requeued.push(row);
+        log.info(
+          {
+            job_id: r.id,
+            process_end: processEnd,
+            crashes: verdict.crashes,
+            suspect: verdict.suspect,
+            ...(notBefore ? { not_before: notBefore } : {}),
+          },
+          verdict.counted
+            ? 'Job found Started at boot; the process died while it ran alone without progress: queued again after a back-off'
+            : 'Job found Started at boot; queued to run again',
+        );
+      }
+      for (const id of dead) boots.end(id, 'died');
+      boots.prune();
+    })();
+    for (const f of failures) announceFailure(f);
+    for (const row of requeued) emit(row);
   }
 
   function afterCancel(rows: readonly JobRow[]): void {
@@ -452,7 +605,15 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
 
   function startJob(row: JobRow): void {
     const ac = new AbortController();
-    const entry: Active = { row, ac, holdsSlot: true, done: Promise.resolve() };
+    const entry: Active = {
+      row,
+      ac,
+      holdsSlot: true,
+      exclusive: row.suspect === 1,
+      done: Promise.resolve(),
+    };
+    if (entry.exclusive)
+      log.info({ job_id: row.id, crashes: row.crashes }, 'Running a crash suspect alone');
     active.set(row.id, entry);
     entry.done = runJob(entry).finally(() => {
       active.delete(row.id);
@@ -465,20 +626,6 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
     emit(row);
     const handler = handlers.get(row.type);
     if (!handler) return; // unreachable: only registered types are claimed
-    if (row.stalled_claims > maxAttempts) {
-      log.error(
-        { job_id: row.id, attempts: row.attempts },
-        'Job failed after too many attempts without progress',
-      );
-      failJob(
-        row,
-        toProblem(
-          row,
-          new Error(`gave up after ${row.stalled_claims - 1} attempts without progress`),
-        ),
-      );
-      return;
-    }
     let output: unknown;
     try {
       output = await handler(makeContext(entry));
@@ -525,6 +672,11 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
         }
         const out = repo.updateProgress(row.id, completed, total);
         if (out) emit(out);
+        if (out && entry.exclusive && out.suspect === 0) {
+          // It moved forward: not the one taking the process down; others may run beside it.
+          entry.exclusive = false;
+          wake();
+        }
       },
       createChild(childKey, spec) {
         if (ac.signal.aborted) throw ac.signal.reason;
@@ -597,10 +749,8 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
     },
     start() {
       if (started) return;
-      for (const row of repo.resetStarted()) {
-        log.info({ job_id: row.id }, 'Job found Started at boot; queued to run again');
-        emit(row);
-      }
+      bootId = randomUUID();
+      recover();
       started = true;
       claiming = true;
       timer = setInterval(() => {
@@ -630,10 +780,18 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
         );
       }
       started = false;
+      if (backoffTimer) clearTimeout(backoffTimer);
+      backoffTimer = undefined;
       const remaining = [...active.values()];
       for (const entry of remaining) entry.ac.abort(new JobAbortedError('shutdown'));
       await waitUntil(Promise.allSettled(remaining.map((e) => e.done)), abortGraceMs);
       idleWaiters.clear();
+      // A clean end: the jobs it leaves Started were interrupted, not crashed (crash-attribution.ts).
+      try {
+        if (db.open) boots.end(bootId, 'stopped');
+      } catch (err) {
+        log.error({ err }, 'Could not record the runner’s clean stop');
+      }
     },
     cancel(organizationId, jobId) {
       const canceled = db.transaction(() => {

@@ -5,7 +5,8 @@
 // Status writes carry their legality in the WHERE clause (`sourcesOf` from the status machine),
 // so a status never goes backwards and never leaves a terminal status, whatever races in memory:
 // e.g. a handler that finishes after its job was canceled updates 0 rows. The one exception is
-// `resetStarted`, crash recovery at boot (contract §4: jobs found Started go back to Queued).
+// crash recovery at boot, `resetStarted` and `requeueInterrupted` (contract §4: jobs found Started
+// go back to Queued).
 import type { Db } from '../store/db';
 import { newId } from '../domain/ids';
 import { monotonicNow } from '../domain/clock';
@@ -36,8 +37,18 @@ export interface JobRow {
   credits_reserved: number;
   credits_charged: number;
   attempts: number;
-  /** Claims since the job last made progress (the attempt limit counts these). */
+  /** Claims since the job last made progress (diagnostics; no limit counts these any more). */
   stalled_claims: number;
+  /** The runner boot (runner_boots.id) that made the latest claim; null before the first. */
+  claim_boot: string | null;
+  /** progress_completed when the latest claim began: the claim made progress when it rose. */
+  claim_progress: number;
+  /** Consecutive process deaths blamed on this job (crash-attribution.ts, rule 5). */
+  crashes: number;
+  /** 1: claimed only when nothing else runs, and nothing else runs beside it. */
+  suspect: number;
+  /** Not claimed before this time (back-off after a counted crash); null: at once. */
+  not_before: string | null;
   created_at: string;
   updated_at: string;
   started_at: string | null;
@@ -138,10 +149,62 @@ export class JobsRepository {
    * Atomically moves the oldest Queued job of one of `types` to Started (attempts + 1) and returns
    * it; undefined when there is none. One statement, so two claimers never get the same job.
    */
-  claimNext(types: readonly string[]): JobRow | undefined {
+  claimNext(
+    types: readonly string[],
+    claim: { boot?: string | null; idle?: boolean } = {},
+  ): JobRow | undefined {
     if (types.length === 0) return undefined;
     const now = monotonicNow();
-    return this.s.claim.get({ now, types: JSON.stringify(types) }) as JobRow | undefined;
+    return this.s.claim.get({
+      now,
+      types: JSON.stringify(types),
+      boot: claim.boot ?? null,
+      idle: claim.idle === false ? 0 : 1,
+    }) as JobRow | undefined;
+  }
+
+  /** The earliest `not_before` still in the future of a Queued job of `types`, or undefined. */
+  nextNotBefore(types: readonly string[]): string | undefined {
+    if (types.length === 0) return undefined;
+    const r = this.s.nextNotBefore.get({
+      now: new Date().toISOString(),
+      types: JSON.stringify(types),
+    }) as { t: string | null } | undefined;
+    return r?.t ?? undefined;
+  }
+
+  /** Started jobs, each with whether it was waiting for children (so not actively running). */
+  startedJobs(): (JobRow & { waiting: number })[] {
+    return this.s.started.all() as (JobRow & { waiting: number })[];
+  }
+
+  /**
+   * Started → Queued for a job whose claim ended with its process (crash recovery at boot), with
+   * the crash bookkeeping of crash-attribution.ts. Undefined when it is no longer Started.
+   */
+  requeueInterrupted(
+    id: string,
+    verdict: { crashes: number; suspect: boolean; notBefore: string | null },
+  ): JobRow | undefined {
+    return this.s.requeue.get({
+      id,
+      crashes: verdict.crashes,
+      suspect: verdict.suspect ? 1 : 0,
+      not_before: verdict.notBefore,
+      now: monotonicNow(),
+    }) as JobRow | undefined;
+  }
+
+  /** Sets a Started job's crash count (before failing it for its crashes). */
+  setCrashes(id: string, crashes: number): void {
+    this.s.setCrashes.run({ id, crashes });
+  }
+
+  /** Rule 3 of crash-attribution.ts: Queued jobs lose their suspicion. Returns their ids. */
+  clearQueuedSuspicion(): string[] {
+    return (this.s.clearSuspicion.all({ now: monotonicNow() }) as { id: string }[]).map(
+      (r) => r.id,
+    );
   }
 
   /** Records progress of a Started job; undefined when it is not Started or nothing changed. */
@@ -224,18 +287,43 @@ function prepare(db: Db) {
     get: st(`SELECT * FROM jobs WHERE id = ? AND organization_id = ?`),
     getById: st(`SELECT * FROM jobs WHERE id = ?`),
     claim: st(`
-      UPDATE jobs SET status = 'Started', attempts = attempts + 1, stalled_claims = stalled_claims + 1, started_at = @now, updated_at = @now
+      UPDATE jobs SET status = 'Started', attempts = attempts + 1, stalled_claims = stalled_claims + 1,
+        started_at = @now, updated_at = @now,
+        claim_boot = @boot, claim_progress = progress_completed, not_before = NULL
       WHERE id = (
         SELECT id FROM jobs
         WHERE status = 'Queued' AND type IN (SELECT value FROM json_each(@types))
+          AND (not_before IS NULL OR not_before <= @now)
         ORDER BY created_at, id LIMIT 1
       ) AND status IN (${sqlList(sourcesOf('Started'))})
+        -- A suspect runs alone: when it is next in line and others run, nothing is claimed until
+        -- they are done (crash-attribution.ts).
+        AND (suspect = 0 OR @idle = 1)
       RETURNING *`),
+    nextNotBefore: st(`
+      SELECT min(not_before) AS t FROM jobs
+      WHERE status = 'Queued' AND type IN (SELECT value FROM json_each(@types))
+        AND not_before > @now`),
+    started: st(`
+      SELECT jobs.*, EXISTS (SELECT 1 FROM jobs AS c WHERE c.parent_id = jobs.id AND c.status NOT IN (${TERMINAL})) AS waiting
+      FROM jobs WHERE status = 'Started' ORDER BY created_at, id`),
+    requeue: st(`
+      UPDATE jobs SET status = 'Queued', started_at = NULL, updated_at = @now,
+        crashes = @crashes, suspect = @suspect, not_before = @not_before
+      WHERE id = @id AND status = 'Started'
+      RETURNING *`),
+    setCrashes: st(`UPDATE jobs SET crashes = @crashes WHERE id = @id`),
+    clearSuspicion: st(`
+      UPDATE jobs SET crashes = 0, suspect = 0, not_before = NULL, updated_at = @now
+      WHERE status = 'Queued' AND (crashes > 0 OR suspect = 1)
+      RETURNING id`),
     progress: st(`
       UPDATE jobs SET progress_completed = @completed, progress_total = @total, updated_at = @now,
-        -- A job that moves forward is not the one taking the process down: only claims without
-        -- progress count towards the attempt limit, so unrelated crashes never fail a healthy job.
-        stalled_claims = CASE WHEN @completed > progress_completed THEN 1 ELSE stalled_claims END
+        -- A job that moves forward is not stalled…
+        stalled_claims = CASE WHEN @completed > progress_completed THEN 1 ELSE stalled_claims END,
+        -- …and is not the one taking it down: its suspicion ends (crash-attribution.ts, rule 2).
+        crashes = CASE WHEN @completed > progress_completed THEN 0 ELSE crashes END,
+        suspect = CASE WHEN @completed > progress_completed THEN 0 ELSE suspect END
       WHERE id = @id AND status = 'Started'
         AND (progress_completed <> @completed OR progress_total <> @total)
       RETURNING *`),

@@ -7,6 +7,7 @@ import { sql as symbolIndexes } from './006-symbol-indexes.migration';
 import { sql as jobStalls } from './007-job-stalls.migration';
 import { sql as sheetBlocks } from './008-sheet-blocks.migration';
 import { sql as drawingIssued } from './009-drawing-issued.migration';
+import { sql as jobClaims } from './010-job-claims.migration';
 
 export interface Migration {
   version: number;
@@ -25,4 +26,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 7, name: 'job-stalls', sql: jobStalls },
   { version: 8, name: 'sheet-blocks', sql: sheetBlocks },
   { version: 9, name: 'drawing-issued', sql: drawingIssued },
+  { version: 10, name: 'job-claims', sql: jobClaims },
 ];
