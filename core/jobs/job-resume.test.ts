@@ -18,6 +18,22 @@ import {
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const script = fileURLToPath(new URL('./crash-runner.test-support.ts', import.meta.url));
 
+/** A runner in its own process on the test's database file (crash-runner.test-support.ts). */
+function spawnRunner(env: Record<string, string> = {}) {
+  const child = spawn(process.execPath, ['--import', 'tsx', script, t.file], {
+    cwd: repoRoot,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+  });
+  const out = { stdout: '', stderr: '' };
+  child.stdout.on('data', (d: Buffer) => (out.stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out.stderr += d.toString()));
+  const exited = new Promise<NodeJS.Signals | null>((r) =>
+    child.on('exit', (_code, sig) => r(sig)),
+  );
+  return { child, out, exited };
+}
+
 let t: TempDb;
 let pool: WorkerPool | undefined;
 let runner: JobRunner | undefined;
@@ -107,3 +123,108 @@ it('resumes a job after its process is killed mid-job: Completed once, no effect
   expect(stored.filter((e) => e.attempt === 1)).toHaveLength(doneBefore);
   expect(stored.filter((e) => e.attempt === 2)).toHaveLength(steps - doneBefore);
 });
+
+it('a job killed from outside again and again while it moves forward is never failed for it', async () => {
+  const { orgId, projectId } = seedOrgAndProject(t.db);
+  createEffectsTable(t.db);
+  const steps = 10;
+  const job = new JobsRepository(t.db).insert({
+    organization_id: orgId,
+    project_id: projectId,
+    type: 'steps',
+    target_type: 'drawing',
+    target_id: 'drw_kills',
+    payload: { steps, stepMs: 120 },
+  }).row;
+  const row = () =>
+    t.db.prepare('SELECT * FROM jobs WHERE id = ?').get(job.id) as {
+      status: string;
+      attempts: number;
+      crashes: number;
+      progress_completed: number;
+    };
+  // Six SIGKILLs, each once the process stored one more step than the last one left.
+  for (let kill = 1; kill <= 6; kill++) {
+    const before = row().progress_completed;
+    const r = spawnRunner();
+    await waitFor(
+      () => row().progress_completed > before,
+      `a step after kill ${kill - 1} (stderr: ${r.out.stderr})`,
+      30_000,
+    );
+    r.child.kill('SIGKILL');
+    expect(await r.exited).toBe('SIGKILL');
+    expect(row()).toMatchObject({ status: 'Started', crashes: 0 });
+  }
+  pool = createWorkerPool({ size: 1 });
+  runner = createJobRunner({ db: t.db, pool, concurrency: 1 });
+  runner.register('steps', stepsHandler(t.db));
+  runner.start();
+  await waitFor(() => row().status === 'Completed', 'the job to complete', 30_000);
+  expect(row()).toMatchObject({ attempts: 7, crashes: 0 });
+  const stored = t.db
+    .prepare('SELECT step FROM test_effects WHERE job_id = ? ORDER BY step')
+    .pluck()
+    .all(job.id);
+  expect(stored).toEqual(Array.from({ length: steps }, (_, i) => i)); // each step exactly once
+}, 120_000);
+
+it('a poison file that takes the process down fails with processor_crashed after 3 crashes, without a crash loop', async () => {
+  const { orgId, projectId } = seedOrgAndProject(t.db);
+  const job = new JobsRepository(t.db).insert({
+    organization_id: orgId,
+    project_id: projectId,
+    type: 'poison',
+    target_type: 'drawing',
+    target_id: 'drw_poison',
+  }).row;
+  const row = () =>
+    t.db.prepare('SELECT status, crashes, error FROM jobs WHERE id = ?').get(job.id) as {
+      status: string;
+      crashes: number;
+      error: string | null;
+    };
+  // A supervisor: restart the service whenever it dies, as systemd or the desktop app would.
+  const t0 = Date.now();
+  const deaths: (NodeJS.Signals | null)[] = [];
+  let r = spawnRunner({ CRASH_BACKOFF_MS: '300' });
+  for (;;) {
+    // Whichever comes first: the process dies, or the job is Failed.
+    const ended = await new Promise<NodeJS.Signals | null>((resolve) => {
+      const poll = setInterval(() => row().status === 'Failed' && done(null), 20);
+      const done = (sig: NodeJS.Signals | null) => {
+        clearInterval(poll);
+        resolve(sig);
+      };
+      void r.exited.then(done);
+    });
+    if (row().status === 'Failed') break;
+    deaths.push(ended);
+    expect(deaths.length).toBeLessThanOrEqual(3);
+    r = spawnRunner({ CRASH_BACKOFF_MS: '300' });
+  }
+  const seconds = (Date.now() - t0) / 1000;
+  // Three deaths, each the worker's SIGSEGV taking the process down; the 4th boot fails the job.
+  expect(deaths).toEqual(['SIGSEGV', 'SIGSEGV', 'SIGSEGV']);
+  expect(seconds).toBeLessThan(45);
+  const failed = row();
+  expect(failed.crashes).toBe(3);
+  const error = JSON.parse(failed.error!) as Record<string, unknown>;
+  expect(error).toMatchObject({
+    type: '/problems/processor_crashed',
+    title: 'File crashed the processor',
+    status: 422,
+    code: 'processor_crashed',
+    instance: `/v1/jobs/${job.id}`,
+  });
+  expect(String(error.detail)).toMatch(
+    /^The file crashed the processor: the service process died 3 times/,
+  );
+  // No crash loop: the process that failed it stays up and never runs the poison again.
+  await new Promise((res) => setTimeout(res, 1500));
+  expect(r.child.exitCode).toBeNull();
+  expect(r.child.signalCode).toBeNull();
+  expect(r.out.stdout).not.toContain('poisonRun');
+  r.child.kill('SIGKILL');
+  await r.exited;
+}, 120_000);

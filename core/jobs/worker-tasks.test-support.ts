@@ -34,6 +34,14 @@ export const WORKER_TASKS = {
   'test.exit'(): never {
     process.exit(7);
   },
+  /**
+   * Takes the whole process down from a worker thread, as a segfault in a native renderer would:
+   * a SIGSEGV to the process (no thread survives it, nothing gets to clean up).
+   */
+  'test.killProcess'(): never {
+    process.kill(process.pid, 'SIGSEGV');
+    for (;;) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1000);
+  },
   /** An error thrown outside the task's promise chain: an uncaught exception in the worker. */
   'test.uncaught'(): Promise<never> {
     setTimeout(() => {
