@@ -76,12 +76,12 @@ describe('crash attribution', () => {
       action: 'requeue',
       crashes: 1,
       suspect: true,
-      backoffMs: 3_000,
+      backoffMs: 5_000,
       counted: true,
     });
     expect(judgeInterruptedClaim(claim({ crashes: 1, suspect: true }), P)).toMatchObject({
       crashes: 2,
-      backoffMs: 12_000,
+      backoffMs: 30_000,
     });
     expect(backoffMs(0, P)).toBe(0);
     expect(backoffMs(20, P)).toBe(P.maxBackoffMs);

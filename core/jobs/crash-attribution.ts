@@ -15,8 +15,12 @@
 // 4. The job ran with other jobs, made no progress, and the process died: any of them may be the
 //    cause. Not counted; the job becomes a `suspect` and its next claims run it alone.
 // 5. The job ran alone, made no progress, and the process died: counted (`crashes` + 1). It is
-//    queued again after a back-off that grows with each counted crash (base × 4^(crashes-1)), and
-//    fails with `processor_crashed` once `maxCrashes` deaths in a row were its own.
+//    queued again after a back-off that grows with each counted crash (base × 6^(crashes-1): 5 s,
+//    30 s, …), and fails with `processor_crashed` once `maxCrashes` deaths in a row were its own.
+//    The back-off is evidence too: the process must live that long without the job before the
+//    next death can be blamed on it, and a death during it clears the job (rule 3). A process
+//    killed from outside every few seconds rarely lives 30 s, so its kills land in the back-off;
+//    a process that a poison file crashes lives on happily until the file runs again.
 //
 // So a poison file (one that crashes the process every time it runs) fails after `maxCrashes`
 // deaths and the sum of the back-offs between them — no crash loop — while a job killed from
@@ -28,7 +32,7 @@
 export interface CrashPolicy {
   /** Counted process deaths (rule 5) after which the job fails. */
   maxCrashes: number;
-  /** Back-off before the first re-claim after a counted death; ×4 for each further one. */
+  /** Back-off before the first re-claim after a counted death; ×6 for each further one. */
   backoffMs: number;
   /** Upper bound of the back-off. */
   maxBackoffMs: number;
@@ -36,7 +40,7 @@ export interface CrashPolicy {
 
 export const DEFAULT_CRASH_POLICY: CrashPolicy = {
   maxCrashes: 3,
-  backoffMs: 3_000,
+  backoffMs: 5_000,
   maxBackoffMs: 5 * 60_000,
 };
 
@@ -59,7 +63,7 @@ export type Verdict =
 
 export function backoffMs(crashes: number, policy: CrashPolicy): number {
   if (crashes <= 0) return 0;
-  return Math.min(policy.maxBackoffMs, policy.backoffMs * 4 ** (crashes - 1));
+  return Math.min(policy.maxBackoffMs, policy.backoffMs * 6 ** (crashes - 1));
 }
 
 export function judgeInterruptedClaim(c: InterruptedClaim, policy: CrashPolicy): Verdict {

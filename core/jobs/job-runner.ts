@@ -131,8 +131,8 @@ export interface JobRunnerOptions<R extends WorkerTaskRegistry = WorkerTasks> {
   pollIntervalMs?: number;
   /**
    * When a job is blamed for the process dying, and when it fails for it (crash-attribution.ts).
-   * Default DEFAULT_CRASH_POLICY: fails at the 3rd death in a row blamed on it, backing off 3 s and
-   * 12 s before the 2nd and 3rd claims.
+   * Default DEFAULT_CRASH_POLICY: fails at the 3rd death in a row blamed on it, backing off 5 s and
+   * 30 s before the 2nd and 3rd claims.
    */
   crashPolicy?: Partial<CrashPolicy>;
   hooks?: JobRunnerHooks;
