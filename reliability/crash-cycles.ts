@@ -1,7 +1,8 @@
-// Crash safety (issue 7 item 1): `blueline serve` on a temp data dir is killed with SIGKILL at
-// random moments while drawing sets are processed (and compared, when the compare route exists),
-// restarted, and killed again, RELIABILITY_CYCLES times (default 20). After the last restart every
-// job must reach a terminal status, and then:
+// Crash safety (issue 7 item 1, issue 16 part 6): `blueline serve` on a temp data dir is killed with
+// SIGKILL 3–14 s after each start (RELIABILITY_KILL_MIN_MS / _MAX_MS) while drawing sets are
+// processed — the 9-sheet barber set and the beam proposal pair first — and compared (when the
+// compare route exists), restarted, and killed again, RELIABILITY_CYCLES times (default 20). After
+// the last restart every job must end Completed (a restart is never a job's fault), and then:
 //  - no job ever left a terminal status it was seen in (checked on every observation);
 //  - no duplicate sheets: one per (drawing, page), pages 0..n-1, sheet_count matches;
 //  - no half-written image is ever served: every image fetched during the cycles and every sheet,
@@ -33,19 +34,30 @@ import {
 
 const CYCLES = Number(process.env.RELIABILITY_CYCLES ?? 20);
 const FINAL_WAIT_MS = Number(process.env.RELIABILITY_FINAL_WAIT_MS ?? 20 * 60_000);
-// Revision pairs (compared when both revisions are Ready) and single sets, smallest first.
-const PAIRS: [string, string][] = [
-  [
-    '20150115_ASK-003_exterior-west-wall-window-locations.pdf',
-    '20150116_ASK-003_exterior-west-wall-window-locations.pdf',
-  ],
-  ['20190601_beam-proposal_5-sheets.pdf', '20190602_beam-proposal_5-sheets.pdf'],
+const KILL_MIN_MS = Number(process.env.RELIABILITY_KILL_MIN_MS ?? 3_000);
+const KILL_MAX_MS = Number(process.env.RELIABILITY_KILL_MAX_MS ?? 14_000);
+// Uploaded in this order, two in the first cycle, then one at the start of a cycle whenever fewer
+// than two jobs were open, so every kill lands while something processes: the 9-sheet barber sets
+// and the beam proposal pair (34x22 sheets, the slowest pages) first, then the smaller sets; after
+// the list, the barber and beam sets again. Revisions of a pair are compared once both are Ready.
+const PAIR_COUNT = 3;
+const UPLOADS: { file: string; pair: number | null; rev: 0 | 1 }[] = [
+  { file: '20130718_barber-house_set_9-sheets.pdf', pair: 0, rev: 0 },
+  { file: '20190601_beam-proposal_5-sheets.pdf', pair: 1, rev: 0 },
+  { file: '20190602_beam-proposal_5-sheets.pdf', pair: 1, rev: 1 },
+  { file: '20130724_barber-house_set_9-sheets.pdf', pair: 0, rev: 1 },
+  { file: '20150115_ASK-003_exterior-west-wall-window-locations.pdf', pair: 2, rev: 0 },
+  { file: '20150116_ASK-003_exterior-west-wall-window-locations.pdf', pair: 2, rev: 1 },
+  { file: '20190414_foundation-details_3-sheets.pdf', pair: null, rev: 0 },
+  { file: '20150129_A-101_first-floor.pdf', pair: null, rev: 0 },
+  { file: '20190321_A600_schedules.pdf', pair: null, rev: 0 },
 ];
-const SINGLES = [
-  '20190414_foundation-details_3-sheets.pdf',
-  '20150129_A-101_first-floor.pdf',
-  '20190321_A600_schedules.pdf',
-];
+const AGAIN = [
+  '20130718_barber-house_set_9-sheets.pdf',
+  '20190601_beam-proposal_5-sheets.pdf',
+] as const;
+const nextUpload = (n: number) =>
+  UPLOADS[n] ?? { file: AGAIN[(n - UPLOADS.length) % AGAIN.length]!, pair: null, rev: 0 as const };
 
 const failures: string[] = [];
 const fail = (msg: string) => {
@@ -65,6 +77,21 @@ let requestsInterrupted = 0;
 let compareAvailable = false;
 const reconciliations: Record<string, number>[] = [];
 let kills = 0;
+/** Open jobs at the last look (the upload pace follows it). */
+let openJobs = 0;
+/** Per kill: the jobs the dead process left Started, i.e. were running when it was killed. */
+const runningAtKill: string[][] = [];
+const lifetimesMs: number[] = [];
+/** What the runner logged about interrupted jobs, over every boot (crash-attribution.ts). */
+const runnerLog = { requeued: 0, blamed_and_backed_off: 0, suspect_runs_alone: 0 };
+function countRunnerLines(lines: string[]) {
+  for (const l of lines) {
+    if (l.includes('Job found Started at boot')) runnerLog.requeued++;
+    if (l.includes('queued again after a back-off')) runnerLog.blamed_and_backed_off++;
+    if (l.includes('Running a crash suspect alone')) runnerLog.suspect_runs_alone++;
+  }
+}
+const bootsMs: number[] = [];
 
 function observeJob(job: { id: string; status: string }) {
   jobIds.add(job.id);
@@ -104,7 +131,7 @@ const isConnError = (err: unknown) =>
 async function startComparisons() {
   if (!compareAvailable) return;
   const s = svc!;
-  for (let p = 0; p < PAIRS.length; p++) {
+  for (let p = 0; p < PAIR_COUNT; p++) {
     if (compared.has(p)) continue;
     const a = drawings.find((d) => d.pair === p && d.rev === 0);
     const b = drawings.find((d) => d.pair === p && d.rev === 1);
@@ -129,18 +156,11 @@ async function startComparisons() {
 async function workload(cycle: number, signal: { killed: boolean }) {
   const s = svc!;
   const project = process.env.CRASH_PROJECT!;
-  // Upload on every other cycle: keeps the queue finite so the last restart can finish it.
-  if (cycle % 2 === 1 || drawings.length === 0) {
+  // Upload on every other cycle (two in the first) until UPLOADS is done: a finite queue.
+  const uploads = cycle === 1 ? 2 : openJobs < 2 ? 1 : 0;
+  for (let u = 0; u < uploads && !signal.killed; u++) {
     const next = drawings.length;
-    const pairIdx = Math.floor(next / 2) % (PAIRS.length + SINGLES.length);
-    let file: string;
-    let pair: number | null = null;
-    let rev: 0 | 1 = 0;
-    if (pairIdx < PAIRS.length && next < PAIRS.length * 2) {
-      pair = Math.floor(next / 2);
-      rev = (next % 2) as 0 | 1;
-      file = PAIRS[pair]![rev];
-    } else file = SINGLES[(next - PAIRS.length * 2) % SINGLES.length]!;
+    const { file, pair, rev } = nextUpload(next);
     const up = await uploadDrawing(
       s,
       key,
@@ -162,6 +182,7 @@ async function workload(cycle: number, signal: { killed: boolean }) {
     // Reads: jobs (terminal statuses must hold), lists, and a random image.
     const jobs = await listAll<{ id: string; status: string }>(s, key, '/v1/jobs?limit=100');
     for (const j of jobs) observeJob(j);
+    openJobs = jobs.filter((j) => !TERMINAL.has(j.status)).length;
     const sheets = await listAll<{
       uri: string;
       thumbnail_uri: string;
@@ -184,6 +205,24 @@ async function workload(cycle: number, signal: { killed: boolean }) {
       );
     }
     await sleep(rand(200, 1200));
+  }
+}
+
+/** The jobs Started in the database (read while no service runs), as `type:file`. */
+function startedJobs(): string[] {
+  const db = new Database(join(dataDir, 'blueline.db'), { readonly: true });
+  try {
+    const rows = db
+      .prepare(
+        `SELECT j.type, coalesce(d.name, j.target_id) AS what FROM jobs j
+         LEFT JOIN drawings d ON d.id = j.target_id
+         WHERE j.status = 'Started' AND NOT EXISTS (
+           SELECT 1 FROM jobs c WHERE c.parent_id = j.id AND c.status IN ('Queued', 'Started'))`,
+      )
+      .all() as { type: string; what: string }[];
+    return rows.map((r) => `${r.type}:${r.what.replace(/^\d+_/, '').replace(/\.pdf/, '')}`);
+  } finally {
+    db.close();
   }
 }
 
@@ -214,9 +253,10 @@ async function main() {
       if (signal.killed && isConnError(err)) requestsInterrupted++;
       else if (!signal.killed) fail(`cycle ${cycle} workload: ${(err as Error).stack ?? err}`);
     });
-    // Kill at a random moment: early (during boot work / uploads) to late (mid-page).
-    // One cycle in five lives longer, so long pages also get a chance to finish between kills.
-    const lifetime = Math.random() < 0.2 ? rand(15_000, 35_000) : rand(1500, 14_000);
+    // Kill at a random moment, 3–14 s after the start: during uploads, boot work and mid-page.
+    const lifetime = rand(KILL_MIN_MS, KILL_MAX_MS);
+    lifetimesMs.push(lifetime);
+    bootsMs.push(svc.bootMs);
     await sleep(lifetime);
     signal.killed = true;
     svc.child.kill('SIGKILL');
@@ -226,11 +266,13 @@ async function main() {
         `cycle ${cycle}: the service had exited on its own (${ex.code}) before the kill:\n${svc.lines.slice(-20).join('\n')}`,
       );
     kills++;
+    runningAtKill.push(startedJobs());
+    countRunnerLines(svc.lines);
     svc.agent.destroy();
     await work;
     const reconciledNow = reconciliations.at(-1);
     console.log(
-      `cycle ${cycle}/${CYCLES}: killed after ${(lifetime / 1000).toFixed(1)} s (boot ${svc.bootMs} ms); drawings ${drawings.length}, jobs seen ${jobIds.size}, terminal ${seenTerminal.size}; last boot reconciliation ${JSON.stringify(reconciledNow ?? {})}`,
+      `cycle ${cycle}/${CYCLES}: running at the kill [${runningAtKill.at(-1)!.join(', ')}]; killed after ${(lifetime / 1000).toFixed(1)} s (boot ${svc.bootMs} ms); drawings ${drawings.length}, jobs seen ${jobIds.size}, terminal ${seenTerminal.size}; last boot reconciliation ${JSON.stringify(reconciledNow ?? {})}`,
     );
     svc = undefined;
   }
@@ -266,11 +308,15 @@ async function main() {
 
   // Every job the service knows was seen, and every one it knows is terminal.
   const db = new Database(join(dataDir, 'blueline.db'), { readonly: true });
-  const dbJobs = db.prepare('SELECT id, type, status, attempts, error FROM jobs').all() as {
+  const dbJobs = db
+    .prepare('SELECT id, type, status, attempts, crashes, target_id, error FROM jobs')
+    .all() as {
     id: string;
     type: string;
     status: string;
     attempts: number;
+    crashes: number;
+    target_id: string;
     error: string | null;
   }[];
   for (const j of dbJobs) {
@@ -339,6 +385,7 @@ async function main() {
   // Stop cleanly, then reconcile once more: a correct store has nothing left to remove.
   svc.child.kill('SIGTERM');
   const stopped = await svc.exited;
+  countRunnerLines(svc.lines);
   if (stopped.code !== 0) fail(`SIGTERM exit code ${stopped.code ?? stopped.signal}`);
   svc.agent.destroy();
   const dbAfter = new Database(join(dataDir, 'blueline.db'));
@@ -356,24 +403,32 @@ async function main() {
 
   const sum = (k: string) => reconciliations.reduce((a, r) => a + (Number(r[k]) || 0), 0);
   const byStatus: Record<string, number> = {};
-  const gaveUp: string[] = [];
   for (const j of dbJobs) {
     byStatus[`${j.type}:${j.status}`] = (byStatus[`${j.type}:${j.status}`] ?? 0) + 1;
-    if (j.status === 'Failed') {
-      const e = j.error ? JSON.parse(j.error) : {};
-      if (/gave up after/.test(String(e.detail ?? '')) || j.attempts > 5)
-        gaveUp.push(`${j.id} (${j.type}, ${j.attempts} attempts)`);
-      else fail(`job ${j.id} (${j.type}) Failed: ${j.error}`);
-    }
+    // A restart is never a job's fault (issue 16 part 6): every job ends Completed.
+    if (j.status !== 'Completed') fail(`job ${j.id} (${j.type}) ended ${j.status}: ${j.error}`);
   }
+  const fileOf = new Map(drawings.map((d) => [d.id, d.file.replace(/\.pdf$/, '')]));
+  const processJobs = dbJobs
+    .filter((j) => j.type === 'process')
+    .map((j) => `${fileOf.get(j.target_id) ?? j.target_id}: ${j.attempts} attempts`);
+  const range = (xs: number[]) =>
+    xs.length ? [Math.min(...xs), Math.max(...xs)].map((x) => Math.round(x / 100) / 10) : [];
   const summary = {
     cycles_survived: kills,
+    kills_while_a_job_ran: runningAtKill.filter((r) => r.length > 0).length,
+    kill_after_s: range(lifetimesMs),
+    kill_after_mean_s:
+      Math.round(lifetimesMs.reduce((a, b) => a + b, 0) / lifetimesMs.length / 100) / 10,
+    boot_s: range(bootsMs),
     requests_sent: requestsSent,
     requests_cut_by_kills: requestsInterrupted,
     jobs: dbJobs.length,
     jobs_by_status: byStatus,
-    jobs_failed_by_attempt_limit: gaveUp,
+    process_jobs: processJobs,
     max_attempts: Math.max(0, ...dbJobs.map((j) => j.attempts)),
+    max_crashes_blamed: Math.max(0, ...dbJobs.map((j) => j.crashes)),
+    runner_log: runnerLog,
     drawings: counts.d,
     sheets: counts.s,
     blocks: counts.b,
@@ -393,11 +448,6 @@ async function main() {
     failures: failures.length,
   };
   console.log(`crash-cycles summary ${JSON.stringify(summary)}`);
-  // Jobs that hit the runner's attempt limit (a job claimed more than maxAttempts = 5 times is
-  // failed as a probable poison job) are reported separately: under 20 random kills they mean the
-  // limit counted kills, not a bug in the job.
-  if (gaveUp.length)
-    console.log(`note: ${gaveUp.length} job(s) failed by the attempt limit: ${gaveUp.join(', ')}`);
   if (process.env.KEEP_DATA) console.log(`data kept in ${dataDir}`);
   else rmSync(dataDir, { recursive: true, force: true });
   if (failures.length) {
