@@ -11,7 +11,7 @@
 //    one taking the process down. Its crash count goes back to 0.
 // 3. The process died while the job was NOT running (Queued, backing off, waiting for the others to
 //    drain): the process dies without it, so the earlier deaths prove nothing either. Its crash
-//    count goes back to 0 (`clearsSuspicion`).
+//    count goes back to 0 (`JobsRepository.clearQueuedSuspicion`).
 // 4. The job ran with other jobs, made no progress, and the process died: any of them may be the
 //    cause. Not counted; the job becomes a `suspect` and its next claims run it alone.
 // 5. The job ran alone, made no progress, and the process died: counted (`crashes` + 1). It is
@@ -28,6 +28,10 @@
 // growing back-off, before its next unit of progress, and never while it waited. A worker-thread
 // crash during the job's task is attributed with certainty (the pool sees which task's worker
 // died) and fails the job at once (job-runner.ts), without any of this.
+//
+// Bounds: a count is reset only by real progress (a page stored: finite) or by a death the job had
+// no part in, so a poison file takes the process down at most maxCrashes times, plus once if it
+// first ran beside other jobs (rule 4), plus once per page it still manages to store.
 
 export interface CrashPolicy {
   /** Counted process deaths (rule 5) after which the job fails. */
