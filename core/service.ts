@@ -32,6 +32,8 @@ import { createCompareHandler } from './jobs/handlers/compare.job';
 import { createAnalyzeHandler } from './jobs/handlers/analyze.job';
 import { createParseHandler } from './jobs/handlers/parse.job';
 import { parseRoutes } from './http/routes/parse.routes';
+import { exportsRoutes } from './http/routes/exports.routes';
+import { createExportHandler } from './jobs/handlers/export.job';
 import { compareRoutes } from './http/routes/compare.routes';
 import { creditsRoutes } from './http/routes/credits.routes';
 import { visionQueryRoutes } from './http/routes/vision-query.routes';
@@ -149,6 +151,7 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
   jobs.register('compare', createCompareHandler({ db, objects, jobs }));
   jobs.register('analyze', createAnalyzeHandler({ db, objects }));
   jobs.register('parse', createParseHandler({ db, objects }));
+  jobs.register('export', createExportHandler({ db, objects }));
   jobs.register(
     'process',
     createProcessHandler({
@@ -217,6 +220,7 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
   webhooksRoutes(app, deps);
   compareRoutes(app, deps, jobs);
   parseRoutes(app, deps, jobs);
+  exportsRoutes(app, deps, jobs);
   creditsRoutes(app, deps);
   visionQueryRoutes(app, deps, { log });
   opts.configureApp?.(app, db);

@@ -135,12 +135,17 @@ export const FILE_CONTENT_TYPES = [
   'image/tiff',
 ] as const;
 
+/** Types of the files the service writes itself (exports, contract §6); never accepted as uploads. */
+export const GENERATED_FILE_CONTENT_TYPES = ['text/csv'] as const;
+
 export const FileObject = Type.Object(
   {
     id: Id('fil'),
     project_id: Id('prj'),
     filename: Type.String(),
-    content_type: Type.Union(FILE_CONTENT_TYPES.map((t) => Type.Literal(t))),
+    content_type: Type.Union(
+      [...FILE_CONTENT_TYPES, ...GENERATED_FILE_CONTENT_TYPES].map((t) => Type.Literal(t)),
+    ),
     size_bytes: Nullable(Type.Integer()),
     sha256: Nullable(Type.String()),
     status: Type.Union([Type.Literal('pending'), Type.Literal('uploaded')]),
@@ -164,7 +169,7 @@ export const FileCreate = Type.Object(
 );
 
 export const JOB_STATUSES = ['Queued', 'Started', 'Completed', 'Failed', 'Canceled'] as const;
-export const JOB_TYPES = ['process', 'compare', 'analyze', 'parse'] as const;
+export const JOB_TYPES = ['process', 'compare', 'analyze', 'parse', 'export'] as const;
 export const TARGET_TYPES = ['drawing', 'sheet', 'block', 'overlay'] as const;
 
 export const Job = Type.Object(

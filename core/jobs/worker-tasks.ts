@@ -7,6 +7,7 @@
 // buffers back without copying. Tasks must be pure: no database, no files; the pool may kill a
 // worker mid-task (cancel, shutdown), so a task must leave nothing half-written.
 import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { withTransfer, type WorkerTaskRegistry } from './worker-protocol';
 import {
   finishPage,
@@ -26,6 +27,14 @@ import {
   type ComparePairArgs,
   type RegionsArgs,
 } from './compare-tasks';
+import { prepareReportImage, type PdfImage } from '../services/exports/report-image';
+import { buildReportPdf, type ReportOptions } from '../services/exports/report-pdf';
+import {
+  buildCloudedPdf,
+  type CloudedOptions,
+  type CloudedSheet,
+} from '../services/exports/clouded-pdf';
+import type { ExportModel } from '../services/exports/model';
 
 /** Turns the input layer's InputError into an ApiError whose code names the problem (contract §3 table + processing codes). */
 function asApiError(e: unknown): unknown {
@@ -225,6 +234,42 @@ export const WORKER_TASKS = {
       templates,
       args.threshold === undefined ? {} : { threshold: args.threshold },
     );
+  },
+
+  /**
+   * Exports (contract §6): the overlay image of one report page, ready to embed (export.job.ts).
+   * Reads the stored overlay at `path`; resamples only when it is over the report's resolution.
+   */
+  async 'export.reportImage'(args: { path: string }) {
+    const img = await prepareReportImage(args.path);
+    return withTransfer(img, [img.data.buffer as ArrayBuffer]);
+  },
+
+  /** The review report from the export model and its prepared images (keyed by overlay id). */
+  async 'export.reportPdf'(args: {
+    model: ExportModel;
+    images: [string, PdfImage][];
+    options: Omit<ReportOptions, 'exported_at'> & { exported_at: string };
+  }) {
+    const bytes = await buildReportPdf(args.model, new Map(args.images), {
+      ...args.options,
+      exported_at: new Date(args.options.exported_at),
+    });
+    return withTransfer(bytes, [bytes.buffer as ArrayBuffer]);
+  },
+
+  /** The newer revision's PDF (read from `path`) with a revision cloud per change. */
+  async 'export.cloudedPdf'(args: {
+    path: string;
+    sheets: CloudedSheet[];
+    options: Omit<CloudedOptions, 'now'> & { now: string };
+  }) {
+    const source = new Uint8Array(await readFile(args.path));
+    const bytes = await buildCloudedPdf(source, args.sheets, {
+      ...args.options,
+      now: new Date(args.options.now),
+    });
+    return withTransfer(bytes, [bytes.buffer as ArrayBuffer]);
   },
 } satisfies WorkerTaskRegistry;
 

@@ -1,7 +1,12 @@
 import { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { FILE_CONTENT_TYPES, FileCreate, FileObject } from '../../contract/schemas';
+import {
+  FILE_CONTENT_TYPES,
+  FileCreate,
+  FileObject,
+  GENERATED_FILE_CONTENT_TYPES,
+} from '../../contract/schemas';
 import { ApiError, notFound } from '../../domain/errors';
 import { idKind } from '../../domain/ids';
 import type { ObjectStore } from '../../blobs/object-store';
@@ -25,7 +30,8 @@ import { IdParams, idParamsDoc, loadOwned, PagingQueryDoc, serializeOne } from '
 // GET /files pages over the object store's continuation tokens (spec pagination rule 6), wrapped
 // in the same signed cursor and envelope as every other list.
 
-const CONTENT_TYPES: readonly string[] = FILE_CONTENT_TYPES;
+// Listing filters by every type a file may have: uploads and the exports the service wrote.
+const CONTENT_TYPES: readonly string[] = [...FILE_CONTENT_TYPES, ...GENERATED_FILE_CONTENT_TYPES];
 
 const FileCreated = Type.Object(
   {

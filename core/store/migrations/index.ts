@@ -8,6 +8,7 @@ import { sql as jobStalls } from './007-job-stalls.migration';
 import { sql as sheetBlocks } from './008-sheet-blocks.migration';
 import { sql as drawingIssued } from './009-drawing-issued.migration';
 import { sql as jobClaims } from './010-job-claims.migration';
+import { sql as exportFiles } from './011-export-files.migration';
 
 export interface Migration {
   version: number;
@@ -27,4 +28,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 8, name: 'sheet-blocks', sql: sheetBlocks },
   { version: 9, name: 'drawing-issued', sql: drawingIssued },
   { version: 10, name: 'job-claims', sql: jobClaims },
+  { version: 11, name: 'export-files', sql: exportFiles },
 ];

@@ -1,0 +1,316 @@
+import { ApiError } from '../../domain/errors';
+import type { Db } from '../../store/db';
+import {
+  changesOfOverlay,
+  overlaysWithBlocksOfJob,
+  rowById,
+  sheetsByIds,
+  type OverlayWithBlocks,
+} from '../../store/repositories/exports.repository';
+import type { Row } from '../../store/repositories/row';
+import { changeBoxOnNewerSheet, readingOrder, type Box } from './geometry';
+
+// The export model: everything a report, a clouded PDF or a CSV needs from one finished
+// comparison, read once from the store into plain JSON (so it can be handed to a worker thread).
+//
+// "The changes exported are those of the whole-sheet overlays" (contract §6): one overlay per sheet
+// pair, found by wholeSheetOverlays. A view's overlay shows the same changes through a view; they
+// are not repeated.
+
+export const REVIEW_STATUSES = ['open', 'accepted', 'rejected', 'flagged'] as const;
+export type ReviewStatus = (typeof REVIEW_STATUSES)[number];
+export type ChangeKind = 'added' | 'removed' | 'modified' | 'moved';
+
+export interface ExportChange {
+  id: string;
+  overlay_id: string;
+  /** Per sheet, in reading order, among the exported non-noise changes; null for noise. */
+  number: number | null;
+  /** Overlay pixels (the older sheet's frame). */
+  bbox: Box;
+  /** The same box on the newer sheet (sheet pixels), for clouds on the newer revision's PDF. */
+  box_on_newer: Box;
+  kind: ChangeKind;
+  category: string;
+  description: string | null;
+  text_before: string | null;
+  text_after: string | null;
+  review_status: ReviewStatus;
+  note: string | null;
+}
+
+export interface ExportSheet {
+  id: string;
+  drawing_id: string;
+  page_index: number;
+  sheet_number: string | null;
+  title: string | null;
+  width: number;
+  height: number;
+  dpi: number;
+}
+
+export type PairStatus = 'changed' | 'unchanged' | 'added' | 'removed';
+
+export interface ExportPair {
+  status: PairStatus;
+  sheet_a: ExportSheet | null;
+  sheet_b: ExportSheet | null;
+  overlay: {
+    id: string;
+    width: number;
+    height: number;
+    score: number | null;
+    /** Change detection has run on it (has_changes). */
+    analyzed: boolean;
+    /** Object keys of the combined image, standard and colour-blind palettes. */
+    image_key: string;
+    image_key_colorblind: string;
+  } | null;
+  /** The changes exported (after the review_status filter), noise included, in reading order. */
+  changes: ExportChange[];
+  /** Non-noise changes of the whole-sheet overlay by review status, before any filter. */
+  counts: Record<ReviewStatus, number>;
+  /** Noise regions of the overlay (not clouded, not listed in the report). */
+  noise: number;
+}
+
+export interface ExportDrawing {
+  id: string;
+  name: string;
+  revision: string | null;
+  issued_at: string | null;
+  file_id: string;
+  file_object_key: string;
+  file_content_type: string;
+  filename: string;
+}
+
+export interface ExportModel {
+  project: { id: string; name: string };
+  comparison: { id: string; mode: string; created_at: string; finished_at: string | null };
+  older: ExportDrawing;
+  newer: ExportDrawing;
+  pairs: ExportPair[];
+  /** The review_status filter of the request, or null for every change. */
+  review_status: ReviewStatus[] | null;
+}
+
+/** The score bands of contract §4 (Overlay). */
+export function scoreBand(score: number | null): string {
+  if (score === null) return 'not scored';
+  if (score >= 0.95) return 'nearly identical';
+  if (score >= 0.8) return 'moderate changes';
+  if (score >= 0.6) return 'significant changes';
+  return 'major or different content';
+}
+
+const json = <T>(v: unknown): T => JSON.parse(String(v)) as T;
+
+/**
+ * The whole-sheet overlay of each sheet pair of a comparison, keyed `sheetA:sheetB`.
+ *
+ * The comparison pairs every sheet pair's `Sheet` blocks (the whole page, contract §4 Block), and
+ * that overlay is the one whose changes cover the page. Comparisons run before Sheet blocks existed
+ * have none: for them the overlay of the largest block pair (by A's area, normally the drawing
+ * area) stands in, so their exports still work. This function is the one place that choice lives.
+ */
+export function wholeSheetOverlays(
+  db: Db,
+  comparisonJobId: string,
+): Map<string, OverlayWithBlocks> {
+  const best = new Map<string, OverlayWithBlocks>();
+  const area = (o: OverlayWithBlocks) => {
+    const b = json<Box>(o.block_a_bbox);
+    return b.width * b.height;
+  };
+  for (const o of overlaysWithBlocksOfJob(db, comparisonJobId)) {
+    const key = `${o.sheet_a_id}:${o.sheet_b_id}`;
+    const cur = best.get(key);
+    const isSheet = o.block_a_type === 'Sheet' && o.block_b_type === 'Sheet';
+    const curIsSheet = cur?.block_a_type === 'Sheet' && cur?.block_b_type === 'Sheet';
+    if (!cur || (isSheet && !curIsSheet) || (isSheet === curIsSheet && area(o) > area(cur)))
+      best.set(key, o);
+  }
+  return best;
+}
+
+function sheetOf(r: Row): ExportSheet {
+  return {
+    id: r.id,
+    drawing_id: String(r.drawing_id),
+    page_index: Number(r.page_index),
+    sheet_number: (r.sheet_number as string | null) ?? null,
+    title: (r.title as string | null) ?? null,
+    width: Number(r.width),
+    height: Number(r.height),
+    dpi: Number(r.dpi),
+  };
+}
+
+function drawingOf(db: Db, id: string): ExportDrawing {
+  const d = rowById(db, 'drawings', id);
+  const f = d ? rowById(db, 'files', String(d.file_id)) : undefined;
+  if (!d || !f) throw deleted(`drawing ${id}`);
+  return {
+    id: d.id,
+    name: String(d.name),
+    revision: (d.revision as string | null) ?? null,
+    // issued_at arrives with the title-block reading (contract §4 Drawing); absent before it.
+    issued_at: (d.issued_at as string | null | undefined) ?? null,
+    file_id: f.id,
+    file_object_key: String(f.object_key),
+    file_content_type: String(f.content_type),
+    filename: String(f.filename),
+  };
+}
+
+/** The Problem an export fails with when what it exports was deleted under it. */
+export function deleted(what: string): ApiError {
+  return new ApiError(
+    'conflict',
+    `The comparison's ${what} was deleted while it was being exported; nothing was exported. Run the comparison again to export it.`,
+  );
+}
+
+/** Reading-order band: about a twentieth of the image, so a row of notes reads as one line. */
+const bandOf = (height: number) => Math.max(50, Math.round(height / 20));
+
+/**
+ * Reads the model of comparison `jobId` (a root compare job, Completed). Throws `conflict` when
+ * part of it has been deleted since (the export then fails cleanly, with nothing stored).
+ */
+export function loadExportModel(
+  db: Db,
+  jobId: string,
+  reviewStatus: ReviewStatus[] | null,
+): ExportModel {
+  const job = rowById(db, 'jobs', jobId);
+  if (!job) throw deleted(`job ${jobId}`);
+  const project = rowById(db, 'projects', String(job.project_id));
+  if (!project) throw deleted(`project ${String(job.project_id)}`);
+  const result = (job.result ? json<Record<string, unknown>>(job.result) : {}) as {
+    pairs?: { sheet_a_id: string; sheet_b_id: string }[];
+    added_sheets?: string[];
+    removed_sheets?: string[];
+  };
+  const overlays = wholeSheetOverlays(db, jobId);
+  // Sheet pairs: the comparison's own pairing where it has one (Drawing and Sheet comparisons),
+  // else the pairs its overlays show (a Block comparison).
+  const pairKeys: [string, string][] = result.pairs
+    ? result.pairs.map((p) => [p.sheet_a_id, p.sheet_b_id])
+    : [...overlays.values()].map((o) => [o.sheet_a_id, o.sheet_b_id]);
+  const added = result.added_sheets ?? [];
+  const removed = result.removed_sheets ?? [];
+  const sheets = sheetsByIds(db, [...new Set([...pairKeys.flat(), ...added, ...removed])]);
+  const sheet = (id: string) => {
+    const r = sheets.get(id);
+    if (!r) throw deleted(`sheet ${id}`);
+    return sheetOf(r);
+  };
+  if (pairKeys.length === 0) throw deleted('overlays');
+  const first = pairKeys[0]!;
+  const older = drawingOf(db, sheet(first[0]).drawing_id);
+  const newer = drawingOf(db, sheet(first[1]).drawing_id);
+  const filter = reviewStatus ? new Set<string>(reviewStatus) : null;
+
+  const pairs: ExportPair[] = [];
+  for (const [aId, bId] of pairKeys) {
+    const a = sheet(aId);
+    const b = sheet(bId);
+    const o = overlays.get(`${aId}:${bId}`);
+    if (!o) throw deleted(`overlay of sheets ${a.sheet_number ?? aId} / ${b.sheet_number ?? bId}`);
+    const transform = json<number[]>(o.transform);
+    const blockB = json<Box>(o.block_b_bbox);
+    const all = changesOfOverlay(db, o.id).map((c): ExportChange => ({
+      id: c.id,
+      overlay_id: o.id,
+      number: null,
+      bbox: json<Box>(c.bbox),
+      box_on_newer: changeBoxOnNewerSheet(json<Box>(c.bbox), transform, blockB),
+      kind: c.kind as ChangeKind,
+      category: String(c.category),
+      description: (c.description as string | null) ?? null,
+      text_before: (c.text_before as string | null) ?? null,
+      text_after: (c.text_after as string | null) ?? null,
+      review_status: c.review_status as ReviewStatus,
+      note: (c.note as string | null) ?? null,
+    }));
+    const counts: Record<ReviewStatus, number> = { open: 0, accepted: 0, rejected: 0, flagged: 0 };
+    let noise = 0;
+    for (const c of all) {
+      if (c.category === 'noise') noise++;
+      else counts[c.review_status]++;
+    }
+    const kept = readingOrder(
+      all.filter((c) => !filter || filter.has(c.review_status)),
+      bandOf(Number(o.height)),
+    );
+    let n = 0;
+    for (const c of kept) if (c.category !== 'noise') c.number = ++n;
+    const analyzed = Number(o.has_changes) === 1;
+    const score = o.score === null ? null : Number(o.score);
+    const realChanges = all.length - noise;
+    const changed = analyzed ? realChanges > 0 : score !== null && score < 0.95;
+    const images = json<Record<string, string>>(o.images);
+    pairs.push({
+      status: changed ? 'changed' : 'unchanged',
+      sheet_a: a,
+      sheet_b: b,
+      overlay: {
+        id: o.id,
+        width: Number(o.width),
+        height: Number(o.height),
+        score,
+        analyzed,
+        image_key: String(images.combined),
+        image_key_colorblind: String(images.combined_colorblind ?? images.combined),
+      },
+      changes: kept,
+      counts,
+      noise,
+    });
+  }
+  pairs.sort((p, q) => p.sheet_b!.page_index - q.sheet_b!.page_index);
+  const none = { open: 0, accepted: 0, rejected: 0, flagged: 0 };
+  for (const id of added)
+    pairs.push({
+      status: 'added',
+      sheet_a: null,
+      sheet_b: sheet(id),
+      overlay: null,
+      changes: [],
+      counts: { ...none },
+      noise: 0,
+    });
+  for (const id of removed)
+    pairs.push({
+      status: 'removed',
+      sheet_a: sheet(id),
+      sheet_b: null,
+      overlay: null,
+      changes: [],
+      counts: { ...none },
+      noise: 0,
+    });
+
+  return {
+    project: { id: project.id, name: String(project.name) },
+    comparison: {
+      id: job.id,
+      mode: String(json<{ mode?: string }>(job.payload).mode ?? 'drawing'),
+      created_at: String(job.created_at),
+      finished_at: (job.finished_at as string | null) ?? null,
+    },
+    older,
+    newer,
+    pairs,
+    review_status: reviewStatus,
+  };
+}
+
+/** The sheet label a person reads: its number, else its page. */
+export function sheetLabel(s: ExportSheet | null): string {
+  if (!s) return '—';
+  return s.sheet_number ?? `page ${s.page_index + 1}`;
+}
