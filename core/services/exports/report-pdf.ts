@@ -106,9 +106,18 @@ class Typesetter {
     return font.widthOfTextAtSize(s, size);
   }
 
-  /** Words to lines no wider than `max`; a word longer than a line is cut where it must be. */
+  /**
+   * Words to lines no wider than `max`; a word longer than a line is cut where it must be. A line
+   * never ends in a hyphen: text extractors (pdftotext, search in viewers) take a hyphen at a line's
+   * end for a word broken in two and drop it, which turns the dimension 14' - 5 1/2" into 14' 5 1/2".
+   */
   wrap(s: string, size: number, max: number, font = this.regular): string[] {
-    const words = this.clean(s).split(/ +/).filter(Boolean);
+    const words: string[] = [];
+    for (const w of this.clean(s).split(/ +/).filter(Boolean)) {
+      const last = words.length - 1;
+      if (last >= 0 && /-$/.test(words[last]!)) words[last] += ` ${w}`;
+      else words.push(w);
+    }
     const lines: string[] = [];
     let line = '';
     for (let w of words) {
@@ -530,10 +539,7 @@ function sheetSection(
   for (const c of listed) {
     const head = `${KIND_LABEL[c.kind]} · ${c.category.replace('_', ' ')} · Review: ${cap(c.review_status)}`;
     const desc = ts.wrap(c.description ?? `${KIND_LABEL[c.kind]} ${c.category}`, size, textW);
-    const textLine =
-      c.text_before || c.text_after
-        ? ts.wrap(`Text: "${c.text_before ?? ''}" -> "${c.text_after ?? ''}"`, size, textW)
-        : [];
+    const textLine = textLineOf(c, desc.join(' '), ts, size, textW);
     const note = c.note ? ts.wrap(`Note: ${c.note}`, size, textW, ts.italic) : [];
     const need = lead * (1 + desc.length + textLine.length + note.length) + 6;
     if (y - need < M + 10) newPage();
@@ -564,6 +570,26 @@ function sheetSection(
     }
     y -= 6;
   }
+}
+
+/**
+ * The "before → after" line of a change, unless the description already quotes both sides (the
+ * text and dimension descriptions do), and said as context when the words did not change.
+ */
+function textLineOf(
+  c: ExportChange,
+  description: string,
+  ts: Typesetter,
+  size: number,
+  width: number,
+): string[] {
+  const before = c.text_before ?? '';
+  const after = c.text_after ?? '';
+  if (!before && !after) return [];
+  const said = (s: string) => !s || description.includes(ts.clean(s));
+  if (said(before) && said(after)) return [];
+  if (before === after) return ts.wrap(`Text nearby (unchanged): "${after}"`, size, width);
+  return ts.wrap(`Text: "${before}" -> "${after}"`, size, width);
 }
 
 /**

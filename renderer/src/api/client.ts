@@ -9,6 +9,7 @@ import type {
   Change,
   CompareDrawingsBody,
   CreateDrawingBody,
+  CreateExportBody,
   CreatedFile,
   CreateFileBody,
   CreateProjectBody,
@@ -194,6 +195,8 @@ export class ApiClient {
     this.request<Drawing>('/drawings', { method: 'POST', body, idempotencyKey });
   patchDrawing = (id: Id, body: PatchDrawingBody) =>
     this.request<Drawing>(`/drawings/${enc(id)}`, { method: 'PATCH', body });
+  createExport = (body: CreateExportBody, idempotencyKey = newKey()) =>
+    this.request<JobAccepted>('/exports', { method: 'POST', body, idempotencyKey });
   compareDrawings = (newerId: Id, body: CompareDrawingsBody, idempotencyKey = newKey()) =>
     this.request<JobAccepted>(`/drawings/${enc(newerId)}/compare`, {
       method: 'POST',

@@ -12,6 +12,7 @@ import {
 import { useMutation, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
 import { type ApiClient, ApiError } from './client';
 import type {
+  CreateExportBody,
   Change,
   Id,
   Job,
@@ -241,6 +242,21 @@ export function useLiveJob(id: Id | null) {
   }, [qc, id, status, streamFailed]);
 
   return query;
+}
+
+export function useCreateExport() {
+  const api = useApi();
+  return useMutation({ mutationFn: (body: CreateExportBody) => api.createExport(body) });
+}
+
+/** A file record (its signed `uri` downloads it), once `id` is known. */
+export function useFile(id: Id | null) {
+  const api = useApi();
+  return useQuery({
+    queryKey: ['file', id ?? ''],
+    queryFn: () => api.getFile(id as Id),
+    enabled: !!id,
+  });
 }
 
 export function useCompareDrawings() {

@@ -205,7 +205,7 @@ export interface PatchChangeBody {
 }
 
 export type JobStatus = 'Queued' | 'Started' | 'Completed' | 'Failed' | 'Canceled';
-export type JobType = 'process' | 'compare' | 'analyze' | 'parse' | string;
+export type JobType = 'process' | 'compare' | 'analyze' | 'parse' | 'export' | string;
 export type TargetType = 'drawing' | 'sheet' | 'block' | 'overlay';
 
 export interface SheetPair {
@@ -233,6 +233,23 @@ export type Job = Static<typeof C.Job> & { parent?: Job };
 export interface JobAccepted {
   job_id: Id;
   status: JobStatus;
+}
+
+export type ExportFormat = 'pdf_report' | 'clouded_pdf' | 'csv';
+
+/** POST /exports (contract §6): an export of a completed comparison. */
+export interface CreateExportBody {
+  job_id: Id;
+  format: ExportFormat;
+  review_status?: ReviewStatus[];
+  page_size?: 'letter' | 'a4' | 'tabloid';
+  palette?: 'standard' | 'colorblind';
+}
+
+/** The result of a Completed export job. */
+export interface ExportResult {
+  file_id: Id;
+  format: ExportFormat;
 }
 
 export interface CompareDrawingsBody {

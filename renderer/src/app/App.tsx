@@ -128,6 +128,7 @@ function Screen({ route }: { route: Route }) {
           projectId={route.projectId}
           overlayId={route.overlayId}
           jobId={route.jobId}
+          changeId={route.changeId ?? null}
         />
       );
   }

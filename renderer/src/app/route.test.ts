@@ -12,8 +12,28 @@ describe('routes', () => {
       { name: 'comparison', projectId: 'prj_01ABC', jobId: 'job_7' },
       { name: 'overlay', projectId: 'prj_01ABC', overlayId: 'ovl_3', jobId: 'job_7' },
       { name: 'overlay', projectId: 'prj_01ABC', overlayId: 'ovl_3', jobId: null },
+      {
+        name: 'overlay',
+        projectId: 'prj_01ABC',
+        overlayId: 'ovl_3',
+        jobId: 'job_7',
+        changeId: 'chg_9',
+      },
     ];
     for (const r of routes) expect(parseRoute(formatRoute(r))).toEqual(r);
+  });
+
+  it('opens the links of the CSV export on the overlay with the change selected', () => {
+    // The form core/services/exports/csv.ts writes (core/test/exports.test.ts checks it there).
+    const link =
+      'https://127.0.0.1:7420/#/projects/prj_01ABC/overlays/ovl_01DEF?job=job_01GHI&change=chg_01JKL';
+    expect(parseRoute(new URL(link).hash)).toEqual({
+      name: 'overlay',
+      projectId: 'prj_01ABC',
+      overlayId: 'ovl_01DEF',
+      jobId: 'job_01GHI',
+      changeId: 'chg_01JKL',
+    });
   });
 
   it('falls back to the project list for unknown or malformed fragments', () => {

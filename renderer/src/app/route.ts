@@ -8,7 +8,14 @@ export type Route =
   | { name: 'project'; projectId: string; tab: ProjectTab }
   | { name: 'sheet'; projectId: string; sheetId: string }
   | { name: 'comparison'; projectId: string; jobId: string }
-  | { name: 'overlay'; projectId: string; overlayId: string; jobId: string | null };
+  | {
+      name: 'overlay';
+      projectId: string;
+      overlayId: string;
+      jobId: string | null;
+      /** The change to select on opening (the links of the CSV export carry it). */
+      changeId?: string;
+    };
 
 const ID = /^[a-z]{3}_[A-Za-z0-9]+$/;
 
@@ -24,7 +31,14 @@ export function parseRoute(hash: string): Route {
     return { name: 'comparison', projectId, jobId: id };
   if (section === 'overlays' && id && ID.test(id)) {
     const job = query.get('job');
-    return { name: 'overlay', projectId, overlayId: id, jobId: job && ID.test(job) ? job : null };
+    const change = query.get('change');
+    return {
+      name: 'overlay',
+      projectId,
+      overlayId: id,
+      jobId: job && ID.test(job) ? job : null,
+      ...(change && ID.test(change) ? { changeId: change } : {}),
+    };
   }
   if (section === 'compare' || section === 'search' || section === 'drawings')
     return { name: 'project', projectId, tab: section };
@@ -44,7 +58,12 @@ export function formatRoute(route: Route): string {
       return `#/projects/${e(route.projectId)}/sheets/${e(route.sheetId)}`;
     case 'comparison':
       return `#/projects/${e(route.projectId)}/comparisons/${e(route.jobId)}`;
-    case 'overlay':
-      return `#/projects/${e(route.projectId)}/overlays/${e(route.overlayId)}${route.jobId ? `?job=${e(route.jobId)}` : ''}`;
+    case 'overlay': {
+      const q = new URLSearchParams();
+      if (route.jobId) q.set('job', route.jobId);
+      if (route.changeId) q.set('change', route.changeId);
+      const qs = q.toString();
+      return `#/projects/${e(route.projectId)}/overlays/${e(route.overlayId)}${qs ? `?${qs}` : ''}`;
+    }
   }
 }

@@ -1,8 +1,26 @@
-import { useMemo } from 'react';
+import { useMemo, useState } from 'react';
 import { ApiError } from '../api/client';
-import { useChildJobs, useDrawings, useLiveJob, useOverlays, useSheets } from '../api/hooks';
+import {
+  useChildJobs,
+  useCreateExport,
+  useDrawings,
+  useFile,
+  useLiveJob,
+  useOverlays,
+  useSheets,
+} from '../api/hooks';
+import type {
+  CompareResult,
+  CreateExportBody,
+  ExportFormat,
+  ExportResult,
+  Overlay,
+  ReviewStatus,
+  Sheet,
+  UnpairedSheetRef,
+} from '../api/types';
 import { comparisonSides, issueDate, sheetDrawingMap } from '../api/issue-order';
-import type { CompareResult, Overlay, Sheet, UnpairedSheetRef } from '../api/types';
+import { useUi } from '../state/ui-store';
 import { isTerminal } from '../api/types';
 import { href } from '../app/use-route';
 import {
@@ -141,6 +159,7 @@ export function ComparisonScreen({ projectId, jobId }: { projectId: string; jobI
               </table>
             )}
           </section>
+          <ExportsCard jobId={jobId} />
           <div className="grid-2">
             <UnpairedList
               title="Added sheets"
@@ -291,5 +310,129 @@ function ChildJobs({ parentId }: { parentId: string }) {
         ))}
       </ul>
     </div>
+  );
+}
+
+const EXPORTS: { format: ExportFormat; label: string; hint: string }[] = [
+  {
+    format: 'pdf_report',
+    label: 'Review report (PDF)',
+    hint: 'cover, summary of every sheet, each changed sheet with numbered clouds and its changes',
+  },
+  {
+    format: 'clouded_pdf',
+    label: 'Clouded drawings (PDF)',
+    hint: 'the newer set itself with a revision cloud per change, editable in PDF markup tools',
+  },
+  { format: 'csv', label: 'Change list (CSV)', hint: 'one row per change, for Excel' },
+];
+
+/**
+ * Exports of this comparison (contract §6): a button per format starts an export job, its progress
+ * shows live, and the finished file is a download link. Review-status filter and report page size
+ * apply to the next export; the palette follows the viewer's.
+ */
+function ExportsCard({ jobId }: { jobId: string }) {
+  const create = useCreateExport();
+  const palette = useUi((s) => s.palette);
+  const [pageSize, setPageSize] = useState<NonNullable<CreateExportBody['page_size']>>('letter');
+  const [only, setOnly] = useState<ReviewStatus | 'all'>('all');
+  const [runs, setRuns] = useState<{ format: ExportFormat; jobId: string }[]>([]);
+
+  const start = (format: ExportFormat) =>
+    create.mutate(
+      {
+        job_id: jobId,
+        format,
+        palette,
+        ...(format === 'pdf_report' ? { page_size: pageSize } : {}),
+        ...(only === 'all' ? {} : { review_status: [only] }),
+      },
+      { onSuccess: (r) => setRuns((list) => [{ format, jobId: r.job_id }, ...list]) },
+    );
+
+  return (
+    <section className="card" aria-labelledby="exports-h" data-testid="exports">
+      <h2 id="exports-h" className="card-title">
+        Export
+      </h2>
+      <div className="row gap-s wrap">
+        {EXPORTS.map((e) => (
+          <button
+            key={e.format}
+            className="btn"
+            title={e.hint}
+            disabled={create.isPending}
+            onClick={() => start(e.format)}
+            data-testid={`export-${e.format}`}
+          >
+            {e.label}
+          </button>
+        ))}
+        <label className="small muted">
+          Changes{' '}
+          <select value={only} onChange={(ev) => setOnly(ev.target.value as ReviewStatus | 'all')}>
+            <option value="all">all</option>
+            <option value="open">open only</option>
+            <option value="flagged">flagged only</option>
+            <option value="accepted">accepted only</option>
+            <option value="rejected">rejected only</option>
+          </select>
+        </label>
+        <label className="small muted">
+          Report page{' '}
+          <select
+            value={pageSize}
+            onChange={(ev) => setPageSize(ev.target.value as typeof pageSize)}
+          >
+            <option value="letter">Letter</option>
+            <option value="a4">A4</option>
+            <option value="tabloid">11x17</option>
+          </select>
+        </label>
+      </div>
+      {create.isError && <ErrorNote error={create.error} title="Could not start the export" />}
+      {runs.length > 0 && (
+        <ul className="plain-list">
+          {runs.map((r) => (
+            <ExportRun key={r.jobId} run={r} />
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+function ExportRun({ run }: { run: { format: ExportFormat; jobId: string } }) {
+  const job = useLiveJob(run.jobId);
+  const j = job.data;
+  const result = (j?.status === 'Completed' ? j.result : null) as ExportResult | null;
+  const file = useFile(result?.file_id ?? null);
+  const label = EXPORTS.find((e) => e.format === run.format)?.label ?? run.format;
+  return (
+    <li className="row gap-s" data-testid="export-run" data-format={run.format}>
+      <span className="small">{label}</span>
+      {j && <StatusBadge status={j.status} />}
+      {j && !isTerminal(j.status) && (
+        <ProgressBar
+          value={j.progress?.completed ?? 0}
+          total={j.progress?.total ?? 0}
+          label={`${label} progress`}
+        />
+      )}
+      {file.data?.uri && (
+        <a
+          className="btn btn-small"
+          href={file.data.uri}
+          download={file.data.filename}
+          data-testid="export-download"
+        >
+          Download {file.data.filename}
+        </a>
+      )}
+      {j?.status === 'Failed' && j.error && (
+        <ErrorNote error={new ApiError(j.error)} title="The export failed" />
+      )}
+    </li>
   );
 }

@@ -44,10 +44,13 @@ export function OverlayScreen({
   projectId,
   overlayId,
   jobId,
+  changeId = null,
 }: {
   projectId: string;
   overlayId: string;
   jobId: string | null;
+  /** A change to select once the changes have loaded (a link from an export). */
+  changeId?: string | null;
 }) {
   const overlay = useOverlay(overlayId);
   if (overlay.isPending) return <Spinner label="Loading overlay…" />;
@@ -76,6 +79,7 @@ export function OverlayScreen({
       overlay={overlay.data}
       projectId={projectId}
       jobId={jobId ?? overlay.data.job_id ?? null}
+      initialChangeId={changeId}
     />
   );
 }
@@ -95,10 +99,12 @@ function OverlayViewer({
   overlay,
   projectId,
   jobId,
+  initialChangeId,
 }: {
   overlay: ReadyOverlay;
   projectId: string;
   jobId: string | null;
+  initialChangeId: string | null;
 }) {
   const qc = useQueryClient();
   const mode = useUi((s) => s.viewerMode);
@@ -183,6 +189,17 @@ function OverlayViewer({
     },
     [changes, animateTo, world],
   );
+
+  // A link naming a change (the CSV export's) selects it once, when the changes and the canvas are
+  // there; later navigation is the reviewer's.
+  const opened = useRef(false);
+  useEffect(() => {
+    if (opened.current || !initialChangeId || !view) return;
+    const i = changes.findIndex((c) => c.id === initialChangeId);
+    if (i < 0) return;
+    opened.current = true;
+    select(i);
+  }, [initialChangeId, changes, view, select]);
 
   const review = useCallback(
     (status: ReviewStatus) => {
