@@ -427,9 +427,32 @@ function sheetSection(
   text(page, ts.fit(sub, 8.5, W - 2 * M), M, y, 8.5, ts.regular, MUTED);
   y -= 8;
 
-  // The overlay: as large as the page allows above a strip kept for the first changes.
+  // The list, typeset first: its height decides the layout. One entry per change, full width so
+  // long descriptions and notes read as sentences.
+  const indent = 30;
+  const textW = W - 2 * M - indent;
+  const size = 8.5;
+  const lead = 11;
+  const entries = (ov.analyzed ? listed : []).map((c) => {
+    const desc = ts.wrap(c.description ?? `${KIND_LABEL[c.kind]} ${c.category}`, size, textW);
+    const textLine = textLineOf(c, desc.join(' '), ts, size, textW);
+    const note = c.note ? ts.wrap(`Note: ${c.note}`, size, textW, ts.italic) : [];
+    return {
+      c,
+      desc,
+      textLine,
+      note,
+      need: lead * (1 + desc.length + textLine.length + note.length) + 6,
+    };
+  });
+  const listH = entries.reduce((t, e) => t + e.need, 0) + 14;
+
+  // The overlay as large as the page allows: a short list goes under it; a long one on the pages
+  // after, so the drawing keeps the whole page (legibility first: this is what gets printed).
   const areaW = W - 2 * M;
-  const areaH = Math.max(120, y - M - 20 - Math.min(150, 24 + listed.length * 24));
+  const room = y - M - 14;
+  const listBelow = listH <= room * 0.3;
+  const areaH = listBelow ? room - listH : room;
   if (image) {
     const s = Math.min(areaW / image.width, areaH / image.height);
     const iw = image.width * s;
@@ -518,17 +541,12 @@ function sheetSection(
     return;
   }
 
-  // The list: one entry per change, full width so long descriptions and notes read as sentences.
-  const indent = 30;
-  const textW = W - 2 * M - indent;
-  const size = 8.5;
-  const lead = 11;
   const newPage = () => {
     page = doc.addPage([W, H]);
     y = H - M - 14;
     text(
       page,
-      `${ts.fit(heading, 13, W - 2 * M - 120, ts.bold)} — changes (continued)`,
+      `${ts.fit(heading, 13, W - 2 * M - 120, ts.bold)} — changes${listBelow ? ' (continued)' : ''}`,
       M,
       y,
       13,
@@ -536,12 +554,9 @@ function sheetSection(
     );
     y -= 22;
   };
-  for (const c of listed) {
+  if (!listBelow) newPage();
+  for (const { c, desc, textLine, note, need } of entries) {
     const head = `${KIND_LABEL[c.kind]} · ${c.category.replace('_', ' ')} · Review: ${cap(c.review_status)}`;
-    const desc = ts.wrap(c.description ?? `${KIND_LABEL[c.kind]} ${c.category}`, size, textW);
-    const textLine = textLineOf(c, desc.join(' '), ts, size, textW);
-    const note = c.note ? ts.wrap(`Note: ${c.note}`, size, textW, ts.italic) : [];
-    const need = lead * (1 + desc.length + textLine.length + note.length) + 6;
     if (y - need < M + 10) newPage();
     const colour = rgbOf(kinds[c.kind]);
     page.drawCircle({
