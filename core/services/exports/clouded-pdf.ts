@@ -245,7 +245,7 @@ function tagAnnotation(
   const displayW = g.rotate % 180 ? g.cropBox[3] - g.cropBox[1] : g.cropBox[2] - g.cropBox[0];
   const pxPerPt = sheet.width / displayW;
   // Centre of the tag in sheet pixels (display orientation): above the cloud's top-right corner.
-  const off = (CLOUD_PAD_PT + 10) * pxPerPt;
+  const off = (CLOUD_PAD_PT + 16) * pxPerPt;
   const cxPx = Math.min(sheet.width - (TAG_PT / 2) * pxPerPt, c.box.x + c.box.width + off);
   const cyPx = Math.max((TAG_PT / 2) * pxPerPt, c.box.y - off);
   const [cx, cy] = sheetPixelToUserSpace(g, cxPx, cyPx);
