@@ -338,6 +338,21 @@ describe('every response of a walk through the API matches the OpenAPI document'
     });
     const compareJob = await waitFor(compared.body.job_id);
     expect(compareJob.status).toBe('Completed');
+
+    // --- exports (a generated CSV is a File of its own content type) ----------------------------
+    const exported = await call('POST', '/v1/exports', 202, {
+      body: { job_id: compareJob.id, format: 'csv' },
+    });
+    const exportJob = await waitFor(exported.body.job_id);
+    expect(exportJob.status).toBe('Completed');
+    await call('GET', `/v1/jobs/${exportJob.id}`, 200);
+    const csvFile = await call('GET', `/v1/files/${exportJob.result.file_id}`, 200);
+    expect(csvFile.body.content_type).toBe('text/csv');
+    await call('POST', '/v1/exports', 400, { body: { job_id: compareJob.id, format: 'docx' } });
+    await call('POST', '/v1/exports', 400, { body: { job_id: older.job_id, format: 'csv' } });
+    await call('POST', '/v1/exports', 404, {
+      body: { job_id: 'job_01ARZ3NDEKTSV4RRFFQ69G5FAV', format: 'csv' },
+    });
     const blockCompare = await call('POST', '/v1/compare', 202, {
       body: { old_id: oldBlocks[0].id, new_id: blocks[0].id, type: 'Block' },
     });

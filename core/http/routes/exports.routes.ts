@@ -5,6 +5,7 @@ import type { JobEnqueuer } from '../../services/context';
 import { createExport, EXPORT_FORMATS, type ExportRequest } from '../../services/exports.service';
 import { PAGE_SIZES } from '../../services/exports/report-pdf';
 import { orgOf, requestOrigin, type HttpDeps } from '../deps';
+import { created } from '../openapi';
 import { addRoute } from '../router';
 
 // Exports of a finished comparison (contract §6, added 2026-11-27): a review report, the newer
@@ -57,21 +58,17 @@ export const ExportBody = Type.Object(
 
 export function exportsRoutes(app: FastifyInstance, deps: HttpDeps, jobs: JobEnqueuer): void {
   addRoute(app, {
+    operationId: 'createExport',
     method: 'POST',
     url: '/v1/exports',
     summary:
       'Export a completed comparison as a review report (PDF), the newer PDF with revision clouds, or a CSV of its changes. The changes are those of the whole-sheet overlays. Free (no credits).',
     tags: ['exports'],
     body: ExportBody,
-    responses: {
-      202: JobAccepted,
-      400: {
-        description:
-          'validation_error: unknown format or review status, or job_id is not a comparison job',
-      },
-      404: { description: 'not_found: no such job in this organization' },
-      409: { description: 'conflict: the comparison has not Completed' },
-    },
+    responses: { 202: created('The export job, Queued', JobAccepted) },
+    // validation_error: unknown format or review status, or job_id not a comparison job;
+    // not_found: no such job in this organization; conflict: the comparison has not Completed.
+    problems: ['not_found', 'conflict'],
     handler: async (request, reply) => {
       const job = createExport(
         deps.db,

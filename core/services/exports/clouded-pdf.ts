@@ -96,7 +96,11 @@ function geometryOf(page: ReturnType<PDFDocument['getPage']>, sheet: CloudedShee
   };
 }
 
-/** The scallop path of a cloud around `rect` as PDF path operators (user space). */
+/**
+ * The scallop path of a cloud around `rect` as PDF path operators (user space). A large cloud is a
+ * few hundred curves: appearance streams are deflated (flateStream), else they would add ~10 KB a
+ * cloud to the file.
+ */
 function cloudPath(rect: [number, number, number, number]): string {
   const w = rect[2] - rect[0];
   const h = rect[3] - rect[1];
@@ -165,7 +169,7 @@ export async function buildCloudedPdf(
         inner[3] + reach,
       ];
       const ap = ctx.register(
-        ctx.stream(`q ${colour} RG ${fmt(CLOUD_LINE_PT)} w 1 J 1 j\n${cloudPath(inner)}\nQ`, {
+        ctx.flateStream(`q ${colour} RG ${fmt(CLOUD_LINE_PT)} w 1 J 1 j\n${cloudPath(inner)}\nQ`, {
           Type: 'XObject',
           Subtype: 'Form',
           FormType: 1,
@@ -269,7 +273,7 @@ function tagAnnotation(
     'Q',
   ].join('\n');
   const ap = ctx.register(
-    ctx.stream(content, {
+    ctx.flateStream(content, {
       Type: 'XObject',
       Subtype: 'Form',
       FormType: 1,

@@ -560,6 +560,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/exports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Export a completed comparison as a review report (PDF), the newer PDF with revision clouds, or a CSV of its changes. The changes are those of the whole-sheet overlays. Free (no credits). */
+        post: operations["createExport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/credits": {
         parameters: {
             query?: never;
@@ -795,7 +812,7 @@ export interface components {
             project_id: string;
             filename: string;
             /** @enum {string} */
-            content_type: "application/pdf" | "image/png" | "image/jpeg" | "image/tiff";
+            content_type: "application/pdf" | "image/png" | "image/jpeg" | "image/tiff" | "text/csv";
             size_bytes: number | null;
             sha256: string | null;
             /** @enum {string} */
@@ -821,7 +838,7 @@ export interface components {
             project_id: string;
             filename: string;
             /** @enum {string} */
-            content_type: "application/pdf" | "image/png" | "image/jpeg" | "image/tiff";
+            content_type: "application/pdf" | "image/png" | "image/jpeg" | "image/tiff" | "text/csv";
             size_bytes: number | null;
             sha256: string | null;
             /** @enum {string} */
@@ -851,7 +868,7 @@ export interface components {
             /** @description job_ id */
             id: string;
             project_id: string | null;
-            /** @description one of process, compare, analyze, parse */
+            /** @description one of process, compare, analyze, parse, export */
             type: string;
             /** @enum {string} */
             status: "Queued" | "Started" | "Completed" | "Failed" | "Canceled";
@@ -2566,7 +2583,7 @@ export interface operations {
                 /** @description filter: status */
                 status?: "Queued" | "Started" | "Completed" | "Failed" | "Canceled";
                 /** @description filter: type */
-                type?: "process" | "compare" | "analyze" | "parse";
+                type?: "process" | "compare" | "analyze" | "parse" | "export";
                 /** @description filter: target_type */
                 target_type?: "drawing" | "sheet" | "block" | "overlay";
                 /** @description filter: target_id (exact match) */
@@ -3392,6 +3409,67 @@ export interface operations {
             400: components["responses"]["invalid_idempotency_key.invalid_json.validation_error"];
             401: components["responses"]["unauthorized"];
             402: components["responses"]["insufficient_credits"];
+            404: components["responses"]["not_found"];
+            409: components["responses"]["conflict.idempotency_key_conflict"];
+            413: components["responses"]["payload_too_large"];
+            415: components["responses"]["unsupported_media_type"];
+            429: components["responses"]["rate_limited"];
+            503: components["responses"]["unavailable"];
+        };
+    };
+    createExport: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry for 24 hours: a repeat with the same key returns the original status and body (Idempotency-Status: hit) and creates nothing; the same key with another method, route or body is 409 idempotency_key_conflict. A UUID v4 is recommended. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the comparison job (job_ id answered by POST /drawings/{id}/compare or POST /compare), Completed */
+                    job_id: string;
+                    /**
+                     * @description pdf_report: a review report of the whole comparison (cover, summary of every sheet pair, each changed sheet with its numbered changes); clouded_pdf: the newer revision's own PDF, pages untouched, with a revision-cloud annotation per non-noise change; csv: one row per change (UTF-8 with BOM, RFC 4180)
+                     * @enum {string}
+                     */
+                    format: "pdf_report" | "clouded_pdf" | "csv";
+                    /** @description export only the changes with one of these review statuses (default: all) */
+                    review_status?: ("open" | "accepted" | "rejected" | "flagged")[];
+                    /**
+                     * @description pdf_report: landscape page size (default letter; tabloid is 11x17)
+                     * @enum {string}
+                     */
+                    page_size?: "letter" | "a4" | "tabloid";
+                    /**
+                     * @description pdf_report and clouded_pdf: change colours; colorblind uses the colour-blind-safe overlay and cloud colours (default standard)
+                     * @enum {string}
+                     */
+                    palette?: "standard" | "colorblind";
+                    /** @description clouded_pdf: a numbered delta tag beside each cloud (default true) */
+                    tags?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The export job, Queued; Location names it */
+            202: {
+                headers: {
+                    /** @description Path of the new record, or of the job: /v1/jobs/<id> */
+                    Location?: string;
+                    /** @description With an Idempotency-Key: miss on the first request, hit on a replay */
+                    "Idempotency-Status"?: "miss" | "hit";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobAccepted"];
+                };
+            };
+            400: components["responses"]["invalid_idempotency_key.invalid_json.validation_error"];
+            401: components["responses"]["unauthorized"];
             404: components["responses"]["not_found"];
             409: components["responses"]["conflict.idempotency_key_conflict"];
             413: components["responses"]["payload_too_large"];
