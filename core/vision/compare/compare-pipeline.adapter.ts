@@ -31,7 +31,8 @@ import {
 } from './diff';
 import type { CompareBuffers } from './buffers';
 import { decodeGrey, encodeGreyPng, encodeIndexedPngs } from './encode.adapter';
-import { findRegions, type ChangeRegion } from './regions';
+import { findLayerRegions, type ChangeRegion } from './regions';
+import { diffFills, splitFills, styleMasks, FILL_SLOTS, STYLE_SLOTS } from './layers';
 import {
   IDENTITY,
   inkLevel,
@@ -76,6 +77,11 @@ export interface PipelineOptions extends CompareOptions {
    * given the same buffers.
    */
   buffers?: CompareBuffers;
+  /**
+   * Split fills (tones, solid areas) from line work on both sides and compare them apart (layers.ts).
+   * Default true.
+   */
+  layers?: boolean;
 }
 
 /** The pixel part of a compare (masks, registration, diff), before images and regions. */
@@ -155,6 +161,11 @@ export async function diffStage(
     pt = opts.diff?.paleThreshold ?? Math.max(240, wt);
   const ma = packInk(a, it, wt, pt, opts.windowA, opts.buffers, A_SLOT);
   lap('pack');
+  const layers = opts.layers !== false;
+  const fillA = layers
+    ? splitFills(a, ma, opts.windowA, it, wt, pt, opts.buffers, FILL_SLOTS.a)
+    : null;
+  lap('layers');
   // B's size is not known yet: A's gives the level factor (the pair's is checked below).
   const f1 = levelFactor(Math.max(a.width, a.height));
   const levelA = opts.skipRegistration ? null : inkLevel(a, f1);
@@ -189,14 +200,35 @@ export async function diffStage(
   // B's masks, as nearest-neighbour resampling commutes with the thresholds, without B's own masks
   // or the warp. B's pixels outside windowB are read too: the window holds every pixel the frame maps
   // to (sourceBox), so they fall outside the frame.
-  const aligned = alignGrey(b, bToOut, W, H, opts.buffers?.bytes(ALIGNED_SLOT, W * H));
+  // Reduced by 1.33x or more (B on a larger sheet), B's pixels are reduced to their darkest, so thin
+  // lines survive the reduction (alignGrey darkestBelow).
+  const aligned = alignGrey(b, bToOut, W, H, opts.buffers?.bytes(ALIGNED_SLOT, W * H), {
+    darkestBelow: 0.75,
+  });
   lap('align');
   const mb = packInk(aligned, it, wt, pt, undefined, opts.buffers, B_SLOT);
   lap('pack');
+  const fillB = layers
+    ? splitFills(aligned, mb, undefined, it, wt, pt, opts.buffers, FILL_SLOTS.b)
+    : null;
+  lap('layers');
   const bw = opts.windowB ? Math.max(1, Math.round(opts.windowB.width)) : b.width,
     bh = opts.windowB ? Math.max(1, Math.round(opts.windowB.height)) : b.height;
-  const diff = diffMasks(ma, mb, coverage(transform, bw, bh, W, H), opts.buffers);
+  const cover = coverage(transform, bw, bh, W, H);
+  const diff = diffMasks(ma, mb, cover, opts.buffers);
   lap('diff');
+  if (
+    layers &&
+    diff.stats.added_px + diff.stats.removed_px + diff.faint.added_px + diff.faint.removed_px > 0
+  ) {
+    diff.style = styleMasks(diff, opts.buffers);
+    lap('layers');
+  }
+  if (fillA || fillB) {
+    const fd = diffFills(fillA?.fill ?? null, fillB?.fill ?? null, ma, mb, cover, opts.buffers);
+    diff.fills = { a: fillA?.fill ?? null, b: fillB?.fill ?? null, ...fd };
+    lap('layers');
+  }
   return {
     width: W,
     height: H,
@@ -226,6 +258,9 @@ export function reserveStageBuffers(
     buffers.reserve(`${B_SLOT}${m}`, masks);
   }
   for (const slot of DIFF_SLOTS) buffers.reserve(slot, masks);
+  // The style masks are made whenever anything changed; the fill planes only for sheets with fills,
+  // so they are not reserved here.
+  for (const slot of STYLE_SLOTS) buffers.reserve(slot, masks);
   const bytes = (n: number) => (n + 3) >>> 2;
   buffers.reserve(ALIGNED_SLOT, bytes(a.width * a.height));
   const kinds = new Set(images.filter((k) => k !== 'aligned_b').map(overlayKindOf));
@@ -320,7 +355,10 @@ export async function finishStage(
   const minConf = opts.minAlignmentConfidence ?? 0.3;
   const regions =
     st.alignment.confidence >= minConf
-      ? findRegions(st.diff, { alignmentConfidence: st.alignment.confidence, ...opts.regions })
+      ? findLayerRegions(st.diff, {
+          alignmentConfidence: st.alignment.confidence,
+          ...opts.regions,
+        })
       : [];
   lap('regions');
   await Promise.all(pending);

@@ -219,7 +219,7 @@ describe('encode.adapter', () => {
     await expect(encodeIndexedPngs(img, [[]])).rejects.toThrow(/1–16 palette entries/);
     const two = renderOverlayIndexed(d, 'additions');
     await expect(encodeIndexedPngs(two, [overlayPalette('standard', 'combined')])).rejects.toThrow(
-      /1–4 palette entries for a 2-bit PNG but received 5/,
+      /1–4 palette entries for a 2-bit PNG but received 8/,
     );
   });
 });

@@ -465,7 +465,7 @@ describe('renderOverlayIndexed', () => {
           for (const palette of ['standard', 'colorblind'] as const) {
             const rgb = renderOverlay(d, kind, palette);
             const pal = overlayPalette(palette, kind);
-            expect(pal).toHaveLength(kind === 'combined' ? 5 : 4);
+            expect(pal).toHaveLength(kind === 'combined' ? 8 : 4);
             let bad = 0;
             for (let y = 0; y < Ht; y++) {
               if (idx.data[y * idx.rowBytes] !== 0) bad++; // filter byte: None

@@ -59,9 +59,31 @@ export interface DiffResult {
   /** B's masks resampled into A's frame. */
   strongB: Uint32Array;
   weakB: Uint32Array;
+  /** Pale ink of A and of aligned B (the same arrays as weakA / weakB when the faint pass is off). */
+  paleA: Uint32Array;
+  paleB: Uint32Array;
   /** Changed pixels: strong-ink changes plus faint-ink changes (see the header). */
   added: Uint32Array;
   removed: Uint32Array;
+  /**
+   * The fill layers (layers.ts) when either side has fills: A's and aligned B's fill pixels and the fill
+   * changes. The masks above are then line work only.
+   */
+  fills?: {
+    a: Uint32Array | null;
+    b: Uint32Array | null;
+    added: Uint32Array;
+    removed: Uint32Array;
+    added_px: number;
+    removed_px: number;
+    union_px: number;
+  };
+  /**
+   * Style changes (layers.ts styleMasks): the part of `added` / `removed` within 2 px of the other
+   * side's ink (another lineweight or pen shade of the same geometry). Overlays draw them as unchanged
+   * ink; regions report them apart, as `style`.
+   */
+  style?: { added: Uint32Array; removed: Uint32Array; added_px: number; removed_px: number };
   stats: DiffStats;
   /** Faint-ink changes (weak ink with no pale ink within 1 px on the other side), in `added`/`removed` too. */
   faint: { added_px: number; removed_px: number };
@@ -823,6 +845,8 @@ export function diffMasks(
     weakA: ma.weak,
     strongB: mb.strong,
     weakB: mb.weak,
+    paleA: ma.pale,
+    paleB: mb.pale,
     added,
     removed,
     stats: {
@@ -918,7 +942,11 @@ function diffWordsJs(
 export type OverlayKind = 'combined' | 'additions' | 'deletions';
 export type PaletteName = 'standard' | 'colorblind';
 
-/** RGB triples. 'colorblind' uses blue/orange, distinguishable with protanopia and deuteranopia. */
+/**
+ * RGB triples. 'colorblind' uses blue/orange, distinguishable with protanopia and deuteranopia. Fills
+ * (layers.ts) are light tints, so line work over them stays legible: unchanged fill a light grey,
+ * removed / added fill a light tint of the removed / added colour.
+ */
 export const PALETTES: Record<
   PaletteName,
   {
@@ -926,6 +954,9 @@ export const PALETTES: Record<
     removed: [number, number, number];
     ink: [number, number, number];
     faint: [number, number, number];
+    fill: [number, number, number];
+    fillRemoved: [number, number, number];
+    fillAdded: [number, number, number];
   }
 > = {
   standard: {
@@ -933,14 +964,41 @@ export const PALETTES: Record<
     removed: [225, 20, 20],
     ink: [70, 70, 70],
     faint: [200, 200, 200],
+    fill: [226, 226, 226],
+    fillRemoved: [255, 196, 196],
+    fillAdded: [190, 236, 190],
   },
   colorblind: {
     added: [0, 114, 178],
     removed: [230, 120, 0],
     ink: [70, 70, 70],
     faint: [200, 200, 200],
+    fill: [226, 226, 226],
+    fillRemoved: [252, 216, 170],
+    fillAdded: [184, 216, 240],
   },
 };
+
+/**
+ * Palette index of each pixel code, per overlay kind. A code is 4 bits b3b2b1b0: 0 paper, 1 faint, 2 ink,
+ * 3 removed, 4 added (line work), 8 fill, 9 removed fill, 10 added fill; other codes do not occur.
+ * The 2-bit images have no room for fill tints: their fills take the faint entry.
+ */
+const CODE_INDEX: Record<OverlayKind, number[]> = {
+  combined: [0, 1, 2, 3, 4, 0, 0, 0, 5, 6, 7, 0, 0, 0, 0, 0],
+  additions: [0, 1, 2, 0, 3, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0],
+  deletions: [0, 1, 2, 3, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0],
+};
+
+/** The code of pixel `px` (0..3) of a 4-pixel LUT index (4 bit-planes x 4 pixels). */
+function codeOf(idx: number, px: number): number {
+  return (
+    ((idx >> px) & 1) |
+    (((idx >> (4 + px)) & 1) << 1) |
+    (((idx >> (8 + px)) & 1) << 2) |
+    (((idx >> (12 + px)) & 1) << 3)
+  );
+}
 
 export interface RgbImage {
   width: number;
@@ -955,31 +1013,19 @@ const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 const overlayLuts = new Map<string, Uint32Array>();
 
 /**
- * 4-pixel LUT for the overlay writer: index = 3 bit-planes x 4 pixels (b0 | b1 << 4 | b2 << 8), each
- * pixel's 3-bit code b2b1b0 = 000 paper, 001 faint, 010 ink, 011 removed, 100 added; entry = the 12 RGB
- * bytes of the 4 pixels as 3 little-endian words.
+ * 4-pixel LUT for the overlay writer: index = 4 bit-planes x 4 pixels (b0 | b1 << 4 | b2 << 8 |
+ * b3 << 12; codes as CODE_INDEX), entry = the 12 RGB bytes of the 4 pixels as 3 little-endian words.
  */
 function overlayLut(palette: PaletteName): Uint32Array {
   let lut = overlayLuts.get(palette);
   if (lut) return lut;
-  const p = PALETTES[palette];
-  const colours: [number, number, number][] = [
-    [255, 255, 255],
-    p.faint,
-    p.ink,
-    p.removed,
-    p.added,
-    [255, 255, 255],
-    [255, 255, 255],
-    [255, 255, 255],
-  ];
-  lut = new Uint32Array(4096 * 3);
+  const colours = overlayPalette(palette, 'combined');
+  const index = CODE_INDEX.combined;
+  lut = new Uint32Array(65536 * 3);
   const bytes = new Uint8Array(lut.buffer);
-  for (let idx = 0; idx < 4096; idx++) {
+  for (let idx = 0; idx < 65536; idx++) {
     for (let px = 0; px < 4; px++) {
-      const code =
-        ((idx >> px) & 1) | (((idx >> (4 + px)) & 1) << 1) | (((idx >> (8 + px)) & 1) << 2);
-      const c = colours[code]!;
+      const c = colours[index[codeOf(idx, px)]!]!;
       bytes[idx * 12 + px * 3] = c[0];
       bytes[idx * 12 + px * 3 + 1] = c[1];
       bytes[idx * 12 + px * 3 + 2] = c[2];
@@ -987,6 +1033,41 @@ function overlayLut(palette: PaletteName): Uint32Array {
   }
   overlayLuts.set(palette, lut);
   return lut;
+}
+
+/**
+ * The 4 code planes of mask word k of row base b (see CODE_INDEX): line work where either side has weak
+ * ink, fills (tints) elsewhere. Returns false when the word is paper on the image's sides.
+ */
+const planes = { b0: 0, b1: 0, b2: 0, b3: 0 };
+function wordPlanes(
+  d: DiffResult,
+  i: number,
+  useA: boolean,
+  useB: boolean,
+  showAdd: boolean,
+  showRem: boolean,
+  mask: number,
+): boolean {
+  const { weakA, weakB, strongA, strongB, added, removed, fills, style } = d;
+  const m = ((useA ? weakA[i]! : 0) | (useB ? weakB[i]! : 0)) & mask;
+  const fm = fills
+    ? ((useA && fills.a ? fills.a[i]! : 0) | (useB && fills.b ? fills.b[i]! : 0)) & mask
+    : 0;
+  if ((m | fm) === 0) return false;
+  const st = ((useA ? strongA[i]! : 0) | (useB ? strongB[i]! : 0)) & m;
+  const a = showAdd ? added[i]! & m & ~(style ? style.added[i]! : 0) : 0;
+  const r = showRem ? removed[i]! & m & ~a & ~(style ? style.removed[i]! : 0) : 0;
+  const s = st & ~a & ~r;
+  const f = m & ~st & ~a & ~r;
+  const fl = fm & ~m;
+  const fr = fills && showRem ? fills.removed[i]! & fl : 0;
+  const fa = fills && showAdd ? fills.added[i]! & fl & ~fr : 0;
+  planes.b0 = r | f | fr;
+  planes.b1 = r | s | fa;
+  planes.b2 = a;
+  planes.b3 = fl;
+  return true;
 }
 
 /**
@@ -1017,7 +1098,6 @@ export function renderOverlay(
     useB = kind !== 'deletions';
   const showAdd = kind !== 'deletions',
     showRem = kind !== 'additions';
-  const { weakA, weakB, strongA, strongB, added, removed } = d;
   // 96 bytes (24 words) per mask word of 32 pixels.
   const row = new Uint32Array(stride * 24);
   const rowBytes = new Uint8Array(row.buffer, 0, width * 3);
@@ -1026,9 +1106,8 @@ export function renderOverlay(
   for (let y = 0; y < height; y++) {
     const b = y * stride;
     for (let k = 0; k < stride; k++) {
-      const m = (useA ? weakA[b + k]! : 0) | (useB ? weakB[b + k]! : 0);
       const o = k * 24;
-      if (m === 0) {
+      if (!wordPlanes(d, b + k, useA, useB, showAdd, showRem, -1)) {
         if (dirty[k] !== 0) {
           row.fill(0xffffffff, o, o + 24);
           dirty[k] = 0;
@@ -1036,16 +1115,15 @@ export function renderOverlay(
         continue;
       }
       dirty[k] = 1;
-      const st = ((useA ? strongA[b + k]! : 0) | (useB ? strongB[b + k]! : 0)) & m;
-      const a = showAdd ? added[b + k]! & m : 0;
-      const r = showRem ? removed[b + k]! & m & ~a : 0;
-      const s = st & ~a & ~r;
-      const f = m & ~st & ~a & ~r;
-      const b1 = r | s,
-        b0 = r | f;
+      const { b0, b1, b2, b3 } = planes;
       for (let j = 0; j < 8; j++) {
         const sh = j << 2;
-        const idx = (((b0 >>> sh) & 15) | (((b1 >>> sh) & 15) << 4) | (((a >>> sh) & 15) << 8)) * 3;
+        const idx =
+          (((b0 >>> sh) & 15) |
+            (((b1 >>> sh) & 15) << 4) |
+            (((b2 >>> sh) & 15) << 8) |
+            (((b3 >>> sh) & 15) << 12)) *
+          3;
         const q = o + j * 3;
         row[q] = lut[idx]!;
         row[q + 1] = lut[idx + 1]!;
@@ -1082,7 +1160,7 @@ export function overlayPalette(
   const base: [number, number, number][] = [[255, 255, 255], p.faint, p.ink];
   if (kind === 'additions') return [...base, p.added];
   if (kind === 'deletions') return [...base, p.removed];
-  return [...base, p.removed, p.added];
+  return [...base, p.removed, p.added, p.fill, p.fillRemoved, p.fillAdded];
 }
 
 /** Bits per pixel of an overlay kind's indexed image. */
@@ -1093,27 +1171,18 @@ export function overlayBitDepth(kind: OverlayKind): 2 | 4 {
 const indexLuts = new Map<OverlayKind, Uint16Array>();
 
 /**
- * 4-pixel LUT of the indexed writer: index = 3 bit-planes x 4 pixels (b0 | b1 << 4 | b2 << 8, as
- * overlayLut; pixel code b2b1b0 = 000 paper, 001 faint, 010 ink, 011 removed, 100 added), entry = the
- * bytes of the 4 pixels' indices: two bytes of nibbles (first byte in the low 8 bits) for 'combined',
- * one byte of 2-bit indices for the others.
+ * 4-pixel LUT of the indexed writer: index = 4 bit-planes x 4 pixels (as overlayLut; codes as
+ * CODE_INDEX), entry = the bytes of the 4 pixels' indices: two bytes of nibbles (first byte in the low
+ * 8 bits) for 'combined', one byte of 2-bit indices for the others.
  */
 function indexLut(kind: OverlayKind): Uint16Array {
   let lut = indexLuts.get(kind);
   if (lut) return lut;
-  // Palette index of each pixel code (codes a kind cannot produce: paper).
-  const index =
-    kind === 'combined'
-      ? [0, 1, 2, 3, 4, 0, 0, 0]
-      : kind === 'additions'
-        ? [0, 1, 2, 0, 3, 0, 0, 0]
-        : [0, 1, 2, 3, 0, 0, 0, 0];
-  lut = new Uint16Array(4096);
-  for (let idx = 0; idx < 4096; idx++) {
+  const index = CODE_INDEX[kind];
+  lut = new Uint16Array(65536);
+  for (let idx = 0; idx < 65536; idx++) {
     const c = [0, 0, 0, 0];
-    for (let px = 0; px < 4; px++)
-      c[px] =
-        index[((idx >> px) & 1) | (((idx >> (4 + px)) & 1) << 1) | (((idx >> (8 + px)) & 1) << 2)]!;
+    for (let px = 0; px < 4; px++) c[px] = index[codeOf(idx, px)]!;
     lut[idx] =
       kind === 'combined'
         ? (c[0]! << 4) | c[1]! | (((c[2]! << 4) | c[3]!) << 8)
@@ -1135,7 +1204,7 @@ export function renderOverlayIndexed(
   kind: OverlayKind = 'combined',
   out?: Uint8Array,
 ): IndexedOverlay {
-  const { width, height, stride, weakA, weakB, strongA, strongB, added, removed } = d;
+  const { width, height, stride } = d;
   const bitDepth = overlayBitDepth(kind);
   const pixelBytes = Math.ceil((width * bitDepth) / 8);
   const rowBytes = 1 + pixelBytes;
@@ -1160,21 +1229,18 @@ export function renderOverlayIndexed(
       ro = y * rowBytes + 1;
     const last = ro + pixelBytes;
     for (let k = 0; k < stride; k++) {
-      let m = (useA ? weakA[b + k]! : 0) | (useB ? weakB[b + k]! : 0);
-      if (m === 0) continue; // paper: already 0
       const full = k < fullWords;
-      if (!full) m &= tailMask;
-      const st = ((useA ? strongA[b + k]! : 0) | (useB ? strongB[b + k]! : 0)) & m;
-      const a = showAdd ? added[b + k]! & m : 0;
-      const r = showRem ? removed[b + k]! & m & ~a : 0;
-      const s = st & ~a & ~r;
-      const f = m & ~st & ~a & ~r;
-      const b1 = r | s,
-        b0 = r | f;
+      // Paper: already 0.
+      if (!wordPlanes(d, b + k, useA, useB, showAdd, showRem, full ? -1 : tailMask)) continue;
+      const { b0, b1, b2, b3 } = planes;
       const o = ro + (k << wordShift);
       for (let j = 0; j < 8; j++) {
         const sh = j << 2;
-        const code = ((b0 >>> sh) & 15) | (((b1 >>> sh) & 15) << 4) | (((a >>> sh) & 15) << 8);
+        const code =
+          ((b0 >>> sh) & 15) |
+          (((b1 >>> sh) & 15) << 4) |
+          (((b2 >>> sh) & 15) << 8) |
+          (((b3 >>> sh) & 15) << 12);
         if (code === 0) continue; // four paper pixels
         const v = lut[code]!;
         const q = o + (j << groupShift);
@@ -1206,6 +1272,7 @@ export function alignGrey(
   outW: number,
   outH: number,
   out?: Uint8Array,
+  opts: { darkestBelow?: number } = {},
 ): GreyImage {
   const n = outW * outH;
   if (out !== undefined && out.length < n)
@@ -1220,6 +1287,35 @@ export function alignGrey(
   const SW = b.width,
     SH = b.height,
     s = b.data;
+  // With opts.darkestBelow, B drawn at a larger scale (another paper size: B → A scale 0.5) is reduced
+  // by taking the darkest pixel of each output pixel's footprint (f x f B pixels) when the scale is
+  // below it, instead of the nearest one: nearest neighbour keeps every f-th row and column, so B's
+  // one-pixel lines came out broken or gone and read as removed (issue 17: "lines that print lighter in
+  // the new issue show as red"). diffStage asks for it below 0.75.
+  const scale = Math.sqrt(Math.abs(transform[0]! * transform[4]! - transform[1]! * transform[3]!));
+  const f = scale < (opts.darkestBelow ?? 0) ? Math.min(4, Math.max(1, Math.round(1 / scale))) : 1;
+  if (f > 1) {
+    const half = f / 2;
+    for (let y = 0; y < outH; y++) {
+      const ob = y * outW;
+      const rx = ib * y + ic,
+        ry = ie * y + iF;
+      for (let x = 0; x < outW; x++) {
+        const sx0 = Math.ceil(rx + ia * x - half),
+          sy0 = Math.ceil(ry + id * x - half);
+        let v = 255;
+        for (let yy = Math.max(0, sy0); yy < Math.min(SH, sy0 + f); yy++) {
+          const o = yy * SW;
+          for (let xx = Math.max(0, sx0); xx < Math.min(SW, sx0 + f); xx++) {
+            const p = s[o + xx]!;
+            if (p < v) v = p;
+          }
+        }
+        data[ob + x] = v;
+      }
+    }
+    return { width: outW, height: outH, data };
+  }
   // warpMasks' context shape (no masks), so segmentRow stays monomorphic.
   const c: WarpCtx = {
     ia,

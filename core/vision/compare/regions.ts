@@ -26,6 +26,13 @@ export interface ChangeRegion {
   confidence: number;
   /** For `moved` regions found as a removed/added pair: index of the partner region in the result. */
   moved_with?: number;
+  /** 'fill': a change of the fill layer (tone, solid area); absent: line work. */
+  layer?: 'fill';
+  /**
+   * Line work only: 1 for a style region (the changed pixels lie within 2 px of the other side's ink:
+   * the same geometry drawn with another lineweight or pen shade), 0 for geometry.
+   */
+  style_share?: number;
 }
 
 export interface RegionOptions {
@@ -39,6 +46,12 @@ export interface RegionOptions {
   alignmentConfidence?: number;
   /** Largest displacement (px) for pairing a removed region with an added one as a move. Default 400. */
   maxMovePx?: number;
+  /**
+   * A region whose box covers more than this share of the frame is split: its blocks are grouped
+   * again without the bridge (touching blocks only), and what is still too large is cut into tiles of
+   * at most a quarter of this share. Default 0.1 (issue 17: one region must never swallow the sheet).
+   */
+  maxRegionFraction?: number;
 }
 
 interface Box {
@@ -166,6 +179,8 @@ function shapeMatch(d: DiffResult, rb: Box, ab: Box, dx: number, dy: number): nu
 }
 
 interface Comp {
+  /** Block indices (y·bw + x) of the component. */
+  blocks: number[];
   box: Box;
   addBox: Box;
   remBox: Box;
@@ -192,46 +207,55 @@ export function findRegions(d: DiffResult, opts: RegionOptions = {}): ChangeRegi
 
   // 2. components over flagged blocks, joined within the bridge distance (Chebyshev, in blocks)
   const R = 1 + Math.max(0, Math.round(bridgePx / 32));
-  const label = new Int32Array(bw * bh).fill(-1);
   const isFlag = new Uint8Array(bw * bh);
   for (const i of flagged) isFlag[i] = 1;
-  const comps: Comp[] = [];
-  const stack: number[] = [];
-  for (const seed of flagged) {
-    if (label[seed] !== -1) continue;
-    const c: Comp = {
-      box: emptyBox(),
-      addBox: emptyBox(),
-      remBox: emptyBox(),
-      added: 0,
-      removed: 0,
-    };
-    const id = comps.length;
-    comps.push(c);
-    label[seed] = id;
-    stack.push(seed);
-    while (stack.length > 0) {
-      const i = stack.pop()!;
-      const bx = i % bw,
-        by = (i / bw) | 0;
-      if (addCnt[i]! > 0) blockBox(added, stride, height, bx, by, c.addBox);
-      if (remCnt[i]! > 0) blockBox(removed, stride, height, bx, by, c.remBox);
-      c.added += addCnt[i]!;
-      c.removed += remCnt[i]!;
-      for (let y = Math.max(0, by - R); y <= Math.min(bh - 1, by + R); y++) {
-        for (let x = Math.max(0, bx - R); x <= Math.min(bw - 1, bx + R); x++) {
-          const j = y * bw + x;
-          if (isFlag[j] && label[j] === -1) {
-            label[j] = id;
-            stack.push(j);
+  const label = new Int32Array(bw * bh).fill(-1);
+  const components = (seeds: number[], r: number, tile: number): Comp[] => {
+    const comps: Comp[] = [];
+    const stack: number[] = [];
+    for (const seed of seeds) label[seed] = -1;
+    for (const seed of seeds) {
+      if (label[seed] !== -1) continue;
+      const c: Comp = {
+        blocks: [],
+        box: emptyBox(),
+        addBox: emptyBox(),
+        remBox: emptyBox(),
+        added: 0,
+        removed: 0,
+      };
+      const id = comps.length;
+      comps.push(c);
+      label[seed] = id;
+      stack.push(seed);
+      const tx = tile > 0 ? Math.floor((seed % bw) / tile) : 0,
+        ty = tile > 0 ? Math.floor(seed / bw / tile) : 0;
+      while (stack.length > 0) {
+        const i = stack.pop()!;
+        c.blocks.push(i);
+        const bx = i % bw,
+          by = (i / bw) | 0;
+        if (addCnt[i]! > 0) blockBox(added, stride, height, bx, by, c.addBox);
+        if (remCnt[i]! > 0) blockBox(removed, stride, height, bx, by, c.remBox);
+        c.added += addCnt[i]!;
+        c.removed += remCnt[i]!;
+        for (let y = Math.max(0, by - r); y <= Math.min(bh - 1, by + r); y++) {
+          if (tile > 0 && Math.floor(y / tile) !== ty) continue;
+          for (let x = Math.max(0, bx - r); x <= Math.min(bw - 1, bx + r); x++) {
+            if (tile > 0 && Math.floor(x / tile) !== tx) continue;
+            const j = y * bw + x;
+            if (isFlag[j] && label[j] === -1) {
+              label[j] = id;
+              stack.push(j);
+            }
           }
         }
       }
+      c.box = boxUnion(c.addBox, c.remBox);
     }
-    c.box = boxUnion(c.addBox, c.remBox);
-  }
-  // Blocks with fewer than minBlock changed pixels are left out entirely (isolated specks of 1 px).
-
+    return comps;
+  };
+  const comps = components(flagged, R, 0);
   // 3. merge overlapping / touching boxes until stable, then drop specks
   let merged = true;
   let list = comps.filter((c) => c.added + c.removed > 0);
@@ -257,6 +281,7 @@ export function findRegions(d: DiffResult, opts: RegionOptions = {}): ChangeRegi
                   ? b.remBox
                   : emptyBox();
           list[i] = {
+            blocks: a.blocks.concat(b.blocks),
             box: boxUnion(a.box, b.box),
             addBox,
             remBox,
@@ -271,6 +296,21 @@ export function findRegions(d: DiffResult, opts: RegionOptions = {}): ChangeRegi
     }
   }
   list = list.filter((c) => c.added + c.removed >= minArea);
+  // Oversized regions: touching blocks only, then tiles (never merged again).
+  const maxArea = (opts.maxRegionFraction ?? 0.1) * d.width * height;
+  const tooBig = (c: Comp) =>
+    (c.box.x1 - c.box.x0 + 1) * (c.box.y1 - c.box.y0 + 1) > maxArea && c.blocks.length > 1;
+  if (list.some(tooBig)) {
+    const tile = Math.max(1, Math.floor(Math.sqrt(maxArea / 12) / 32));
+    list = list.flatMap((c) => {
+      if (!tooBig(c)) return [c];
+      const seeds = c.blocks.filter((i) => addCnt[i]! + remCnt[i]! >= minBlock);
+      return components(seeds, 1, 0).flatMap((p) =>
+        tooBig(p) ? components(p.blocks, 1, tile) : [p],
+      );
+    });
+    list = list.filter((c) => c.added + c.removed >= minArea);
+  }
 
   // 4. kinds
   const out: ChangeRegion[] = list.map((c) => {
@@ -348,6 +388,72 @@ export function findRegions(d: DiffResult, opts: RegionOptions = {}): ChangeRegi
     a.kind = 'moved';
     r.moved_with = p.ai;
     a.moved_with = p.ri;
+  }
+  return out;
+}
+
+/** Regions of fill changes: larger seeds and specks than line work (fill edges shift by a pixel). */
+const FILL_REGION_OPTIONS: RegionOptions = { minBlockPx: 48, minAreaPx: 400 };
+
+/**
+ * With the style changes taken out, a 32x32 block needs this many changed pixels to seed a geometry
+ * region: specks (scanned dots of a concrete or sand pattern re-drawn) stay out.
+ */
+const GEOMETRY_MIN_BLOCK_PX = 12;
+
+/** Regions of style changes: thin slivers along lines, so larger seeds than geometry. */
+const STYLE_REGION_OPTIONS: RegionOptions = { minBlockPx: 16, minAreaPx: 60 };
+
+/**
+ * Change regions of both layers (layers.ts): line-work regions (findRegions on the diff's masks) with
+ * their style share, then fill regions found apart, so a fill change never merges with the line work
+ * over it (`layer: 'fill'`).
+ */
+export function findLayerRegions(d: DiffResult, opts: RegionOptions = {}): ChangeRegion[] {
+  const st = d.style;
+  let out: ChangeRegion[];
+  if (st && st.added_px + st.removed_px > 0) {
+    // Geometry from the changes away from the other side's ink; style changes found apart.
+    const n = d.added.length;
+    const ga = new Uint32Array(n),
+      gr = new Uint32Array(n);
+    for (let i = 0; i < n; i++) {
+      const a = d.added[i]!,
+        r = d.removed[i]!;
+      if ((a | r) === 0) continue;
+      ga[i] = a & ~st.added[i]!;
+      gr[i] = r & ~st.removed[i]!;
+    }
+    out = findRegions(
+      { ...d, added: ga, removed: gr },
+      { minBlockPx: GEOMETRY_MIN_BLOCK_PX, ...opts },
+    );
+    for (const r of out) r.style_share = 0;
+    const base = out.length;
+    const styles = findRegions(
+      { ...d, added: st.added, removed: st.removed },
+      { ...opts, ...STYLE_REGION_OPTIONS },
+    );
+    for (const r of styles) {
+      r.style_share = 1;
+      if (r.moved_with !== undefined) r.moved_with += base;
+      out.push(r);
+    }
+  } else {
+    out = findRegions(d, opts);
+    for (const r of out) r.style_share = 0;
+  }
+  if (d.fills && d.fills.added_px + d.fills.removed_px > 0) {
+    const base = out.length;
+    const fills = findRegions(
+      { ...d, added: d.fills.added, removed: d.fills.removed },
+      { ...opts, ...FILL_REGION_OPTIONS },
+    );
+    for (const r of fills) {
+      r.layer = 'fill';
+      if (r.moved_with !== undefined) r.moved_with += base;
+      out.push(r);
+    }
   }
   return out;
 }

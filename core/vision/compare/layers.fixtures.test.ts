@@ -1,0 +1,187 @@
+import { readFileSync } from 'node:fs';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openInput, type InputDocument } from '../input/document';
+import type { GreyImage } from '../types';
+import { compareToPng, type PipelineResult } from './compare-pipeline.adapter';
+import { fixture } from './test-support';
+
+// Issue 17 on the real fixture pairs, through the production raster (PDFium at 200 dpi) and the
+// compare pipeline (registration, layers, diff, overlay, regions): tones and fills come apart from the
+// line work, and change regions stay small. Coordinates are A's sheet pixels, read off the renders.
+
+const LONG = 600_000;
+const docs = new Map<string, InputDocument>();
+
+async function page(file: string, index: number): Promise<GreyImage> {
+  let doc = docs.get(file);
+  if (!doc) {
+    doc = await openInput(
+      new Uint8Array(readFileSync(fixture(file))),
+      'application/pdf',
+      {} as never,
+    );
+    docs.set(file, doc);
+  }
+  return doc.renderPage(index, { dpi: 200 });
+}
+
+afterAll(async () => {
+  for (const d of docs.values()) await d.close();
+});
+
+const BARBER_OLD = '20130718_barber-house_set_9-sheets.pdf';
+const BARBER_NEW = '20130724_barber-house_set_9-sheets.pdf';
+const BEAM_OLD = '20190601_beam-proposal_5-sheets.pdf';
+const BEAM_NEW = '20190602_beam-proposal_5-sheets.pdf';
+
+async function compareSheets(fa: string, fb: string, index: number): Promise<PipelineResult> {
+  return compareToPng(await page(fa, index), await page(fb, index), {
+    images: ['combined', 'combined_colorblind'],
+  });
+}
+
+const frac = (r: PipelineResult, b: { width: number; height: number }) =>
+  (b.width * b.height) / (r.width * r.height);
+const overlaps = (
+  b: { x: number; y: number; width: number; height: number },
+  x: number,
+  y: number,
+  w: number,
+  h: number,
+) => b.x < x + w && x < b.x + b.width && b.y < y + h && y < b.y + b.height;
+
+async function rgbAt(png: Buffer, pts: [number, number][]): Promise<[number, number, number][]> {
+  const { data, info } = await sharp(png).raw().toBuffer({ resolveWithObject: true });
+  return pts.map(([x, y]) => {
+    const i = (y * info.width + x) * info.channels;
+    return [data[i]!, data[i + 1]!, data[i + 2]!];
+  });
+}
+
+describe('barber house 20130724 against 20130718: tones come apart from line work', () => {
+  const res = new Map<string, PipelineResult>();
+  beforeAll(async () => {
+    res.set('A102', await compareSheets(BARBER_OLD, BARBER_NEW, 0));
+    res.set('A103', await compareSheets(BARBER_OLD, BARBER_NEW, 1));
+    res.set('A202', await compareSheets(BARBER_OLD, BARBER_NEW, 3));
+  }, LONG);
+
+  it('A102 and A103: no region covers more than 10 % of the sheet; the old tones are fill changes', () => {
+    for (const num of ['A102', 'A103']) {
+      const r = res.get(num)!;
+      for (const g of r.regions)
+        expect(frac(r, g.bbox), `${num} ${JSON.stringify(g)}`).toBeLessThanOrEqual(0.1);
+      const fills = r.regions.filter((g) => g.layer === 'fill');
+      const fillRemoved = fills.reduce((s, g) => s + g.removed_px, 0);
+      // The background tone of the old plan (about a quarter of the sheet) goes as fill, not line work.
+      expect(fillRemoved, num).toBeGreaterThan(0.1 * r.width * r.height);
+      expect(r.diff.fills!.removed_px, num).toBeGreaterThan(20 * r.stats.removed_px);
+      // Before issue 17 the tone was strong ink: ~1.7 M removed line-work pixels in one region.
+      expect(r.stats.removed_px, num).toBeLessThan(100_000);
+      // Fill and line-work regions are found apart: no line region is a fill's box.
+      expect(r.regions.filter((g) => g.layer !== 'fill').length, num).toBeGreaterThan(0);
+    }
+  });
+
+  it('A103: the bathroom dimension 10\'-8 1/4" → 7\'-3 1/2" lies in a line-work region under 1 % of the sheet', () => {
+    const r = res.get('A103')!;
+    // The old dimension text sits at about x 1500–1580, y 990–1010 (the new one, vertical, just left of it).
+    const hit = r.regions.filter(
+      (g) => g.layer !== 'fill' && !g.style_share && overlaps(g.bbox, 1480, 960, 130, 100),
+    );
+    expect(hit.length, JSON.stringify(hit)).toBeGreaterThan(0);
+    for (const g of hit) expect(frac(r, g.bbox)).toBeLessThan(0.01);
+  });
+
+  it('A202: the level lines that print lighter in the new issue are not removed line work', async () => {
+    const r = res.get('A202')!;
+    // Level lines of the east elevation, left of the building: y ≈ 613, 655 and 778, x 260–420.
+    const levels: [number, number, number, number][] = [
+      [260, 605, 160, 16],
+      [260, 647, 160, 16],
+      [260, 770, 160, 16],
+    ];
+    for (const [x, y, w, h] of levels) {
+      const geometry = r.regions.filter(
+        (g) =>
+          g.layer !== 'fill' &&
+          !g.style_share &&
+          g.kind === 'removed' &&
+          overlaps(g.bbox, x, y, w, h),
+      );
+      expect(geometry, `${x},${y}`).toEqual([]);
+    }
+    // And the overlay draws them dark grey, not red.
+    const { data, info } = await sharp(r.png).raw().toBuffer({ resolveWithObject: true });
+    let red = 0;
+    for (const [x, y, w, h] of levels)
+      for (let yy = y; yy < y + h; yy++)
+        for (let xx = x; xx < x + w; xx++) {
+          const i = (yy * info.width + xx) * info.channels;
+          if (data[i] === 225 && data[i + 1] === 20) red++;
+        }
+    expect(red).toBeLessThan(20);
+  });
+
+  it('A202: the dark elevation fill is a light tint in the overlay, with the line work over it dark', async () => {
+    const r = res.get('A202')!;
+    const { data, info } = await sharp(r.png).raw().toBuffer({ resolveWithObject: true });
+    // The roof of the east elevation (a dark fill, grey ~70 in both issues): x 560–660, y 560–600.
+    let tint = 0,
+      ink = 0,
+      n = 0;
+    for (let y = 560; y < 600; y++)
+      for (let x = 560; x < 660; x++) {
+        const i = (y * info.width + x) * info.channels;
+        n++;
+        if (data[i]! >= 215 && data[i]! === data[i + 1] && data[i]! === data[i + 2]) tint++;
+        if (data[i] === 70) ink++;
+      }
+    expect(tint / n).toBeGreaterThan(0.5);
+    expect(ink / n).toBeLessThan(0.3);
+  });
+});
+
+describe('beam proposal 20190602 against 20190601', () => {
+  it(
+    'S101: the glulam column added over the old beam fill is green, in a region that reads as an addition',
+    async () => {
+      const r = await compareSheets(BEAM_OLD, BEAM_NEW, 0);
+      // The column's square, inside its outline: x 3856–3874, y 2558–2586 (the beam's centre line,
+      // unchanged, runs through it at x ≈ 3863–3866 and stays dark grey).
+      const pts: [number, number][] = [];
+      for (let y = 2560; y <= 2584; y += 3) for (let x = 3857; x <= 3873; x += 2) pts.push([x, y]);
+      const std = await rgbAt(r.png, pts);
+      const green = std.filter((c) => c.join() === '0,170,0').length;
+      expect(green / pts.length).toBeGreaterThan(0.6);
+      expect(std.filter((c) => c.join() === '225,20,20')).toEqual([]);
+      // Before issue 17 the column was drawn dark grey: the beam fill under it counted as ink of A.
+      expect(std.filter((c) => c.join() === '70,70,70').length / pts.length).toBeLessThan(0.4);
+      const cb = await rgbAt(r.pngs.combined_colorblind!, pts);
+      expect(cb.filter((c) => c.join() === '0,114,178').length).toBe(green);
+      const hit = r.regions.filter(
+        (g) => g.layer !== 'fill' && overlaps(g.bbox, 3856, 2558, 18, 28),
+      );
+      expect(hit.length).toBeGreaterThan(0);
+      const main = hit.reduce((m, g) => (g.area_px > m.area_px ? g : m));
+      expect(['added', 'modified']).toContain(main.kind);
+      expect(main.added_px).toBeGreaterThan(3 * main.removed_px);
+    },
+    LONG,
+  );
+
+  it(
+    'S102, S103, S150, S300: score 1.000 and no change',
+    async () => {
+      for (const index of [1, 2, 3, 4]) {
+        const r = await compareSheets(BEAM_OLD, BEAM_NEW, index);
+        expect(r.score, `page ${index}`).toBe(1);
+        expect(r.regions, `page ${index}`).toEqual([]);
+        expect(r.diff.fills?.added_px ?? 0).toBe(0);
+        expect(r.diff.fills?.removed_px ?? 0).toBe(0);
+      }
+    },
+    LONG,
+  );
+});

@@ -1,0 +1,445 @@
+// Line work and fills apart, by image analysis of one side's grey image (issue 17). Sheets rendered
+// from scans and from raster-printed PDFs (the Bluebeam sets among the fixtures are tiles of pixels)
+// carry no object information, so the layers are told apart by what they look like:
+//
+//   - a fill (tone, solid area, shading) is a wide area with no paper in it: 8x8-px cells whose 64
+//     pixels are all ink (grey < paleThreshold), whose median grey is not black (black wide areas are
+//     bold text, wall poche drawn as ink, thick pens: line work), joined with neighbouring cells of a
+//     similar median into components; a component smaller than MIN_FILL_CELLS, or with fewer than
+//     MIN_INTERIOR_CELLS cells surrounded by it on all four sides, is a small filled shape (an
+//     arrowhead, a column symbol, a filled dot): line work;
+//   - the tone T of a fill cell is its median grey; cells next to a fill (one cell ring: the fill's
+//     edge, which never fills a whole cell) take the darkest tone of the fill cells around them;
+//   - in those cells, line work is what is darker than the tone (strong ink: grey < T − max(16, 0.3·T),
+//     weak: grey < T − max(8, 0.1·T), the usual thresholds when they are lower); the rest of the ink
+//     (lighter than the weak threshold and < paleThreshold) is the fill layer. Elsewhere the masks stay
+//     as packInk made them.
+//
+// The line-work masks are then compared exactly as before (diffMasks): a tone under the lines neither
+// hides line changes (a line drawn over a fill is darker than the fill) nor floods the diff when the
+// tone goes. The fill layers are compared on their own (diffFills) into fill changes.
+import type { GreyImage } from '../types';
+import type { InkMasks, PixelWindow, WordSource, Coverage } from './diff';
+
+/** Cell size (px): one byte of a mask word. */
+export const CELL = 8;
+/** A cell whose median grey is below this is not a tone (0: black wide areas are fills too: shadows, poche). */
+const BLACK = 0;
+/** Neighbouring fill cells whose medians differ by more than this belong to different fills. */
+const TONE_STEP = 40;
+/** Smallest fill, in cells (24 cells of 8x8 px: about 40x40 px, 0.2 in at 200 dpi). */
+const MIN_FILL_CELLS = 24;
+/** A fill needs this many cells with all four neighbours in it (thick lines of grey have none). */
+const MIN_INTERIOR_CELLS = 3;
+/**
+ * Line work in a tone of grey T is darker than T by max(16, 0.3·T) (strong ink) or max(8, 0.1·T) (weak
+ * ink, the tolerance): thin lines printed over a dark tone keep little contrast.
+ */
+const strongMargin = (t: number) => Math.max(16, Math.round(0.3 * t));
+const weakMargin = (t: number) => Math.max(8, Math.round(0.1 * t));
+
+export interface FillLayer {
+  /** Fill pixels (1 bit each, the layout of InkMasks). */
+  fill: Uint32Array;
+  /** Fill pixels counted. */
+  px: number;
+  /** Cells that are fill (not the ring around them). */
+  cells: number;
+}
+
+/** The mask plane slots splitFills and diffFills take from a WordSource. */
+export const FILL_SLOTS = {
+  a: 'a.fill',
+  b: 'b.fill',
+  added: 'fill.added',
+  removed: 'fill.removed',
+};
+/** styleMasks' slots. */
+export const STYLE_SLOTS = ['style.added', 'style.removed'] as const;
+
+/**
+ * Split the fills out of `m` (packInk's masks of `img`, or of its `window`) in place: the strong,
+ * weak and pale planes keep line work only, and the returned plane holds the fill pixels. Null (and
+ * `m` untouched) when the image has no fill. Cost: one pass over the pale plane (AND of 8 rows) when
+ * there is no fill; 64 grey reads per cell of and around each fill when there is.
+ */
+export function splitFills(
+  img: GreyImage,
+  m: InkMasks,
+  window: PixelWindow | undefined,
+  inkThreshold: number,
+  weakThreshold: number,
+  paleThreshold: number,
+  ws?: WordSource,
+  slot = 'a.fill',
+): FillLayer | null {
+  const { width: W, height: H, stride, pale } = m;
+  const cw = W >>> 3,
+    ch = H >>> 3; // whole cells only
+  if (cw === 0 || ch === 0) return null;
+  // 1. Candidate cells: all 64 pixels pale ink (AND of 8 rows, then whole bytes).
+  let cand: number[] | null = null;
+  for (let cy = 0; cy < ch; cy++) {
+    const r0 = cy * 8 * stride;
+    for (let k = 0; k < stride; k++) {
+      let acc = pale[r0 + k]!;
+      if (acc === 0) continue;
+      for (let r = 1; r < 8 && acc !== 0; r++) acc &= pale[r0 + r * stride + k]!;
+      if (acc === 0) continue;
+      for (let j = 0; j < 4; j++) {
+        if (((acc >>> (j * 8)) & 0xff) !== 0xff) continue;
+        const cx = k * 4 + j;
+        if (cx < cw) (cand ??= []).push(cy * cw + cx);
+      }
+    }
+  }
+  if (!cand || cand.length < MIN_FILL_CELLS) return null;
+  // 2. Median grey of each candidate (32-bin histogram of its 64 pixels).
+  const { width: IW, height: IH, data } = img;
+  const wx = window ? Math.round(window.x) : 0,
+    wy = window ? Math.round(window.y) : 0;
+  const median = new Uint8Array(cw * ch); // 0: not a candidate (or black)
+  const hist = new Uint8Array(32);
+  for (const c of cand) {
+    const cx = c % cw,
+      cy = (c / cw) | 0;
+    hist.fill(0);
+    for (let r = 0; r < 8; r++) {
+      const sy = wy + cy * 8 + r;
+      const o = sy * IW + wx + cx * 8;
+      for (let i = 0; i < 8; i++) {
+        const sx = wx + cx * 8 + i;
+        const v = sy < 0 || sy >= IH || sx < 0 || sx >= IW ? 255 : data[o + i]!;
+        hist[v >>> 3]!++;
+      }
+    }
+    let n = 0,
+      b = 0;
+    for (; b < 32; b++) {
+      n += hist[b]!;
+      if (n >= 32) break;
+    }
+    const med = b * 8 + 4;
+    if (med >= BLACK) median[c] = med;
+  }
+  // 3. Components of similar tone; big, thick ones are fills.
+  const label = new Int32Array(cw * ch).fill(-1);
+  const tone = new Uint8Array(cw * ch); // fill cells: their median; ring cells: darkest fill around
+  const isFill = new Uint8Array(cw * ch);
+  const stack: number[] = [];
+  const members: number[] = [];
+  let fillCells = 0;
+  for (const seed of cand) {
+    if (median[seed] === 0 || label[seed] !== -1) continue;
+    members.length = 0;
+    label[seed] = seed;
+    stack.push(seed);
+    while (stack.length > 0) {
+      const c = stack.pop()!;
+      members.push(c);
+      const cx = c % cw,
+        v = median[c]!;
+      const nb = [cx > 0 ? c - 1 : -1, cx + 1 < cw ? c + 1 : -1, c - cw, c + cw];
+      for (const d of nb) {
+        if (d < 0 || d >= cw * ch || median[d] === 0 || label[d] !== -1) continue;
+        if (Math.abs(median[d]! - v) > TONE_STEP) continue;
+        label[d] = seed;
+        stack.push(d);
+      }
+    }
+    if (members.length < MIN_FILL_CELLS) continue;
+    let interior = 0;
+    for (const c of members) {
+      const cx = c % cw;
+      if (
+        cx > 0 &&
+        cx + 1 < cw &&
+        label[c - 1] === seed &&
+        label[c + 1] === seed &&
+        label[c - cw] === seed &&
+        label[c + cw] === seed
+      )
+        interior++;
+      if (interior >= MIN_INTERIOR_CELLS) break;
+    }
+    if (interior < MIN_INTERIOR_CELLS) continue;
+    for (const c of members) {
+      isFill[c] = 1;
+      tone[c] = median[c]!;
+    }
+    fillCells += members.length;
+  }
+  if (fillCells === 0) return null;
+  // Ring: cells next to a fill (8-neighbourhood) take the darkest tone of the fill cells around them.
+  const toned: number[] = [];
+  for (let cy = 0; cy < ch; cy++) {
+    for (let cx = 0; cx < cw; cx++) {
+      const c = cy * cw + cx;
+      if (isFill[c]) {
+        toned.push(c);
+        continue;
+      }
+      let t = 256;
+      for (let dy = -1; dy <= 1; dy++) {
+        const y = cy + dy;
+        if (y < 0 || y >= ch) continue;
+        for (let dx = -1; dx <= 1; dx++) {
+          const x = cx + dx;
+          if (x < 0 || x >= cw) continue;
+          const d = y * cw + x;
+          if (isFill[d] && tone[d]! < t) t = tone[d]!;
+        }
+      }
+      if (t < 256) {
+        tone[c] = t;
+        toned.push(c);
+      }
+    }
+  }
+  // 4. Rewrite the masks' bytes of every toned cell: line work darker than the tone, fill the rest.
+  const fill = ws ? ws.words(slot, stride * H) : new Uint32Array(stride * H);
+  const { strong, weak } = m;
+  const samePale = pale === weak;
+  let px = 0;
+  for (const c of toned) {
+    const cx = c % cw,
+      cy = (c / cw) | 0;
+    const t = tone[c]!;
+    const sT = Math.min(inkThreshold, t - strongMargin(t)),
+      wT = Math.min(weakThreshold, t - weakMargin(t));
+    const k = cx >>> 2,
+      sh = (cx & 3) * 8;
+    const keep = ~(0xff << sh);
+    for (let r = 0; r < 8; r++) {
+      const y = cy * 8 + r;
+      const sy = wy + y;
+      const o = sy * IW + wx + cx * 8;
+      let sb = 0,
+        wb = 0,
+        fb = 0;
+      for (let i = 0; i < 8; i++) {
+        const sx = wx + cx * 8 + i;
+        const v = sy < 0 || sy >= IH || sx < 0 || sx >= IW ? 255 : data[o + i]!;
+        if (v < wT) {
+          wb |= 1 << i;
+          if (v < sT) sb |= 1 << i;
+        } else if (v < paleThreshold) fb |= 1 << i;
+      }
+      const wi = y * stride + k;
+      strong[wi] = (strong[wi]! & keep) | (sb << sh);
+      weak[wi] = (weak[wi]! & keep) | (wb << sh);
+      if (!samePale) pale[wi] = (pale[wi]! & keep) | (wb << sh);
+      if (fb !== 0) {
+        fill[wi] = fill[wi]! | (fb << sh);
+        px += popcount8(fb);
+      }
+    }
+  }
+  return { fill, px, cells: fillCells };
+}
+
+function popcount8(v: number): number {
+  v = v - ((v >>> 1) & 0x55);
+  v = (v & 0x33) + ((v >>> 2) & 0x33);
+  return (v + (v >>> 4)) & 0x0f;
+}
+
+/** Words (k−1, k, k+1 of rows y−2..y+2) of `a | b` dilated by 2 px (5x5). */
+function dilated5(
+  a: Uint32Array,
+  b: Uint32Array,
+  stride: number,
+  height: number,
+  y: number,
+  k: number,
+): number {
+  let v = 0,
+    p = 0,
+    n = 0;
+  for (let yy = Math.max(0, y - 2); yy <= Math.min(height - 1, y + 2); yy++) {
+    const o = yy * stride + k;
+    v |= a[o]! | b[o]!;
+    if (k > 0) p |= a[o - 1]! | b[o - 1]!;
+    if (k + 1 < stride) n |= a[o + 1]! | b[o + 1]!;
+  }
+  return (
+    v |
+    (v << 1) |
+    (v << 2) |
+    (v >>> 1) |
+    (v >>> 2) |
+    (p >>> 31) |
+    (p >>> 30) |
+    (n << 31) |
+    (n << 30)
+  );
+}
+
+export interface FillDiff {
+  added: Uint32Array;
+  removed: Uint32Array;
+  added_px: number;
+  removed_px: number;
+  /** Fill pixels of A ∪ B. */
+  union_px: number;
+}
+
+/**
+ * Fill changes: fill of one side with neither fill nor line work of the other side within 2 px
+ * (a fill drawn over by line work on the other side did not go: something was drawn on it).
+ * Removed fill is judged only where B covers A's frame.
+ */
+export function diffFills(
+  fa: Uint32Array | null,
+  fb: Uint32Array | null,
+  ma: InkMasks,
+  mb: InkMasks,
+  cover: Coverage | undefined,
+  ws?: WordSource,
+): FillDiff {
+  const { stride, height, width } = ma;
+  const n = stride * height;
+  const added = ws ? ws.words(FILL_SLOTS.added, n) : new Uint32Array(n);
+  const removed = ws ? ws.words(FILL_SLOTS.removed, n) : new Uint32Array(n);
+  const none = new Uint32Array(0);
+  const A = fa ?? none,
+    B = fb ?? none;
+  let addedPx = 0,
+    removedPx = 0,
+    unionPx = 0;
+  const padBits = width & 31 ? (2 ** (width & 31) - 1) | 0 : -1;
+  for (let y = 0; y < height; y++) {
+    const lo = cover ? cover.lo[y]! : 0,
+      hi = cover ? cover.hi[y]! : width - 1;
+    for (let k = 0; k < stride; k++) {
+      const i = y * stride + k;
+      const pad = k === stride - 1 ? padBits : -1;
+      const a = (fa ? A[i]! : 0) & pad,
+        b = (fb ? B[i]! : 0) & pad;
+      if ((a | b) === 0) continue;
+      unionPx += popcount32(a | b);
+      if (a !== 0) {
+        const other = fb
+          ? dilated5(B, mb.weak, stride, height, y, k)
+          : dilated5(mb.weak, mb.weak, stride, height, y, k);
+        const r = a & ~other & rangeBits(k, lo, hi);
+        if (r !== 0) {
+          removed[i] = r;
+          removedPx += popcount32(r);
+        }
+      }
+      if (b !== 0) {
+        const other = fa
+          ? dilated5(A, ma.weak, stride, height, y, k)
+          : dilated5(ma.weak, ma.weak, stride, height, y, k);
+        const d = b & ~other;
+        if (d !== 0) {
+          added[i] = d;
+          addedPx += popcount32(d);
+        }
+      }
+    }
+  }
+  return { added, removed, added_px: addedPx, removed_px: removedPx, union_px: unionPx };
+}
+
+function popcount32(v: number): number {
+  v = v - ((v >>> 1) & 0x55555555);
+  v = (v & 0x33333333) + ((v >>> 2) & 0x33333333);
+  return Math.imul((v + (v >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24;
+}
+
+function rangeBits(k: number, lo: number, hi: number): number {
+  const a = Math.max(lo - k * 32, 0),
+    b = Math.min(hi - k * 32, 31);
+  if (a > b) return 0;
+  const upper = b === 31 ? 0xffffffff : (1 << (b + 1)) - 1;
+  return (upper & ~((1 << a) - 1)) | 0;
+}
+
+/**
+ * Style share of a change region (A's frame, inclusive box): the part of its changed line-work pixels
+ * that lie within 2 px of ink of the other side (pale or darker) — the same geometry drawn with another
+ * lineweight or pen shade leaves the other side's ink right there; a line that appeared or went does
+ * not. Word-wise over the box's rows.
+ */
+export function styleShare(
+  d: {
+    stride: number;
+    height: number;
+    added: Uint32Array;
+    removed: Uint32Array;
+    paleA: Uint32Array;
+    paleB: Uint32Array;
+  },
+  box: { x: number; y: number; width: number; height: number },
+): { changed: number; near: number } {
+  const { stride, height, added, removed, paleA, paleB } = d;
+  const k0 = Math.max(0, box.x >> 5),
+    k1 = Math.min(stride - 1, (box.x + box.width - 1) >> 5);
+  const x0 = box.x,
+    x1 = box.x + box.width - 1;
+  let changed = 0,
+    near = 0;
+  for (let y = Math.max(0, box.y); y <= Math.min(height - 1, box.y + box.height - 1); y++) {
+    for (let k = k0; k <= k1; k++) {
+      const i = y * stride + k;
+      const inBox = rangeBits(k, x0, x1);
+      const a = added[i]! & inBox,
+        r = removed[i]! & inBox;
+      if ((a | r) === 0) continue;
+      changed += popcount32(a | r);
+      let nb = 0;
+      if (a !== 0) nb |= a & dilated5(paleA, paleA, stride, height, y, k);
+      if (r !== 0) nb |= r & dilated5(paleB, paleB, stride, height, y, k);
+      near += popcount32(nb);
+    }
+  }
+  return { changed, near };
+}
+
+/**
+ * Style changes (issue 17): changed line-work pixels lying within 2 px of weak ink of the other side — the same geometry drawn with another lineweight or pen shade. Only words holding a
+ * change are looked at. The returned masks are subsets of `added` / `removed`.
+ */
+export function styleMasks(
+  d: {
+    stride: number;
+    height: number;
+    added: Uint32Array;
+    removed: Uint32Array;
+    weakA: Uint32Array;
+    weakB: Uint32Array;
+  },
+  ws?: WordSource,
+): { added: Uint32Array; removed: Uint32Array; added_px: number; removed_px: number } {
+  const { stride, height, added, removed, weakA, weakB } = d;
+  const n = stride * height;
+  const sa = ws ? ws.words(STYLE_SLOTS[0], n) : new Uint32Array(n);
+  const sr = ws ? ws.words(STYLE_SLOTS[1], n) : new Uint32Array(n);
+  let ap = 0,
+    rp = 0;
+  for (let y = 0; y < height; y++) {
+    for (let k = 0; k < stride; k++) {
+      const i = y * stride + k;
+      const a = added[i]!,
+        r = removed[i]!;
+      if ((a | r) === 0) continue;
+      if (a !== 0) {
+        const v = a & dilated5(weakA, weakA, stride, height, y, k);
+        if (v !== 0) {
+          sa[i] = v;
+          ap += popcount32(v);
+        }
+      }
+      if (r !== 0) {
+        const v = r & dilated5(weakB, weakB, stride, height, y, k);
+        if (v !== 0) {
+          sr[i] = v;
+          rp += popcount32(v);
+        }
+      }
+    }
+  }
+  return { added: sa, removed: sr, added_px: ap, removed_px: rp };
+}
