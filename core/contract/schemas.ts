@@ -435,6 +435,8 @@ export const CHANGE_CATEGORIES = [
   'dimension',
   'annotation',
   'title_block',
+  'fill',
+  'style',
   'noise',
 ] as const;
 export const REVIEW_STATUSES = ['open', 'accepted', 'rejected', 'flagged'] as const;

@@ -27,7 +27,7 @@ import {
   type DiffStage,
 } from '../vision/compare/compare-pipeline.adapter';
 import { CompareBuffers } from '../vision/compare/buffers';
-import { findRegions } from '../vision/compare/regions';
+import { findLayerRegions, STYLE_SHARE } from '../vision/compare/regions';
 import { registerImages, invertAffine, type Affine } from '../vision/compare/register';
 import { isNoise, reportedScore } from '../vision/compare/score';
 import { decodeGrey } from '../vision/compare/encode.adapter';
@@ -438,6 +438,8 @@ export interface RegionOut {
   transform?: number[];
   /** A view that moved on the sheet: its box in A (A sheet px) and how far it moved (A sheet px). */
   move?: { view: BlockBox; dx: number; dy: number };
+  /** 'fill': a change of the fill layer (tones, solid areas); 'style': lineweight or pen shade. */
+  layer?: 'fill' | 'style';
 }
 
 function overlapArea(a: BlockBox, b: BlockBox): number {
@@ -547,6 +549,7 @@ interface SheetRegion {
   confidence: number;
   transform?: number[];
   move?: RegionOut['move'];
+  layer?: RegionOut['layer'];
 }
 
 // The region lists of the last few (sheet pair, transform, window) diffs of this worker: the analyze
@@ -587,13 +590,20 @@ async function regionsThrough(
     transform: thenShift(transform, -win.x, -win.y),
     windowA: win,
   });
-  const regions = findRegions(st.diff, { alignmentConfidence: confidence }).map((g) => ({
+  // Both layers (vision/compare/layers.ts): line work, and fills found apart; a line-work region that is
+  // mostly lineweight or pen shade is a style change.
+  const regions = findLayerRegions(st.diff, { alignmentConfidence: confidence }).map((g) => ({
     box: { x: g.bbox.x + win.x, y: g.bbox.y + win.y, width: g.bbox.width, height: g.bbox.height },
     area_px: g.area_px,
     added_px: g.added_px,
     removed_px: g.removed_px,
     kind: g.kind,
     confidence: round(g.confidence, 3),
+    ...(g.layer === 'fill'
+      ? { layer: 'fill' as const }
+      : (g.style_share ?? 0) >= STYLE_SHARE
+        ? { layer: 'style' as const }
+        : {}),
   }));
   const found = { regions, score: st.diff.score };
   regionCache.set(key, found);
@@ -722,6 +732,7 @@ export async function changeRegions(
       confidence: g.confidence,
       ...(g.transform ? { transform: g.transform.map((v) => round(v)) } : {}),
       ...(g.move ? { move: g.move } : {}),
+      ...(g.layer ? { layer: g.layer } : {}),
     })),
   };
 }

@@ -29,7 +29,9 @@ import type { JobHandler } from '../job-runner';
 // a view overlay the changes touching its view, whole. Comparisons made before sheets had a Sheet
 // block keep the older rule: each change goes to exactly one overlay of the sheet pair.
 //
-// Categories, in order: `noise` (a few pixels, or low confidence), `title_block` (inside sheet A's
+// Categories, in order: `noise` (a few pixels, or low confidence), `fill` (a change of the fill layer:
+// a tone, hatch or solid area, found apart from the line work — vision/compare/layers.ts), `style` (the
+// same geometry drawn with another lineweight or pen shade), `title_block` (inside sheet A's
 // title block box — date stamps and revision clouds there are kept, but labelled), `dimension`
 // (the text under it changed and looks like a dimension, e.g. 12'-6"), `text` (the text changed),
 // `annotation` (the same words, redrawn or moved: leaders, callouts), `geometry` (everything else;
@@ -77,7 +79,7 @@ function mapBox(t: readonly number[], b: Box): Box {
 }
 
 export function categorize(
-  region: Pick<RegionOut, 'area_px' | 'confidence'>,
+  region: Pick<RegionOut, 'area_px' | 'confidence' | 'layer'>,
   sheetBox: Box,
   titleBlocks: Box[],
   before: string | null,
@@ -89,6 +91,10 @@ export function categorize(
   // type at 200 dpi: ~55 px, the strokes both strings share cancel out): kept when its text says so.
   if (isNoise(region) && !(textChanged && dimension && region.confidence >= NOISE_CONFIDENCE))
     return 'noise';
+  // The layers (vision/compare/layers.ts): a fill (tone, hatch, solid area) and a lineweight or pen
+  // shade are their own categories, whatever text lies near them.
+  if (region.layer === 'fill') return 'fill';
+  if (region.layer === 'style') return 'style';
   const cx = sheetBox.x + sheetBox.width / 2;
   const cy = sheetBox.y + sheetBox.height / 2;
   if (
@@ -119,6 +125,10 @@ function describe(
   }
   const verb =
     { added: 'Added', removed: 'Removed', modified: 'Modified', moved: 'Moved' }[kind] ?? 'Changed';
+  const near = after || before ? ` near “${(after ?? before)!.slice(0, 80)}”` : '';
+  if (category === 'style') return `Lineweight or pen shade changed (${area} changed px)${near}.`;
+  if (category === 'fill')
+    return `${verb} fill: tone, hatch or solid area (${area} changed px)${near}.`;
   return `${verb} ${what} (${area} changed px)${after || before ? ` near “${(after ?? before)!.slice(0, 80)}”` : ''}.`;
 }
 

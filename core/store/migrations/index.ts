@@ -9,6 +9,7 @@ import { sql as sheetBlocks } from './008-sheet-blocks.migration';
 import { sql as drawingIssued } from './009-drawing-issued.migration';
 import { sql as jobClaims } from './010-job-claims.migration';
 import { sql as exportFiles } from './011-export-files.migration';
+import { sql as changeCategories } from './012-change-categories.migration';
 
 export interface Migration {
   version: number;
@@ -29,4 +30,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 9, name: 'drawing-issued', sql: drawingIssued },
   { version: 10, name: 'job-claims', sql: jobClaims },
   { version: 11, name: 'export-files', sql: exportFiles },
+  { version: 12, name: 'change-categories', sql: changeCategories },
 ];

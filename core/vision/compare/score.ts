@@ -15,9 +15,15 @@ export const NOISE_CONFIDENCE = 0.2;
 /** The highest score of an overlay with a change that is not noise: 0.999 (three decimals). */
 export const CHANGED_SCORE_MAX = 0.999;
 
+/** Fill changes (layers.ts) with fewer changed pixels than this are noise (a fill's edge moved a pixel). */
+export const NOISE_FILL_PX = 400;
+
 /** Whether a change region is noise (too small or too unsure to show a reviewer). */
-export function isNoise(region: { area_px: number; confidence: number }): boolean {
-  return region.area_px < NOISE_AREA_PX || region.confidence < NOISE_CONFIDENCE;
+export function isNoise(region: { area_px: number; confidence: number; layer?: string }): boolean {
+  return (
+    region.area_px < (region.layer === 'fill' ? NOISE_FILL_PX : NOISE_AREA_PX) ||
+    region.confidence < NOISE_CONFIDENCE
+  );
 }
 
 /** The score to store and show, given whether the overlay has a change that is not noise. */

@@ -194,7 +194,7 @@ export type Overlay = Static<typeof C.Overlay> & {
 
 export type ChangeKind = 'added' | 'removed' | 'modified' | 'moved';
 export type ChangeCategory =
-  'geometry' | 'text' | 'dimension' | 'annotation' | 'title_block' | 'noise';
+  'geometry' | 'text' | 'dimension' | 'annotation' | 'title_block' | 'fill' | 'style' | 'noise';
 export type ReviewStatus = 'open' | 'accepted' | 'rejected' | 'flagged';
 
 export type Change = Static<typeof C.Change>;
