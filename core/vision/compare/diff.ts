@@ -83,7 +83,15 @@ export interface DiffResult {
    * side's ink (another lineweight or pen shade of the same geometry). Overlays draw them as unchanged
    * ink; regions report them apart, as `style`.
    */
-  style?: { added: Uint32Array; removed: Uint32Array; added_px: number; removed_px: number };
+  style?: {
+    added: Uint32Array;
+    removed: Uint32Array;
+    added_px: number;
+    removed_px: number;
+    /** The rest of `added` / `removed`: geometry. */
+    geomAdded: Uint32Array;
+    geomRemoved: Uint32Array;
+  };
   stats: DiffStats;
   /** Faint-ink changes (weak ink with no pale ink within 1 px on the other side), in `added`/`removed` too. */
   faint: { added_px: number; removed_px: number };
@@ -1204,7 +1212,9 @@ export function renderOverlayIndexed(
   kind: OverlayKind = 'combined',
   out?: Uint8Array,
 ): IndexedOverlay {
-  const { width, height, stride } = d;
+  const { width, height, stride, weakA, weakB, strongA, strongB, added, removed, fills, style } = d;
+  const fA = fills ? fills.a : null,
+    fB = fills ? fills.b : null;
   const bitDepth = overlayBitDepth(kind);
   const pixelBytes = Math.ceil((width * bitDepth) / 8);
   const rowBytes = 1 + pixelBytes;
@@ -1230,9 +1240,26 @@ export function renderOverlayIndexed(
     const last = ro + pixelBytes;
     for (let k = 0; k < stride; k++) {
       const full = k < fullWords;
-      // Paper: already 0.
-      if (!wordPlanes(d, b + k, useA, useB, showAdd, showRem, full ? -1 : tailMask)) continue;
-      const { b0, b1, b2, b3 } = planes;
+      const i = b + k;
+      const mask = full ? -1 : tailMask;
+      // wordPlanes, written out (the hottest loop of the overlays).
+      const m = ((useA ? weakA[i]! : 0) | (useB ? weakB[i]! : 0)) & mask;
+      const fm = fills
+        ? ((useA && fA !== null ? fA[i]! : 0) | (useB && fB !== null ? fB[i]! : 0)) & mask
+        : 0;
+      if ((m | fm) === 0) continue; // paper: already 0
+      const st = ((useA ? strongA[i]! : 0) | (useB ? strongB[i]! : 0)) & m;
+      const a = showAdd ? added[i]! & m & ~(style ? style.added[i]! : 0) : 0;
+      const r = showRem ? removed[i]! & m & ~a & ~(style ? style.removed[i]! : 0) : 0;
+      const s = st & ~a & ~r;
+      const f = m & ~st & ~a & ~r;
+      const fl = fm & ~m;
+      const fr = fills && showRem ? fills.removed[i]! & fl : 0;
+      const fa = fills && showAdd ? fills.added[i]! & fl & ~fr : 0;
+      const b0 = r | f | fr,
+        b1 = r | s | fa,
+        b2 = a,
+        b3 = fl;
       const o = ro + (k << wordShift);
       for (let j = 0; j < 8; j++) {
         const sh = j << 2;

@@ -21,6 +21,33 @@
 import type { GreyImage } from '../types';
 import type { InkMasks, PixelWindow, WordSource, Coverage } from './diff';
 
+/** Scratch arrays of splitFills, kept across calls (grow only): cell-grid sized, ~5 bytes a cell. */
+const scratch = {
+  median: new Uint8Array(0),
+  label: new Int32Array(0),
+  tone: new Uint8Array(0),
+  isFill: new Uint8Array(0),
+  ring: new Uint16Array(0),
+};
+function cellArrays(n: number) {
+  if (scratch.median.length < n) {
+    scratch.median = new Uint8Array(n);
+    scratch.label = new Int32Array(n);
+    scratch.tone = new Uint8Array(n);
+    scratch.isFill = new Uint8Array(n);
+    scratch.ring = new Uint16Array(n);
+  }
+  const median = scratch.median.subarray(0, n);
+  median.fill(0);
+  return {
+    median,
+    label: scratch.label.subarray(0, n),
+    tone: scratch.tone.subarray(0, n),
+    isFill: scratch.isFill.subarray(0, n),
+    ring: scratch.ring.subarray(0, n),
+  };
+}
+
 /** Cell size (px): one byte of a mask word. */
 export const CELL = 8;
 /** A cell whose median grey is below this is not a tone (0: black wide areas are fills too: shadows, poche). */
@@ -55,7 +82,7 @@ export const FILL_SLOTS = {
   removed: 'fill.removed',
 };
 /** styleMasks' slots. */
-export const STYLE_SLOTS = ['style.added', 'style.removed'] as const;
+export const STYLE_SLOTS = ['style.added', 'style.removed', 'geom.added', 'geom.removed'] as const;
 
 /**
  * Split the fills out of `m` (packInk's masks of `img`, or of its `window`) in place: the strong,
@@ -98,134 +125,210 @@ export function splitFills(
   const { width: IW, height: IH, data } = img;
   const wx = window ? Math.round(window.x) : 0,
     wy = window ? Math.round(window.y) : 0;
-  const median = new Uint8Array(cw * ch); // 0: not a candidate (or black)
-  const hist = new Uint8Array(32);
-  for (const c of cand) {
-    const cx = c % cw,
-      cy = (c / cw) | 0;
-    hist.fill(0);
+  // Cells wholly inside the image are read without per-pixel bounds checks.
+  const inside = wx >= 0 && wy >= 0 && wx + cw * 8 <= IW && wy + ch * 8 <= IH;
+  const cell = new Uint8Array(64);
+  const readCell = (cx: number, cy: number): void => {
+    if (inside) {
+      for (let r = 0; r < 8; r++) {
+        const o = (wy + cy * 8 + r) * IW + wx + cx * 8;
+        cell.set(data.subarray(o, o + 8), r * 8);
+      }
+      return;
+    }
     for (let r = 0; r < 8; r++) {
       const sy = wy + cy * 8 + r;
-      const o = sy * IW + wx + cx * 8;
       for (let i = 0; i < 8; i++) {
         const sx = wx + cx * 8 + i;
-        const v = sy < 0 || sy >= IH || sx < 0 || sx >= IW ? 255 : data[o + i]!;
-        hist[v >>> 3]!++;
+        cell[r * 8 + i] = sy < 0 || sy >= IH || sx < 0 || sx >= IW ? 255 : data[sy * IW + sx]!;
       }
+    }
+  };
+  const N = cw * ch;
+  const { median, label, tone, isFill, ring } = cellArrays(N); // median 0: not a candidate
+  const hist = new Uint8Array(32);
+  for (let q = 0; q < cand.length; q++) {
+    const c = cand[q]!;
+    const cx = c % cw,
+      cy = (c / cw) | 0;
+    // 16 of the 64 pixels (odd rows and columns) tell the tone well enough.
+    hist.fill(0);
+    if (inside) {
+      for (let r = 1; r < 8; r += 2) {
+        const o = (wy + cy * 8 + r) * IW + wx + cx * 8;
+        hist[data[o + 1]! >>> 3]!++;
+        hist[data[o + 3]! >>> 3]!++;
+        hist[data[o + 5]! >>> 3]!++;
+        hist[data[o + 7]! >>> 3]!++;
+      }
+    } else {
+      readCell(cx, cy);
+      for (let r = 1; r < 8; r += 2) for (let i = 1; i < 8; i += 2) hist[cell[r * 8 + i]! >>> 3]!++;
     }
     let n = 0,
       b = 0;
     for (; b < 32; b++) {
       n += hist[b]!;
-      if (n >= 32) break;
+      if (n >= 8) break;
     }
     const med = b * 8 + 4;
     if (med >= BLACK) median[c] = med;
   }
-  // 3. Components of similar tone; big, thick ones are fills.
-  const label = new Int32Array(cw * ch).fill(-1);
-  const tone = new Uint8Array(cw * ch); // fill cells: their median; ring cells: darkest fill around
-  const isFill = new Uint8Array(cw * ch);
-  const stack: number[] = [];
-  const members: number[] = [];
+  // 3. Components of similar tone (4-neighbours); big, thick ones are fills.
+  label.fill(-1);
+  tone.fill(0); // fill cells: their median; ring cells: darkest fill around
+  isFill.fill(0);
+  const stack = new Int32Array(cand.length);
+  const members = new Int32Array(cand.length);
   let fillCells = 0;
-  for (const seed of cand) {
+  for (let q = 0; q < cand.length; q++) {
+    const seed = cand[q]!;
     if (median[seed] === 0 || label[seed] !== -1) continue;
-    members.length = 0;
+    let nm = 0,
+      sp = 0;
     label[seed] = seed;
-    stack.push(seed);
-    while (stack.length > 0) {
-      const c = stack.pop()!;
-      members.push(c);
+    stack[sp++] = seed;
+    while (sp > 0) {
+      const c = stack[--sp]!;
+      members[nm++] = c;
       const cx = c % cw,
         v = median[c]!;
-      const nb = [cx > 0 ? c - 1 : -1, cx + 1 < cw ? c + 1 : -1, c - cw, c + cw];
-      for (const d of nb) {
-        if (d < 0 || d >= cw * ch || median[d] === 0 || label[d] !== -1) continue;
-        if (Math.abs(median[d]! - v) > TONE_STEP) continue;
+      for (let e = 0; e < 4; e++) {
+        const d =
+          e === 0
+            ? cx > 0
+              ? c - 1
+              : -1
+            : e === 1
+              ? cx + 1 < cw
+                ? c + 1
+                : -1
+              : e === 2
+                ? c - cw
+                : c + cw;
+        if (d < 0 || d >= N || median[d] === 0 || label[d] !== -1) continue;
+        const dv = median[d]!;
+        if (dv > v + TONE_STEP || dv + TONE_STEP < v) continue;
         label[d] = seed;
-        stack.push(d);
+        stack[sp++] = d;
       }
     }
-    if (members.length < MIN_FILL_CELLS) continue;
+    if (nm < MIN_FILL_CELLS) continue;
     let interior = 0;
-    for (const c of members) {
+    for (let i = 0; i < nm && interior < MIN_INTERIOR_CELLS; i++) {
+      const c = members[i]!;
       const cx = c % cw;
       if (
         cx > 0 &&
         cx + 1 < cw &&
+        c >= cw &&
+        c + cw < N &&
         label[c - 1] === seed &&
         label[c + 1] === seed &&
         label[c - cw] === seed &&
         label[c + cw] === seed
       )
         interior++;
-      if (interior >= MIN_INTERIOR_CELLS) break;
     }
     if (interior < MIN_INTERIOR_CELLS) continue;
-    for (const c of members) {
+    for (let i = 0; i < nm; i++) {
+      const c = members[i]!;
       isFill[c] = 1;
       tone[c] = median[c]!;
     }
-    fillCells += members.length;
+    fillCells += nm;
   }
   if (fillCells === 0) return null;
   // Ring: cells next to a fill (8-neighbourhood) take the darkest tone of the fill cells around them.
-  const toned: number[] = [];
-  for (let cy = 0; cy < ch; cy++) {
-    for (let cx = 0; cx < cw; cx++) {
-      const c = cy * cw + cx;
-      if (isFill[c]) {
-        toned.push(c);
-        continue;
+  ring.fill(256);
+  for (let q = 0; q < cand.length; q++) {
+    const c = cand[q]!;
+    if (!isFill[c]) continue;
+    const cx = c % cw,
+      cy = (c / cw) | 0,
+      t = tone[c]!;
+    for (let y = Math.max(0, cy - 1); y <= Math.min(ch - 1, cy + 1); y++)
+      for (let x = Math.max(0, cx - 1); x <= Math.min(cw - 1, cx + 1); x++) {
+        const d = y * cw + x;
+        if (!isFill[d] && t < ring[d]!) ring[d] = t;
       }
-      let t = 256;
-      for (let dy = -1; dy <= 1; dy++) {
-        const y = cy + dy;
-        if (y < 0 || y >= ch) continue;
-        for (let dx = -1; dx <= 1; dx++) {
-          const x = cx + dx;
-          if (x < 0 || x >= cw) continue;
-          const d = y * cw + x;
-          if (isFill[d] && tone[d]! < t) t = tone[d]!;
-        }
-      }
-      if (t < 256) {
-        tone[c] = t;
-        toned.push(c);
-      }
-    }
   }
   // 4. Rewrite the masks' bytes of every toned cell: line work darker than the tone, fill the rest.
   const fill = ws ? ws.words(slot, stride * H) : new Uint32Array(stride * H);
   const { strong, weak } = m;
   const samePale = pale === weak;
   let px = 0;
-  for (const c of toned) {
+  // Rows of the image on 4-byte boundaries (and cells inside it): 4 pixels per word, SWAR compares.
+  const aligned = inside && (IW & 3) === 0 && (wx & 3) === 0 && (data.byteOffset & 3) === 0;
+  const img32 = aligned
+    ? new Uint32Array(data.buffer, data.byteOffset, data.length >>> 2)
+    : new Uint32Array(0);
+  for (let c = 0; c < N; c++) {
+    const t = isFill[c] ? tone[c]! : ring[c]!;
+    if (t === 256) continue;
     const cx = c % cw,
       cy = (c / cw) | 0;
-    const t = tone[c]!;
     const sT = Math.min(inkThreshold, t - strongMargin(t)),
       wT = Math.min(weakThreshold, t - weakMargin(t));
     const k = cx >>> 2,
       sh = (cx & 3) * 8;
     const keep = ~(0xff << sh);
+    if (aligned) {
+      // SWAR "byte < t" (lessThan) written out with plain numbers; t < 1: nothing is below it.
+      const wOn = wT >= 1,
+        sOn = sT >= 1;
+      const wHigh = wT > 128,
+        sHigh = sT > 128;
+      const wK = wHigh ? (wT - 128) * 0x01010101 : (Math.max(wT, 0) * 0x01010101) >>> 0,
+        sK = sHigh ? (sT - 128) * 0x01010101 : (Math.max(sT, 0) * 0x01010101) >>> 0;
+      for (let r = 0; r < 8; r++) {
+        const wi = (cy * 8 + r) * stride + k;
+        const base = ((wy + cy * 8 + r) * IW + wx + cx * 8) >>> 2;
+        const w0 = img32[base]!,
+          w1 = img32[base + 1]!;
+        let wb = 0,
+          sb = 0;
+        if (wOn) {
+          const h0 = (w0 | HI) >>> 0,
+            h1 = (w1 | HI) >>> 0;
+          const d0 = h0 - wK,
+            d1 = h1 - wK;
+          const l0 = ~(wHigh ? d0 & w0 & HI : (d0 | w0) & HI) & HI,
+            l1 = ~(wHigh ? d1 & w1 & HI : (d1 | w1) & HI) & HI;
+          wb = nibble(l0) | (nibble(l1) << 4);
+          if (wb !== 0 && sOn) {
+            const e0 = h0 - sK,
+              e1 = h1 - sK;
+            const m0 = ~(sHigh ? e0 & w0 & HI : (e0 | w0) & HI) & HI,
+              m1 = ~(sHigh ? e1 & w1 & HI : (e1 | w1) & HI) & HI;
+            sb = nibble(m0) | (nibble(m1) << 4);
+          }
+        }
+        // The fill: pale ink that is not line work (the pale plane still holds packInk's bits here).
+        const fb = (pale[wi]! >>> sh) & 0xff & ~wb;
+        strong[wi] = (strong[wi]! & keep) | (sb << sh);
+        weak[wi] = (weak[wi]! & keep) | (wb << sh);
+        if (!samePale) pale[wi] = (pale[wi]! & keep) | (wb << sh);
+        if (fb !== 0) {
+          fill[wi] = fill[wi]! | (fb << sh);
+          px += popcount8(fb);
+        }
+      }
+      continue;
+    }
+    readCell(cx, cy);
     for (let r = 0; r < 8; r++) {
-      const y = cy * 8 + r;
-      const sy = wy + y;
-      const o = sy * IW + wx + cx * 8;
       let sb = 0,
         wb = 0,
         fb = 0;
       for (let i = 0; i < 8; i++) {
-        const sx = wx + cx * 8 + i;
-        const v = sy < 0 || sy >= IH || sx < 0 || sx >= IW ? 255 : data[o + i]!;
+        const v = cell[r * 8 + i]!;
         if (v < wT) {
           wb |= 1 << i;
           if (v < sT) sb |= 1 << i;
         } else if (v < paleThreshold) fb |= 1 << i;
       }
-      const wi = y * stride + k;
+      const wi = (cy * 8 + r) * stride + k;
       strong[wi] = (strong[wi]! & keep) | (sb << sh);
       weak[wi] = (weak[wi]! & keep) | (wb << sh);
       if (!samePale) pale[wi] = (pale[wi]! & keep) | (wb << sh);
@@ -236,6 +339,13 @@ export function splitFills(
     }
   }
   return { fill, px, cells: fillCells };
+}
+
+const HI = 0x80808080;
+
+/** The 4 byte flags of a SWAR "byte < t" (bit 7 of each byte) as bits 0..3 (byte 0 → bit 0). */
+function nibble(l: number): number {
+  return (Math.imul(l >>> 7, 0x204081) >>> 21) & 0xf;
 }
 
 function popcount8(v: number): number {
@@ -399,7 +509,8 @@ export function styleShare(
 }
 
 /**
- * Style changes (issue 17): changed line-work pixels lying within 2 px of weak ink of the other side — the same geometry drawn with another lineweight or pen shade. Only words holding a
+ * Style changes (issue 17): changed line-work pixels lying within 2 px of weak ink of the other side,
+ * or on its pale ink (the same shape printed much lighter) — the same geometry drawn with another lineweight or pen shade. Only words holding a
  * change are looked at. The returned masks are subsets of `added` / `removed`.
  */
 export function styleMasks(
@@ -410,13 +521,24 @@ export function styleMasks(
     removed: Uint32Array;
     weakA: Uint32Array;
     weakB: Uint32Array;
+    paleA: Uint32Array;
+    paleB: Uint32Array;
   },
   ws?: WordSource,
-): { added: Uint32Array; removed: Uint32Array; added_px: number; removed_px: number } {
-  const { stride, height, added, removed, weakA, weakB } = d;
+): {
+  added: Uint32Array;
+  removed: Uint32Array;
+  added_px: number;
+  removed_px: number;
+  geomAdded: Uint32Array;
+  geomRemoved: Uint32Array;
+} {
+  const { stride, height, added, removed, weakA, weakB, paleA, paleB } = d;
   const n = stride * height;
   const sa = ws ? ws.words(STYLE_SLOTS[0], n) : new Uint32Array(n);
   const sr = ws ? ws.words(STYLE_SLOTS[1], n) : new Uint32Array(n);
+  const ga = ws ? ws.words(STYLE_SLOTS[2], n) : new Uint32Array(n);
+  const gr = ws ? ws.words(STYLE_SLOTS[3], n) : new Uint32Array(n);
   let ap = 0,
     rp = 0;
   for (let y = 0; y < height; y++) {
@@ -426,20 +548,22 @@ export function styleMasks(
         r = removed[i]!;
       if ((a | r) === 0) continue;
       if (a !== 0) {
-        const v = a & dilated5(weakA, weakA, stride, height, y, k);
+        const v = a & (dilated5(weakA, weakA, stride, height, y, k) | paleA[i]!);
         if (v !== 0) {
           sa[i] = v;
           ap += popcount32(v);
         }
+        if (v !== a) ga[i] = a & ~v;
       }
       if (r !== 0) {
-        const v = r & dilated5(weakB, weakB, stride, height, y, k);
+        const v = r & (dilated5(weakB, weakB, stride, height, y, k) | paleB[i]!);
         if (v !== 0) {
           sr[i] = v;
           rp += popcount32(v);
         }
+        if (v !== r) gr[i] = r & ~v;
       }
     }
   }
-  return { added: sa, removed: sr, added_px: ap, removed_px: rp };
+  return { added: sa, removed: sr, added_px: ap, removed_px: rp, geomAdded: ga, geomRemoved: gr };
 }

@@ -29,8 +29,9 @@ export interface ChangeRegion {
   /** 'fill': a change of the fill layer (tone, solid area); absent: line work. */
   layer?: 'fill';
   /**
-   * Line work only: 1 for a style region (the changed pixels lie within 2 px of the other side's ink:
-   * the same geometry drawn with another lineweight or pen shade), 0 for geometry.
+   * Line work only: the share of the changed pixels that are style changes (DiffResult.style: within 2 px
+   * of the other side's ink — another lineweight or pen shade of the same geometry). At STYLE_SHARE or
+   * more the region is a style change.
    */
   style_share?: number;
 }
@@ -395,11 +396,8 @@ export function findRegions(d: DiffResult, opts: RegionOptions = {}): ChangeRegi
 /** Regions of fill changes: larger seeds and specks than line work (fill edges shift by a pixel). */
 const FILL_REGION_OPTIONS: RegionOptions = { minBlockPx: 48, minAreaPx: 400 };
 
-/**
- * With the style changes taken out, a 32x32 block needs this many changed pixels to seed a geometry
- * region: specks (scanned dots of a concrete or sand pattern re-drawn) stay out.
- */
-const GEOMETRY_MIN_BLOCK_PX = 12;
+/** A line-work region whose changed pixels are at least this share style changes is a style change. */
+export const STYLE_SHARE = 0.8;
 
 /** Regions of style changes: thin slivers along lines, so larger seeds than geometry. */
 const STYLE_REGION_OPTIONS: RegionOptions = { minBlockPx: 16, minAreaPx: 60 };
@@ -413,32 +411,47 @@ export function findLayerRegions(d: DiffResult, opts: RegionOptions = {}): Chang
   const st = d.style;
   let out: ChangeRegion[];
   if (st && st.added_px + st.removed_px > 0) {
-    // Geometry from the changes away from the other side's ink; style changes found apart.
-    const n = d.added.length;
-    const ga = new Uint32Array(n),
-      gr = new Uint32Array(n);
-    for (let i = 0; i < n; i++) {
-      const a = d.added[i]!,
-        r = d.removed[i]!;
-      if ((a | r) === 0) continue;
-      ga[i] = a & ~st.added[i]!;
-      gr[i] = r & ~st.removed[i]!;
-    }
-    out = findRegions(
-      { ...d, added: ga, removed: gr },
-      { minBlockPx: GEOMETRY_MIN_BLOCK_PX, ...opts },
-    );
+    // Geometry from the changes away from the other side's ink; style changes apart, and those that
+    // touch a geometry region are part of that change (a glyph edited next to the old one).
+    out = findRegions({ ...d, added: st.geomAdded, removed: st.geomRemoved }, opts);
     for (const r of out) r.style_share = 0;
-    const base = out.length;
     const styles = findRegions(
       { ...d, added: st.added, removed: st.removed },
       { ...opts, ...STYLE_REGION_OPTIONS },
     );
-    for (const r of styles) {
-      r.style_share = 1;
-      if (r.moved_with !== undefined) r.moved_with += base;
-      out.push(r);
+    const own: ChangeRegion[] = [];
+    const maxArea = (opts.maxRegionFraction ?? 0.1) * d.width * d.height;
+    for (const s of styles) {
+      // Absorbed only when it lies mostly within the geometry region's box (the joined box at most
+      // 1.5 times it, and within the largest region allowed).
+      const g = out.find((r) => {
+        if (!boxesTouch(r.bbox, s.bbox)) return false;
+        const joined =
+          (Math.max(r.bbox.x + r.bbox.width, s.bbox.x + s.bbox.width) -
+            Math.min(r.bbox.x, s.bbox.x)) *
+          (Math.max(r.bbox.y + r.bbox.height, s.bbox.y + s.bbox.height) -
+            Math.min(r.bbox.y, s.bbox.y));
+        return joined <= maxArea && joined <= 1.5 * r.bbox.width * r.bbox.height;
+      });
+      if (!g) {
+        s.style_share = 1;
+        delete s.moved_with;
+        own.push(s);
+        continue;
+      }
+      const x0 = Math.min(g.bbox.x, s.bbox.x),
+        y0 = Math.min(g.bbox.y, s.bbox.y);
+      const x1 = Math.max(g.bbox.x + g.bbox.width, s.bbox.x + s.bbox.width),
+        y1 = Math.max(g.bbox.y + g.bbox.height, s.bbox.y + s.bbox.height);
+      g.bbox = { x: x0, y: y0, width: x1 - x0, height: y1 - y0 };
+      const styled = (g.style_share ?? 0) * g.area_px + s.area_px;
+      g.area_px += s.area_px;
+      g.added_px += s.added_px;
+      g.removed_px += s.removed_px;
+      g.style_share = styled / g.area_px;
     }
+    for (const r of out) r.style_share = Math.round((r.style_share ?? 0) * 1000) / 1000;
+    out.push(...own);
   } else {
     out = findRegions(d, opts);
     for (const r of out) r.style_share = 0;
@@ -456,6 +469,15 @@ export function findLayerRegions(d: DiffResult, opts: RegionOptions = {}): Chang
     }
   }
   return out;
+}
+
+function boxesTouch(
+  a: { x: number; y: number; width: number; height: number },
+  b: { x: number; y: number; width: number; height: number },
+): boolean {
+  return (
+    a.x <= b.x + b.width && b.x <= a.x + a.width && a.y <= b.y + b.height && b.y <= a.y + a.height
+  );
 }
 
 export const _internal = { countIn, boxGap };

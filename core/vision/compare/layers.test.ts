@@ -1,0 +1,113 @@
+import { describe, expect, it } from 'vitest';
+import type { GreyImage } from '../types';
+import { coverage, diffMasks, packInk, popcount32 } from './diff';
+import { diffFills, splitFills, styleMasks } from './layers';
+
+// Layers by image analysis (issue 17) on synthetic sheets with known content.
+
+function sheet(w: number, h: number): GreyImage {
+  return { width: w, height: h, data: new Uint8Array(w * h).fill(255) };
+}
+function rect(img: GreyImage, x: number, y: number, w: number, h: number, v: number): void {
+  for (let yy = y; yy < y + h; yy++) img.data.fill(v, yy * img.width + x, yy * img.width + x + w);
+}
+const bit = (m: Uint32Array, stride: number, x: number, y: number) =>
+  (m[y * stride + (x >> 5)]! >>> (x & 31)) & 1;
+const count = (m: Uint32Array) => m.reduce((s, w) => s + popcount32(w), 0);
+
+/** A tone (grey 150, 200x120) with black lines over it, a small dark square and a thick grey line. */
+function drawing(tone = true): GreyImage {
+  const img = sheet(400, 260);
+  if (tone) rect(img, 40, 40, 200, 120, 150);
+  rect(img, 40, 100, 200, 2, 0); // a line across the tone
+  rect(img, 120, 40, 2, 120, 20); // another
+  rect(img, 300, 60, 20, 20, 60); // a small filled square: line work
+  rect(img, 260, 200, 120, 10, 120); // a thick grey line: line work
+  return img;
+}
+
+describe('splitFills', () => {
+  it('puts the tone in the fill layer and keeps the lines over it, small shapes and thick lines as line work', () => {
+    const img = drawing();
+    const m = packInk(img, 160, 208, 240);
+    const f = splitFills(img, m, undefined, 160, 208, 240)!;
+    expect(f).not.toBeNull();
+    const s = m.stride;
+    expect(bit(f.fill, s, 80, 60)).toBe(1); // tone
+    expect(bit(m.strong, s, 80, 60)).toBe(0);
+    expect(bit(m.weak, s, 80, 60)).toBe(0);
+    expect(bit(m.strong, s, 80, 100)).toBe(1); // line over the tone
+    expect(bit(f.fill, s, 80, 100)).toBe(0);
+    expect(bit(m.strong, s, 121, 70)).toBe(1);
+    expect(bit(m.strong, s, 310, 70)).toBe(1); // small square
+    expect(bit(f.fill, s, 310, 70)).toBe(0);
+    expect(bit(m.strong, s, 300, 205)).toBe(1); // thick grey line
+    expect(bit(f.fill, s, 300, 205)).toBe(0);
+    // The tone's edge pixels (not whole cells) are fill too, not line work.
+    expect(bit(f.fill, s, 40, 45)).toBe(1);
+    expect(bit(m.strong, s, 40, 45)).toBe(0);
+    expect(bit(f.fill, s, 239, 159)).toBe(1);
+  });
+
+  it('gives the same masks on its word-wise and pixel-wise paths (aligned rows or not)', () => {
+    const img = drawing();
+    // The same drawing one pixel to the right in a wider image, read through a window: rows no longer
+    // start on a 4-byte boundary, so the pixel-wise path runs.
+    const wide = sheet(401, 260);
+    for (let y = 0; y < 260; y++)
+      wide.data.set(img.data.subarray(y * 400, y * 400 + 400), y * 401 + 1);
+    const win = { x: 1, y: 0, width: 400, height: 260 };
+    const a = packInk(img, 160, 208, 240);
+    const b = packInk(wide, 160, 208, 240, win);
+    const fa = splitFills(img, a, undefined, 160, 208, 240)!;
+    const fb = splitFills(wide, b, win, 160, 208, 240)!;
+    expect([...fb.fill]).toEqual([...fa.fill]);
+    expect([...b.strong]).toEqual([...a.strong]);
+    expect([...b.weak]).toEqual([...a.weak]);
+    expect([...b.pale]).toEqual([...a.pale]);
+  });
+
+  it('returns null and leaves the masks alone on a sheet without fills', () => {
+    const img = drawing(false);
+    const m = packInk(img, 160, 208, 240);
+    const before = [...m.strong];
+    expect(splitFills(img, m, undefined, 160, 208, 240)).toBeNull();
+    expect([...m.strong]).toEqual(before);
+  });
+});
+
+describe('diffFills and styleMasks', () => {
+  it('a removed tone is a fill change, not removed line work; a line drawn on a fill is added', () => {
+    const A = drawing(true),
+      B = drawing(false);
+    rect(B, 60, 130, 30, 4, 0); // a new line where A had the tone
+    const ma = packInk(A, 160, 208, 240),
+      mb = packInk(B, 160, 208, 240);
+    const fa = splitFills(A, ma, undefined, 160, 208, 240);
+    const fb = splitFills(B, mb, undefined, 160, 208, 240);
+    const cover = coverage([1, 0, 0, 0, 1, 0], 400, 260, 400, 260);
+    const d = diffMasks(ma, mb, cover);
+    const fd = diffFills(fa?.fill ?? null, fb?.fill ?? null, ma, mb, cover);
+    expect(d.stats.removed_px).toBe(0);
+    expect(fd.removed_px).toBeGreaterThan(0.8 * 200 * 120);
+    expect(fd.added_px).toBe(0);
+    expect(d.stats.added_px).toBe(30 * 4);
+  });
+
+  it('a line printed lighter or thicker is a style change; a new line is not', () => {
+    const A = sheet(200, 100),
+      B = sheet(200, 100);
+    rect(A, 10, 20, 150, 2, 0);
+    rect(B, 10, 20, 150, 2, 225); // printed much lighter
+    rect(A, 10, 60, 150, 2, 0);
+    rect(B, 10, 59, 150, 5, 0); // thicker
+    rect(B, 10, 85, 150, 2, 0); // new
+    const ma = packInk(A, 160, 208, 240),
+      mb = packInk(B, 160, 208, 240);
+    const d = diffMasks(ma, mb, coverage([1, 0, 0, 0, 1, 0], 200, 100, 200, 100));
+    const st = styleMasks(d);
+    expect(st.removed_px).toBe(d.stats.removed_px + d.faint.removed_px);
+    expect(count(st.geomAdded)).toBe(150 * 2);
+    expect(st.added_px).toBeGreaterThan(0);
+  });
+});
