@@ -742,7 +742,7 @@ export interface components {
             /** @enum {string} */
             kind: "added" | "removed" | "modified" | "moved";
             /** @enum {string} */
-            category: "geometry" | "text" | "dimension" | "annotation" | "title_block" | "noise";
+            category: "geometry" | "text" | "dimension" | "annotation" | "title_block" | "fill" | "style" | "noise";
             area_px: number;
             confidence: number;
             text_before: string | null;
@@ -2387,7 +2387,7 @@ export interface operations {
                 /** @description filter: kind */
                 kind?: "added" | "removed" | "modified" | "moved";
                 /** @description filter: category */
-                category?: "geometry" | "text" | "dimension" | "annotation" | "title_block" | "noise";
+                category?: "geometry" | "text" | "dimension" | "annotation" | "title_block" | "fill" | "style" | "noise";
                 /** @description filter: review_status */
                 review_status?: "open" | "accepted" | "rejected" | "flagged";
                 /** @description only records created strictly after (ISO 8601) */
