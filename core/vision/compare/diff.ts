@@ -990,7 +990,8 @@ export const PALETTES: Record<
 /**
  * Palette index of each pixel code, per overlay kind. A code is 4 bits b3b2b1b0: 0 paper, 1 faint, 2 ink,
  * 3 removed, 4 added (line work), 8 fill, 9 removed fill, 10 added fill; other codes do not occur.
- * The 2-bit images have no room for fill tints: their fills take the faint entry.
+ * The 2-bit images have no room for fill tints and are rendered without fills (their fill codes, which
+ * do not occur, take the faint entry).
  */
 const CODE_INDEX: Record<OverlayKind, number[]> = {
   combined: [0, 1, 2, 3, 4, 0, 0, 0, 5, 6, 7, 0, 0, 0, 0, 0],
@@ -1057,7 +1058,9 @@ function wordPlanes(
   showRem: boolean,
   mask: number,
 ): boolean {
-  const { weakA, weakB, strongA, strongB, added, removed, fills, style } = d;
+  const { weakA, weakB, strongA, strongB, added, removed, style } = d;
+  // Fill tints on the combined overlay only (renderOverlayIndexed).
+  const fills = useA && useB ? d.fills : undefined;
   const m = ((useA ? weakA[i]! : 0) | (useB ? weakB[i]! : 0)) & mask;
   const fm = fills
     ? ((useA && fills.a ? fills.a[i]! : 0) | (useB && fills.b ? fills.b[i]! : 0)) & mask
@@ -1212,9 +1215,20 @@ export function renderOverlayIndexed(
   kind: OverlayKind = 'combined',
   out?: Uint8Array,
 ): IndexedOverlay {
-  const { width, height, stride, weakA, weakB, strongA, strongB, added, removed, fills, style } = d;
-  const fA = fills ? fills.a : null,
-    fB = fills ? fills.b : null;
+  const { width, height, stride, weakA, weakB, strongA, strongB, added, removed, style } = d;
+  // Fill tints only on the combined overlays: the 2-bit additions / deletions images have no entry for
+  // them (CODE_INDEX) and leave them out, which saves rendering every fill word twice more.
+  const fills = kind === 'combined' ? d.fills : undefined;
+  const fA = fills && fills.a ? fills.a : EMPTY_U32,
+    fB = fills && fills.b ? fills.b : EMPTY_U32,
+    fAdd = fills ? fills.added : EMPTY_U32,
+    fRem = fills ? fills.removed : EMPTY_U32;
+  const hasFA = fills !== undefined && fills.a !== null,
+    hasFB = fills !== undefined && fills.b !== null,
+    hasF = fills !== undefined;
+  const sAdd = style ? style.added : EMPTY_U32,
+    sRem = style ? style.removed : EMPTY_U32,
+    hasS = style !== undefined;
   const bitDepth = overlayBitDepth(kind);
   const pixelBytes = Math.ceil((width * bitDepth) / 8);
   const rowBytes = 1 + pixelBytes;
@@ -1244,18 +1258,16 @@ export function renderOverlayIndexed(
       const mask = full ? -1 : tailMask;
       // wordPlanes, written out (the hottest loop of the overlays).
       const m = ((useA ? weakA[i]! : 0) | (useB ? weakB[i]! : 0)) & mask;
-      const fm = fills
-        ? ((useA && fA !== null ? fA[i]! : 0) | (useB && fB !== null ? fB[i]! : 0)) & mask
-        : 0;
+      const fm = ((useA && hasFA ? fA[i]! : 0) | (useB && hasFB ? fB[i]! : 0)) & mask;
       if ((m | fm) === 0) continue; // paper: already 0
       const st = ((useA ? strongA[i]! : 0) | (useB ? strongB[i]! : 0)) & m;
-      const a = showAdd ? added[i]! & m & ~(style ? style.added[i]! : 0) : 0;
-      const r = showRem ? removed[i]! & m & ~a & ~(style ? style.removed[i]! : 0) : 0;
+      const a = showAdd ? added[i]! & m & ~(hasS ? sAdd[i]! : 0) : 0;
+      const r = showRem ? removed[i]! & m & ~a & ~(hasS ? sRem[i]! : 0) : 0;
       const s = st & ~a & ~r;
       const f = m & ~st & ~a & ~r;
       const fl = fm & ~m;
-      const fr = fills && showRem ? fills.removed[i]! & fl : 0;
-      const fa = fills && showAdd ? fills.added[i]! & fl & ~fr : 0;
+      const fr = hasF && showRem ? fRem[i]! & fl : 0;
+      const fa = hasF && showAdd ? fAdd[i]! & fl & ~fr : 0;
       const b0 = r | f | fr,
         b1 = r | s | fa,
         b2 = a,
@@ -1283,6 +1295,7 @@ export function renderOverlayIndexed(
 }
 
 const NO_I32 = new Int32Array(0);
+const EMPTY_U32 = new Uint32Array(0);
 const NO_U32 = new Uint32Array(0);
 
 /**

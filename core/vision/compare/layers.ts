@@ -63,6 +63,11 @@ const MIN_INTERIOR_CELLS = 3;
  * ink, the tolerance): thin lines printed over a dark tone keep little contrast.
  */
 const strongMargin = (t: number) => Math.max(16, Math.round(0.3 * t));
+/**
+ * Tones at least this light keep the strong ink (grey < inkThreshold) as their line work, without a
+ * tolerance band between line and tone: their cells are split from the masks alone (no pixel read).
+ */
+const LIGHT_TONE = 176;
 const weakMargin = (t: number) => Math.max(8, Math.round(0.1 * t));
 
 export interface FillLayer {
@@ -273,6 +278,26 @@ export function splitFills(
     const k = cx >>> 2,
       sh = (cx & 3) * 8;
     const keep = ~(0xff << sh);
+    if (t >= LIGHT_TONE && inkThreshold + 16 <= t) {
+      // A light tone: its line work is the strong ink (grey < inkThreshold: both line thresholds snap
+      // to it; from LIGHT_TONE + 40 the weak ink keeps its own threshold, which is then the exact
+      // rule), the fill the rest of the pale ink — from the masks alone, no pixel read.
+      const keepWeak = t - weakMargin(t) >= weakThreshold;
+      for (let r = 0; r < 8; r++) {
+        const wi = (cy * 8 + r) * stride + k;
+        const lb = ((keepWeak ? weak[wi]! : strong[wi]!) >>> sh) & 0xff;
+        const fb = (pale[wi]! >>> sh) & 0xff & ~lb;
+        if (!keepWeak) {
+          weak[wi] = (weak[wi]! & keep) | (lb << sh);
+          if (!samePale) pale[wi] = (pale[wi]! & keep) | (lb << sh);
+        } else if (!samePale) pale[wi] = (pale[wi]! & keep) | (lb << sh);
+        if (fb !== 0) {
+          fill[wi] = fill[wi]! | (fb << sh);
+          px += popcount8(fb);
+        }
+      }
+      continue;
+    }
     if (aligned) {
       // SWAR "byte < t" (lessThan) written out with plain numbers; t < 1: nothing is below it.
       const wOn = wT >= 1,
@@ -385,6 +410,25 @@ function dilated5(
   );
 }
 
+/** Words (k−1, k, k+1 of rows y−1..y+1) of `a | b` dilated by 1 px (3x3). */
+function dilated3(
+  a: Uint32Array,
+  b: Uint32Array,
+  stride: number,
+  height: number,
+  y: number,
+  k: number,
+): number {
+  const o = y * stride + k;
+  const up = y > 0 ? o - stride : o,
+    dn = y + 1 < height ? o + stride : o;
+  const v = a[up]! | b[up]! | a[o]! | b[o]! | a[dn]! | b[dn]!;
+  const p = k > 0 ? a[up - 1]! | b[up - 1]! | a[o - 1]! | b[o - 1]! | a[dn - 1]! | b[dn - 1]! : 0;
+  const n =
+    k + 1 < stride ? a[up + 1]! | b[up + 1]! | a[o + 1]! | b[o + 1]! | a[dn + 1]! | b[dn + 1]! : 0;
+  return v | (v << 1) | (v >>> 1) | (p >>> 31) | (n << 31);
+}
+
 export interface FillDiff {
   added: Uint32Array;
   removed: Uint32Array;
@@ -395,7 +439,7 @@ export interface FillDiff {
 }
 
 /**
- * Fill changes: fill of one side with neither fill nor line work of the other side within 2 px
+ * Fill changes: fill of one side with neither fill nor line work of the other side within 1 px
  * (a fill drawn over by line work on the other side did not go: something was drawn on it).
  * Removed fill is judged only where B covers A's frame.
  */
@@ -429,9 +473,7 @@ export function diffFills(
       if ((a | b) === 0) continue;
       unionPx += popcount32(a | b);
       if (a !== 0) {
-        const other = fb
-          ? dilated5(B, mb.weak, stride, height, y, k)
-          : dilated5(mb.weak, mb.weak, stride, height, y, k);
+        const other = dilated3(fb ? B : mb.weak, mb.weak, stride, height, y, k);
         const r = a & ~other & rangeBits(k, lo, hi);
         if (r !== 0) {
           removed[i] = r;
@@ -439,9 +481,7 @@ export function diffFills(
         }
       }
       if (b !== 0) {
-        const other = fa
-          ? dilated5(A, ma.weak, stride, height, y, k)
-          : dilated5(ma.weak, ma.weak, stride, height, y, k);
+        const other = dilated3(fa ? A : ma.weak, ma.weak, stride, height, y, k);
         const d = b & ~other;
         if (d !== 0) {
           added[i] = d;
