@@ -6,8 +6,6 @@ import type { GreyImage } from '../types';
 import { compareToPng, type PipelineResult } from './compare-pipeline.adapter';
 import { STYLE_SHARE } from './regions';
 import { fixture } from './test-support';
-import { changeRegions } from '../../jobs/compare-tasks';
-import { categorize } from '../../jobs/handlers/analyze.job';
 
 // Issue 17 on the real fixture pairs, through the production raster (PDFium at 200 dpi) and the
 // compare pipeline (registration, layers, diff, overlay, regions): tones and fills come apart from the
@@ -98,34 +96,6 @@ describe('barber house 20130724 against 20130718: tones come apart from line wor
     );
     expect(hit.length, JSON.stringify(hit)).toBeGreaterThan(0);
     for (const g of hit) expect(frac(r, g.bbox)).toBeLessThan(0.01);
-  });
-
-  it("A102: change detection (the analyze job's worker task and categories) reports the old tones as fill", async () => {
-    const r = res.get('A102')!;
-    const png = async (img: GreyImage) =>
-      new Uint8Array(
-        await sharp(img.data, { raw: { width: img.width, height: img.height, channels: 1 } })
-          .png({ compressionLevel: 1 })
-          .toBuffer(),
-      );
-    const A = await page(BARBER_OLD, 0),
-      B = await page(BARBER_NEW, 0);
-    const whole = { x: 0, y: 0, width: A.width, height: A.height };
-    const out = await changeRegions({
-      a: { path: '', png: await png(A) },
-      b: { path: '', png: await png(B) },
-      aBox: whole,
-      sheetTransform: [...r.transform],
-      alignmentConfidence: r.alignment.confidence,
-    });
-    const cats = out.regions.map((g) => ({ g, c: categorize(g, g.bbox, [], null, null) }));
-    const fill = cats.filter((x) => x.c === 'fill');
-    expect(fill.length).toBeGreaterThan(0);
-    // Most of what was removed is fill, reported as such; no line-work region is a sheet-sized slab.
-    const removed = (xs: typeof cats) => xs.reduce((s, x) => s + x.g.removed_px, 0);
-    expect(removed(fill)).toBeGreaterThan(10 * removed(cats.filter((x) => x.c !== 'fill')));
-    for (const { g } of cats)
-      expect((g.bbox.width * g.bbox.height) / (A.width * A.height)).toBeLessThanOrEqual(0.1);
   });
 
   it('A202: the level lines that print lighter in the new issue are not removed line work', async () => {
