@@ -29,11 +29,11 @@ import type { JobHandler } from '../job-runner';
 // a view overlay the changes touching its view, whole. Comparisons made before sheets had a Sheet
 // block keep the older rule: each change goes to exactly one overlay of the sheet pair.
 //
-// Categories, in order: `noise` (a few pixels, or low confidence), `fill` (a change of the fill layer:
-// a tone, hatch or solid area, found apart from the line work — vision/compare/layers.ts), `style` (the
-// same geometry drawn with another lineweight or pen shade), `title_block` (inside sheet A's
-// title block box — date stamps and revision clouds there are kept, but labelled), `dimension`
-// (the text under it changed and looks like a dimension, e.g. 12'-6"), `text` (the text changed),
+// Categories, in order: `noise` (a few pixels, or low confidence), `fill` (a change of the fill
+// layer: a tone, hatch or solid area, found apart from the line work — vision/compare/layers.ts),
+// `title_block` (inside sheet A's title block box — date stamps and revision clouds there are kept,
+// but labelled), `dimension` (the text under it changed and looks like a dimension, e.g. 12'-6"),
+// `text` (the text changed), `style` (the same geometry drawn with another lineweight or pen shade),
 // `annotation` (the same words, redrawn or moved: leaders, callouts), `geometry` (everything else;
 // a moved view too).
 //
@@ -91,10 +91,9 @@ export function categorize(
   // type at 200 dpi: ~55 px, the strokes both strings share cancel out): kept when its text says so.
   if (isNoise(region) && !(textChanged && dimension && region.confidence >= NOISE_CONFIDENCE))
     return 'noise';
-  // The layers (vision/compare/layers.ts): a fill (tone, hatch, solid area) and a lineweight or pen
-  // shade are their own categories, whatever text lies near them.
+  // A change of the fill layer (vision/compare/layers.ts: a tone, hatch or solid area) is a fill,
+  // whatever text its box takes in.
   if (region.layer === 'fill') return 'fill';
-  if (region.layer === 'style') return 'style';
   const cx = sheetBox.x + sheetBox.width / 2;
   const cy = sheetBox.y + sheetBox.height / 2;
   if (
@@ -105,6 +104,8 @@ export function categorize(
     if (dimension) return 'dimension';
     return 'text';
   }
+  // The same geometry drawn with another lineweight or pen shade (the text under it did not change).
+  if (region.layer === 'style') return 'style';
   if (before) return 'annotation';
   return 'geometry';
 }
