@@ -15,6 +15,7 @@ import {
   changeText,
   describeChange,
   diffRegionText,
+  hasLinework,
   kindWithText,
   mergeValueChanges,
   sheetTokens,
@@ -282,13 +283,7 @@ export function createAnalyzeHandler(env: {
       const { before, after } = changeText(diff);
       const words = diff.removed.length + diff.added.length + diff.moved.length + diff.kept.length;
       const category = categorize(r, box, titleBlocks, before, after, words > 0);
-      const kind = kindWithText(r.kind, diff);
-      // Linework changed with the words when the region is far larger than the changed words' boxes
-      // (a column and its callout, not a retyped label).
-      const wordArea = [...diff.removed, ...diff.added].reduce(
-        (s, t) => s + t.box.width * t.box.height,
-        0,
-      );
+      const kind = kindWithText(r.kind, diff, r);
       changes.push({
         bbox: r.bbox,
         kind,
@@ -302,7 +297,7 @@ export function createAnalyzeHandler(env: {
           category,
           diff,
           area_px: r.area_px,
-          linework: wordArea > 0 && box.width * box.height > 4 * wordArea,
+          linework: hasLinework(box, diff),
         }),
       });
     }

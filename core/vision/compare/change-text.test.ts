@@ -4,6 +4,7 @@ import {
   clipWords,
   describeChange,
   diffRegionText,
+  hasLinework,
   kindWithText,
   MAX_CHANGE_TEXT,
   mergeValueChanges,
@@ -50,6 +51,12 @@ describe('tokenize', () => {
       `3/4"`,
       `12'`,
       '1200 mm',
+    ]);
+    // PDFium reads Helvetica's ' as ’; primes and curly quotes are feet and inches too.
+    expect(tokenize(`8’-0" 1′-10″ 6”`).map((t) => [t.text, t.kind])).toEqual([
+      [`8'-0"`, 'dimension'],
+      [`1'-10"`, 'dimension'],
+      [`6"`, 'dimension'],
     ]);
     expect(tokenize(`0' - 3" LEDGE`).map((t) => [t.text, t.kind])).toEqual([
       [`0'-3"`, 'dimension'],
@@ -239,6 +246,35 @@ describe('describeChange', () => {
     expect(
       describeChange({ kind: 'modified', category: 'annotation', diff: near, area_px: 900 }),
     ).toBe('Linework changed near ‘GAS DRYER’');
+  });
+});
+
+describe('kindWithText and hasLinework', () => {
+  const note = diffRegionText(
+    box(0, 0, 400, 300),
+    [],
+    sheetTokens([run('GLULAM COLUMN', 10, 250)]),
+  );
+
+  it('calls new words with little ink gone beside them an addition, and the reverse a removal', () => {
+    // S101: the column and its callout (8955 px added), 2526 px of ink under the note's box gone.
+    expect(kindWithText('modified', note, { added_px: 8955, removed_px: 2526 })).toBe('added');
+    expect(kindWithText('modified', note, { added_px: 8955, removed_px: 4000 })).toBe('modified');
+    const gone: TextDiff = { ...note, removed: note.added, added: [] };
+    expect(kindWithText('modified', gone, { added_px: 300, removed_px: 5000 })).toBe('removed');
+    // A moved region stays moved; without ink counts the pixel kind stands.
+    expect(kindWithText('moved', note, { added_px: 8955, removed_px: 0 })).toBe('moved');
+    expect(kindWithText('modified', note)).toBe('modified');
+  });
+
+  it('sees linework beside the words when they cover less than 60 % of the region', () => {
+    // 91 x 12 px of words in a 400 x 300 region: a column and its callout.
+    expect(hasLinework(box(0, 0, 400, 300), note)).toBe(true);
+    // A retyped label fills its region.
+    expect(hasLinework(box(8, 248, 95, 16), note)).toBe(false);
+    expect(hasLinework(box(0, 0, 400, 300), { removed: [], added: [], moved: [], kept: [] })).toBe(
+      false,
+    );
   });
 });
 

@@ -67,22 +67,26 @@ export const MAX_CHANGE_TEXT = 200;
 
 // Feet-inches (10'-8 1/4", 10' - 8", 3' 4 1/2", 0'-1/2"), feet only (12'), inches (6", 1 1/2", 3/4"),
 // metric (1200 mm, 2.4 m). Tried at each word start before a plain word, so its spaces do not split it.
-const INCHES = String.raw`(?:\d+(?:\.\d+)?(?:\s+\d+/\d+)?|\d+/\d+)\s*"`;
+// Feet and inch marks as fonts give them: PDFium reads Helvetica's ' as a right single quotation mark
+// (’), and drawings set primes (′ ″) and curly quotes (”) too; all are read as ' and ".
+const FT = `['’′]`;
+const IN = `["”″]`;
+const INCHES = String.raw`(?:\d+(?:\.\d+)?(?:\s+\d+/\d+)?|\d+/\d+)\s*${IN}`;
 const DIMENSION_TOKEN = new RegExp(
-  String.raw`(?:\d+\s*'\s*(?:-\s*)?${INCHES}|\d+\s*'(?![A-Za-z0-9])|${INCHES}|\d+(?:\.\d+)?\s*(?:mm|cm|m)(?![A-Za-z0-9]))`,
+  String.raw`(?:\d+\s*${FT}\s*(?:-\s*)?${INCHES}|\d+\s*${FT}(?![A-Za-z0-9])|${INCHES}|\d+(?:\.\d+)?\s*(?:mm|cm|m)(?![A-Za-z0-9]))`,
   'y',
 );
-/** Tags: W3, D-12, AR281, 101A, T.O.: letters and digits, one optional hyphen or dot. */
+/** Tags: W3, D-12, AR281, 101A: letters then digits (one optional hyphen or dot), or digits then a letter. */
 const TAG_RE = /^(?:[A-Z]{1,4}[-.]?\d{1,5}[A-Z]?|\d{1,4}[A-Z])$/;
 
 /** A dimension string in one spelling: 10'-8 1/4" (feet, hyphen, inches; one space before a fraction). */
 export function normalizeDimension(s: string): string {
   return (
     s
-      .replace(/\s*'\s*/g, "'")
+      .replace(/\s*['’′]\s*/g, "'")
+      .replace(/\s*["”″]/g, '"')
       // Feet then inches: 3' 4 1/2", 3'-4 1/2" and 3' - 4 1/2" are all 3'-4 1/2".
       .replace(/'-?\s*(?=\d)/g, "'-")
-      .replace(/\s+"/g, '"')
       .replace(/\s+/g, ' ')
       .trim()
   );
@@ -354,9 +358,42 @@ export function valuePairs(diff: Pick<TextDiff, 'removed' | 'added'>): [Token, T
   return order.map((a) => pairs.find(([p]) => p === a)!);
 }
 
-/** The change kind a diff calls for: a value change is `modified` whatever its pixels looked like. */
-export function kindWithText(kind: ChangeKind, diff: TextDiff): ChangeKind {
-  return valuePairs(diff) && kind !== 'moved' ? 'modified' : kind;
+/**
+ * The change kind in a reviewer's terms, from the pixel diff's kind and the words. A value change is
+ * `modified` whatever its pixels looked like. New words with little ink gone beside them (at most a
+ * third of the added ink) are an addition: that ink is what the new note's box now covers, or its
+ * leader redrawn — a column and its callout added, not "modified"; the same the other way round.
+ */
+export function kindWithText(
+  kind: ChangeKind,
+  diff: TextDiff,
+  ink?: { added_px: number; removed_px: number },
+): ChangeKind {
+  if (kind === 'moved') return kind;
+  if (valuePairs(diff)) return 'modified';
+  if (kind === 'modified' && ink) {
+    const { removed, added } = diff;
+    if (added.length > 0 && removed.length === 0 && ink.removed_px * 3 <= ink.added_px)
+      return 'added';
+    if (removed.length > 0 && added.length === 0 && ink.added_px * 3 <= ink.removed_px)
+      return 'removed';
+  }
+  return kind;
+}
+
+/**
+ * Whether linework changed with the words: the changed words' box covers less than 60 % of the
+ * region (a column and its callout, a window tag with its symbol; a retyped label fills its region).
+ */
+export function hasLinework(region: Box, diff: TextDiff): boolean {
+  const changed = [...diff.removed, ...diff.added];
+  if (changed.length === 0) return false;
+  const words = changed.map((t) => t.box).reduce(unionBox);
+  const w = Math.min(region.x + region.width, words.x + words.width) - Math.max(region.x, words.x);
+  const h =
+    Math.min(region.y + region.height, words.y + words.height) - Math.max(region.y, words.y);
+  const covered = w > 0 && h > 0 ? w * h : 0;
+  return covered < 0.6 * region.width * region.height;
 }
 
 const quote = (s: string) => `‘${s}’`;
