@@ -9,9 +9,11 @@ import { ensureOrganization, grantCredits } from '../store/repositories/organiza
 //   - Barber house A102 (sheet 1 of each set; 11x17, then 22x34 turned): many dimension strings were
 //     added to the plan. The pixel diff currently floods most of the plan into one region (the new
 //     fills join everything); that region must still list only the words that differ, briefly.
-//   - Barber house A103 (sheet 2): the bathroom dimension 10' - 8 1/4" became 7' - 3 1/2", set turned
-//     beside where the old string was. One modified dimension change with both values once regions
-//     are separable (the fill flooding swallows it into the plan's region on this branch).
+//   - Barber house A103 (sheet 2): in the bathroom the turned dimension 6' - 10 1/2" became 7' - 3 1/2"
+//     in place, and the 10' - 8 1/4" and 5' - 1 1/8" strings beside it were deleted with their
+//     dimension lines (renders of both issues, and their text layers). One modified dimension change
+//     with both values once regions are separable (the fill flooding swallows it into the plan's
+//     region on this branch; the description of that region names it already).
 //   - Beam proposal S101: a glulam column with its callout was added, the callout's words a PDF markup
 //     (a FreeText annotation, GLULAM COLUMN), which the text layer reads like printed text.
 
@@ -136,18 +138,36 @@ describe('barber house 20130718 → 20130724', () => {
     }
   });
 
-  // Pending the layers branch (fill and line work apart): on this branch the new fills flood the plan
-  // into one region of most of the sheet, so the bathroom dimension is not a region of its own and
-  // this fails; it passes once it is.
-  it('A103: the bathroom dimension 10\'-8 1/4" → 7\'-3 1/2" is one modified dimension change', () => {
+  it("A103: the bathroom dimension's new value is named, and the strings deleted beside it", () => {
     const all = JSON.stringify(a103.whole, null, 1);
-    const bath = a103.whole.filter((c) => c.text_before === `10'-8 1/4"`);
+    const named = a103.whole.filter((c) =>
+      c.description.includes(`Dimension 6'-10 1/2" → 7'-3 1/2"`),
+    );
+    expect(named, all).toHaveLength(1);
+    expect(named[0]!.kind).toBe('modified');
+    // 10' - 8 1/4" (and 5' - 1 1/8") went with their dimension lines: before, never after.
+    expect(
+      a103.whole.some((c) => (c.text_before ?? '').includes(`10'-8 1/4"`)),
+      all,
+    ).toBe(true);
+    expect(
+      a103.whole.some((c) => (c.text_after ?? '').includes(`10'-8 1/4"`)),
+      all,
+    ).toBe(false);
+  });
+
+  // Pending the layers branch (fill and line work apart): on this branch the new fills flood the plan
+  // into one region of most of the sheet, so the bathroom's changed dimension string is not a change
+  // of its own and this fails; it passes once the string is a region (or two, merged) of its own.
+  it('A103: the bathroom dimension 6\'-10 1/2" → 7\'-3 1/2" is one modified dimension change of its own', () => {
+    const all = JSON.stringify(a103.whole, null, 1);
+    const bath = a103.whole.filter((c) => c.text_after === `7'-3 1/2"`);
     expect(bath, all).toHaveLength(1);
     expect(bath[0]).toMatchObject({
       kind: 'modified',
       category: 'dimension',
-      text_after: `7'-3 1/2"`,
-      description: `Dimension 10'-8 1/4" → 7'-3 1/2"`,
+      text_before: `6'-10 1/2"`,
+      description: `Dimension 6'-10 1/2" → 7'-3 1/2"`,
     });
   });
 

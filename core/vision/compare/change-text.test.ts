@@ -8,6 +8,7 @@ import {
   kindWithText,
   MAX_CHANGE_TEXT,
   mergeValueChanges,
+  samePlacePairs,
   sheetTokens,
   tokenize,
   valuePairs,
@@ -153,8 +154,8 @@ describe('describeChange', () => {
   const diffOf = (a: RunLike[], b: RunLike[], region: Box) =>
     diffRegionText(region, sheetTokens(a), sheetTokens(b));
 
-  it('the barber bathroom: 10\'-8 1/4" → 7\'-3 1/2" is one modified dimension change', () => {
-    // On barber A103 the new value is set turned, beside where the old one was.
+  it('a dimension whose value changed: 10\'-8 1/4" → 7\'-3 1/2" is one modified dimension change', () => {
+    // One region holding one old and one new value (the new one set turned, beside the old one).
     const d = diffOf([run(`10' - 8 1/4"`, 1504, 996)], [upRun(`7' - 3 1/2"`, 1478, 982)], {
       x: 1470,
       y: 975,
@@ -166,6 +167,32 @@ describe('describeChange', () => {
     expect(describeChange({ kind: 'modified', category: 'dimension', diff: d, area_px: 420 })).toBe(
       `Dimension 10'-8 1/4" → 7'-3 1/2"`,
     );
+  });
+
+  it('the barber bathroom as drawn: the value changed in place, the strings beside it went', () => {
+    // Barber A103 (A's sheet pixels; B's already in A's frame): the turned 6' - 10 1/2" became
+    // 7' - 3 1/2" in place, while 10' - 8 1/4" and 5' - 1 1/8" were deleted with their dimension lines.
+    const a = [
+      upRun(`6' - 10 1/2"`, 1479, 978, 11),
+      run(`10' - 8 1/4"`, 1504, 996, 11),
+      run(`5' - 1 1/8"`, 1500, 1010, 11),
+    ];
+    const b = [upRun(`7' - 3 1/2"`, 1479, 981, 11)];
+    const bathroom = diffOf(a, b, box(1470, 970, 100, 70));
+    expect(valuePairs(bathroom)).toBeNull();
+    expect(samePlacePairs(bathroom).map(([p, q]) => [p.text, q.text])).toEqual([
+      [`6'-10 1/2"`, `7'-3 1/2"`],
+    ]);
+    expect(kindWithText('removed', bathroom)).toBe('modified');
+    expect(
+      describeChange({ kind: 'modified', category: 'dimension', diff: bathroom, area_px: 900 }),
+    ).toBe(`Dimension 6'-10 1/2" → 7'-3 1/2"; removed: dimensions 10'-8 1/4", 5'-1 1/8"`);
+    // A region around the turned string alone: the value change and nothing else.
+    const string = diffOf(a, b, box(1478, 980, 13, 50));
+    expect(changeText(string)).toEqual({ before: `6'-10 1/2"`, after: `7'-3 1/2"` });
+    expect(
+      describeChange({ kind: 'modified', category: 'dimension', diff: string, area_px: 300 }),
+    ).toBe(`Dimension 6'-10 1/2" → 7'-3 1/2"`);
   });
 
   it('names tags, several value changes, additions, removals and the title block', () => {
@@ -197,12 +224,19 @@ describe('describeChange', () => {
       describeChange({ kind: 'removed', category: 'dimension', diff: removed, area_px: 900 }),
     ).toBe(`Removed: tag TW265; dimension 2'-8 1/8"`);
     // A removed dimension beside a new tag and two sizes is not a value change: both are named.
+    // As on ASK-003's right edge (26 px text): the turned 0'-6" at the top of the wall went; the new
+    // window tag AR281 and its sizes came below and right of it, not in its place.
     const mixed = diffOf(
-      [run(`0' - 6"`, 100, 100)],
-      [run('AR281', 140, 100), run(`2' - 8"`, 140, 115), run(`1' - 5 1/2"`, 140, 130)],
-      region,
+      [upRun(`0' - 6"`, 3202, 552, 26)],
+      [
+        run('AR281', 3257, 605, 26),
+        run(`2' - 8"`, 3263, 658, 26),
+        run(`1' - 5 1/2"`, 3242, 697, 26),
+      ],
+      box(3164, 540, 185, 178),
     );
     expect(valuePairs(mixed)).toBeNull();
+    expect(samePlacePairs(mixed)).toEqual([]);
     expect(kindWithText('modified', mixed)).toBe('modified');
     expect(
       describeChange({ kind: 'modified', category: 'dimension', diff: mixed, area_px: 900 }),

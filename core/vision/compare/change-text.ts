@@ -324,25 +324,16 @@ export function changeText(diff: TextDiff): { before: string | null; after: stri
   };
 }
 
-/**
- * Value changes: the removed and added tokens are the same dimensions or tags one for one (same count
- * of each kind, nothing else changed), paired nearest first. Null when the diff is anything else — a
- * removed 0'-6" beside a new window tag and its two sizes is not "0'-6" became 2'-8"".
- */
-export function valuePairs(diff: Pick<TextDiff, 'removed' | 'added'>): [Token, Token][] | null {
-  const { removed, added } = diff;
-  if (removed.length === 0 || removed.length !== added.length) return null;
-  if ([...removed, ...added].some((t) => t.kind === 'word')) return null;
-  const count = (ts: Token[], k: TokenKind) => ts.filter((t) => t.kind === k).length;
-  if (
-    count(removed, 'dimension') !== count(added, 'dimension') ||
-    count(removed, 'tag') !== count(added, 'tag')
-  )
-    return null;
+/** Pairs of a removed and an added token of the same kind that `ok` allows, nearest first. */
+function pairValues(
+  removed: readonly Token[],
+  added: readonly Token[],
+  ok: (a: Token, b: Token) => boolean,
+): [Token, Token][] {
   const cand: { a: Token; b: Token; d: number }[] = [];
   for (const a of removed)
     for (const b of added)
-      if (a.kind === b.kind)
+      if (a.kind !== 'word' && a.kind === b.kind && ok(a, b))
         cand.push({ a, b, d: Math.hypot(cx(a.box) - cx(b.box), cy(a.box) - cy(b.box)) });
   cand.sort((p, q) => p.d - q.d);
   const used = new Set<Token>();
@@ -354,8 +345,40 @@ export function valuePairs(diff: Pick<TextDiff, 'removed' | 'added'>): [Token, T
     pairs.push([a, b]);
   }
   // In reading order of the old values.
-  const order = readingOrder(pairs.map(([a]) => a));
-  return order.map((a) => pairs.find(([p]) => p === a)!);
+  return readingOrder(pairs.map(([a]) => a)).map((a) => pairs.find(([p]) => p === a)!);
+}
+
+/**
+ * Value changes: the removed and added tokens are the same dimensions or tags one for one (same count
+ * of each kind, nothing else changed), paired nearest first — the region is what the pixel diff saw
+ * change together. Null when the diff is anything else: a removed 0'-6" beside a new window tag and
+ * its two sizes is not "0'-6" became 2'-8"" (see samePlacePairs for those).
+ */
+export function valuePairs(diff: Pick<TextDiff, 'removed' | 'added'>): [Token, Token][] | null {
+  const { removed, added } = diff;
+  if (removed.length === 0 || removed.length !== added.length) return null;
+  if ([...removed, ...added].some((t) => t.kind === 'word')) return null;
+  const count = (ts: Token[], k: TokenKind) => ts.filter((t) => t.kind === k).length;
+  if (
+    count(removed, 'dimension') !== count(added, 'dimension') ||
+    count(removed, 'tag') !== count(added, 'tag')
+  )
+    return null;
+  return pairValues(removed, added, () => true);
+}
+
+/**
+ * Value changes among other changes: a removed and an added dimension (or tag) at the same place —
+ * boxes overlapping or less than a text height apart, in A's frame. On barber A103 the bathroom's
+ * 6'-10 1/2" became 7'-3 1/2" where it was, while the 10'-8 1/4" and 5'-1 1/8" strings beside it went
+ * with their dimension lines.
+ */
+export function samePlacePairs(diff: Pick<TextDiff, 'removed' | 'added'>): [Token, Token][] {
+  return pairValues(
+    diff.removed,
+    diff.added,
+    (a, b) => boxGap(a.box, b.box) <= Math.min(a.em, b.em),
+  );
 }
 
 /**
@@ -370,7 +393,7 @@ export function kindWithText(
   ink?: { added_px: number; removed_px: number },
 ): ChangeKind {
   if (kind === 'moved') return kind;
-  if (valuePairs(diff)) return 'modified';
+  if (valuePairs(diff) || samePlacePairs(diff).length > 0) return 'modified';
   if (kind === 'modified' && ink) {
     const { removed, added } = diff;
     if (added.length > 0 && removed.length === 0 && ink.removed_px * 3 <= ink.added_px)
@@ -469,8 +492,24 @@ export function describeChange(c: DescribeInput): string {
     );
     return prefix + listOf(lines);
   }
-  const { removed, added } = diff;
   const withLines = c.linework ? ' (with linework)' : '';
+  const same = samePlacePairs(diff);
+  if (same.length > 0) {
+    // Values changed in place, and other words went or came beside them: each said.
+    const paired = new Set(same.flat());
+    const rest = (ts: Token[]) => ts.filter((t) => !paired.has(t));
+    const parts = [
+      listOf(
+        same.map(
+          ([a, b]) => `${a.kind === 'dimension' ? 'Dimension' : 'Tag'} ${a.text} → ${b.text}`,
+        ),
+      ),
+    ];
+    if (rest(diff.removed).length > 0) parts.push(`removed: ${summarize(rest(diff.removed))}`);
+    if (rest(diff.added).length > 0) parts.push(`added: ${summarize(rest(diff.added))}`);
+    return `${prefix}${parts.join('; ')}${withLines}`;
+  }
+  const { removed, added } = diff;
   if (removed.length > 0 && added.length > 0) {
     // Words changed: the old and the new label. Only values (a tag and sizes replacing another
     // dimension): what went and what came, each named.
