@@ -237,6 +237,7 @@ export function createAnalyzeHandler(env: {
     const diffAt = (box: Box, frame = '') => diffRegionText(box, tokensA, tokensOfB(frame));
     const toSheet = (b: Box): Box => ({ ...b, x: b.x + boxA.x, y: b.y + boxA.y });
     type Found = { r: RegionOut; box: Box; kind: RegionOut['kind']; diff: TextDiff; frame: string };
+    const noWords: TextDiff = { removed: [], added: [], moved: [], kept: [] };
     const moves = out.regions.filter((r) => r.move);
     const found = mergeValueChanges<Found>(
       out.regions
@@ -279,10 +280,18 @@ export function createAnalyzeHandler(env: {
         description: describeMove(view, r.move!, dpi),
       };
     });
-    for (const { r, box, diff } of found) {
+    for (const { r, box, diff: regionWords } of found) {
+      const changed = changeText(regionWords);
+      const words =
+        regionWords.removed.length +
+        regionWords.added.length +
+        regionWords.moved.length +
+        regionWords.kept.length;
+      const category = categorize(r, box, titleBlocks, changed.before, changed.after, words > 0);
+      // A fill change (a tone, hatch or solid area; the layers work) has no words of its own: the
+      // words in its box changed with the line work, which reports them.
+      const diff = category === 'fill' ? noWords : regionWords;
       const { before, after } = changeText(diff);
-      const words = diff.removed.length + diff.added.length + diff.moved.length + diff.kept.length;
-      const category = categorize(r, box, titleBlocks, before, after, words > 0);
       const kind = kindWithText(r.kind, diff, r);
       changes.push({
         bbox: r.bbox,
