@@ -146,6 +146,10 @@ describe('diffRegionText', () => {
     // Cut between words, never inside a dimension.
     expect(after!.replace(/ …$/, '').split(' ').at(-1)).toMatch(/"$/);
     expect(clipWords(['a', 'b'])).toBe('a b');
+    // Exactly at the limit: the ellipsis still fits.
+    const w = 'x'.repeat(9);
+    for (let n = 1; n < 40; n++)
+      expect(clipWords(Array(n).fill(w), 50)!.length).toBeLessThanOrEqual(50);
     expect(clipWords([])).toBeNull();
   });
 });

@@ -14,7 +14,8 @@
 //      leader or its view: moved, not changed). What is left of A was removed, what is left of B added.
 //   3. A removal and an addition that are the same dimensions or tags one for one are value changes
 //      (10'-8 1/4" → 7'-3 1/2", W3 → W5): one `modified` change — also when the pixel diff found them
-//      as two regions side by side (mergeValueChanges).
+//      as two regions side by side (mergeValueChanges). Among other changes, a removed and an added
+//      value at the same place are one too (samePlacePairs).
 //
 // Pure: no database, no images. analyze.job.ts feeds it the stored runs and regions.
 
@@ -310,7 +311,8 @@ export function clipWords(words: readonly string[], max = MAX_CHANGE_TEXT): stri
   let s = '';
   for (const w of words) {
     const next = s ? `${s} ${w}` : w;
-    if (next.length > max - 1) return s ? `${s} …` : `${w.slice(0, max - 1)}…`;
+    // Room for " …" after the words kept.
+    if (next.length > max - 2) return s ? `${s} …` : `${w.slice(0, max - 1)}…`;
     s = next;
   }
   return s || null;
