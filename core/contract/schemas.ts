@@ -450,9 +450,18 @@ export const Change = Type.Object(
     category: Type.Union(CHANGE_CATEGORIES.map((k) => Type.Literal(k))),
     area_px: Type.Integer(),
     confidence: Type.Number(),
-    text_before: Nullable(Type.String()),
-    text_after: Nullable(Type.String()),
-    description: Nullable(Type.String()),
+    text_before: Nullable(Type.String(), {
+      description:
+        'The words in the region that only the older revision has (removed or replaced), in reading order; dimension strings as one word (10\'-8 1/4"). At most 200 characters, cut at a word with …; null when no word went',
+    }),
+    text_after: Nullable(Type.String(), {
+      description:
+        "The words in the region that only the newer revision has (added or replacing), read in the older one's frame through the alignment; at most 200 characters; null when no word came",
+    }),
+    description: Nullable(Type.String(), {
+      description:
+        "The change in a reviewer's words, e.g. Dimension 10'-8 1/4\" → 7'-3 1/2\", Tag W3 → W5, Added: ‘GLULAM COLUMN’ (with linework), Fill removed",
+    }),
     review_status: Type.Union(REVIEW_STATUSES.map((k) => Type.Literal(k))),
     note: Nullable(Type.String()),
     created_at: Timestamp,

@@ -60,6 +60,7 @@ interface SheetChange {
   category: string;
   text_before: string | null;
   text_after: string | null;
+  description: string;
   area_px: number;
   /** A's sheet pixels. */
   x: number;
@@ -111,6 +112,7 @@ beforeAll(async () => {
         category: c.category,
         text_before: c.text_before,
         text_after: c.text_after,
+        description: c.description,
         area_px: c.area_px,
         x: c.bbox.x + o.block_a.bbox.x,
         y: c.bbox.y + o.block_a.bbox.y,
@@ -249,6 +251,86 @@ describe('ASK-003 15 Jan → 16 Jan (window positions and dimension strings chan
           c.x === d.x && c.y === d.y && c.width === d.width && c.height === d.height,
           JSON.stringify([c, d]),
         ).toBe(false);
+  });
+
+  it('says which words changed: the new window tags and dimension values, only the words that differ', () => {
+    const real = changes.filter((c) => c.category !== 'noise');
+    const all = JSON.stringify(real, null, 1);
+    const after = (re: RegExp) => real.filter((c) => re.test(c.text_after ?? ''));
+    // The window tags at the right edge come with their size strings, in one spelling (2' - 8 1/8"
+    // as printed): TW265 with 2'-8 1/8" and 6'-1 3/8", AR28 with 2'-8" and 1'-5 1/2".
+    expect(
+      after(/TW265/).some(
+        (c) => /2'-8 1\/8"/.test(c.text_after!) && /6'-1 3\/8"/.test(c.text_after!),
+      ),
+      all,
+    ).toBe(true);
+    expect(
+      after(/AR28/).some((c) => /2'-8"/.test(c.text_after!) && /1'-5 1\/2"/.test(c.text_after!)),
+      all,
+    ).toBe(true);
+    // Both new 10'-7" (HOLD) strings, each with its note.
+    expect(after(/10'-7" \(HOLD\)/).length, all).toBeGreaterThanOrEqual(2);
+    // The 0'-6" strings at the top of the wall: three in the 15 Jan issue, one (elsewhere) in 16 Jan.
+    expect(
+      real.filter((c) => /0'-6"/.test(c.text_before ?? '')).length,
+      all,
+    ).toBeGreaterThanOrEqual(2);
+    // Only the words that differ: nothing printed unchanged in both issues is listed — the other
+    // windows' tags and sizes, the unchanged dimensions and notes, the title block's fixed words —
+    // and no change lists the sheet's words wholesale.
+    const unchanged = [
+      'AN25',
+      'AX28',
+      `2'-4 7/8"`,
+      `1'-9"`,
+      `0'-5 1/2"`,
+      `8'-1 1/2"`,
+      'EQ',
+      'LEDGE',
+      'MATCH',
+      'CANTILEVER',
+      'FOUNDATION',
+      'Exterior',
+      'Window',
+      'Locations',
+      'ASK-003',
+      'Aalseth',
+      'PM',
+    ];
+    for (const c of real) {
+      const words = `${c.text_before ?? ''} ${c.text_after ?? ''}`;
+      for (const w of unchanged)
+        expect(words.includes(w), `${w} in ${JSON.stringify(c)}`).toBe(false);
+      expect(words.trim().split(/\s+/).length, JSON.stringify(c)).toBeLessThanOrEqual(12);
+    }
+    // The 0'-4 1/2" string between the right window pair moved down: the same words, moved.
+    expect(
+      real.some((c) => c.description === `Moved: dimension 0'-4 1/2"` && c.text_before === null),
+      all,
+    ).toBe(true);
+    expect(
+      real.some(
+        (c) =>
+          c.description === `Added: tag TW26510; dimensions 2'-8 1/8", 6'-1 3/8" (with linework)`,
+      ),
+      all,
+    ).toBe(true);
+  });
+
+  it('names the plot stamp change in the title block by its date and time, and nothing else there', () => {
+    const inTitle = changes.filter((c) => c.category === 'title_block');
+    const all = JSON.stringify(changes, null, 1);
+    const stamp = inTitle.filter((c) => c.text_before !== null || c.text_after !== null);
+    expect(stamp, all).toHaveLength(1);
+    expect(stamp[0]!.text_before).toBe('1/15/2015 6:21:16');
+    expect(stamp[0]!.text_after).toBe('1/16/2015 12:22:41');
+    expect(stamp[0]!.description).toBe(
+      'Title block text changed: ‘1/15/2015 6:21:16 PM’ → ‘1/16/2015 12:22:41 PM’',
+    );
+    // Everything else that is not noise is in the right third, where the windows moved.
+    for (const c of changes.filter((x) => x.category !== 'noise' && x.category !== 'title_block'))
+      expect(c.x + c.width, JSON.stringify(c)).toBeGreaterThan(0.6 * sheetW);
   });
 
   it('reports nothing in the left part of the sheet, where nothing changed', () => {

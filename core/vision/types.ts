@@ -30,6 +30,8 @@ export interface TextItem {
   fontSize: number;
   /** Text direction in degrees (0 = left to right, 90 = bottom to top on the sheet). */
   angle: number;
+  /** Words of a markup (a FreeText annotation) drawn on the page, not page content. */
+  markup?: true;
 }
 
 export interface BBox {

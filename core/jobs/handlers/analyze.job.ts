@@ -10,9 +10,18 @@ import {
   replaceChanges,
   sheetTextRuns,
   type NewChange,
-  type TextRun,
 } from '../../store/repositories/overlays.repository';
-import { invertAffine } from '../../vision/compare/register';
+import {
+  changeText,
+  describeChange,
+  diffRegionText,
+  hasLinework,
+  kindWithText,
+  mergeValueChanges,
+  sheetTokens,
+  type TextDiff,
+  type Token,
+} from '../../vision/compare/change-text';
 import type { BlockBox } from '../../services/pairing';
 import type { RegionOut } from '../compare-tasks';
 import { recordChangesAnalyzed } from '../../services/webhooks.service';
@@ -29,12 +38,18 @@ import type { JobHandler } from '../job-runner';
 // a view overlay the changes touching its view, whole. Comparisons made before sheets had a Sheet
 // block keep the older rule: each change goes to exactly one overlay of the sheet pair.
 //
+// A change's words (vision/compare/change-text.ts): text_before / text_after are the words in the
+// region that differ between A's text layer and B's brought into A's frame through the registration —
+// not every word under the region; the description names the change ("Dimension 10'-8 1/4" →
+// 7'-3 1/2""). A dimension or tag whose value changed, found as a removal and an addition side by side,
+// is one `modified` change.
+//
 // Categories, in order: `noise` (a few pixels, or low confidence), `fill` (a change of the fill
 // layer: a tone, hatch or solid area, found apart from the line work — vision/compare/layers.ts),
 // `title_block` (inside sheet A's title block box — date stamps and revision clouds there are kept,
 // but labelled), `dimension` (the text under it changed and looks like a dimension, e.g. 12'-6"),
 // `text` (the text changed), `style` (the same geometry drawn with another lineweight or pen shade),
-// `annotation` (the same words, redrawn or moved: leaders, callouts), `geometry` (everything else;
+// `annotation` (words in the region, none changed: leaders, callouts redrawn, a label moved), `geometry` (everything else;
 // a moved view too).
 //
 // An overlay with a change that is not noise never keeps a score of 1.000 (score.ts).
@@ -48,42 +63,14 @@ const LOW_CONFIDENCE = 0.3;
 
 type Box = BlockBox;
 
-const intersects = (a: Box, b: Box, pad = 0): boolean =>
-  a.x - pad < b.x + b.width &&
-  b.x < a.x + a.width + pad &&
-  a.y - pad < b.y + b.height &&
-  b.y < a.y + a.height + pad;
-
-function textIn(runs: TextRun[], box: Box): string | null {
-  const hits = runs
-    .filter((r) => intersects(box, r.bbox, 4))
-    .sort((p, q) => p.bbox.y - q.bbox.y || p.bbox.x - q.bbox.x)
-    .map((r) => r.text.trim())
-    .filter(Boolean);
-  const s = [...new Set(hits)].join(' ');
-  return s ? s.slice(0, 500) : null;
-}
-
-function mapBox(t: readonly number[], b: Box): Box {
-  const pts = [
-    [b.x, b.y],
-    [b.x + b.width, b.y],
-    [b.x, b.y + b.height],
-    [b.x + b.width, b.y + b.height],
-  ].map(([x, y]) => [t[0]! * x! + t[1]! * y! + t[2]!, t[3]! * x! + t[4]! * y! + t[5]!]);
-  const xs = pts.map((p) => p[0]!);
-  const ys = pts.map((p) => p[1]!);
-  const x = Math.min(...xs);
-  const y = Math.min(...ys);
-  return { x, y, width: Math.max(...xs) - x, height: Math.max(...ys) - y };
-}
-
 export function categorize(
   region: Pick<RegionOut, 'area_px' | 'confidence' | 'layer'>,
   sheetBox: Box,
   titleBlocks: Box[],
   before: string | null,
   after: string | null,
+  /** Words lie in the region, changed or not. */
+  hasText = before !== null || after !== null,
 ): NewChange['category'] {
   const textChanged = (before ?? '') !== (after ?? '');
   const dimension = DIMENSION_RE.test(before ?? '') || DIMENSION_RE.test(after ?? '');
@@ -106,31 +93,8 @@ export function categorize(
   }
   // The same geometry drawn with another lineweight or pen shade (the text under it did not change).
   if (region.layer === 'style') return 'style';
-  if (before) return 'annotation';
+  if (hasText) return 'annotation';
   return 'geometry';
-}
-
-function describe(
-  kind: string,
-  category: string,
-  before: string | null,
-  after: string | null,
-  area: number,
-): string {
-  const what = category === 'title_block' ? 'title block' : category;
-  if ((category === 'text' || category === 'dimension') && before !== after) {
-    if (before && after)
-      return `${what === 'dimension' ? 'Dimension' : 'Text'} changed from “${before}” to “${after}”.`;
-    if (after) return `${what === 'dimension' ? 'Dimension' : 'Text'} added: “${after}”.`;
-    if (before) return `${what === 'dimension' ? 'Dimension' : 'Text'} removed: “${before}”.`;
-  }
-  const verb =
-    { added: 'Added', removed: 'Removed', modified: 'Modified', moved: 'Moved' }[kind] ?? 'Changed';
-  const near = after || before ? ` near “${(after ?? before)!.slice(0, 80)}”` : '';
-  if (category === 'style') return `Lineweight or pen shade changed (${area} changed px)${near}.`;
-  if (category === 'fill')
-    return `${verb} fill: tone, hatch or solid area (${area} changed px)${near}.`;
-  return `${verb} ${what} (${area} changed px)${after || before ? ` near “${(after ?? before)!.slice(0, 80)}”` : ''}.`;
 }
 
 /** An overlay's transform (block B crop px → block A crop px) as B sheet px → A sheet px. */
@@ -258,51 +222,101 @@ export function createAnalyzeHandler(env: {
       [],
       ctx.signal,
     );
-    const runsA = sheetTextRuns(db, sheetA.id);
-    const runsB = sheetTextRuns(db, sheetB.id);
     const blocksA = blocksOfSheet(db, sheetA.id);
     const titleBlocks = blocksA
       .filter((b) => b.type === 'TitleBlock')
       .map((b) => JSON.parse(String(b.bbox)) as Box);
-    const toB = invertAffine(sheetT);
     const dpi = Number(sheetA.dpi) || 200;
-    const changes: NewChange[] = out.regions.map((r) => {
-      const inA: Box = {
-        x: r.bbox.x + boxA.x,
-        y: r.bbox.y + boxA.y,
-        width: r.bbox.width,
-        height: r.bbox.height,
-      };
-      if (r.move) {
-        // A view that moved on the sheet: its words did not change with the move (the changes inside
-        // it are regions of their own), so no text is read under it.
-        const view = blocksA.find((b) => sameBox(JSON.parse(String(b.bbox)) as Box, r.move!.view));
-        return {
-          bbox: r.bbox,
-          kind: r.kind,
-          category: 'geometry',
-          areaPx: r.area_px,
-          confidence: r.confidence,
-          textBefore: null,
-          textAfter: null,
-          description: describeMove(view, r.move, dpi),
-        };
+    // Words of both sheets, B's in A's frame: through the overlay's registration, or a moved view's
+    // own for the changes found through it (its words on B are where the view is now).
+    const tokensA = sheetTokens(sheetTextRuns(db, sheetA.id));
+    const runsB = sheetTextRuns(db, sheetB.id);
+    const tokensB = new Map<string, Token[]>();
+    const frameOf = (t: number[] | undefined) => (t ? JSON.stringify(t) : '');
+    const tokensOfB = (frame: string) => {
+      let toks = tokensB.get(frame);
+      if (!toks) {
+        toks = sheetTokens(runsB, frame ? (JSON.parse(frame) as number[]) : sheetT);
+        tokensB.set(frame, toks);
       }
-      // A change found through a moved view's own registration is read on B where that view is now.
-      const before = textIn(runsA, inA);
-      const after = textIn(runsB, mapBox(r.transform ? invertAffine(r.transform) : toB, inA));
-      const category = categorize(r, inA, titleBlocks, before, after);
+      return toks;
+    };
+    const diffAt = (box: Box, frame = '') => diffRegionText(box, tokensA, tokensOfB(frame));
+    const toSheet = (b: Box): Box => ({ ...b, x: b.x + boxA.x, y: b.y + boxA.y });
+    type Found = { r: RegionOut; box: Box; kind: RegionOut['kind']; diff: TextDiff; frame: string };
+    const noWords: TextDiff = { removed: [], added: [], moved: [], kept: [] };
+    const moves = out.regions.filter((r) => r.move);
+    const found = mergeValueChanges<Found>(
+      out.regions
+        .filter((r) => !r.move)
+        .map((r) => {
+          const frame = frameOf(r.transform);
+          const box = toSheet(r.bbox);
+          return { r, box, kind: r.kind, diff: diffAt(box, frame), frame };
+        }),
+      (box, frame) => diffAt(box, frame),
+      // A removed value beside its added value: one change over both, modified.
+      (a, b, box, diff) => ({
+        r: {
+          ...a.r,
+          bbox: { ...box, x: box.x - boxA.x, y: box.y - boxA.y },
+          area_px: a.r.area_px + b.r.area_px,
+          added_px: a.r.added_px + b.r.added_px,
+          removed_px: a.r.removed_px + b.r.removed_px,
+          kind: 'modified',
+          confidence: Math.max(a.r.confidence, b.r.confidence),
+        },
+        box,
+        kind: 'modified',
+        diff,
+        frame: a.frame,
+      }),
+    );
+    const changes: NewChange[] = moves.map((r) => {
+      // A view that moved on the sheet: its words did not change with the move (the changes inside
+      // it are regions of their own), so no text is read under it.
+      const view = blocksA.find((b) => sameBox(JSON.parse(String(b.bbox)) as Box, r.move!.view));
       return {
         bbox: r.bbox,
         kind: r.kind,
+        category: 'geometry',
+        areaPx: r.area_px,
+        confidence: r.confidence,
+        textBefore: null,
+        textAfter: null,
+        description: describeMove(view, r.move!, dpi),
+      };
+    });
+    for (const { r, box, diff: regionWords } of found) {
+      const changed = changeText(regionWords);
+      const words =
+        regionWords.removed.length +
+        regionWords.added.length +
+        regionWords.moved.length +
+        regionWords.kept.length;
+      const category = categorize(r, box, titleBlocks, changed.before, changed.after, words > 0);
+      // A fill change (a tone, hatch or solid area; the layers work) has no words of its own: the
+      // words in its box changed with the line work, which reports them.
+      const diff = category === 'fill' ? noWords : regionWords;
+      const { before, after } = changeText(diff);
+      const kind = kindWithText(r.kind, diff, r);
+      changes.push({
+        bbox: r.bbox,
+        kind,
         category,
         areaPx: r.area_px,
         confidence: r.confidence,
         textBefore: before,
         textAfter: after,
-        description: describe(r.kind, category, before, after, r.area_px),
-      };
-    });
+        description: describeChange({
+          kind,
+          category,
+          diff,
+          area_px: r.area_px,
+          linework: hasLinework(box, diff),
+        }),
+      });
+    }
     const real = changes.some((c) => c.category !== 'noise');
     const score = overlay.score === null ? undefined : reportedScore(Number(overlay.score), real);
     ctx.signal.throwIfAborted();

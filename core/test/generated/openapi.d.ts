@@ -745,8 +745,11 @@ export interface components {
             category: "geometry" | "text" | "dimension" | "annotation" | "title_block" | "fill" | "style" | "noise";
             area_px: number;
             confidence: number;
+            /** @description The words in the region that only the older revision has (removed or replaced), in reading order; dimension strings as one word (10'-8 1/4"). At most 200 characters, cut at a word with …; null when no word went */
             text_before: string | null;
+            /** @description The words in the region that only the newer revision has (added or replacing), read in the older one's frame through the alignment; at most 200 characters; null when no word came */
             text_after: string | null;
+            /** @description The change in a reviewer's words, e.g. Dimension 10'-8 1/4" → 7'-3 1/2", Tag W3 → W5, Added: ‘GLULAM COLUMN’ (with linework), Fill removed */
             description: string | null;
             /** @enum {string} */
             review_status: "open" | "accepted" | "rejected" | "flagged";

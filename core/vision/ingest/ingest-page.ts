@@ -24,6 +24,7 @@ export interface IngestedPage {
   height: number;
   dpi: number;
   textSource: TextSource;
+  /** The page's text runs, then its markups' (FreeText annotations, `markup: true`). */
   text: TextItem[];
   metadata: SheetMetadata;
   blocks: IngestedBlock[];
@@ -79,7 +80,11 @@ export async function finishPage(
 ): Promise<IngestedPage> {
   const { raster, text: pageText } = content;
   const index = raster.index;
-  let text = pageText;
+  // Markups (FreeText annotations) are drawn on the sheet but are not its content: the sheet readers
+  // (OCR's need, title block, views) read the page's own text; the search index and change text get
+  // the markups' words too, after it.
+  const markups = pageText.filter((t) => t.markup);
+  let text = pageText.filter((t) => !t.markup);
   if (text.length === 0) textSource = 'none';
   if (text.length === 0 && opts.ocr !== false) {
     // No text layer (a scan, or fonts drawn as outlines): read the page with offline OCR.
@@ -136,7 +141,7 @@ export async function finishPage(
     height: raster.height,
     dpi: raster.dpi,
     textSource,
-    text,
+    text: markups.length > 0 ? [...text, ...markups] : text,
     metadata,
     blocks: ingestedBlocks,
     // Own copies: small sharp buffers can share a pooled ArrayBuffer, which must not be transferred.
