@@ -403,10 +403,17 @@ export class ReviewFlow {
 
     // Sheet history: one row per sheet, a column per set (oldest first, by revision and date).
     const history = page.getByTestId('sheet-history');
-    await expect(history.locator('thead')).toContainText('A2019-06-01');
-    await expect(history.locator('thead')).toContainText('B2019-06-02');
+    await expect(history.locator('thead')).toContainText('Rev A2019-06-01');
+    await expect(history.locator('thead')).toContainText('Rev B2019-06-02');
     await expect(history.getByTestId('history-row')).toHaveCount(5);
     const s101 = history.locator('[data-testid="history-row"][data-sheet="S101"]');
+    // What changed since the previous revision, from the comparison already made.
+    await expect(s101.getByTestId('history-change')).toHaveText(/^\d+ changes?$/);
+    await expect(
+      history
+        .locator('[data-testid="history-row"][data-sheet="S102"]')
+        .getByTestId('history-change'),
+    ).toHaveText('no changes');
     await history.scrollIntoViewIfNeeded();
     await this.shot('19-drawing-log');
     // S101 was compared already: one click opens that comparison on the whole sheet.

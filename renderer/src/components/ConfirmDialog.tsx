@@ -1,6 +1,7 @@
 // A modal confirmation that says what goes with a delete. Escape or Cancel closes it.
 
 import { useEffect, useRef, type ReactNode } from 'react';
+import { createPortal } from 'react-dom';
 
 export function ConfirmDialog({
   title,
@@ -26,7 +27,8 @@ export function ConfirmDialog({
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
   }, [onCancel]);
-  return (
+  // On <body>: a dialog opened from a list row must not take the row's styles or clicks.
+  return createPortal(
     <div className="modal-backdrop" onClick={onCancel}>
       <div
         className="modal card"
@@ -36,7 +38,7 @@ export function ConfirmDialog({
         data-testid="confirm-dialog"
         onClick={(e) => e.stopPropagation()}
       >
-        <h2 id="confirm-title" className="card-title">
+        <h2 id="confirm-title" className="modal-title">
           {title}
         </h2>
         <div className="modal-body">{children}</div>
@@ -55,6 +57,7 @@ export function ConfirmDialog({
           </button>
         </div>
       </div>
-    </div>
+    </div>,
+    document.body,
   );
 }

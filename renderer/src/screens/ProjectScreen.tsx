@@ -768,9 +768,12 @@ function CompareTab({ projectId }: { projectId: string }) {
               </a>
               <span className="row gap-s">
                 <StatusBadge status={j.status} />
-                <span className="muted small">{formatTime(j.created_at)}</span>
+                <span className="muted small nowrap">{formatTime(j.created_at)}</span>
                 {isTerminal(j.status) && (
-                  <DeleteComparisonButton jobId={j.id} label={comparisonText(j)} />
+                  <DeleteComparisonButton
+                    jobId={j.id}
+                    label={comparisonText(comparisonSides(j, sheetDrawing), byId, j.created_at)}
+                  />
                 )}
               </span>
             </li>
@@ -781,9 +784,16 @@ function CompareTab({ projectId }: { projectId: string }) {
   );
 }
 
-/** "<older> → <newer>" in words for the delete confirmation. */
-function comparisonText(_j: { created_at: string }): string {
-  return `Comparison started ${formatTime(_j.created_at)}`;
+/** "<older> → <newer>, started <time>" in words for the delete confirmation. */
+function comparisonText(
+  sides: { newerId: string; olderId: string | null },
+  byId: Map<string, Drawing>,
+  created: string,
+): string {
+  const newer = byId.get(sides.newerId)?.name;
+  const older = sides.olderId ? byId.get(sides.olderId)?.name : undefined;
+  const what = newer && older ? `${older} → ${newer}` : newer ? `against ${newer}` : 'Comparison';
+  return `${what}, started ${formatTime(created)}`;
 }
 
 /** "<older> → <newer>, issued <date> → <date>" for a comparison in the list. */

@@ -32,7 +32,11 @@ function Counts({
       <li>
         {plural(overlays.overlays, 'overlay')} in {plural(overlays.comparisons, 'comparison')}
       </li>
-      <li>{plural(overlays.changes, 'detected change')} and their review</li>
+      <li>
+        {overlays.changes === 0
+          ? 'no detected changes'
+          : `${plural(overlays.changes, 'detected change')} and their review status`}
+      </li>
     </>
   );
 }

@@ -38,10 +38,11 @@ export function SheetHistory({ projectId, drawings }: { projectId: string; drawi
               <th>Title</th>
               {ready.map((d) => (
                 <th key={d.id} className="nowrap" title={d.name}>
-                  {d.revision || d.name}
+                  {d.revision ? `Rev ${d.revision}` : d.name}
                   <div className="muted small">{issueDate(d)}</div>
                 </th>
               ))}
+              <th>Since previous</th>
               <th />
             </tr>
           </thead>
@@ -62,12 +63,25 @@ export function SheetHistory({ projectId, drawings }: { projectId: string; drawi
                   {r.cells.map((c, i) => (
                     <td key={ready[i]?.id ?? i}>
                       {c ? (
-                        <a href={href({ name: 'sheet', projectId, sheetId: c.id })}>Open</a>
+                        <a
+                          href={href({ name: 'sheet', projectId, sheetId: c.id })}
+                          title={`Open ${c.sheet_number ?? 'this sheet'} in ${ready[i]?.name ?? 'this set'}`}
+                        >
+                          {c.revision ? `Rev ${c.revision}` : 'View'}
+                        </a>
                       ) : (
                         <span className="muted small">not in set</span>
                       )}
                     </td>
                   ))}
+                  <td className="nowrap small" data-testid="history-change">
+                    {existing?.change_count != null &&
+                      (existing.change_count === 0 ? (
+                        <span className="muted">no changes</span>
+                      ) : (
+                        <strong>{plural(existing.change_count, 'change')}</strong>
+                      ))}
+                  </td>
                   <td className="nowrap">
                     {existing ? (
                       <a
