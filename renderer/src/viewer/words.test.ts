@@ -44,5 +44,6 @@ describe('plain words', () => {
       '1 FIRST FLOOR',
     );
     expect(viewTitle({ type: 'KeyPlan', identifier: null, title: '' })).toBe('Key plan');
+    expect(viewTitle({ type: 'TitleBlock', title: 'FRAMING - 1ST FLOOR' })).toBe('Title block');
   });
 });

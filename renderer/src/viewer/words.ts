@@ -124,6 +124,8 @@ export function viewTitle(
 ): string {
   if (!block) return 'View';
   if (block.type === 'Sheet') return 'Whole sheet';
+  // A title block's "title" is the sheet's own: call it what it is.
+  if (block.type === 'TitleBlock') return 'Title block';
   const id = meaningful(block.identifier) ? block.identifier.trim() : '';
   const title = meaningful(block.title) ? block.title.trim() : '';
   if (title) return id ? `${id} ${title}` : title;
