@@ -81,5 +81,10 @@ test.describe.serial('review a revised beam proposal (Electron)', () => {
   test('compares the issues', () => flow.compare());
   test("reviews S101's changes", () => flow.reviewS101());
   test('keeps the review after a reload', () => flow.reloadKeepsReview());
+  test('walks every change of the set, sheet by sheet, and finishes a sheet', () =>
+    flow.walkTheSet());
   test('offers the other viewer modes', () => flow.otherModes());
+  test('keeps a drawing log by issue date and revision, with sheet history', () =>
+    flow.drawingLog());
+  test('deletes a comparison, a set and the project after saying what goes', () => flow.deletes());
 });

@@ -35,6 +35,11 @@ test.describe.serial('review a revised beam proposal (browser)', () => {
   test('compares the newer issue with the older one', () => flow.compare());
   test("opens S101's overlay, steps through its changes and accepts one", () => flow.reviewS101());
   test('keeps the review after a reload', () => flow.reloadKeepsReview());
+  test('walks every change of the set, sheet by sheet, and finishes a sheet', () =>
+    flow.walkTheSet());
   test('offers side-by-side, swipe and blink, the colour-blind palette and the jobs panel', () =>
     flow.otherModes());
+  test('keeps a drawing log by issue date and revision, with sheet history', () =>
+    flow.drawingLog());
+  test('deletes a comparison, a set and the project after saying what goes', () => flow.deletes());
 });

@@ -37,6 +37,7 @@ export interface FlowOptions {
 export class ReviewFlow {
   projectUrl = '';
   overlayUrl = '';
+  comparisonUrl = '';
   constructor(
     readonly page: Page,
     readonly opts: FlowOptions,
@@ -52,6 +53,21 @@ export class ReviewFlow {
 
   async shot(name: string): Promise<void> {
     await this.page.screenshot({ path: path.join(shots, `${this.opts.shotPrefix}${name}.png`) });
+    // BLUELINE_SHOTS_DIR: also at the two review sizes (1600x1000, 1280x800), for looking at.
+    const dir = process.env.BLUELINE_SHOTS_DIR;
+    if (!dir) return;
+    const before = this.page.viewportSize();
+    for (const [w, h] of [
+      [1600, 1000],
+      [1280, 800],
+    ] as const) {
+      await this.page.setViewportSize({ width: w, height: h });
+      await this.page.waitForTimeout(400); // relayout, canvas resize and redraw
+      await this.page.screenshot({
+        path: path.join(dir, `${this.opts.shotPrefix}${name}-${w}x${h}.png`),
+      });
+    }
+    if (before) await this.page.setViewportSize(before);
   }
 
   /** On an empty project list, creates the project and lands on its page. */
@@ -200,8 +216,18 @@ export class ReviewFlow {
       await expect(row.getByTestId('pair-change-count')).toHaveText('0');
     }
     await expect(page.getByTestId('pairs-summary')).toContainText('1 changed · 4 unchanged');
-    await expect(page.getByTestId('added-sheets')).toContainText('None.');
-    await expect(page.getByTestId('removed-sheets')).toContainText('None.');
+    // Plain words: S101 is changed and nothing is reviewed yet; no ids or method names.
+    const s101 = pairs.first();
+    await expect(s101.getByTestId('pair-status')).toHaveText('Changed');
+    await expect(s101.getByTestId('score-words')).not.toContainText('Nearly identical');
+    await expect(s101.getByTestId('pair-review')).toHaveText(/^0 of \d+ reviewed$/);
+    await expect(page.getByTestId('set-progress')).toContainText(/0 of \d+ changes? reviewed/);
+    await expect(page.getByTestId('set-progress')).toContainText('across 1 changed sheet');
+    await expect(page.getByTestId('pair-table')).not.toContainText('phase-correlation');
+    await expect(page.getByTestId('compare-status')).not.toContainText(/job_|[0-9a-f]{8}-/);
+    // Nothing added or removed: no rows for sheets in only one issue.
+    await expect(page.getByTestId('unpaired-row')).toHaveCount(0);
+    this.comparisonUrl = page.url();
     await this.shot('08-comparison');
   }
 
@@ -214,6 +240,11 @@ export class ReviewFlow {
       .click();
     await expect(page.getByTestId('overlay-viewer')).toBeVisible();
     await expect(page.getByTestId('viewer-sheet-number')).toHaveText('S101');
+    // The viewer opens on the whole sheet, its views listed by name to jump to.
+    await expect(page.getByTestId('overlay-view-name')).toHaveText('Whole sheet');
+    await expect(page.getByTestId('viewer-view-title')).toContainText('Whole sheet');
+    await expect(page.getByTestId('sheet-position')).toHaveText('Sheet 1 of 5');
+    await expect(page.getByTestId('alignment-words')).toContainText('Aligned');
     const count = page.getByTestId('change-count');
     await expect(count).not.toHaveText('0');
     const n = Number(await count.textContent());
@@ -272,6 +303,169 @@ export class ReviewFlow {
     await expect(page.getByTestId('change-detail')).toContainText('Change 1 of');
     await expect(page.getByTestId('change-status')).toHaveText('Accepted');
     expect(page.url()).toBe(this.overlayUrl);
+  }
+
+  /**
+   * `j`/`k` walk every change of the set across sheets, `[`/`]` go sheet by sheet, Shift+A
+   * finishes a sheet (with undo), and the comparison page shows the review progress.
+   */
+  async walkTheSet(): Promise<void> {
+    const page = this.page;
+    const n = Number(await page.getByTestId('change-count').textContent());
+    const detail = page.getByTestId('change-detail');
+    await page.keyboard.press('Escape');
+    await expect(detail).toHaveCount(0);
+    // Walk every change of S101; the change label is words, never an id.
+    for (let i = 1; i <= n; i++) {
+      await page.keyboard.press('j');
+      await expect(detail).toContainText(`Change ${i} of ${n}`);
+      await expect(page.getByTestId('change-label')).not.toHaveText(/chg_|[0-9a-f]{8}-|^\s*$/);
+    }
+    // S101 is the only changed sheet: past its last change is the end of the set.
+    await page.keyboard.press('j');
+    await expect(page.getByText('That was the last change in this comparison.')).toBeVisible();
+    await this.shot('16-overlay-last-change');
+
+    // ] opens the next sheet (S102, unchanged), on its whole sheet.
+    await page.keyboard.press(']');
+    await expect(page.getByTestId('viewer-sheet-number')).not.toHaveText('S101');
+    await expect(page.getByTestId('sheet-position')).toHaveText('Sheet 2 of 5');
+    await expect(page.getByTestId('overlay-view-name')).toHaveText('Whole sheet');
+    await expect(page.getByTestId('score-words')).toContainText('Nearly identical');
+    // k from there crosses back to S101's last change.
+    await page.keyboard.press('k');
+    await expect(page.getByTestId('viewer-sheet-number')).toHaveText('S101');
+    await expect(detail).toContainText(`Change ${n} of ${n}`);
+
+    // Shift+A accepts the rest of the sheet; u undoes it. Reopen the selected change first so
+    // at least one is open whatever S101's count.
+    await page.keyboard.press('o');
+    await expect(page.getByTestId('change-status')).toHaveText('Open');
+    const reviewed = page.getByTestId('reviewed-count');
+    const before = Number(((await reviewed.textContent()) ?? '').split(' ')[0]);
+    const open = n - before;
+    await page.keyboard.press('Shift+A');
+    await expect(reviewed).toHaveText(`${n} of ${n} reviewed`);
+    await expect(page.getByTestId('accept-rest-note')).toContainText(
+      `${open} change${open === 1 ? '' : 's'} marked accepted`,
+    );
+    await this.shot('17-overlay-sheet-finished');
+    await page.keyboard.press('u');
+    await expect(reviewed).toHaveText(`${before} of ${n} reviewed`);
+    // Accept the selected one again: one reviewed change for the comparison page.
+    await page.keyboard.press('a');
+    await expect(reviewed).toHaveText(`${before + 1} of ${n} reviewed`);
+    const done = before + 1;
+
+    // The comparison page shows the sheet's and the set's progress.
+    await page.goto(this.comparisonUrl);
+    const s101 = page.locator('[data-testid="pair-row"][data-sheet="S101"]');
+    await expect(s101.getByTestId('pair-review')).toContainText(`${done} of ${n} reviewed`);
+    await expect(page.getByTestId('set-progress')).toContainText(
+      `${done} of ${n} change${n === 1 ? '' : 's'} reviewed`,
+    );
+    await this.shot('18-comparison-progress');
+    await page.goto(this.overlayUrl);
+    await expect(page.getByTestId('overlay-viewer')).toBeVisible();
+  }
+
+  /**
+   * The drawing log: both issues carry the title blocks' date; the architect records each set's
+   * revision and issue date, and the log lists the sets newest first with the current one marked,
+   * and each sheet's history with a one-click comparison against its previous revision.
+   */
+  async drawingLog(): Promise<void> {
+    const page = this.page;
+    const jobs = page.getByRole('complementary', { name: 'Jobs' });
+    if (await jobs.isVisible())
+      await page.getByRole('button', { name: 'Jobs', exact: true }).click();
+    await page.goto(this.projectUrl);
+    const rows = page.getByTestId('drawing-row');
+    await expect(rows).toHaveCount(2);
+    for (const [name, rev, date] of [
+      [OLDER, 'A', '2019-06-01'],
+      [NEWER, 'B', '2019-06-02'],
+    ] as const) {
+      const row = rows.filter({ hasText: name });
+      await row.getByTestId('edit-drawing').click();
+      await row.getByTestId('drawing-edit-revision').fill(rev);
+      await row.getByTestId('drawing-edit-issued').fill(date);
+      await row.getByTestId('save-drawing').click();
+      await expect(row.getByTestId('drawing-issued')).toHaveText(date);
+      await expect(row.getByTestId('drawing-revision')).toHaveText(rev);
+    }
+    // Newest issue first, and it is the current set.
+    await expect(rows.first()).toContainText(NEWER);
+    await expect(rows.first()).toContainText('2019-06-02');
+    await expect(rows.first().getByTestId('current-set')).toHaveText('Current');
+    await expect(rows.nth(1).getByTestId('current-set')).toHaveCount(0);
+    await expect(rows.nth(1)).toContainText('2019-06-01');
+
+    // Sheet history: one row per sheet, a column per set (oldest first, by revision and date).
+    const history = page.getByTestId('sheet-history');
+    await expect(history.locator('thead')).toContainText('Rev A2019-06-01');
+    await expect(history.locator('thead')).toContainText('Rev B2019-06-02');
+    await expect(history.getByTestId('history-row')).toHaveCount(5);
+    const s101 = history.locator('[data-testid="history-row"][data-sheet="S101"]');
+    // What changed since the previous revision, from the comparison already made.
+    await expect(s101.getByTestId('history-change')).toHaveText(/^\d+ changes?$/);
+    await expect(
+      history
+        .locator('[data-testid="history-row"][data-sheet="S102"]')
+        .getByTestId('history-change'),
+    ).toHaveText('no changes');
+    await history.scrollIntoViewIfNeeded();
+    await this.shot('19-drawing-log');
+    // S101 was compared already: one click opens that comparison on the whole sheet.
+    await s101.getByTestId('open-previous-comparison').click();
+    await expect(page.getByTestId('overlay-viewer')).toBeVisible();
+    await expect(page.getByTestId('viewer-sheet-number')).toHaveText('S101');
+    await expect(page.getByTestId('overlay-view-name')).toHaveText('Whole sheet');
+  }
+
+  /**
+   * Deletes, each behind a confirmation saying what goes with it: the comparison (its overlays
+   * and changes), a set (its sheets), then the project.
+   */
+  async deletes(): Promise<void> {
+    const page = this.page;
+    const dialog = page.getByTestId('confirm-dialog');
+    await page.goto(this.projectUrl.replace(/\/?$/, '') + '/compare');
+    const items = page.getByTestId('comparison-item');
+    await expect(items).toHaveCount(1);
+    await items.first().getByTestId('delete-comparison').click();
+    await expect(dialog).toContainText('Delete this comparison?');
+    await expect(dialog.getByTestId('delete-counts')).toContainText(
+      /\d+ overlays? in 1 comparison/,
+    );
+    await expect(dialog.getByTestId('delete-counts')).toContainText(/\d+ detected changes?/);
+    await this.shot('20-delete-comparison');
+    // Cancel keeps it; confirming removes it from the list.
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await expect(dialog).toHaveCount(0);
+    await expect(items).toHaveCount(1);
+    await items.first().getByTestId('delete-comparison').click();
+    await dialog.getByTestId('confirm-delete').click();
+    await expect(page.getByText('No comparisons yet')).toBeVisible();
+
+    await page.goto(this.projectUrl);
+    const rows = page.getByTestId('drawing-row');
+    await rows.filter({ hasText: OLDER }).getByTestId('delete-drawing').click();
+    await expect(dialog).toContainText(`Delete the set ${OLDER}?`);
+    await expect(dialog.getByTestId('delete-counts')).toContainText('5 sheets and their views');
+    await expect(dialog.getByTestId('delete-counts')).toContainText('0 overlays in 0 comparisons');
+    await dialog.getByTestId('confirm-delete').click();
+    await expect(rows).toHaveCount(1);
+    await expect(rows.first()).toContainText(NEWER);
+    await expect(page.getByTestId('sheet-card')).toHaveCount(5);
+
+    await page.getByTestId('delete-project').click();
+    await expect(dialog).toContainText('Delete the project Beam proposal review?');
+    await expect(dialog.getByTestId('delete-counts')).toContainText('1 drawing set with 5 sheets');
+    await this.shot('21-delete-project');
+    await dialog.getByTestId('confirm-delete').click();
+    await expect(page.getByRole('heading', { name: 'Projects', level: 1 })).toBeVisible();
+    await expect(page.getByText('No projects yet')).toBeVisible();
   }
 
   /** Side by side, swipe, the colour-blind palette and the jobs panel. */

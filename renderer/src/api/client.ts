@@ -197,6 +197,12 @@ export class ApiClient {
     this.request<Drawing>(`/drawings/${enc(id)}`, { method: 'PATCH', body });
   createExport = (body: CreateExportBody, idempotencyKey = newKey()) =>
     this.request<JobAccepted>('/exports', { method: 'POST', body, idempotencyKey });
+  deleteDrawing = (id: Id) => this.request<void>(`/drawings/${enc(id)}`, { method: 'DELETE' });
+  /** POST /compare: two sheets (or drawings, or blocks) of one project, old and new. */
+  compare = (
+    body: { old_id: Id; new_id: Id; type: 'Drawing' | 'Sheet' | 'Block'; analyze?: boolean },
+    idempotencyKey = newKey(),
+  ) => this.request<JobAccepted>('/compare', { method: 'POST', body, idempotencyKey });
   compareDrawings = (newerId: Id, body: CompareDrawingsBody, idempotencyKey = newKey()) =>
     this.request<JobAccepted>(`/drawings/${enc(newerId)}/compare`, {
       method: 'POST',
@@ -233,6 +239,7 @@ export class ApiClient {
     this.request<Overlay>(`/overlays/${enc(id)}`, {
       query: { expand: 'block_a.sheet,block_b.sheet' },
     });
+  deleteOverlay = (id: Id) => this.request<void>(`/overlays/${enc(id)}`, { method: 'DELETE' });
   analyzeOverlay = (id: Id) =>
     this.request<JobAccepted>(`/overlays/${enc(id)}/analyze`, {
       method: 'POST',

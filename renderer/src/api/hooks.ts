@@ -9,7 +9,13 @@ import {
   useState,
   type ReactNode,
 } from 'react';
-import { useMutation, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
+import {
+  useMutation,
+  useQueries,
+  useQuery,
+  useQueryClient,
+  type QueryClient,
+} from '@tanstack/react-query';
 import { type ApiClient, ApiError } from './client';
 import type {
   CreateExportBody,
@@ -269,6 +275,66 @@ export function useCompareDrawings() {
   });
 }
 
+/** Every overlay of a project (or of one drawing): the counts a delete confirmation gives. */
+export function useProjectOverlays(
+  query: { project_id?: Id; drawing_id?: Id; job_id?: Id },
+  enabled = true,
+) {
+  const api = useApi();
+  return useQuery({
+    queryKey: ['overlays-of', query] as const,
+    queryFn: () => api.listOverlays(query),
+    enabled,
+  });
+}
+
+/** Deletes a drawing set (its sheets, blocks and every overlay involving them go with it). */
+export function useDeleteDrawing(projectId: Id) {
+  const api = useApi();
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: api.deleteDrawing,
+    onSuccess: () => {
+      void qc.invalidateQueries({ queryKey: qk.drawings(projectId) });
+      void qc.invalidateQueries({ queryKey: ['sheets'] });
+      void qc.invalidateQueries({ queryKey: ['overlays-of'] });
+      void qc.invalidateQueries({ queryKey: ['overlays'] });
+    },
+  });
+}
+
+/**
+ * Deletes a comparison: the service has no DELETE for jobs, so this deletes the job's overlays
+ * (their changes go with them); the caller hides the job (hidden-comparisons.ts).
+ */
+export function useDeleteComparison() {
+  const api = useApi();
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: async (jobId: Id) => {
+      const list = await api.listOverlays({ job_id: jobId });
+      for (const o of list) await api.deleteOverlay(o.id);
+      return list.length;
+    },
+    onSuccess: () => {
+      void qc.invalidateQueries({ queryKey: ['overlays'] });
+      void qc.invalidateQueries({ queryKey: ['overlays-of'] });
+      void qc.invalidateQueries({ queryKey: ['jobs'] });
+    },
+  });
+}
+
+/** Compares one sheet with another (POST /compare, type Sheet), changes detected. */
+export function useCompareSheets() {
+  const api = useApi();
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: ({ oldId, newId }: { oldId: Id; newId: Id }) =>
+      api.compare({ old_id: oldId, new_id: newId, type: 'Sheet', analyze: true }),
+    onSuccess: () => qc.invalidateQueries({ queryKey: ['jobs'] }),
+  });
+}
+
 export function useOverlays(jobId: Id, enabled = true) {
   const api = useApi();
   return useQuery({
@@ -294,6 +360,24 @@ export function useChanges(overlayId: Id, enabled = true) {
     queryKey: qk.changes(overlayId),
     queryFn: () => api.listChanges(overlayId),
     enabled,
+  });
+}
+
+/** The changes of several overlays at once (the comparison page's review progress), by overlay id. */
+export function useChangesFor(overlayIds: Id[]): Map<Id, Change[]> {
+  const api = useApi();
+  return useQueries({
+    queries: overlayIds.map((id) => ({
+      queryKey: qk.changes(id),
+      queryFn: () => api.listChanges(id),
+    })),
+    combine: (results) => {
+      const m = new Map<Id, Change[]>();
+      results.forEach((r, i) => {
+        if (r.data) m.set(overlayIds[i] as Id, r.data);
+      });
+      return m;
+    },
   });
 }
 

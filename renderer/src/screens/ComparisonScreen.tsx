@@ -1,6 +1,7 @@
 import { useMemo, useState } from 'react';
 import { ApiError } from '../api/client';
 import {
+  useChangesFor,
   useChildJobs,
   useCreateExport,
   useDrawings,
@@ -10,6 +11,7 @@ import {
   useSheets,
 } from '../api/hooks';
 import type {
+  Change,
   CompareResult,
   CreateExportBody,
   ExportFormat,
@@ -28,12 +30,12 @@ import {
   ErrorNote,
   formatTime,
   ProgressBar,
-  ScoreBadge,
-  scoreBand,
   Spinner,
   StatusBadge,
 } from '../components/common';
-import { buildPairRows, isWholeSheet, type PairRow } from './pair-rows';
+import { ScoreWordsBadge } from '../components/ScoreWordsBadge';
+import { alignmentWords, plural } from '../viewer/words';
+import { buildPairRows, isWholeSheet, pairStatus, type PairRow } from './pair-rows';
 
 export function ComparisonScreen({ projectId, jobId }: { projectId: string; jobId: string }) {
   const job = useLiveJob(jobId);
@@ -51,6 +53,18 @@ export function ComparisonScreen({ projectId, jobId }: { projectId: string; jobI
     () => buildPairRows(result, overlays.data ?? [], sheetById),
     [result, overlays.data, sheetById],
   );
+  // Review progress: the changes of each pair's counted overlays (its whole sheet).
+  const countedIds = useMemo(
+    () =>
+      rows.flatMap((r) => {
+        const whole = r.overlays.filter(isWholeSheet);
+        return (whole.length > 0 ? whole : r.overlays)
+          .filter((o) => (o.change_count ?? 0) > 0)
+          .map((o) => o.id);
+      }),
+    [rows],
+  );
+  const changesBy = useChangesFor(countedIds);
 
   if (job.isPending) return <Spinner label="Loading comparison…" />;
   if (job.isError)
@@ -65,9 +79,21 @@ export function ComparisonScreen({ projectId, jobId }: { projectId: string; jobI
   const older = drawings.data?.find((d) => d.id === sides.olderId);
   const p = j.progress;
   // A pair whose alignment is not trusted is not "unchanged": it counts with the changed ones.
-  const changed = rows.filter(
-    (r) => r.score < 0.95 || (r.changeCount ?? 0) > 0 || r.lowConfidence,
-  ).length;
+  const changed = rows.filter((r) => pairStatus(r) !== 'unchanged').length;
+  const progressOf = (r: PairRow): { reviewed: number; total: number } | null => {
+    const whole = r.overlays.filter(isWholeSheet);
+    const lists = (whole.length > 0 ? whole : r.overlays)
+      .filter((o) => (o.change_count ?? 0) > 0)
+      .map((o) => changesBy.get(o.id));
+    if (lists.length === 0 || lists.some((l) => !l)) return null;
+    const all = (lists as Change[][]).flat();
+    return { reviewed: all.filter((c) => c.review_status !== 'open').length, total: all.length };
+  };
+  const progress = rows.map(progressOf);
+  const setTotal = rows.reduce((s, r) => s + (r.changeCount ?? 0), 0);
+  const setReviewed = progress.reduce((s, p) => s + (p?.reviewed ?? 0), 0);
+  const added = result?.added_sheets?.length ?? 0;
+  const removed = result?.removed_sheets?.length ?? 0;
 
   return (
     <div className="page">
@@ -95,9 +121,8 @@ export function ComparisonScreen({ projectId, jobId }: { projectId: string; jobI
         <div className="row between">
           <div className="row gap-s" data-testid="compare-job-status" data-status={j.status}>
             <StatusBadge status={j.status} />
-            <span className="muted small mono">{j.id}</span>
           </div>
-          {p && p.total > 0 && (
+          {p && p.total > 0 && !isTerminal(j.status) && (
             <span className="muted small" data-testid="compare-progress-text">
               {p.completed} of {p.total} steps
             </span>
@@ -125,10 +150,22 @@ export function ComparisonScreen({ projectId, jobId }: { projectId: string; jobI
                 Sheet pairs <span className="count">{rows.length}</span>
               </h2>
               <span className="muted small" data-testid="pairs-summary">
-                {changed} changed · {rows.length - changed} unchanged · sorted by similarity, most
-                changed first
+                {changed} changed · {rows.length - changed} unchanged
+                {added > 0 && ` · ${added} added`}
+                {removed > 0 && ` · ${removed} removed`} · most changed first
               </span>
             </div>
+            {setTotal > 0 && (
+              <div className="set-progress" data-testid="set-progress">
+                <span className="small">
+                  <strong>
+                    {setReviewed} of {plural(setTotal, 'change')} reviewed
+                  </strong>{' '}
+                  <span className="muted">across {plural(changed, 'changed sheet')}</span>
+                </span>
+                <ProgressBar value={setReviewed} total={setTotal} label="Review progress" />
+              </div>
+            )}
             {overlays.isPending && <Spinner label="Loading overlays…" />}
             {overlays.isError && (
               <ErrorNote
@@ -138,44 +175,47 @@ export function ComparisonScreen({ projectId, jobId }: { projectId: string; jobI
               />
             )}
             {overlays.isSuccess && rows.length === 0 && <Empty title="No sheets could be paired" />}
-            {rows.length > 0 && (
+            {rows.length + added + removed > 0 && (
               <table className="table pair-table" data-testid="pair-table">
                 <thead>
                   <tr>
                     <th>Sheet</th>
                     <th>Title</th>
-                    <th>Paired by</th>
-                    <th className="num">Similarity</th>
-                    <th>Assessment</th>
+                    <th>Status</th>
+                    <th>Similarity</th>
                     <th className="num">Changes</th>
+                    <th>Review</th>
                     <th />
                   </tr>
                 </thead>
                 <tbody>
-                  {rows.map((r) => (
-                    <PairRowView key={r.key} row={r} projectId={projectId} jobId={jobId} />
+                  {rows.map((r, i) => (
+                    <PairRowView
+                      key={r.key}
+                      row={r}
+                      progress={progress[i] ?? null}
+                      projectId={projectId}
+                      jobId={jobId}
+                    />
                   ))}
+                  {(['added', 'removed'] as const).map((kind) =>
+                    (kind === 'added' ? result?.added_sheets : result?.removed_sheets)?.map(
+                      (ref, i) => (
+                        <UnpairedRow
+                          key={`${kind}-${i}`}
+                          kind={kind}
+                          sheetRef={ref}
+                          sheetById={sheetById}
+                          projectId={projectId}
+                        />
+                      ),
+                    ),
+                  )}
                 </tbody>
               </table>
             )}
           </section>
           <ExportsCard jobId={jobId} />
-          <div className="grid-2">
-            <UnpairedList
-              title="Added sheets"
-              hint="only in the newer issue"
-              refs={result?.added_sheets ?? []}
-              sheetById={sheetById}
-              testId="added-sheets"
-            />
-            <UnpairedList
-              title="Removed sheets"
-              hint="only in the older issue"
-              refs={result?.removed_sheets ?? []}
-              sheetById={sheetById}
-              testId="removed-sheets"
-            />
-          </div>
         </>
       )}
     </div>
@@ -184,19 +224,23 @@ export function ComparisonScreen({ projectId, jobId }: { projectId: string; jobI
 
 function PairRowView({
   row,
+  progress,
   projectId,
   jobId,
 }: {
   row: PairRow;
+  progress: { reviewed: number; total: number } | null;
   projectId: string;
   jobId: string;
 }) {
-  const band = scoreBand(row.score);
   // The whole-sheet overlay comes first (pair-rows.ts): the pair opens on the whole page.
   const first: Overlay | undefined = row.overlays[0];
   const views = row.overlays.filter((o) => !isWholeSheet(o)).length;
+  const status = pairStatus(row);
+  const al = alignmentWords(first?.alignment);
+  const done = progress && progress.total > 0 && progress.reviewed === progress.total;
   return (
-    <tr data-testid="pair-row" data-sheet={row.sheetNumber}>
+    <tr data-testid="pair-row" data-sheet={row.sheetNumber} data-status={status}>
       <td>
         <span className="sheet-number">{row.sheetNumber}</span>
         {row.oldNumber && row.oldNumber !== row.sheetNumber && (
@@ -205,22 +249,21 @@ function PairRowView({
       </td>
       <td className="ellipsis" title={row.title}>
         {row.title || <span className="muted">—</span>}
-        {views > 0 && (
-          <span className="muted small">
+        {views > 0 && <span className="muted small"> · {plural(views, 'view')}</span>}
+      </td>
+      <td>
+        <span className={`pair-status pair-status-${status}`} data-testid="pair-status">
+          {status === 'changed' ? 'Changed' : 'Unchanged'}
+        </span>
+        {!al.ok && (
+          <span className="band band-major small" title={al.details ?? undefined}>
             {' '}
-            · {views} view{views === 1 ? '' : 's'}
+            · check alignment
           </span>
         )}
       </td>
-      <td className="muted small">
-        {row.method ?? '—'}
-        {row.confidence != null && ` · ${Math.round(row.confidence * 100)}%`}
-      </td>
-      <td className="num">
-        <ScoreBadge score={row.score} />
-      </td>
       <td>
-        <span className={`band ${band.cls}`}>{band.label}</span>
+        <ScoreWordsBadge score={row.score} changeCount={row.changeCount} />
       </td>
       <td className="num" data-testid="pair-change-count">
         {row.lowConfidence ? (
@@ -228,10 +271,20 @@ function PairRowView({
             className="band band-major"
             title="The sheets could not be aligned with confidence: no changes were sought, so none can be claimed. Open the overlay and check it by eye."
           >
-            alignment poor
+            not checked
           </span>
         ) : (
           (row.changeCount ?? '—')
+        )}
+      </td>
+      <td className="nowrap small" data-testid="pair-review">
+        {progress && progress.total > 0 ? (
+          <span className={done ? 'ok-text' : ''}>
+            {done ? '✓ ' : ''}
+            {progress.reviewed} of {progress.total} reviewed
+          </span>
+        ) : (
+          <span className="muted">—</span>
         )}
       </td>
       <td className="nowrap">
@@ -241,7 +294,7 @@ function PairRowView({
             href={href({ name: 'overlay', projectId, overlayId: first.id, jobId })}
             data-testid="open-overlay"
           >
-            Open overlay
+            {status === 'changed' ? 'Review' : 'Open'}
           </a>
         ) : (
           <span className="muted small">no overlay</span>
@@ -251,43 +304,47 @@ function PairRowView({
   );
 }
 
-function UnpairedList({
-  title,
-  hint,
-  refs,
+/** A sheet only in the newer issue (added) or only in the older one (removed): a row of its own. */
+function UnpairedRow({
+  kind,
+  sheetRef,
   sheetById,
-  testId,
+  projectId,
 }: {
-  title: string;
-  hint: string;
-  refs: UnpairedSheetRef[];
+  kind: 'added' | 'removed';
+  sheetRef: UnpairedSheetRef;
   sheetById: Map<string, Sheet>;
-  testId: string;
+  projectId: string;
 }) {
+  const r = sheetRef;
+  const id = typeof r === 'string' ? r : (r.id ?? r.sheet_id ?? '');
+  const s = sheetById.get(id);
+  const number = s?.sheet_number ?? (typeof r === 'object' ? r.sheet_number : null) ?? '—';
+  const t = s?.title ?? (typeof r === 'object' ? r.title : null) ?? '';
   return (
-    <section className="card" data-testid={testId}>
-      <h2 className="card-title">
-        {title} <span className="count">{refs.length}</span> <span className="hint">{hint}</span>
-      </h2>
-      {refs.length === 0 ? (
-        <p className="muted small">None.</p>
-      ) : (
-        <ul className="plain-list">
-          {refs.map((r, i) => {
-            const id = typeof r === 'string' ? r : (r.id ?? r.sheet_id ?? '');
-            const s = sheetById.get(id);
-            const number = s?.sheet_number ?? (typeof r === 'object' ? r.sheet_number : null) ?? id;
-            const t = s?.title ?? (typeof r === 'object' ? r.title : null) ?? '';
-            return (
-              <li key={id || i} className="row gap-s">
-                <span className="sheet-number">{number}</span>
-                <span className="ellipsis">{t}</span>
-              </li>
-            );
-          })}
-        </ul>
-      )}
-    </section>
+    <tr data-testid="unpaired-row" data-sheet={number} data-status={kind}>
+      <td>
+        <span className="sheet-number">{number}</span>
+      </td>
+      <td className="ellipsis" title={t}>
+        {t || <span className="muted">—</span>}
+      </td>
+      <td>
+        <span className={`pair-status pair-status-${kind}`}>
+          {kind === 'added' ? 'Added' : 'Removed'}
+        </span>
+      </td>
+      <td className="muted small" colSpan={3}>
+        {kind === 'added' ? 'only in the newer issue' : 'only in the older issue'}
+      </td>
+      <td className="nowrap">
+        {id && (
+          <a className="btn btn-small" href={href({ name: 'sheet', projectId, sheetId: id })}>
+            Open sheet
+          </a>
+        )}
+      </td>
+    </tr>
   );
 }
 

@@ -44,6 +44,14 @@ import {
   StatusBadge,
 } from '../components/common';
 import { ui, useUi, type Upload } from '../state/ui-store';
+import { currentSet, logOrder } from './project/drawing-log';
+import {
+  DeleteComparisonButton,
+  DeleteDrawingButton,
+  DeleteProjectButton,
+  RetryDrawingButton,
+} from './project/DrawingActions';
+import { SheetHistory } from './project/SheetHistory';
 
 export function ProjectScreen({ projectId, tab }: { projectId: string; tab: ProjectTab }) {
   const project = useProject(projectId);
@@ -70,6 +78,7 @@ export function ProjectScreen({ projectId, tab }: { projectId: string; tab: Proj
           <h1>{project.data.name}</h1>
           {project.data.description && <p className="muted">{project.data.description}</p>}
         </div>
+        <DeleteProjectButton projectId={projectId} name={project.data.name} />
       </div>
       <nav className="tabs" role="tablist" aria-label="Project sections">
         {tabs.map((t) => (
@@ -95,12 +104,16 @@ export function ProjectScreen({ projectId, tab }: { projectId: string; tab: Proj
 
 function DrawingsTab({ projectId }: { projectId: string }) {
   const drawings = useDrawings(projectId);
+  // The drawing log: newest issue first, the current set marked.
+  const log = useMemo(() => logOrder(drawings.data ?? []), [drawings.data]);
+  const current = useMemo(() => currentSet(drawings.data ?? []), [drawings.data]);
   return (
     <div className="stack">
       <UploadZone projectId={projectId} />
       <section className="card" aria-labelledby="drw-h">
         <h2 id="drw-h" className="card-title">
-          Drawing sets {drawings.data && <span className="count">{drawings.data.length}</span>}
+          Drawing sets {drawings.data && <span className="count">{drawings.data.length}</span>}{' '}
+          <span className="hint">newest issue first</span>
         </h2>
         {drawings.isPending && <Spinner label="Loading drawings…" />}
         {drawings.isError && (
@@ -127,26 +140,47 @@ function DrawingsTab({ projectId }: { projectId: string }) {
               </tr>
             </thead>
             <tbody>
-              {drawings.data.map((d) => (
-                <DrawingRow key={d.id} drawing={d} projectId={projectId} />
+              {log.map((d) => (
+                <DrawingRow
+                  key={d.id}
+                  drawing={d}
+                  projectId={projectId}
+                  current={d.id === current?.id}
+                />
               ))}
             </tbody>
           </table>
         )}
       </section>
+      <SheetHistory projectId={projectId} drawings={drawings.data ?? []} />
       <SheetBrowser projectId={projectId} drawings={drawings.data ?? []} />
     </div>
   );
 }
 
-function DrawingRow({ drawing, projectId }: { drawing: Drawing; projectId: string }) {
+function DrawingRow({
+  drawing,
+  projectId,
+  current,
+}: {
+  drawing: Drawing;
+  projectId: string;
+  current: boolean;
+}) {
   const processing = drawing.status === 'Processing';
   const job = useLiveJob(processing ? drawing.job_id : null);
   const p = job.data?.progress;
   const [editing, setEditing] = useState(false);
   return (
-    <tr data-testid="drawing-row" data-status={drawing.status}>
-      <td className="strong">{drawing.name}</td>
+    <tr data-testid="drawing-row" data-status={drawing.status} data-current={current}>
+      <td className="strong">
+        {drawing.name}
+        {current && (
+          <span className="current-tag" data-testid="current-set" title="The latest issue">
+            Current
+          </span>
+        )}
+      </td>
       {editing ? (
         <IssueEditor drawing={drawing} projectId={projectId} onDone={() => setEditing(false)} />
       ) : (
@@ -181,17 +215,29 @@ function DrawingRow({ drawing, projectId }: { drawing: Drawing; projectId: strin
       </td>
       <td className="num">{drawing.sheet_count ?? '—'}</td>
       <td className="muted nowrap">{formatTime(drawing.created_at)}</td>
-      <td>
+      <td className="nowrap">
         {!editing && (
-          <button
-            type="button"
-            className="btn btn-small"
-            onClick={() => setEditing(true)}
-            aria-label={`Edit revision and issue date of ${drawing.name}`}
-            data-testid="edit-drawing"
-          >
-            Edit
-          </button>
+          <span className="row gap-s">
+            {drawing.status === 'Failed' && (
+              <RetryDrawingButton drawing={drawing} projectId={projectId} />
+            )}
+            {drawing.status !== 'Failed' && (
+              <button
+                type="button"
+                className="btn btn-small"
+                onClick={() => setEditing(true)}
+                aria-label={`Edit revision and issue date of ${drawing.name}`}
+                data-testid="edit-drawing"
+              >
+                Edit
+              </button>
+            )}
+            <DeleteDrawingButton
+              drawing={drawing}
+              projectId={projectId}
+              label={drawing.status === 'Failed' ? 'Remove' : 'Delete'}
+            />
+          </span>
         )}
       </td>
     </tr>
@@ -582,7 +628,10 @@ function CompareTab({ projectId }: { projectId: string }) {
   const newerId = newer || defaultPair(ready)?.newer.id || '';
   const chosenNewer = ready.find((d) => d.id === newerId);
   const olderId = older || (chosenNewer && previousIssue(ready, chosenNewer)?.id) || '';
-  const comparisons = (jobs.data?.data ?? []).filter((j) => j.type === 'compare' && !j.parent_id);
+  const hidden = useUi((s) => s.hiddenComparisons);
+  const comparisons = (jobs.data?.data ?? []).filter(
+    (j) => j.type === 'compare' && !j.parent_id && !hidden.includes(j.id),
+  );
   const byId = new Map((drawings.data ?? []).map((d) => [d.id, d]));
   const newerSet = byId.get(newerId);
   const olderSet = byId.get(olderId);
@@ -719,7 +768,13 @@ function CompareTab({ projectId }: { projectId: string }) {
               </a>
               <span className="row gap-s">
                 <StatusBadge status={j.status} />
-                <span className="muted small">{formatTime(j.created_at)}</span>
+                <span className="muted small nowrap">{formatTime(j.created_at)}</span>
+                {isTerminal(j.status) && (
+                  <DeleteComparisonButton
+                    jobId={j.id}
+                    label={comparisonText(comparisonSides(j, sheetDrawing), byId, j.created_at)}
+                  />
+                )}
               </span>
             </li>
           ))}
@@ -727,6 +782,18 @@ function CompareTab({ projectId }: { projectId: string }) {
       </section>
     </div>
   );
+}
+
+/** "<older> → <newer>, started <time>" in words for the delete confirmation. */
+function comparisonText(
+  sides: { newerId: string; olderId: string | null },
+  byId: Map<string, Drawing>,
+  created: string,
+): string {
+  const newer = byId.get(sides.newerId)?.name;
+  const older = sides.olderId ? byId.get(sides.olderId)?.name : undefined;
+  const what = newer && older ? `${older} → ${newer}` : newer ? `against ${newer}` : 'Comparison';
+  return `${what}, started ${formatTime(created)}`;
 }
 
 /** "<older> → <newer>, issued <date> → <date>" for a comparison in the list. */

@@ -27,6 +27,14 @@ export interface PairRow {
   overlays: Overlay[];
 }
 
+/**
+ * A pair's status in words: 'changed' when it has changes, scores below the top band, or its
+ * alignment is not trusted (its "no change" proves nothing); else 'unchanged'.
+ */
+export function pairStatus(r: PairRow): 'changed' | 'unchanged' {
+  return r.score < 0.95 || (r.changeCount ?? 0) > 0 || r.lowConfidence ? 'changed' : 'unchanged';
+}
+
 /** Whether an overlay compares whole sheets (its blocks are the Sheet blocks). */
 export const isWholeSheet = (o: Overlay): boolean => o.block_a?.type === 'Sheet';
 

@@ -43,9 +43,30 @@ interface UiState {
   sheetFilter: { discipline: string; sheetNumber: string; drawingId: string };
   uploads: Upload[];
   toasts: Toast[];
+  /**
+   * Change navigation across the set: which change to select once the next sheet's overlay has
+   * loaded (`j` past a sheet's last change opens the next sheet on its first change, `k` before
+   * the first opens the previous one on its last).
+   */
+  pendingChange: { overlayId: string; land: 'first' | 'last' } | null;
+  /**
+   * Comparisons deleted by the reviewer: the service has no DELETE for jobs, so their overlays
+   * are deleted and the job is hidden from the list (kept on this machine).
+   */
+  hiddenComparisons: string[];
 }
 
 const PREFS_KEY = 'blueline.prefs';
+const HIDDEN_KEY = 'blueline.hiddenComparisons';
+
+function loadHidden(): string[] {
+  try {
+    const v = JSON.parse(localStorage.getItem(HIDDEN_KEY) ?? '[]') as unknown;
+    return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+  } catch {
+    return [];
+  }
+}
 
 function loadPrefs(): Partial<UiState> {
   try {
@@ -72,6 +93,8 @@ const useStore = create<UiState>(() => ({
   sheetFilter: { discipline: '', sheetNumber: '', drawingId: '' },
   uploads: [],
   toasts: [],
+  pendingChange: null,
+  hiddenComparisons: loadHidden(),
   ...loadPrefs(),
 }));
 
@@ -89,6 +112,16 @@ useStore.subscribe((s, prev) => {
   }
 });
 
+useStore.subscribe((s, prev) => {
+  if (s.hiddenComparisons !== prev.hiddenComparisons) {
+    try {
+      localStorage.setItem(HIDDEN_KEY, JSON.stringify(s.hiddenComparisons));
+    } catch {
+      // storage disabled: hidden only for this session
+    }
+  }
+});
+
 export function useUi<T>(selector: (s: UiState) => T): T {
   return useStore(selector);
 }
@@ -101,6 +134,10 @@ export const ui = {
   togglePalette: () =>
     useStore.setState((s) => ({ palette: s.palette === 'standard' ? 'colorblind' : 'standard' })),
   setViewerMode: (viewerMode: ViewerMode) => useStore.setState({ viewerMode }),
+  hideComparison: (jobId: string) =>
+    useStore.setState((s) => ({ hiddenComparisons: [...s.hiddenComparisons, jobId] })),
+  setPendingChange: (pendingChange: UiState['pendingChange']) =>
+    useStore.setState({ pendingChange }),
   setOpacity: (overlayOpacity: number) =>
     useStore.setState({ overlayOpacity: Math.min(1, Math.max(0, overlayOpacity)) }),
   toggleRegions: () => useStore.setState((s) => ({ showRegions: !s.showRegions })),

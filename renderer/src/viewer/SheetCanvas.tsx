@@ -4,7 +4,7 @@
 // keeps them in sync.
 
 import { useCallback, useEffect, useMemo, useRef, useState, type CSSProperties } from 'react';
-import { Group, Image as KImage, Layer, Rect, Stage } from 'react-konva';
+import { Group, Image as KImage, Layer, Rect, Stage, Text } from 'react-konva';
 import type { BBox, TilePyramid } from '../api/types';
 import { backdropToDraw, levelForScale, tilesForView } from './tiles';
 import { sourceForScale, useImageLevels } from './use-image-levels';
@@ -30,10 +30,18 @@ export interface RegionSpec {
   dim?: boolean;
 }
 
+/** A view (drawing block) on the whole sheet: a labelled box the reviewer can jump to. */
+export interface ViewBoxSpec {
+  id: string;
+  bbox: BBox;
+  label: string;
+}
+
 interface Props {
   world: Size;
   layers: ImageLayerSpec[];
   regions?: RegionSpec[];
+  viewBoxes?: ViewBoxSpec[];
   selectedId?: string | null;
   view: View | null;
   onView: (v: View) => void;
@@ -51,6 +59,7 @@ export function SheetCanvas(props: Props) {
     world,
     layers,
     regions = [],
+    viewBoxes = [],
     selectedId,
     view,
     onView,
@@ -225,6 +234,36 @@ export function SheetCanvas(props: Props) {
               </Group>
             ))}
           </Layer>
+          {viewBoxes.length > 0 && (
+            <Layer listening={false}>
+              {viewBoxes.map((b) => (
+                <Group key={b.id}>
+                  <Rect
+                    x={b.bbox.x}
+                    y={b.bbox.y}
+                    width={b.bbox.width}
+                    height={b.bbox.height}
+                    stroke="#5b6b82"
+                    strokeWidth={1}
+                    strokeScaleEnabled={false}
+                    dash={[4, 4]}
+                    opacity={0.7}
+                    perfectDrawEnabled={false}
+                  />
+                  <Text
+                    x={b.bbox.x + 3 / v.scale}
+                    y={b.bbox.y + 3 / v.scale}
+                    text={b.label}
+                    fontSize={11 / v.scale}
+                    fontFamily="Inter, system-ui, sans-serif"
+                    fill="#33415a"
+                    padding={2 / v.scale}
+                    perfectDrawEnabled={false}
+                  />
+                </Group>
+              ))}
+            </Layer>
+          )}
           {regions.length > 0 && (
             <Layer listening={false}>
               {regions.map((r) => {
