@@ -25,6 +25,8 @@ export interface IngestedPage {
   dpi: number;
   textSource: TextSource;
   text: TextItem[];
+  /** Text of the page's PDF markup annotations, one item per annotation (search indexes it). */
+  markups: TextItem[];
   metadata: SheetMetadata;
   blocks: IngestedBlock[];
   sheetPng: Uint8Array;
@@ -77,9 +79,12 @@ export async function finishPage(
   textSource: TextSource,
   opts: { ocr?: boolean } = {},
 ): Promise<IngestedPage> {
-  const { raster, text: pageText } = content;
+  const { raster } = content;
   const index = raster.index;
-  let text = pageText;
+  // Markup annotations are the reviewer's words on the sheet, not the drawing's: search keeps them
+  // apart, and title-block reading, blocks and change text see the drawing's own text only.
+  const markups = content.text.filter((t) => t.markup);
+  let text = markups.length ? content.text.filter((t) => !t.markup) : content.text;
   if (text.length === 0) textSource = 'none';
   if (text.length === 0 && opts.ocr !== false) {
     // No text layer (a scan, or fonts drawn as outlines): read the page with offline OCR.
@@ -137,6 +142,7 @@ export async function finishPage(
     dpi: raster.dpi,
     textSource,
     text,
+    markups,
     metadata,
     blocks: ingestedBlocks,
     // Own copies: small sharp buffers can share a pooled ArrayBuffer, which must not be transferred.

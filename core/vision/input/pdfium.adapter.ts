@@ -133,6 +133,14 @@ interface PdfiumApi {
   ): number;
   FPDF_RenderPage_Continue(page: number, pause: number): number;
   FPDF_RenderPage_Close(page: number): void;
+  FPDFPage_GetAnnotCount(page: number): number;
+  FPDFPage_GetAnnot(page: number, index: number): number;
+  FPDFPage_CloseAnnot(annot: number): void;
+  FPDFAnnot_GetSubtype(annot: number): number;
+  /** FS_RECTF { left, top, right, bottom } (floats) in page space. */
+  FPDFAnnot_GetRect(annot: number, rect: number): boolean;
+  /** Value of `key` as UTF-16LE with a terminator; returns its byte length (2 when empty or absent). */
+  FPDFAnnot_GetStringValue(annot: number, key: string, buffer: number, buflen: number): number;
   /** matrix: FS_MATRIX* (6 floats), clipping: FS_RECTF* (left, top, right, bottom) in device pixels. */
   FPDF_RenderPageBitmapWithMatrix(
     bitmap: number,
@@ -1072,6 +1080,9 @@ export class PdfiumDocument {
         if (!withText) return { raster, text: [] };
         const t3 = performance.now();
         const text = readText(inst, page, width, height, checkDeadline);
+        // Markup annotations' text (FreeText callouts, notes on clouds…) follows, flagged: search
+        // indexes it apart; the sheet readers see the drawing's own text only (finishPage).
+        text.push(...readMarkups(inst, page, width, height));
         if (opts.timings) opts.timings.textMs = performance.now() - t3;
         return { raster, text };
       } finally {
@@ -1285,6 +1296,77 @@ function readText(
   } finally {
     M._FPDFText_ClosePage(tp);
   }
+}
+
+/** Annotation subtypes whose Contents are not a reviewer's words: Link, Popup (its parent's), Widget. */
+const NOT_MARKUP = new Set([2, 16, 20]);
+
+/**
+ * The text of a page's markup annotations (its /Contents: a FreeText callout's words, a cloud's or a
+ * note's comment), one item per annotation, boxed by the annotation's /Rect mapped into sheet pixels
+ * with the raster's page-to-device matrix, as the text runs are. Flagged `markup: true`.
+ */
+function readMarkups(inst: Instance, page: number, width: number, height: number): TextItem[] {
+  const { api } = inst;
+  const M = api.pdfium;
+  const affine = pageToDevice(inst, page, width, height);
+  if (!affine) return [];
+  const { p0x, p0y, b11, b12, b21, b22 } = affine;
+  const out: TextItem[] = [];
+  const n = api.FPDFPage_GetAnnotCount(page);
+  for (let i = 0; i < n; i++) {
+    const annot = api.FPDFPage_GetAnnot(page, i);
+    if (!annot) continue;
+    try {
+      if (NOT_MARKUP.has(api.FPDFAnnot_GetSubtype(annot))) continue;
+      const bytes = api.FPDFAnnot_GetStringValue(annot, 'Contents', 0, 0);
+      if (bytes <= 2) continue;
+      const ptr = M.wasmExports.malloc(bytes);
+      if (!ptr) continue;
+      let text: string;
+      try {
+        api.FPDFAnnot_GetStringValue(annot, 'Contents', ptr, bytes);
+        const utf16 = M.HEAPU8.slice(ptr, ptr + bytes - 2);
+        text = Buffer.from(utf16.buffer, utf16.byteOffset, utf16.byteLength).toString('utf16le');
+      } finally {
+        M.wasmExports.free(ptr);
+      }
+      text = text.replace(/\s+/g, ' ').trim();
+      if (!/[\p{L}\p{N}]/u.test(text)) continue;
+      if (!api.FPDFAnnot_GetRect(annot, inst.scratch)) continue;
+      const f = inst.scratch >> 2;
+      const [l, t, r, b] = [M.HEAPF32[f]!, M.HEAPF32[f + 1]!, M.HEAPF32[f + 2]!, M.HEAPF32[f + 3]!];
+      const xs: number[] = [];
+      const ys: number[] = [];
+      for (const [px, py] of [
+        [l, t],
+        [r, t],
+        [l, b],
+        [r, b],
+      ] as const) {
+        xs.push(b11 * (px - p0x) + b12 * (py - p0y));
+        ys.push(b21 * (px - p0x) + b22 * (py - p0y));
+      }
+      const x0 = Math.max(0, Math.min(...xs));
+      const y0 = Math.max(0, Math.min(...ys));
+      const x1 = Math.min(width, Math.max(...xs));
+      const y1 = Math.min(height, Math.max(...ys));
+      if (!(x1 > x0 && y1 > y0)) continue;
+      out.push({
+        text,
+        x: x0,
+        y: y0,
+        width: x1 - x0,
+        height: y1 - y0,
+        fontSize: 0,
+        angle: 0,
+        markup: true,
+      });
+    } finally {
+      api.FPDFPage_CloseAnnot(annot);
+    }
+  }
+  return out;
 }
 
 /** Bytes of this thread's WASM heap (0 before first use). For leak tests: the heap never shrinks. */
