@@ -45,7 +45,16 @@ export function AskPanel({ projectId }: { projectId: string }) {
           name: 'sheet',
           projectId,
           sheetId: place.sheetId,
-          ...(place.at ? { at: place.at, label: src.label } : {}),
+          // The mark says what was cited (the words), short enough to leave the drawing readable.
+          ...(place.at
+            ? {
+                at: place.at,
+                label:
+                  src.snippet.length > 40
+                    ? `${src.snippet.slice(0, 40)}…`
+                    : src.snippet || src.type,
+              }
+            : {}),
         });
       else if (place.kind === 'overlay')
         navigate({ name: 'overlay', projectId, overlayId: place.overlayId, jobId: null });

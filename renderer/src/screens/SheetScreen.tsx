@@ -86,7 +86,8 @@ function SheetView({
       setView((v) =>
         !v || !prev
           ? at
-            ? regionView(s, at, 500, 2)
+            ? // Enough of the sheet around the place to read it in context (~4 in at 200 dpi).
+              regionView(s, at, 800, 2)
             : fitView(s, { x: 0, y: 0, ...world })
           : centreOn(s, viewCentre(v, prev), v.scale),
       );
