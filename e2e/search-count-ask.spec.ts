@@ -237,6 +237,39 @@ test.describe.serial('search, count and ask', () => {
     await shots(page, 'count-panel');
   });
 
+  test('the column added in 06-02 is counted as a change of +1 on S101', async ({ page }) => {
+    test.setTimeout(8 * 60_000);
+    const s101 = sheets.find((s) => s.sheet_number === 'S101' && s.drawing_id === newer.id)!;
+    // The column 06-02 adds (a filled square markup at the GLULAM COLUMN callout's arrow):
+    // /Rect [1385.6 650.6 1397.0 665.3] pt on a 2448x1584 pt page, a few px of paper around it.
+    const k = s101.width / 2448;
+    const box = [1385.6 * k - 6, (1584 - 665.3) * k - 6, 11.4 * k + 12, 14.6 * k + 12];
+    await page.goto(`${origin()}/#key=${key()}`);
+    await page.goto(
+      `${origin()}/#/projects/${projectId}/sheets/${s101.id}?at=${box.map(Math.round).join(',')}`,
+    );
+    await expect(page.getByTestId('canvas-sheet')).toHaveAttribute('data-loaded', 'true', {
+      timeout: 30_000,
+    });
+    const mark = await page.getByTestId('hit-highlight').boundingBox();
+    await page.getByTestId('count-draw').click();
+    await page.mouse.move(mark!.x + 6, mark!.y + 6);
+    await page.mouse.down();
+    await page.mouse.move(mark!.x + mark!.width - 6, mark!.y + mark!.height - 6, { steps: 6 });
+    await page.mouse.up();
+    await page.getByTestId('count-label').fill('column');
+    await page.getByTestId('count-run').click();
+    await expect(page.getByTestId('count-result')).toBeVisible({ timeout: 6 * 60_000 });
+    const cells = await page
+      .getByTestId('count-row')
+      .filter({ hasText: 'S101' })
+      .locator('td')
+      .allTextContents();
+    expect(cells[3]).toBe('+1');
+    await expect(page.getByTestId('count-delta').filter({ hasText: '+1' })).toHaveCount(1);
+    await shots(page, 'count-column-delta');
+  });
+
   test('an answer cites its sources; a citation opens the cited sheet at the cited words', async ({
     page,
   }) => {
