@@ -100,7 +100,11 @@ export function useStartParse() {
   return useMutation<
     JobAccepted,
     unknown,
-    { target_id: Id; templates: { label: string; source_id: Id; bbox: BBox }[] }
+    {
+      target_id: Id;
+      templates: { label: string; source_id: Id; bbox: BBox }[];
+      threshold?: number;
+    }
   >({
     mutationFn: (body) => api.request('/parse', { method: 'POST', body }),
   });

@@ -43,6 +43,7 @@ export function CountPanel({
   const start = useStartParse();
   const [label, setLabel] = useState('Symbol');
   const [withPrevious, setWithPrevious] = useState(true);
+  const [threshold, setThreshold] = useState(0.6);
   const [runs, setRuns] = useState<Run[]>([]);
   const [step, setStep] = useState(0);
   const [charged, setCharged] = useState(0);
@@ -58,6 +59,7 @@ export function CountPanel({
     start.mutate(
       {
         target_id: current.drawing.id,
+        threshold,
         templates: [
           {
             label: label.trim() || 'Symbol',
@@ -151,6 +153,18 @@ export function CountPanel({
               onChange={(e) => setLabel(e.target.value)}
               data-testid="count-label"
             />
+          </label>
+          <label className="field">
+            <span>Match</span>
+            <select
+              value={threshold}
+              onChange={(e) => setThreshold(Number(e.target.value))}
+              data-testid="count-threshold"
+            >
+              <option value={0.6}>Loose (finds more, some look-alikes)</option>
+              <option value={0.75}>Balanced</option>
+              <option value={0.85}>Strict (close matches only)</option>
+            </select>
           </label>
           {other && (
             <label className="row gap-s small">
