@@ -82,6 +82,10 @@ async function shots(page: Page, name: string) {
   for (const s of SIZES) {
     await page.setViewportSize(s);
     await page.waitForTimeout(400);
+    // A sheet on screen: wait for its tiles, so the picture shows what the user reads.
+    const canvas = page.getByTestId('canvas-sheet');
+    if (await canvas.count())
+      await expect(canvas).toHaveAttribute('data-loaded', 'true', { timeout: 30_000 });
     await page.screenshot({ path: `${SHOTS}/${name}-${s.width}x${s.height}.png` });
   }
   if (before) await page.setViewportSize(before);
