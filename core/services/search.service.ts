@@ -2,6 +2,7 @@ import { ApiError, notFound } from '../domain/errors';
 import type { Db } from '../store/db';
 import { getRow } from '../store/list-query';
 import {
+  projectDrawings,
   searchBlocks,
   searchChanges,
   searchSheets,
@@ -47,6 +48,12 @@ export interface SearchHit {
   score: number;
   /** Change hits: the overlay the change region belongs to. */
   overlay_id?: string;
+  /** Text hits: 'markup' when the text is a PDF markup annotation's (a callout, a comment). */
+  source?: 'markup';
+  /** The issue the hit is in: its drawing's name, revision and issue date. */
+  drawing_name: string;
+  revision: string | null;
+  issued_at: string | null;
 }
 
 export interface SearchRequest {
@@ -277,8 +284,8 @@ function runSources(
   mode: 'all' | 'any',
   types: ReadonlySet<HitType>,
   limit: number,
-): SearchHit[] {
-  const hits: SearchHit[] = [];
+): RawHit[] {
+  const hits: RawHit[] = [];
   const sheetExpr = mode === 'all' ? parsed.all : parsed.any;
   const expr = mode === 'all' ? parsed.allNarrow : parsed.anyNarrow;
   const snip = (text: string) => makeSnippet(text, parsed.terms);
@@ -369,13 +376,51 @@ function runSources(
         ...snip(r.text),
         bbox: parseBox(r.bbox),
         score: round(BAND.text + squash(r.r)),
+        ...(r.kind === 'markup' ? { source: 'markup' as const } : {}),
       });
     }
   }
   hits.sort(
     (a, b) => b.score - a.score || a.sheet_id.localeCompare(b.sheet_id) || a.id.localeCompare(b.id),
   );
-  return hits.slice(0, limit);
+  return dedupeHits(hits).slice(0, limit);
+}
+
+type RawHit = Omit<SearchHit, 'drawing_name' | 'revision' | 'issued_at'>;
+
+/** Two boxes are one place when their overlap is at least half their union (or both are null). */
+function samePlace(a: BBox | null, b: BBox | null): boolean {
+  if (!a || !b) return a === b;
+  const ix = Math.min(a.x + a.width, b.x + b.width) - Math.max(a.x, b.x);
+  const iy = Math.min(a.y + a.height, b.y + b.height) - Math.max(a.y, b.y);
+  if (ix <= 0 || iy <= 0) return false;
+  const inter = ix * iy;
+  const union = a.width * a.height + b.width * b.height - inter;
+  return union > 0 && inter / union >= 0.5;
+}
+
+const textKey = (h: RawHit) => fold(h.snippet).replace(/\s+/g, ' ');
+
+/**
+ * One hit per distinct place and text: PDFs often print the same run several times over itself
+ * (bold by overstriking, a label drawn once per layer), and a sheet's text index can hold a run
+ * more than once. Hits are in rank order, so the first of each group (the best) is kept.
+ */
+export function dedupeHits<T extends RawHit>(hits: T[]): T[] {
+  const kept: T[] = [];
+  const bySheet = new Map<string, T[]>();
+  for (const h of hits) {
+    const key = textKey(h);
+    const same = bySheet.get(h.sheet_id) ?? [];
+    const dup = same.some(
+      (k) => k.type === h.type && textKey(k) === key && samePlace(k.bbox, h.bbox),
+    );
+    if (dup) continue;
+    same.push(h);
+    bySheet.set(h.sheet_id, same);
+    kept.push(h);
+  }
+  return kept;
 }
 
 /** Checks the project and filters, then searches. Throws 404/400 as Problem Details. */
@@ -411,9 +456,21 @@ export function searchProject(
   };
   const types = new Set<HitType>(req.types && req.types.length ? req.types : HIT_TYPES);
   const limit = Math.min(MAX_SEARCH_LIMIT, Math.max(1, req.limit ?? DEFAULT_SEARCH_LIMIT));
-  let hits = runSources(db, scope, parsed, 'all', types, limit);
+  // Each source is asked for more than `limit`: duplicates are dropped after ranking.
+  const want = Math.min(MAX_SEARCH_LIMIT * 2, limit * 3);
+  let raw = runSources(db, scope, parsed, 'all', types, want);
   // Nothing holds every word: rank what holds some of them (bm25 favours records holding more).
-  if (hits.length === 0 && parsed.terms.length > 1)
-    hits = runSources(db, scope, parsed, 'any', types, limit);
+  if (raw.length === 0 && parsed.terms.length > 1)
+    raw = runSources(db, scope, parsed, 'any', types, want);
+  const issues = new Map(projectDrawings(db, organizationId, projectId).map((d) => [d.id, d]));
+  const hits: SearchHit[] = raw.slice(0, limit).map((h) => {
+    const d = issues.get(h.drawing_id);
+    return {
+      ...h,
+      drawing_name: d?.name ?? '',
+      revision: d?.revision ?? null,
+      issued_at: d?.issued_at ?? null,
+    };
+  });
   return { hits, parsed };
 }

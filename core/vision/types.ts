@@ -30,8 +30,8 @@ export interface TextItem {
   fontSize: number;
   /** Text direction in degrees (0 = left to right, 90 = bottom to top on the sheet). */
   angle: number;
-  /** Words of a markup (a FreeText annotation) drawn on the page, not page content. */
-  markup?: true;
+  /** The text of a PDF markup annotation (its /Contents), boxed by the annotation: not the drawing's. */
+  markup?: boolean;
 }
 
 export interface BBox {

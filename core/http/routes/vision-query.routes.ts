@@ -76,6 +76,19 @@ export const SearchHitSchema = Type.Object(
         'higher is better: exact sheet number 6+, number prefix 5+, sheet title 4+, block 3+, change 2.5+, symbol 2+, text 1+ (the fraction is bm25 relevance)',
     }),
     overlay_id: Type.Optional(Id('ovl', 'change hits: the overlay the region belongs to')),
+    source: Type.Optional(
+      Type.Literal('markup', {
+        description:
+          "text hits: the text of a PDF markup annotation (a callout, a cloud's comment) rather than the drawing's own text; its bbox is the annotation's",
+      }),
+    ),
+    drawing_name: Type.String({ description: 'the issue the hit is in: its drawing set name' }),
+    revision: Type.Union([Type.String(), Type.Null()], {
+      description: "the issue's revision label, null when none is known",
+    }),
+    issued_at: Type.Union([Type.String({ format: 'date' }), Type.Null()], {
+      description: "the issue's date (YYYY-MM-DD), null when none is known",
+    }),
   },
   { $id: 'SearchHit' },
 );

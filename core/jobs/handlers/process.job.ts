@@ -120,10 +120,18 @@ export function createProcessHandler(env: {
           ctx.signal.throwIfAborted();
           // Text runs go to the search index in chunks, yielding between them, so a text-dense
           // sheet (thousands of runs) never stalls the HTTP thread.
-          const runs = page.text.map((t) => ({
-            text: t.text,
-            bbox: { x: t.x, y: t.y, width: t.width, height: t.height },
-          }));
+          const runs = [
+            ...page.text.map((t) => ({
+              text: t.text,
+              bbox: { x: t.x, y: t.y, width: t.width, height: t.height },
+            })),
+            // PDF markup annotations (FreeText callouts, comments on clouds): searchable too.
+            ...(page.markups ?? []).map((t) => ({
+              text: t.text,
+              kind: 'markup' as const,
+              bbox: { x: t.x, y: t.y, width: t.width, height: t.height },
+            })),
+          ];
           for (let k = 0; k < runs.length; k += SEARCH_CHUNK) {
             insertSearchRuns(
               db,

@@ -110,6 +110,8 @@ export interface NewBlock {
 export interface SearchRun {
   text: string;
   bbox: { x: number; y: number; width: number; height: number } | null;
+  /** 'markup': the text of a PDF markup annotation; 'text' (default): a run of the drawing's text. */
+  kind?: 'text' | 'markup';
 }
 
 export function insertProcessedSheet(db: Db, s: NewSheet, blocks: NewBlock[]): void {
@@ -227,13 +229,14 @@ export function insertSearchRuns(
 ): void {
   const idx = prepared(
     db,
-    `INSERT INTO search_index (text, kind, ref_id, sheet_id, drawing_id, project_id, organization_id, bbox) VALUES (?, 'text', ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO search_index (text, kind, ref_id, sheet_id, drawing_id, project_id, organization_id, bbox) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   db.transaction(() => {
     for (const r of runs) {
       if (r.text.trim())
         idx.run(
           r.text,
+          r.kind ?? 'text',
           s.sheetId,
           s.sheetId,
           s.drawingId,

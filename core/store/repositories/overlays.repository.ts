@@ -141,11 +141,11 @@ export interface TextRun {
   bbox: { x: number; y: number; width: number; height: number };
 }
 
-/** A sheet's text runs (the search index rows of kind 'text'), sheet pixels. */
+/** A sheet's text runs and markup words (search index rows of kind 'text' and 'markup'), sheet pixels. */
 export function sheetTextRuns(db: Db, sheetId: string): TextRun[] {
   const rows = prepared(
     db,
-    "SELECT text, bbox FROM search_index WHERE sheet_id = ? AND kind = 'text'",
+    "SELECT text, bbox FROM search_index WHERE sheet_id = ? AND kind IN ('text', 'markup')",
   ).all(sheetId) as { text: string; bbox: string | null }[];
   const out: TextRun[] = [];
   for (const r of rows)

@@ -37,6 +37,8 @@ export interface BlockHitRow {
 export interface TextHitRow {
   rid: number;
   text: string;
+  /** 'text': a run of the drawing's text; 'markup': a PDF markup annotation's text. */
+  kind: 'text' | 'markup';
   bbox: string | null;
   sheet_id: string;
   sheet_number: string | null;
@@ -156,9 +158,9 @@ export function searchText(db: Db, scope: SearchScope, match: string, limit: num
   return rankedOrRecent<TextHitRow>(
     db,
     'search_index',
-    `SELECT i.rowid AS rid, i.text, i.bbox, s.id AS sheet_id, s.sheet_number, s.drawing_id, bm25(search_index) AS r
+    `SELECT i.rowid AS rid, i.text, i.kind, i.bbox, s.id AS sheet_id, s.sheet_number, s.drawing_id, bm25(search_index) AS r
      FROM search_index i JOIN sheets s ON s.id = i.sheet_id
-     WHERE search_index MATCH @match AND i.kind = 'text' AND i.project_id = @project AND i.organization_id = @org AND ${SHEET_FILTER}`,
+     WHERE search_index MATCH @match AND i.kind IN ('text', 'markup') AND i.project_id = @project AND i.organization_id = @org AND ${SHEET_FILTER}`,
     'r, i.rowid',
     'i.rowid DESC',
     params(scope, match, limit),

@@ -1068,6 +1068,17 @@ export interface components {
             score: number;
             /** @description change hits: the overlay the region belongs to */
             overlay_id?: string;
+            /**
+             * @description text hits: the text of a PDF markup annotation (a callout, a cloud's comment) rather than the drawing's own text; its bbox is the annotation's
+             * @constant
+             */
+            source?: "markup";
+            /** @description the issue the hit is in: its drawing set name */
+            drawing_name: string;
+            /** @description the issue's revision label, null when none is known */
+            revision: string | null;
+            /** @description the issue's date (YYYY-MM-DD), null when none is known */
+            issued_at: string | null;
         };
         Sheet: {
             /** @description sht_ id */

@@ -24,8 +24,9 @@ export interface IngestedPage {
   height: number;
   dpi: number;
   textSource: TextSource;
-  /** The page's text runs, then its markups' (FreeText annotations, `markup: true`). */
   text: TextItem[];
+  /** Text of the page's PDF markup annotations, one item per annotation (search indexes it). */
+  markups: TextItem[];
   metadata: SheetMetadata;
   blocks: IngestedBlock[];
   sheetPng: Uint8Array;
@@ -78,13 +79,12 @@ export async function finishPage(
   textSource: TextSource,
   opts: { ocr?: boolean } = {},
 ): Promise<IngestedPage> {
-  const { raster, text: pageText } = content;
+  const { raster } = content;
   const index = raster.index;
-  // Markups (FreeText annotations) are drawn on the sheet but are not its content: the sheet readers
-  // (OCR's need, title block, views) read the page's own text; the search index and change text get
-  // the markups' words too, after it.
-  const markups = pageText.filter((t) => t.markup);
-  let text = pageText.filter((t) => !t.markup);
+  // Markup annotations are the reviewer's words on the sheet, not the drawing's: search keeps them
+  // apart, and title-block reading, blocks and change text see the drawing's own text only.
+  const markups = content.text.filter((t) => t.markup);
+  let text = markups.length ? content.text.filter((t) => !t.markup) : content.text;
   if (text.length === 0) textSource = 'none';
   if (text.length === 0 && opts.ocr !== false) {
     // No text layer (a scan, or fonts drawn as outlines): read the page with offline OCR.
@@ -141,7 +141,8 @@ export async function finishPage(
     height: raster.height,
     dpi: raster.dpi,
     textSource,
-    text: markups.length > 0 ? [...text, ...markups] : text,
+    text,
+    markups,
     metadata,
     blocks: ingestedBlocks,
     // Own copies: small sharp buffers can share a pooled ArrayBuffer, which must not be transferred.

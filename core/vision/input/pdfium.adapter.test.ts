@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import type { PageRaster, TextItem } from '../types';
+import type { PageRaster } from '../types';
 import { openDocument, type PdfDocumentHandle } from './pdf.adapter';
 import { pdfiumHeapBytes } from './pdfium.adapter';
 import { buildPdf } from './synthetic-inputs';
@@ -69,36 +69,6 @@ describe('PDFium raster', () => {
       }
     }
     expect(dark[1]! - dark[0]!).toBeGreaterThan(0.01);
-  });
-
-  it('reads the words of FreeText markups as runs marked markup, where the markup is drawn', async () => {
-    // The same FreeText (GLULAM COLUMN, rect 1386,568 - 1626,665 pt; page 2448 x 1584 pt) is only in
-    // 20190602; PDFium's text page holds neither issue's markups, so they come from the annotations.
-    const markups: TextItem[][] = [];
-    for (const name of [
-      '20190601_beam-proposal_5-sheets.pdf',
-      '20190602_beam-proposal_5-sheets.pdf',
-    ]) {
-      const doc = await openDocument(fixture(name));
-      try {
-        markups.push((await doc.pageText(0, 72)).filter((t) => t.markup));
-      } finally {
-        await doc.close();
-      }
-    }
-    const [older, newer] = markups as [TextItem[], TextItem[]];
-    // The other notes (COLUMN SIZE?, OPTION 1, …) are in both.
-    expect(older.map((t) => t.text)).toContain('OPTION 2 WOULD INCLUDE A COLUMN HERE');
-    expect(older.map((t) => t.text)).not.toContain('GLULAM COLUMN');
-    const added = newer.filter((t) => !older.some((o) => o.text === t.text));
-    expect(added).toHaveLength(1);
-    const [g] = added;
-    expect(g!.text).toBe('GLULAM COLUMN');
-    // At 72 dpi sheet pixels are points, y down from the top: 1584 − 665 = 919.
-    expect(g!.x).toBeCloseTo(1386, 0);
-    expect(g!.y).toBeCloseTo(919, 0);
-    expect(g!.width).toBeCloseTo(240, 0);
-    expect(g!.height).toBeCloseTo(97, 0);
   });
 
   it('frees every page, bitmap and document: the WASM heap stops growing after the first round', async () => {

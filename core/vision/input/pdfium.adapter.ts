@@ -131,17 +131,16 @@ interface PdfiumApi {
     flags: number,
     pause: number,
   ): number;
+  FPDF_RenderPage_Continue(page: number, pause: number): number;
+  FPDF_RenderPage_Close(page: number): void;
   FPDFPage_GetAnnotCount(page: number): number;
   FPDFPage_GetAnnot(page: number, index: number): number;
   FPDFPage_CloseAnnot(annot: number): void;
   FPDFAnnot_GetSubtype(annot: number): number;
-  FPDFAnnot_GetFlags(annot: number): number;
-  /** UTF-16LE value of a string key, terminator included; returns the bytes it needs. */
-  FPDFAnnot_GetStringValue(annot: number, key: string, buffer: number, length: number): number;
   /** FS_RECTF { left, top, right, bottom } (floats) in page space. */
   FPDFAnnot_GetRect(annot: number, rect: number): boolean;
-  FPDF_RenderPage_Continue(page: number, pause: number): number;
-  FPDF_RenderPage_Close(page: number): void;
+  /** Value of `key` as UTF-16LE with a terminator; returns its byte length (2 when empty or absent). */
+  FPDFAnnot_GetStringValue(annot: number, key: string, buffer: number, buflen: number): number;
   /** matrix: FS_MATRIX* (6 floats), clipping: FS_RECTF* (left, top, right, bottom) in device pixels. */
   FPDF_RenderPageBitmapWithMatrix(
     bitmap: number,
@@ -180,10 +179,6 @@ const DECODED_IMAGE_BUDGET_BYTES = 32 * 1024 * 1024;
 const PAINT_CACHE_BYTES = 16 * 1024 * 1024;
 /** Draw annotation appearance streams: revisions are often issued as markups (clouds, FreeText, Square). */
 const FPDF_ANNOT = 0x01;
-/** fpdf_annot.h: FPDF_ANNOT_FREETEXT, and the flags that keep an annotation off the page. */
-const FPDF_ANNOT_FREETEXT = 3;
-const FPDF_ANNOT_FLAG_HIDDEN = 1 << 1;
-const FPDF_ANNOT_FLAG_NOVIEW = 1 << 5;
 const FPDF_RENDER_TOBECONTINUED = 1;
 const FPDF_RENDER_FAILED = 3;
 /** How long one progressive-render step may run before PDFium is asked to pause, ms. */
@@ -1085,6 +1080,9 @@ export class PdfiumDocument {
         if (!withText) return { raster, text: [] };
         const t3 = performance.now();
         const text = readText(inst, page, width, height, checkDeadline);
+        // Markup annotations' text (FreeText callouts, notes on clouds…) follows, flagged: search
+        // indexes it apart; the sheet readers see the drawing's own text only (finishPage).
+        text.push(...readMarkups(inst, page, width, height));
         if (opts.timings) opts.timings.textMs = performance.now() - t3;
         return { raster, text };
       } finally {
@@ -1294,86 +1292,75 @@ function readText(
         fontSize: tf,
       });
     }
-    return [...runs.runs(), ...readMarkupText(inst, page, affine, width, height)];
+    return runs.runs();
   } finally {
     M._FPDFText_ClosePage(tp);
   }
 }
 
+/** Annotation subtypes whose Contents are not a reviewer's words: Link, Popup (its parent's), Widget. */
+const NOT_MARKUP = new Set([2, 16, 20]);
+
 /**
- * The words of the page's FreeText annotations (markups: Bluebeam and Acrobat typewriter notes,
- * callouts), one run per line of each, marked `markup`. They are drawn on the raster (FPDF_ANNOT) but
- * are not page content, so PDFium's text page (and pdf.js's) does not hold them; a revision issued as a
- * markup ("GLULAM COLUMN" added to S101 of the beam proposal) would otherwise have no words. Their
- * glyph positions are not known: each line gets an equal share of the annotation's rectangle, in
- * order. Hidden annotations (not drawn) are left out, as are the other kinds, whose Contents is a
- * comment shown in a popup, not on the sheet.
+ * The text of a page's markup annotations (its /Contents: a FreeText callout's words, a cloud's or a
+ * note's comment), one item per annotation, boxed by the annotation's /Rect mapped into sheet pixels
+ * with the raster's page-to-device matrix, as the text runs are. Flagged `markup: true`.
  */
-function readMarkupText(
-  inst: Instance,
-  page: number,
-  affine: RasterAffine,
-  width: number,
-  height: number,
-): TextItem[] {
+function readMarkups(inst: Instance, page: number, width: number, height: number): TextItem[] {
   const { api } = inst;
   const M = api.pdfium;
+  const affine = pageToDevice(inst, page, width, height);
+  if (!affine) return [];
+  const { p0x, p0y, b11, b12, b21, b22 } = affine;
   const out: TextItem[] = [];
   const n = api.FPDFPage_GetAnnotCount(page);
   for (let i = 0; i < n; i++) {
     const annot = api.FPDFPage_GetAnnot(page, i);
     if (!annot) continue;
     try {
-      if (api.FPDFAnnot_GetSubtype(annot) !== FPDF_ANNOT_FREETEXT) continue;
-      if (api.FPDFAnnot_GetFlags(annot) & (FPDF_ANNOT_FLAG_HIDDEN | FPDF_ANNOT_FLAG_NOVIEW))
-        continue;
+      if (NOT_MARKUP.has(api.FPDFAnnot_GetSubtype(annot))) continue;
       const bytes = api.FPDFAnnot_GetStringValue(annot, 'Contents', 0, 0);
       if (bytes <= 2) continue;
-      const buf = M.wasmExports.malloc(bytes);
+      const ptr = M.wasmExports.malloc(bytes);
+      if (!ptr) continue;
       let text: string;
-      const rect = new Float32Array(4);
       try {
-        api.FPDFAnnot_GetStringValue(annot, 'Contents', buf, bytes);
-        text = Buffer.from(M.HEAPU8.subarray(buf, buf + bytes - 2)).toString('utf16le');
-        if (!api.FPDFAnnot_GetRect(annot, buf)) continue;
-        rect.set(M.HEAPF32.subarray(buf >> 2, (buf >> 2) + 4));
+        api.FPDFAnnot_GetStringValue(annot, 'Contents', ptr, bytes);
+        const utf16 = M.HEAPU8.slice(ptr, ptr + bytes - 2);
+        text = Buffer.from(utf16.buffer, utf16.byteOffset, utf16.byteLength).toString('utf16le');
       } finally {
-        M.wasmExports.free(buf);
+        M.wasmExports.free(ptr);
       }
-      const lines = text
-        .split(/\r\n|\r|\n/)
-        .map((l) => l.normalize('NFKC').replace(/\s+/g, ' ').trim());
-      if (!lines.some(Boolean)) continue;
-      // Page space → sheet pixels: the rectangle's corners (left, top, right, bottom) as a box.
-      const [left, top, right, bottom] = rect;
-      const pts = [
-        [left!, top!],
-        [right!, top!],
-        [left!, bottom!],
-        [right!, bottom!],
-      ].map(([px, py]) => {
-        const ox = px! - affine.p0x;
-        const oy = py! - affine.p0y;
-        return [affine.b11 * ox + affine.b12 * oy, affine.b21 * ox + affine.b22 * oy] as const;
-      });
-      const x0 = Math.max(0, Math.min(...pts.map((p) => p[0])));
-      const y0 = Math.max(0, Math.min(...pts.map((p) => p[1])));
-      const x1 = Math.min(width, Math.max(...pts.map((p) => p[0])));
-      const y1 = Math.min(height, Math.max(...pts.map((p) => p[1])));
-      if (x1 <= x0 || y1 <= y0) continue;
-      const lineH = (y1 - y0) / lines.length;
-      lines.forEach((line, k) => {
-        if (line)
-          out.push({
-            text: line,
-            x: x0,
-            y: y0 + k * lineH,
-            width: x1 - x0,
-            height: lineH,
-            fontSize: lineH,
-            angle: 0,
-            markup: true,
-          });
+      text = text.replace(/\s+/g, ' ').trim();
+      if (!/[\p{L}\p{N}]/u.test(text)) continue;
+      if (!api.FPDFAnnot_GetRect(annot, inst.scratch)) continue;
+      const f = inst.scratch >> 2;
+      const [l, t, r, b] = [M.HEAPF32[f]!, M.HEAPF32[f + 1]!, M.HEAPF32[f + 2]!, M.HEAPF32[f + 3]!];
+      const xs: number[] = [];
+      const ys: number[] = [];
+      for (const [px, py] of [
+        [l, t],
+        [r, t],
+        [l, b],
+        [r, b],
+      ] as const) {
+        xs.push(b11 * (px - p0x) + b12 * (py - p0y));
+        ys.push(b21 * (px - p0x) + b22 * (py - p0y));
+      }
+      const x0 = Math.max(0, Math.min(...xs));
+      const y0 = Math.max(0, Math.min(...ys));
+      const x1 = Math.min(width, Math.max(...xs));
+      const y1 = Math.min(height, Math.max(...ys));
+      if (!(x1 > x0 && y1 > y0)) continue;
+      out.push({
+        text,
+        x: x0,
+        y: y0,
+        width: x1 - x0,
+        height: y1 - y0,
+        fontSize: 0,
+        angle: 0,
+        markup: true,
       });
     } finally {
       api.FPDFPage_CloseAnnot(annot);

@@ -117,7 +117,13 @@ function Screen({ route }: { route: Route }) {
       return <ProjectScreen key={route.projectId} projectId={route.projectId} tab={route.tab} />;
     case 'sheet':
       return (
-        <SheetScreen key={route.sheetId} projectId={route.projectId} sheetId={route.sheetId} />
+        <SheetScreen
+          key={`${route.sheetId}:${route.at ? Object.values(route.at).join(',') : ''}`}
+          projectId={route.projectId}
+          sheetId={route.sheetId}
+          at={route.at ?? null}
+          label={route.label ?? null}
+        />
       );
     case 'comparison':
       return <ComparisonScreen key={route.jobId} projectId={route.projectId} jobId={route.jobId} />;

@@ -9,6 +9,13 @@ describe('routes', () => {
       { name: 'project', projectId: 'prj_01ABC', tab: 'compare' },
       { name: 'project', projectId: 'prj_01ABC', tab: 'search' },
       { name: 'sheet', projectId: 'prj_01ABC', sheetId: 'sht_9' },
+      {
+        name: 'sheet',
+        projectId: 'prj_01ABC',
+        sheetId: 'sht_9',
+        at: { x: 10, y: 20, width: 300, height: 40 },
+        label: 'GLULAM COLUMN',
+      },
       { name: 'comparison', projectId: 'prj_01ABC', jobId: 'job_7' },
       { name: 'overlay', projectId: 'prj_01ABC', overlayId: 'ovl_3', jobId: 'job_7' },
       { name: 'overlay', projectId: 'prj_01ABC', overlayId: 'ovl_3', jobId: null },

@@ -6,7 +6,15 @@ export type ProjectTab = 'drawings' | 'compare' | 'search';
 export type Route =
   | { name: 'projects' }
   | { name: 'project'; projectId: string; tab: ProjectTab }
-  | { name: 'sheet'; projectId: string; sheetId: string }
+  | {
+      name: 'sheet';
+      projectId: string;
+      sheetId: string;
+      /** A place to open zoomed to and highlight (a search hit, a citation): sheet pixels. */
+      at?: { x: number; y: number; width: number; height: number };
+      /** What the highlighted place is (shown next to it). */
+      label?: string;
+    }
   | { name: 'comparison'; projectId: string; jobId: string }
   | {
       name: 'overlay';
@@ -26,7 +34,19 @@ export function parseRoute(hash: string): Route {
   if (parts[0] !== 'projects' || !parts[1] || !ID.test(parts[1])) return { name: 'projects' };
   const projectId = parts[1];
   const [, , section, id] = parts;
-  if (section === 'sheets' && id && ID.test(id)) return { name: 'sheet', projectId, sheetId: id };
+  if (section === 'sheets' && id && ID.test(id)) {
+    const at = (query.get('at') ?? '').split(',').map(Number);
+    const label = query.get('label');
+    return {
+      name: 'sheet',
+      projectId,
+      sheetId: id,
+      ...(at.length === 4 && at.every(Number.isFinite) && at[2]! > 0 && at[3]! > 0
+        ? { at: { x: at[0]!, y: at[1]!, width: at[2]!, height: at[3]! } }
+        : {}),
+      ...(label ? { label } : {}),
+    };
+  }
   if (section === 'comparisons' && id && ID.test(id))
     return { name: 'comparison', projectId, jobId: id };
   if (section === 'overlays' && id && ID.test(id)) {
@@ -54,8 +74,16 @@ export function formatRoute(route: Route): string {
       return route.tab === 'drawings'
         ? `#/projects/${e(route.projectId)}`
         : `#/projects/${e(route.projectId)}/${route.tab}`;
-    case 'sheet':
-      return `#/projects/${e(route.projectId)}/sheets/${e(route.sheetId)}`;
+    case 'sheet': {
+      const q = new URLSearchParams();
+      if (route.at) {
+        const { x, y, width, height } = route.at;
+        q.set('at', [x, y, width, height].map((v) => Math.round(v)).join(','));
+      }
+      if (route.label) q.set('label', route.label);
+      const qs = q.toString();
+      return `#/projects/${e(route.projectId)}/sheets/${e(route.sheetId)}${qs ? `?${qs}` : ''}`;
+    }
     case 'comparison':
       return `#/projects/${e(route.projectId)}/comparisons/${e(route.jobId)}`;
     case 'overlay': {

@@ -17,7 +17,6 @@ import {
   useLiveJob,
   usePatchDrawing,
   useProject,
-  useSearch,
   useSheets,
 } from '../api/hooks';
 import {
@@ -52,6 +51,8 @@ import {
   RetryDrawingButton,
 } from './project/DrawingActions';
 import { SheetHistory } from './project/SheetHistory';
+import { AskPanel } from './AskPanel';
+import { SearchPanel } from './SearchPanel';
 
 export function ProjectScreen({ projectId, tab }: { projectId: string; tab: ProjectTab }) {
   const project = useProject(projectId);
@@ -95,7 +96,12 @@ export function ProjectScreen({ projectId, tab }: { projectId: string; tab: Proj
       </nav>
       {tab === 'drawings' && <DrawingsTab projectId={projectId} />}
       {tab === 'compare' && <CompareTab projectId={projectId} />}
-      {tab === 'search' && <SearchTab projectId={projectId} />}
+      {tab === 'search' && (
+        <div className="sa-columns">
+          <SearchPanel projectId={projectId} />
+          <AskPanel projectId={projectId} />
+        </div>
+      )}
     </div>
   );
 }
@@ -830,84 +836,5 @@ function ComparisonLabel({
       </span>
       {newer && <span className="muted small">issued {issueDate(newer)}</span>}
     </span>
-  );
-}
-
-// ───────────────────────────── Search ─────────────────────────────
-
-function SearchTab({ projectId }: { projectId: string }) {
-  const api = useApi();
-  const search = useSearch(projectId);
-  const [query, setQuery] = useState('');
-  const [discipline, setDiscipline] = useState('');
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    if (query.trim())
-      search.mutate({ query: query.trim(), ...(discipline ? { discipline } : {}), limit: 50 });
-  };
-  const open = async (hit: { type: string; id: string; sheet_id: string | null }) => {
-    try {
-      if (hit.id.startsWith('chg_')) {
-        const change = await api.getChange(hit.id);
-        navigate({ name: 'overlay', projectId, overlayId: change.overlay_id, jobId: null });
-      } else if (hit.sheet_id) {
-        navigate({ name: 'sheet', projectId, sheetId: hit.sheet_id });
-      }
-    } catch (err) {
-      ui.toast(errorDetail(err), 'error');
-    }
-  };
-  return (
-    <section className="card">
-      <form className="search-bar" onSubmit={submit} role="search">
-        <input
-          type="search"
-          value={query}
-          onChange={(e) => setQuery(e.target.value)}
-          placeholder="Search sheet text, view titles, changes, symbols…"
-          aria-label="Search the project"
-          data-testid="search-input"
-          autoFocus
-        />
-        <select
-          value={discipline}
-          onChange={(e) => setDiscipline(e.target.value)}
-          aria-label="Discipline"
-        >
-          <option value="">All disciplines</option>
-          {DISCIPLINES.map((d) => (
-            <option key={d} value={d}>
-              {disciplineLabel(d)}
-            </option>
-          ))}
-        </select>
-        <button
-          type="submit"
-          className="btn btn-primary"
-          disabled={!query.trim() || search.isPending}
-        >
-          Search
-        </button>
-      </form>
-      {search.isPending && <Spinner label="Searching…" />}
-      {search.isError && <ErrorNote error={search.error} title="Search failed" />}
-      {search.isSuccess && search.data.data.length === 0 && (
-        <Empty title="No matches">Try fewer or different words.</Empty>
-      )}
-      {search.isSuccess && search.data.data.length > 0 && (
-        <ul className="hit-list" data-testid="search-results">
-          {search.data.data.map((h) => (
-            <li key={`${h.type}:${h.id}`}>
-              <button type="button" className="hit" onClick={() => void open(h)}>
-                <span className="hit-type">{h.type}</span>
-                <span className="sheet-number">{h.sheet_number ?? '—'}</span>
-                <span className="hit-snippet">{h.snippet}</span>
-                <span className="muted small mono">{h.score.toFixed(2)}</span>
-              </button>
-            </li>
-          ))}
-        </ul>
-      )}
-    </section>
   );
 }

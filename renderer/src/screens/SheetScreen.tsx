@@ -1,15 +1,28 @@
 import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
 import { useBlocks, usePatchSheet, useSheet } from '../api/hooks';
-import type { Discipline, ReadySheet, Sheet } from '../api/types';
+import type { BBox, Discipline, ReadySheet, Sheet } from '../api/types';
 import { DISCIPLINES, isReadySheet } from '../api/types';
 import { disciplineLabel, Empty, ErrorNote, Spinner } from '../components/common';
 import { ui } from '../state/ui-store';
-import { SheetCanvas, type RegionSpec } from '../viewer/SheetCanvas';
+import { SheetCanvas, type MarkSpec, type RegionSpec } from '../viewer/SheetCanvas';
+import { useSheetSymbols } from '../api/vision';
+import { CountPanel } from './CountPanel';
 import { servicePyramid } from '../viewer/tiles';
 import type { Size, View } from '../viewer/view-transform';
 import { centreOn, fitView, regionView, viewCentre } from '../viewer/view-transform';
 
-export function SheetScreen({ projectId, sheetId }: { projectId: string; sheetId: string }) {
+export function SheetScreen({
+  projectId,
+  sheetId,
+  at = null,
+  label = null,
+}: {
+  projectId: string;
+  sheetId: string;
+  /** A place to open zoomed to and highlight (a search hit, a citation). */
+  at?: BBox | null;
+  label?: string | null;
+}) {
   const sheet = useSheet(sheetId);
   if (sheet.isPending) return <Spinner label="Loading sheet…" />;
   if (sheet.isError) {
@@ -32,11 +45,26 @@ export function SheetScreen({ projectId, sheetId }: { projectId: string; sheetId
       </div>
     );
   }
-  return <SheetView sheet={sheet.data} projectId={projectId} />;
+  return <SheetView sheet={sheet.data} projectId={projectId} at={at} label={label} />;
 }
 
-function SheetView({ sheet }: { sheet: ReadySheet; projectId: string }) {
+function SheetView({
+  sheet,
+  projectId,
+  at,
+  label,
+}: {
+  sheet: ReadySheet;
+  projectId: string;
+  at: BBox | null;
+  label: string | null;
+}) {
   const blocks = useBlocks(sheet.id);
+  // Counting a symbol: the box drawn around it, and the parse job whose instances are shown.
+  const [drawing, setDrawing] = useState(false);
+  const [template, setTemplate] = useState<BBox | null>(null);
+  const [parseJob, setParseJob] = useState<string | null>(null);
+  const symbols = useSheetSymbols(sheet.id, parseJob);
   const world = useMemo(
     () => ({ width: sheet.width, height: sheet.height }),
     [sheet.width, sheet.height],
@@ -57,22 +85,34 @@ function SheetView({ sheet }: { sheet: ReadySheet; projectId: string }) {
       viewport.current = s;
       setView((v) =>
         !v || !prev
-          ? fitView(s, { x: 0, y: 0, ...world })
+          ? at
+            ? // Enough of the sheet around the place to read it in context (~4 in at 200 dpi).
+              regionView(s, at, 800, 2)
+            : fitView(s, { x: 0, y: 0, ...world })
           : centreOn(s, viewCentre(v, prev), v.scale),
       );
     },
-    [world],
+    [world, at],
   );
 
   // The Sheet block is the page this viewer already shows, not a view on it: left out of the list
   // and the boxes.
   const views = useMemo(() => (blocks.data ?? []).filter((b) => b.type !== 'Sheet'), [blocks.data]);
-  const regions: RegionSpec[] = views.map((b) => ({
-    id: b.id,
-    bbox: b.bbox,
-    colour: '#1f5fbf',
-    dim: b.id !== selected,
-  }));
+  const regions: RegionSpec[] = [
+    ...views.map((b) => ({
+      id: b.id,
+      bbox: b.bbox,
+      colour: '#1f5fbf',
+      dim: b.id !== selected,
+    })),
+    ...(symbols.data ?? []).map((y) => ({ id: y.id, bbox: y.bbox, colour: '#c2410c' })),
+  ];
+  const marks: MarkSpec[] = [
+    ...(at ? [{ id: 'at', bbox: at, label, testId: 'hit-highlight' }] : []),
+    ...(template
+      ? [{ id: 'template', bbox: template, label: 'Template', testId: 'template' }]
+      : []),
+  ];
   const focus = (id: string | null) => {
     setSelected(id);
     const b = views.find((x) => x.id === id);
@@ -106,6 +146,15 @@ function SheetView({ sheet }: { sheet: ReadySheet; projectId: string }) {
             world={world}
             layers={layers}
             regions={regions}
+            marks={marks}
+            onDrawBox={
+              drawing
+                ? (b) => {
+                    setTemplate(b);
+                    setDrawing(false);
+                  }
+                : null
+            }
             selectedId={selected}
             view={view}
             onView={setView}
@@ -115,6 +164,23 @@ function SheetView({ sheet }: { sheet: ReadySheet; projectId: string }) {
           />
         </div>
         <aside className="change-panel" aria-label="Sheet details">
+          <CountPanel
+            sheet={sheet}
+            projectId={projectId}
+            template={template}
+            drawing={drawing}
+            onDraw={() => setDrawing((d) => !d)}
+            onClear={() => {
+              setTemplate(null);
+              setParseJob(null);
+            }}
+            onJob={setParseJob}
+          />
+          {symbols.data && parseJob && (
+            <p className="panel-section small" data-testid="symbols-on-sheet">
+              {symbols.data.length} found on this sheet (outlined in orange)
+            </p>
+          )}
           <SheetMetaForm sheet={sheet} />
           <div className="panel-section grow">
             <h2 className="card-title">

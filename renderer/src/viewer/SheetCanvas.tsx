@@ -9,7 +9,7 @@ import type { BBox, TilePyramid } from '../api/types';
 import { backdropToDraw, levelForScale, tilesForView } from './tiles';
 import { sourceForScale, useImageLevels } from './use-image-levels';
 import type { Point, Size, View } from './view-transform';
-import { constrainView, hitTest, wheelZoomFactor, zoomAt } from './view-transform';
+import { constrainView, hitTest, screenToWorld, wheelZoomFactor, zoomAt } from './view-transform';
 import { initialToolState, step, type ToolEvent, type ToolState } from './viewer-tool.machine';
 
 export interface ImageLayerSpec {
@@ -37,7 +37,19 @@ export interface ViewBoxSpec {
   label: string;
 }
 
+/** A highlighted place drawn above the canvas (a search hit, a citation), with its label. */
+export interface MarkSpec {
+  id: string;
+  bbox: BBox;
+  label?: string | null;
+  testId?: string;
+}
+
 interface Props {
+  /** Highlighted places (DOM boxes over the canvas, so they are seen and found by tests). */
+  marks?: MarkSpec[];
+  /** When set, a drag draws a box (world pixels) instead of panning; released, it is reported. */
+  onDrawBox?: ((bbox: BBox) => void) | null;
   world: Size;
   layers: ImageLayerSpec[];
   regions?: RegionSpec[];
@@ -75,6 +87,8 @@ export function SheetCanvas(props: Props) {
   const viewRef = useRef<View | null>(view);
   viewRef.current = view;
   const [cursor, setCursor] = useState<string>('default');
+  const [drag, setDrag] = useState<{ a: Point; b: Point } | null>(null);
+  const drawBox = props.onDrawBox ?? null;
   const dpr = typeof window !== 'undefined' ? window.devicePixelRatio || 1 : 1;
 
   // Track the host's size; report it so the parent can fit views.
@@ -177,15 +191,41 @@ export function SheetCanvas(props: Props) {
       data-testid={props.testId}
       data-loaded={!loading}
       aria-busy={loading}
-      style={{ cursor: cursor === 'default' ? 'grab' : cursor, ...props.style }}
+      style={{
+        cursor: drawBox ? 'crosshair' : cursor === 'default' ? 'grab' : cursor,
+        ...props.style,
+      }}
       onPointerDown={(e) => {
+        if (drawBox && v && e.button === 0) {
+          (e.currentTarget as HTMLDivElement).setPointerCapture(e.pointerId);
+          const p = screenToWorld(v, local(e));
+          setDrag({ a: p, b: p });
+          return;
+        }
         const target =
           (e.target as HTMLElement).dataset.role === 'swipe-handle' ? 'swipe-handle' : 'canvas';
         (e.currentTarget as HTMLDivElement).setPointerCapture(e.pointerId);
         feed({ type: 'down', p: local(e), target, button: e.button });
       }}
-      onPointerMove={(e) => feed({ type: 'move', p: local(e) })}
-      onPointerUp={(e) => feed({ type: 'up', p: local(e) })}
+      onPointerMove={(e) => {
+        if (drag && v) setDrag({ a: drag.a, b: screenToWorld(v, local(e)) });
+        else feed({ type: 'move', p: local(e) });
+      }}
+      onPointerUp={(e) => {
+        if (drag && v) {
+          const b = screenToWorld(v, local(e));
+          setDrag(null);
+          const box = {
+            x: Math.max(0, Math.min(drag.a.x, b.x)),
+            y: Math.max(0, Math.min(drag.a.y, b.y)),
+            width: Math.abs(b.x - drag.a.x),
+            height: Math.abs(b.y - drag.a.y),
+          };
+          if (box.width * v.scale >= 4 && box.height * v.scale >= 4) drawBox?.(box);
+          return;
+        }
+        feed({ type: 'up', p: local(e) });
+      }}
       onPointerCancel={() => feed({ type: 'cancel' })}
     >
       {v && size.width > 0 && size.height > 0 && (
@@ -289,6 +329,39 @@ export function SheetCanvas(props: Props) {
             </Layer>
           )}
         </Stage>
+      )}
+      {v &&
+        (props.marks ?? []).map((m) => {
+          const pad = 6;
+          const left = m.bbox.x * v.scale + v.x - pad;
+          const top = m.bbox.y * v.scale + v.y - pad;
+          return (
+            <div
+              key={m.id}
+              className="hit-mark"
+              data-testid={m.testId ?? 'hit-mark'}
+              style={{
+                left,
+                top,
+                width: m.bbox.width * v.scale + 2 * pad,
+                height: m.bbox.height * v.scale + 2 * pad,
+              }}
+            >
+              {m.label && <span className="hit-mark-label">{m.label}</span>}
+            </div>
+          );
+        })}
+      {v && drag && (
+        <div
+          className="draw-box"
+          data-testid="draw-box"
+          style={{
+            left: Math.min(drag.a.x, drag.b.x) * v.scale + v.x,
+            top: Math.min(drag.a.y, drag.b.y) * v.scale + v.y,
+            width: Math.abs(drag.b.x - drag.a.x) * v.scale,
+            height: Math.abs(drag.b.y - drag.a.y) * v.scale,
+          }}
+        />
       )}
       {swipeWorldX !== null && swipeFraction != null && (
         <div
