@@ -4,67 +4,11 @@
 // so their change continues past the overlay image. The list says so and the outline stops at the
 // image's edge instead of framing blank canvas. Set-up goes through the API (the browser flow of
 // upload and compare is review-flow.spec.ts); what is checked is what the user sees.
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { expect, test, type APIRequestContext } from '@playwright/test';
+import { expect, test } from '@playwright/test';
+import { api, key, origin, uploadDrawing, waitForJob } from './api.helpers';
 
-const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/drawings');
 const OLD = '20150115_ASK-003_exterior-west-wall-window-locations.pdf';
 const NEW = '20150116_ASK-003_exterior-west-wall-window-locations.pdf';
-
-const origin = () => {
-  const o = process.env.BLUELINE_ORIGIN;
-  if (!o) throw new Error('BLUELINE_ORIGIN not set: global setup did not start the service');
-  return o;
-};
-const key = () => process.env.BLUELINE_API_KEY ?? '';
-
-async function api<T>(
-  request: APIRequestContext,
-  method: 'GET' | 'POST' | 'DELETE',
-  url: string,
-  body?: unknown,
-): Promise<T> {
-  const res = await request.fetch(url.startsWith('http') ? url : `${origin()}/v1${url}`, {
-    method,
-    headers: { authorization: `Bearer ${key()}` },
-    ...(body !== undefined ? { data: body } : {}),
-  });
-  expect(res.status(), `${method} ${url}: ${await res.text()}`).toBeLessThan(300);
-  return (res.status() === 204 ? undefined : await res.json()) as T;
-}
-
-async function waitForJob(request: APIRequestContext, id: string): Promise<{ status: string }> {
-  const deadline = Date.now() + 5 * 60_000;
-  for (;;) {
-    const job = await api<{ status: string }>(request, 'GET', `/jobs/${id}`);
-    if (['Completed', 'Failed', 'Canceled'].includes(job.status)) return job;
-    if (Date.now() > deadline) throw new Error(`job ${id} still ${job.status}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
-
-async function uploadDrawing(
-  request: APIRequestContext,
-  projectId: string,
-  file: string,
-  name: string,
-): Promise<{ id: string; job_id: string }> {
-  const bytes = readFileSync(path.join(FIXTURES, file));
-  const created = await api<{ id: string; upload_url: string }>(request, 'POST', '/files', {
-    project_id: projectId,
-    filename: file,
-    content_type: 'application/pdf',
-    size_bytes: bytes.length,
-  });
-  const put = await request.fetch(created.upload_url, {
-    method: 'PUT',
-    headers: { 'content-type': 'application/pdf' },
-    data: bytes,
-  });
-  expect(put.status()).toBe(200);
-  return api(request, 'POST', '/drawings', { project_id: projectId, name, file_id: created.id });
-}
 
 interface Overlay {
   id: string;

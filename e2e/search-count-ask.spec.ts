@@ -3,70 +3,15 @@
 // opened at its highlighted place on the sheet; a symbol boxed on the sheet, counted on both issues
 // with the per-sheet change and its instances outlined; an answer whose citation opens its sheet at
 // the cited words. Screenshots of the panels at 1600x1000 and 1280x800 go to /tmp/search-shots/.
-import { mkdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
-import { expect, test, type APIRequestContext, type Page } from '@playwright/test';
+import { mkdirSync } from 'node:fs';
+import { expect, test, type Page } from '@playwright/test';
+import { api, key, origin, uploadDrawing, waitForJob } from './api.helpers';
 
-const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/drawings');
 const SHOTS = '/tmp/search-shots';
 const SIZES = [
   { width: 1600, height: 1000 },
   { width: 1280, height: 800 },
 ];
-
-const origin = () => {
-  const o = process.env.BLUELINE_ORIGIN;
-  if (!o) throw new Error('BLUELINE_ORIGIN not set: global setup did not start the service');
-  return o;
-};
-const key = () => process.env.BLUELINE_API_KEY ?? '';
-
-async function api<T>(
-  request: APIRequestContext,
-  method: 'GET' | 'POST' | 'DELETE',
-  url: string,
-  body?: unknown,
-): Promise<T> {
-  const res = await request.fetch(`${origin()}/v1${url}`, {
-    method,
-    headers: { authorization: `Bearer ${key()}` },
-    ...(body !== undefined ? { data: body } : {}),
-  });
-  expect(res.status(), `${method} ${url}: ${await res.text()}`).toBeLessThan(300);
-  return (res.status() === 204 ? undefined : await res.json()) as T;
-}
-
-async function waitForJob(request: APIRequestContext, id: string): Promise<{ status: string }> {
-  const deadline = Date.now() + 5 * 60_000;
-  for (;;) {
-    const job = await api<{ status: string }>(request, 'GET', `/jobs/${id}`);
-    if (['Completed', 'Failed', 'Canceled'].includes(job.status)) return job;
-    if (Date.now() > deadline) throw new Error(`job ${id} still ${job.status}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
-
-async function uploadDrawing(
-  request: APIRequestContext,
-  projectId: string,
-  file: string,
-  name: string,
-): Promise<{ id: string; job_id: string }> {
-  const bytes = readFileSync(path.join(FIXTURES, file));
-  const created = await api<{ id: string; upload_url: string }>(request, 'POST', '/files', {
-    project_id: projectId,
-    filename: file,
-    content_type: 'application/pdf',
-    size_bytes: bytes.length,
-  });
-  const put = await request.fetch(created.upload_url, {
-    method: 'PUT',
-    headers: { 'content-type': 'application/pdf' },
-    data: bytes,
-  });
-  expect(put.status()).toBe(200);
-  return api(request, 'POST', '/drawings', { project_id: projectId, name, file_id: created.id });
-}
 
 interface Sheet {
   id: string;

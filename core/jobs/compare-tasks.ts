@@ -28,7 +28,7 @@ import {
 } from '../vision/compare/compare-pipeline.adapter';
 import { CompareBuffers } from '../vision/compare/buffers';
 import { findLayerRegions, STYLE_SHARE } from '../vision/compare/regions';
-import { registerImages, invertAffine, type Affine } from '../vision/compare/register';
+import { registerImages, invertAffine, mapBox, type Affine } from '../vision/compare/register';
 import { isNoise, reportedScore } from '../vision/compare/score';
 import { decodeGrey } from '../vision/compare/encode.adapter';
 import { pairBlocks, type BlockBox, type BlockInfo, type BlockPair } from '../services/pairing';
@@ -513,24 +513,6 @@ function compose(t: readonly number[], u: readonly number[]): Affine {
   ];
 }
 
-/** The bounding box of `box` mapped through `t`. */
-function mapBoxThrough(t: readonly number[], box: BlockBox): BlockBox {
-  const pts = [
-    apply(t, box.x, box.y),
-    apply(t, box.x + box.width, box.y),
-    apply(t, box.x, box.y + box.height),
-    apply(t, box.x + box.width, box.y + box.height),
-  ];
-  const x0 = Math.min(...pts.map((p) => p[0]));
-  const y0 = Math.min(...pts.map((p) => p[1]));
-  return {
-    x: x0,
-    y: y0,
-    width: Math.max(...pts.map((p) => p[0])) - x0,
-    height: Math.max(...pts.map((p) => p[1])) - y0,
-  };
-}
-
 function grow(b: BlockBox, by: number): BlockBox {
   return { x: b.x - by, y: b.y - by, width: b.width + 2 * by, height: b.height + 2 * by };
 }
@@ -638,7 +620,7 @@ async function wholeSheetRegions(
     const dy = ny - cy;
     if (Math.hypot(dx, dy) < MOVED_MIN_PX) continue;
     const from = grow(v.box, 16);
-    const to = grow(mapBoxThrough(toOverlay, v.box), 16);
+    const to = grow(mapBox(toOverlay, v.box), 16);
     const mine = rest.filter((r) => {
       const rx = r.box.x + r.box.width / 2;
       const ry = r.box.y + r.box.height / 2;

@@ -10,7 +10,7 @@
 // sheet's dpi (core/vision/input/pdfium.adapter.ts: width = round(displayed width pt × dpi / 72),
 // origin top-left, y down). The scale is taken from the stored raster size over the displayed page
 // size, so the rounding of the raster size does not shift clouds on large sheets.
-import { invertAffine } from '../../vision/compare/register';
+import { invertAffine, mapBox } from '../../vision/compare/register';
 
 export interface Box {
   x: number;
@@ -21,21 +21,6 @@ export interface Box {
 
 /** A 2×3 affine [a, b, c, d, e, f]: x' = a·x + b·y + c, y' = d·x + e·y + f. */
 export type Affine = readonly number[];
-
-/** The axis-aligned box around `b`'s four corners mapped through `t`. */
-export function mapBox(t: Affine, b: Box): Box {
-  const pts = [
-    [b.x, b.y],
-    [b.x + b.width, b.y],
-    [b.x, b.y + b.height],
-    [b.x + b.width, b.y + b.height],
-  ].map(([x, y]) => [t[0]! * x! + t[1]! * y! + t[2]!, t[3]! * x! + t[4]! * y! + t[5]!]);
-  const xs = pts.map((p) => p[0]!);
-  const ys = pts.map((p) => p[1]!);
-  const x = Math.min(...xs);
-  const y = Math.min(...ys);
-  return { x, y, width: Math.max(...xs) - x, height: Math.max(...ys) - y };
-}
 
 /**
  * A change's box (overlay pixels) on the newer sheet (B sheet pixels): through the inverse of the

@@ -18,6 +18,7 @@
 //      value at the same place are one too (samePlacePairs).
 //
 // Pure: no database, no images. analyze.job.ts feeds it the stored runs and regions.
+import { mapBox } from './register';
 
 /** Sheet pixels, origin top-left. */
 export interface Box {
@@ -160,21 +161,6 @@ export function runTokens(run: RunLike): Token[] {
           height: b.height,
         },
   }));
-}
-
-/** The bounding box of `b` mapped through the affine `t` ([a, b, c, d, e, f]: x' = ax + by + c). */
-export function mapBox(t: readonly number[], b: Box): Box {
-  const pts = [
-    [b.x, b.y],
-    [b.x + b.width, b.y],
-    [b.x, b.y + b.height],
-    [b.x + b.width, b.y + b.height],
-  ].map(([x, y]) => [t[0]! * x! + t[1]! * y! + t[2]!, t[3]! * x! + t[4]! * y! + t[5]!]);
-  const xs = pts.map((p) => p[0]!);
-  const ys = pts.map((p) => p[1]!);
-  const x = Math.min(...xs);
-  const y = Math.min(...ys);
-  return { x, y, width: Math.max(...xs) - x, height: Math.max(...ys) - y };
 }
 
 /** Every run's tokens, boxes mapped through `t` when given (B's runs into A's frame). */

@@ -452,6 +452,20 @@ export function findLayerRegions(d: DiffResult, opts: RegionOptions = {}): Chang
     }
     for (const r of out) r.style_share = Math.round((r.style_share ?? 0) * 1000) / 1000;
     out.push(...own);
+    // A small compact edit can fall below both thresholds once split: a dimension retyped in small
+    // type (7'-6" → 8'-0" in 8 pt at 200 dpi, ~55 changed px) is mostly within 2 px of the other
+    // side's glyphs, so neither its geometry part nor its style part seeds a region. The regions of
+    // all changed pixels (as found before the split) bring such an edit back where no region of the
+    // split covers it, with its style share; analyze then names it by its words (a changed dimension
+    // is kept) or calls it noise or style by its size and share, never a silent nothing.
+    for (const w of findRegions(d, opts)) {
+      if (out.some((r) => boxesTouch(r.bbox, w.bbox))) continue;
+      const styled =
+        bitsInBox(st.added, d.stride, w.bbox) + bitsInBox(st.removed, d.stride, w.bbox);
+      w.style_share = Math.round(Math.min(1, styled / Math.max(1, w.area_px)) * 1000) / 1000;
+      delete w.moved_with;
+      out.push(w);
+    }
   } else {
     out = findRegions(d, opts);
     for (const r of out) r.style_share = 0;
@@ -469,6 +483,29 @@ export function findLayerRegions(d: DiffResult, opts: RegionOptions = {}): Chang
     }
   }
   return out;
+}
+
+/** Set bits of a packed mask (bit x & 31 of word y·stride + x>>5) inside `box`. */
+function bitsInBox(
+  m: Uint32Array,
+  stride: number,
+  box: { x: number; y: number; width: number; height: number },
+): number {
+  let n = 0;
+  const x1 = box.x + box.width;
+  for (let y = box.y; y < box.y + box.height; y++) {
+    const row = y * stride;
+    for (let x = box.x; x < x1;) {
+      const w = m[row + (x >> 5)]!;
+      const lo = x & 31;
+      const hi = Math.min(32, lo + (x1 - x));
+      // Bits lo..hi-1 of this word.
+      const span = hi - lo === 32 ? w : (w >>> lo) & ((1 << (hi - lo)) - 1);
+      if (span !== 0) n += popcount32(span);
+      x += hi - lo;
+    }
+  }
+  return n;
 }
 
 function boxesTouch(

@@ -442,6 +442,27 @@ function fillGridLevel(
 // ---------------------------------------------------------------------------------------------
 // Affine helpers
 
+/** The axis-aligned box around `b`'s four corners mapped through `t` ([a, b, c, d, e, f]: x' = ax + by + c). */
+export function mapBox<B extends { x: number; y: number; width: number; height: number }>(
+  t: readonly number[],
+  b: B,
+): { x: number; y: number; width: number; height: number } {
+  const xs: number[] = [];
+  const ys: number[] = [];
+  for (const [x, y] of [
+    [b.x, b.y],
+    [b.x + b.width, b.y],
+    [b.x, b.y + b.height],
+    [b.x + b.width, b.y + b.height],
+  ] as const) {
+    xs.push(t[0]! * x + t[1]! * y + t[2]!);
+    ys.push(t[3]! * x + t[4]! * y + t[5]!);
+  }
+  const x = Math.min(...xs);
+  const y = Math.min(...ys);
+  return { x, y, width: Math.max(...xs) - x, height: Math.max(...ys) - y };
+}
+
 export function invertAffine(t: readonly number[]): Affine {
   const [a, b, c, d, e, f] = t as Affine;
   const det = a * e - b * d;
