@@ -1,0 +1,48 @@
+// Compare the way people think (issue 18 part 2): the newer set is decided by issue date, not by
+// upload order. The ASK-003 re-issue (2015-01-16) is uploaded first and the first issue
+// (2015-01-15) second; the compare form must still propose 01-15 → 01-16, say so in words, and a
+// swap must warn that additions would show as removals. Set-up through the API; what is checked is
+// what the user sees.
+import { expect, test } from '@playwright/test';
+import { api, key, origin, uploadDrawing, waitForJob } from './api.helpers';
+
+const FIRST = '20150115_ASK-003_exterior-west-wall-window-locations.pdf';
+const REISSUE = '20150116_ASK-003_exterior-west-wall-window-locations.pdf';
+
+test('the compare form proposes older → newer by issue date, whatever the upload order', async ({
+  page,
+  request,
+}) => {
+  test.setTimeout(6 * 60_000);
+  const project = await api<{ id: string }>(request, 'POST', '/projects', {
+    name: 'ASK-003 direction',
+  });
+  // The re-issue first: upload order says the opposite of the dates.
+  const reissue = await uploadDrawing(request, project.id, REISSUE, 'ASK-003 re-issue');
+  expect((await waitForJob(request, reissue.job_id)).status).toBe('Completed');
+  const first = await uploadDrawing(request, project.id, FIRST, 'ASK-003 first issue');
+  expect((await waitForJob(request, first.job_id)).status).toBe('Completed');
+
+  await page.goto(`${origin()}/#key=${key()}`);
+  await page.goto(`${origin()}/#/projects/${project.id}/compare`);
+  const direction = page.getByTestId('compare-direction');
+  await expect(direction).toContainText(
+    'ASK-003 first issue → ASK-003 re-issue, issued 2015-01-15 → 2015-01-16',
+  );
+  await expect(page.getByTestId('compare-newer')).toHaveValue(reissue.id);
+  await expect(page.getByTestId('compare-older')).toHaveValue(first.id);
+  await expect(page.getByTestId('compare-reversed')).toHaveCount(0);
+
+  // Swapped on purpose: the direction follows, and the form warns.
+  await page.getByRole('button', { name: /Swap/ }).click();
+  await expect(direction).toContainText(
+    'ASK-003 re-issue → ASK-003 first issue, issued 2015-01-16 → 2015-01-15',
+  );
+  await expect(page.getByTestId('compare-reversed')).toContainText(
+    'additions would show as removals',
+  );
+  // And back: the warning goes.
+  await page.getByRole('button', { name: /Swap/ }).click();
+  await expect(page.getByTestId('compare-reversed')).toHaveCount(0);
+  await expect(page.getByTestId('compare-newer')).toHaveValue(reissue.id);
+});
