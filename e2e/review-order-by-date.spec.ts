@@ -2,7 +2,8 @@
 // upload order. The ASK-003 re-issue (2015-01-16) is uploaded first and the first issue
 // (2015-01-15) second; the compare form must still propose 01-15 → 01-16, say so in words, and a
 // swap must warn that additions would show as removals. Set-up through the API; what is checked is
-// what the user sees.
+// what the user sees. The file's name sorts after review-flow.spec.ts on purpose: specs run in name
+// order on one service, and that spec starts from an empty project list.
 import { expect, test } from '@playwright/test';
 import { api, key, origin, uploadDrawing, waitForJob } from './api.helpers';
 
