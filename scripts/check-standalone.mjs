@@ -1,10 +1,9 @@
 #!/usr/bin/env node
-// The repository stands alone: no tracked file may point at a folder beside the clone (such as
-// `../shared/`, which exists on our build machines but in nobody else's clone) or at an absolute
-// path of a build machine (`/work/…`). A relative reference is fine when it resolves to a path
-// inside the repository that exists (e.g. electron/main's `../shared/bridge`, which is
-// electron/shared/bridge.ts). `npm run check` runs this; scripts/check-standalone.test.ts proves it
-// fails on a planted reference.
+// The repository stands alone: no tracked file may point at a folder beside the clone (such as a
+// sibling folder named shared, which exists on our build machines but in nobody else's clone) or
+// at an absolute path of a build machine (`/work/…`). A relative reference is fine when it resolves
+// to a path inside the repository that exists. `npm run check` runs this;
+// scripts/check-standalone.test.ts proves it fails on a planted reference.
 //
 //   node scripts/check-standalone.mjs [repo-root]     exit 1 and a list of file:line when found
 import { execFileSync } from 'node:child_process';
@@ -21,12 +20,12 @@ const EXEMPT = new Set([
   'scripts/check-standalone.mjs',
   'scripts/check-standalone.test.ts',
 ]);
-/** `../shared`, `../../shared/…`: a relative path climbing to a folder named shared. */
+/** One or more `../`, then a folder named shared: a relative path climbing to such a folder. */
 const RELATIVE_RE = /((?:\.\.\/)+)shared(\/[\w.\-/]*)?/g;
 /** An absolute path into the build machine's work folder. */
 const ABSOLUTE_RE = /\/work\/(?:shared|\.library)\b[\w.\-/]*/g;
 
-/** Extensions an import may leave out (`'../shared/bridge'` is `bridge.ts`). */
+/** Extensions an import may leave out (`'./bridge'` is `bridge.ts`). */
 const IMPLIED = ['', '.ts', '.tsx', '.mts', '.js', '.mjs', '.cjs', '.json', '/index.ts'];
 
 /** Tracked files of the repository at `root` (paths relative to it, `/`-separated). */

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { app, BrowserWindow, dialog, ipcMain, session, type WebContents } from 'electron';
 import { createService, type Service, type ServiceOptions } from '../../core/index';
-import { BRIDGE_CONFIG_CHANNEL, type BluelineBridge } from '../shared/bridge';
+import { BRIDGE_CONFIG_CHANNEL, type BluelineBridge } from '../common/bridge';
 import { installAppMenu } from './app-menu';
 import { redirectBetterSqliteAddon } from './native-binding';
 import {

@@ -15,7 +15,7 @@ import tls from 'node:tls';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import selfsigned from 'selfsigned';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { BRIDGE_CONFIG_CHANNEL, type BluelineBridge } from '../shared/bridge';
+import { BRIDGE_CONFIG_CHANNEL, type BluelineBridge } from '../common/bridge';
 
 type Handler = (...args: never[]) => unknown;
 

@@ -3,7 +3,7 @@
 // bridge — no ipcRenderer, no Node, no functions — so page script can reach the service over
 // HTTPS and nothing else in the main process.
 import { contextBridge, ipcRenderer } from 'electron';
-import { BRIDGE_CONFIG_CHANNEL, isBluelineBridge } from '../shared/bridge';
+import { BRIDGE_CONFIG_CHANNEL, isBluelineBridge } from '../common/bridge';
 
 // Synchronous on purpose: it runs once before the page's scripts, so the renderer can read
 // `window.blueline` synchronously at start-up. The main process answers only frames of our origin.

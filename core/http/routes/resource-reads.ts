@@ -1,3 +1,4 @@
+import { ID_PREFIX as DOMAIN_ID_PREFIX } from '../../domain/ids';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { notFound } from '../../domain/errors';
@@ -25,20 +26,11 @@ export const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
 /** The documented path id of `kind`'s routes (Fastify only caps its length: a bad id is a 404). */
 export const idParamsDoc = (prefix: string) => Type.Object({ id: Id(prefix) });
 
-/** The id prefix of each resource kind (contract §2). */
+/** The id prefix of each resource kind (contract §2): domain/ids.ts's, under the resources' names. */
+const { webhookDelivery, ...samePrefix } = DOMAIN_ID_PREFIX;
 export const ID_PREFIX: Record<ResourceKind, string> = {
-  project: 'prj',
-  file: 'fil',
-  drawing: 'drw',
-  sheet: 'sht',
-  block: 'blk',
-  overlay: 'ovl',
-  change: 'chg',
-  symbol: 'sym',
-  job: 'job',
-  ledger: 'led',
-  webhook: 'whk',
-  webhook_delivery: 'whd',
+  ...samePrefix,
+  webhook_delivery: webhookDelivery,
 };
 
 const pascal = (noun: string) =>

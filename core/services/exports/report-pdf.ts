@@ -91,6 +91,19 @@ class Typesetter {
     this.charset = new Set(regular.getCharacterSet());
   }
 
+  /** Draws `s` (cleaned) on `page` at (x, y), PDF points from the bottom left. */
+  draw(
+    page: PDFPage,
+    s: string,
+    x: number,
+    y: number,
+    size: number,
+    font = this.regular,
+    color = INK,
+  ) {
+    page.drawText(this.clean(s), { x, y, size, font, color });
+  }
+
   /** The text as the standard fonts can show it (one line: newlines become spaces). */
   clean(s: string): string {
     let out = '';
@@ -196,15 +209,7 @@ export async function buildReportPdf(
   const [W, H] = PAGE_SIZES[opts.page_size];
   const kinds = KIND_RGB[opts.palette];
   const overlayColours = PALETTES[opts.palette];
-  const text = (
-    page: PDFPage,
-    s: string,
-    x: number,
-    y: number,
-    size: number,
-    font = ts.regular,
-    color = INK,
-  ) => page.drawText(ts.clean(s), { x, y, size, font, color });
+  const text = ts.draw.bind(ts);
 
   // ---- cover -------------------------------------------------------------------------------
   const cover = doc.addPage([W, H]);
@@ -400,15 +405,7 @@ function sheetSection(
   [W, H]: [number, number],
 ) {
   const kinds = KIND_RGB[opts.palette];
-  const text = (
-    page: PDFPage,
-    s: string,
-    x: number,
-    y: number,
-    size: number,
-    font = ts.regular,
-    color = INK,
-  ) => page.drawText(ts.clean(s), { x, y, size, font, color });
+  const text = ts.draw.bind(ts);
   const a = pair.sheet_a!;
   const b = pair.sheet_b!;
   const ov = pair.overlay!;
