@@ -179,6 +179,26 @@ describe('csv', () => {
           ),
         ),
       ).toBe(true);
+      // change_number is the number of the change's cloud in the report and the clouded PDF:
+      // pieces of one change (same kind, category, description) share it, noise has none.
+      const byNumber = new Map<string, Record<string, string>[]>();
+      for (const r of rows) {
+        if (r.category === 'noise') {
+          expect(r.change_number).toBe('');
+          continue;
+        }
+        expect(r.change_number).toMatch(/^\d+$/);
+        const k = `${r.sheet_number}#${r.change_number}`;
+        byNumber.set(k, [...(byNumber.get(k) ?? []), r]);
+      }
+      for (const group of byNumber.values())
+        for (const r of group)
+          expect([r.kind, r.category, r.description]).toEqual([
+            group[0]!.kind,
+            group[0]!.category,
+            group[0]!.description,
+          ]);
+      expect(byNumber.size).toBeLessThan(rows.filter((r) => r.category !== 'noise').length);
       expect(rows[0]!.old_set).toContain('Issue 07-18');
       expect(rows[0]!.new_set).toContain('Issue 07-24');
 
@@ -200,6 +220,17 @@ describe('pdf_report', () => {
   it(
     'opens in pdf.js and poppler, with every sheet number and every change description as text',
     async () => {
+      const overlays = await wholeSheetOverlays(cmp.barber);
+      const changes = (await Promise.all(overlays.map((o) => changesOf(o.id)))).flat();
+      const listed = changes.filter((c) => c.category !== 'noise');
+      // A note in the words a reviewer types: the report prints it as typed (embedded Unicode font).
+      const unicodeNote = `Check 10'-8 1/4" → 7'-3 1/2" (⌀ 45°, ½" gap) with Ωμέγα`;
+      const noted = listed.find((c) => !c.note)!;
+      expect(
+        (await t.request('PATCH', `/v1/changes/${noted.id}`, { body: { note: unicodeNote } }))
+          .status,
+      ).toBe(200);
+
       const { bytes, file } = await runExport({ job_id: cmp.barber, format: 'pdf_report' });
       expect(file.content_type).toBe('application/pdf');
       const path = join(tmp, 'report.pdf');
@@ -210,9 +241,6 @@ describe('pdf_report', () => {
       expect(pages).toBe(pdfjsDoc.numPages);
       expect(info).toMatch(/Page size:\s+792 x 612 pts \(letter\)/);
 
-      const overlays = await wholeSheetOverlays(cmp.barber);
-      const changes = (await Promise.all(overlays.map((o) => changesOf(o.id)))).flat();
-      const listed = changes.filter((c) => c.category !== 'noise');
       const changedSheets = new Set(listed.map((c) => c.overlay_id)).size;
       // Cover, one summary page, then at least a page per changed sheet.
       expect(pages).toBeGreaterThanOrEqual(2 + changedSheets);
@@ -220,12 +248,21 @@ describe('pdf_report', () => {
       const text = norm(execFileSync('pdftotext', [path, '-'], { encoding: 'utf8' }));
       for (const n of ['A102', 'A103', 'A201', 'A202', 'A301', 'A302', 'A303', 'A304', 'A305'])
         expect(text).toContain(n);
-      // The standard fonts speak WinAnsi: the report spells a description's → as -> (report-pdf.ts).
-      const asPrinted = (d: string) => norm(d.replace(/→/g, '->'));
-      for (const c of listed) expect(text, c.id).toContain(asPrinted(c.description));
+      // Descriptions as the API holds them, → and all (the report embeds a Unicode font).
+      for (const c of listed) expect(text, c.id).toContain(norm(c.description));
+      expect(listed.some((c) => c.description.includes('→'))).toBe(true);
+      expect(text).not.toContain('->');
+      expect(text).toContain(unicodeNote);
       // Noise regions are counted, not listed.
       for (const c of changes.filter((c) => c.category === 'noise' && c.description))
-        expect(text).not.toContain(asPrinted(c.description));
+        expect(text).not.toContain(norm(c.description));
+      // The barber plans have over 100 changes on a sheet: pieces of one change share a number,
+      // and the densest sheets get detail views.
+      expect(
+        Math.max(...overlays.map((o) => listed.filter((c) => c.overlay_id === o.id).length)),
+      ).toBeGreaterThan(100);
+      expect(text).toMatch(/in \d+ numbered groups/);
+      expect(text).toMatch(/detail A of \d+/);
       expect(text).toContain('Issue 07-18');
       expect(text).toContain('Issue 07-24');
       // pdf.js reads the same text.
@@ -246,6 +283,51 @@ describe('pdf_report', () => {
       expect(execFileSync('pdfinfo', [a4Path], { encoding: 'utf8' })).toMatch(
         /Page size:\s+841\.89 x 595\.28 pts \(A4\)/,
       );
+    },
+    LONG,
+  );
+});
+
+describe('pdf_report, poor alignment', () => {
+  it(
+    'marks a sheet whose alignment is not trusted on the cover, in the summary and on its own page',
+    async () => {
+      // Beam S300 compares with a trusted alignment and no change; its overlay is marked as change
+      // detection marks an untrusted one (compare-tasks.ts: low_confidence, a warning, no regions)
+      // for this test, then restored.
+      const s300 = (await wholeSheetOverlays(cmp.beam)).find(
+        (o) => o.block_b.sheet.sheet_number === 'S300',
+      )!;
+      const warning =
+        'Poor alignment (confidence 0.21, residual 14.0 px): these may not show the same drawing.';
+      const db = t.svc.db;
+      const before = db.prepare('SELECT alignment FROM overlays WHERE id = ?').get(s300.id) as {
+        alignment: string;
+      };
+      db.prepare(
+        `UPDATE overlays SET alignment = json_set(alignment, '$.low_confidence', json('true'), '$.confidence', 0.21, '$.warning', ?) WHERE id = ?`,
+      ).run(warning, s300.id);
+      try {
+        const { bytes } = await runExport({ job_id: cmp.beam, format: 'pdf_report' });
+        const path = join(tmp, 'beam-poor.pdf');
+        writeFileSync(path, bytes);
+        const pages = execFileSync('pdftotext', [path, '-'], { encoding: 'utf8' })
+          .split('\f')
+          .map(norm);
+        expect(pages[0]).toContain('Poor alignment on 1 sheet: S300.');
+        expect(pages[0]).toContain('1 not aligned (not known)');
+        expect(pages[1]).toMatch(/S300 .*Poor alignment/);
+        const own = pages.findIndex((p) => p.startsWith('S300 —'));
+        expect(own).toBeGreaterThan(1);
+        expect(pages[own]).toContain('POOR ALIGNMENT (confidence 0.21)');
+        expect(pages[own]).toContain('Compare this sheet by eye.');
+        expect(pages[own]).toContain(warning);
+        // S101 (the added column) is the only other sheet with pages, and says nothing of it.
+        const s101 = pages.findIndex((p) => p.startsWith('S101 —'));
+        expect(pages[s101]).not.toMatch(/alignment/i);
+      } finally {
+        db.prepare('UPDATE overlays SET alignment = ? WHERE id = ?').run(before.alignment, s300.id);
+      }
     },
     LONG,
   );
@@ -333,9 +415,17 @@ describe('clouded_pdf', () => {
           const annots = await page.getAnnotations();
           const ours = annots.filter((x: any) => x.titleObj?.str === 'Blueline');
           const clouds = ours.filter((x: any) => x.subtype === 'Polygon');
-          // The delta tags are grouped with their clouds (one markup per change).
+          // One delta tag per number (pieces of one change share theirs, model.ts), grouped with
+          // the cloud of the group's first piece (pdf.js: inReplyTo, replyType Group); a cloud's
+          // Contents starts with its number.
           const tags = ours.filter((x: any) => x.subtype === 'FreeText');
-          expect(tags).toHaveLength(clouds.length);
+          const numberOf = (cloud: any) => Number(/^(\d+)\. /.exec(cloud.contentsObj.str)![1]);
+          const tagged = tags.map((tag: any) => {
+            expect(tag.replyType).toBe('Group');
+            return numberOf(clouds.find((c: any) => c.id === tag.inReplyTo));
+          });
+          const numbers = [...new Set(clouds.map(numberOf))].sort((p, q) => p - q);
+          expect(tagged.sort((p: number, q: number) => p - q)).toEqual(numbers);
           // The set's own markups (the beam proposal carries the architect's clouds) stay.
           const before = await sourceDoc.getPage(sheetB.index + 1).then((p) => p.getAnnotations());
           expect(annots.length - ours.length).toBe(before.length);
@@ -527,6 +617,26 @@ describe('bad input', () => {
         409,
         'conflict',
       );
+
+      // A comparison that Failed: stored as the job runner stores one (status, error, no result).
+      const failed = await t.request('POST', `/v1/drawings/${drawings.beamNew!.id}/compare`, {
+        body: { compare_to: drawings.beamOld!.id },
+      });
+      expect((await waitForJob(t, failed.body.job_id, LONG)).status).toBe('Completed');
+      t.svc.db
+        .prepare(`UPDATE jobs SET status = 'Failed', result = NULL, error = ? WHERE id = ?`)
+        .run(
+          JSON.stringify({ code: 'internal_error', status: 500, detail: 'The worker died.' }),
+          failed.body.job_id,
+        );
+      expect((await t.request('GET', `/v1/jobs/${failed.body.job_id}`)).body.status).toBe('Failed');
+      const onFailed = await t.request('POST', '/v1/exports', {
+        body: { job_id: failed.body.job_id, format: 'clouded_pdf' },
+      });
+      problem(onFailed, 409, 'conflict');
+      expect(onFailed.body.detail).toBe(
+        `Comparison ${failed.body.job_id} ended Failed and has no complete result to export; run the comparison again.`,
+      );
     },
     LONG,
   );
@@ -542,6 +652,50 @@ describe('bad input', () => {
     expect(second.headers['idempotency-status']).toBe('hit');
     expect((await waitForJob(t, first.body.job_id)).status).toBe('Completed');
   });
+
+  it(
+    'fails cleanly when the comparison is deleted while the export runs',
+    async () => {
+      const again = await t.request('POST', `/v1/drawings/${drawings.beamNew!.id}/compare`, {
+        body: { compare_to: drawings.beamOld!.id, analyze: true },
+      });
+      expect((await waitForJob(t, again.body.job_id, LONG)).status).toBe('Completed');
+      // Mid-export without a race: the export's first worker task (the first overlay image of the
+      // report) deletes the comparison's overlays, through the API, before it runs. The export has
+      // read its model by then and is building the document.
+      const pool = t.svc.pool;
+      const run = pool.run.bind(pool);
+      let deletedAt = '';
+      pool.run = (async (task: string, ...rest: unknown[]) => {
+        if (task === 'export.reportImage' && !deletedAt) {
+          deletedAt = task;
+          const all = await t.request('GET', `/v1/overlays?job_id=${again.body.job_id}&limit=100`);
+          for (const o of all.body.data as { id: string }[])
+            expect((await t.request('DELETE', `/v1/overlays/${o.id}`)).status).toBe(204);
+        }
+        return (run as (...a: unknown[]) => unknown)(task, ...rest);
+      }) as typeof pool.run;
+      try {
+        const exp = await t.request('POST', '/v1/exports', {
+          body: { job_id: again.body.job_id, format: 'pdf_report' },
+        });
+        expect(exp.status).toBe(202);
+        const job = await waitForJob(t, exp.body.job_id, LONG, 50);
+        expect(deletedAt).toBe('export.reportImage');
+        expect(job.status).toBe('Failed');
+        expect(job.error).toMatchObject({ code: 'conflict', status: 409 });
+        expect(job.error.detail).toMatch(/deleted while it was being exported/);
+        expect(job.result).toBeNull();
+        const stored = t.svc.db
+          .prepare('SELECT count(*) AS n FROM files WHERE job_id = ?')
+          .get(exp.body.job_id) as { n: number };
+        expect(stored.n).toBe(0);
+      } finally {
+        pool.run = run;
+      }
+    },
+    LONG,
+  );
 
   it(
     'fails cleanly when the comparison was deleted before the export ran',

@@ -6,6 +6,7 @@ import { monotonicNow } from '../../domain/clock';
 import { newId } from '../../domain/ids';
 import type { ExportPayload } from '../../services/exports.service';
 import { buildCsv } from '../../services/exports/csv';
+import { unionBox } from '../../services/exports/geometry';
 import {
   deleted,
   loadExportModel,
@@ -87,10 +88,13 @@ export function createExportHandler(env: ExportEnv): JobHandler<ExportPayload> {
     let done = 0;
     for (const pair of model.pairs) {
       ctx.signal.throwIfAborted();
+      // The sheets the report shows (report-pdf.ts): changed ones with a change passing the filter,
+      // and every poorly aligned one.
       const wanted =
-        pair.status === 'changed' &&
         pair.overlay &&
-        (!model.review_status || pair.changes.some((c) => c.number !== null));
+        (pair.overlay.low_confidence ||
+          (pair.status === 'changed' &&
+            (!model.review_status || pair.changes.some((c) => c.number !== null))));
       if (wanted) {
         const key =
           p.palette === 'colorblind' ? pair.overlay!.image_key_colorblind : pair.overlay!.image_key;
@@ -128,18 +132,22 @@ export function createExportHandler(env: ExportEnv): JobHandler<ExportPayload> {
     const sheets: CloudedSheet[] = [];
     for (const pair of model.pairs) {
       if (!pair.sheet_b || !pair.overlay) continue;
-      const clouds = pair.changes
-        .filter((c) => c.number !== null)
-        .map((c) => ({
-          change_id: c.id,
-          number: c.number!,
-          box: c.box_on_newer,
-          kind: c.kind,
-          category: c.category,
-          description: c.description,
-          review_status: c.review_status,
-          note: c.note,
-        }));
+      const numbered = pair.changes.filter((c) => c.number !== null);
+      // A group's tag goes beside the whole group, not its first piece.
+      const groupBox = (n: number) =>
+        unionBox(numbered.filter((c) => c.number === n).map((c) => c.box_on_newer));
+      const clouds = numbered.map((c) => ({
+        change_id: c.id,
+        number: c.number!,
+        tagged: c.tagged,
+        tag_box: c.tagged && c.group_size > 1 ? groupBox(c.number!) : c.box_on_newer,
+        box: c.box_on_newer,
+        kind: c.kind,
+        category: c.category,
+        description: c.description,
+        review_status: c.review_status,
+        note: c.note,
+      }));
       if (clouds.length)
         sheets.push({
           page_index: pair.sheet_b.page_index,

@@ -32,7 +32,12 @@ import { KIND_LABEL, KIND_RGB, type PaletteName } from './palette';
 
 export interface CloudSpec {
   change_id: string;
+  /** Its group's number (model.ts): pieces of one change share it. */
   number: number;
+  /** The first piece of its group: its cloud gets the group's delta tag (one tag per number). */
+  tagged: boolean;
+  /** Where its tag goes beside: its group's box on the newer sheet (sheet pixels). */
+  tag_box: Box;
   /** The change's box on the newer sheet (sheet pixels). */
   box: Box;
   kind: ChangeKind;
@@ -214,7 +219,7 @@ export async function buildCloudedPdf(
       cloud.set(PDFName.of('NM'), PDFHexString.fromText(c.change_id));
       const cloudRef = ctx.register(cloud);
       annots.push(cloudRef);
-      if (opts.tags)
+      if (opts.tags && c.tagged)
         annots.push(tagAnnotation(doc, page.ref, cloudRef, g, c, sheet, helv, colour, date));
     }
     if (annots.length) {
@@ -250,8 +255,9 @@ function tagAnnotation(
   const pxPerPt = sheet.width / displayW;
   // Centre of the tag in sheet pixels (display orientation): above the cloud's top-right corner.
   const off = (CLOUD_PAD_PT + 16) * pxPerPt;
-  const cxPx = Math.min(sheet.width - (TAG_PT / 2) * pxPerPt, c.box.x + c.box.width + off);
-  const cyPx = Math.max((TAG_PT / 2) * pxPerPt, c.box.y - off);
+  const b = c.tag_box;
+  const cxPx = Math.min(sheet.width - (TAG_PT / 2) * pxPerPt, b.x + b.width + off);
+  const cyPx = Math.max((TAG_PT / 2) * pxPerPt, b.y - off);
   const [cx, cy] = sheetPixelToUserSpace(g, cxPx, cyPx);
   const half = TAG_PT / 2;
   const rect = [cx - half, cy - half, cx + half, cy + half];

@@ -173,3 +173,50 @@ export function cloudArcs(rect: [number, number, number, number], arc: number): 
   }
   return out;
 }
+
+/** The smallest box holding every box of `boxes` (at least one). */
+export function unionBox(boxes: Box[]): Box {
+  const x0 = Math.min(...boxes.map((b) => b.x));
+  const y0 = Math.min(...boxes.map((b) => b.y));
+  const x1 = Math.max(...boxes.map((b) => b.x + b.width));
+  const y1 = Math.max(...boxes.map((b) => b.y + b.height));
+  return { x: x0, y: y0, width: x1 - x0, height: y1 - y0 };
+}
+
+/**
+ * Groups of items that are one change to a reader: the same `key` (kind, category and description)
+ * and boxes touching or overlapping within `gap` pixels, chained (a fill removed over a whole plan,
+ * stored as the 59 pieces change detection split it into, is one group). Groups come in the order
+ * of their first item; items keep their order inside a group.
+ */
+export function groupTouching<T extends { bbox: Box }>(
+  items: T[],
+  key: (t: T) => string,
+  gap: number,
+): T[][] {
+  const parent = items.map((_, i) => i);
+  const find = (i: number): number => {
+    while (parent[i] !== i) i = parent[i] = parent[parent[i]!]!;
+    return i;
+  };
+  const near = (a: Box, b: Box) =>
+    a.x <= b.x + b.width + gap &&
+    b.x <= a.x + a.width + gap &&
+    a.y <= b.y + b.height + gap &&
+    b.y <= a.y + a.height + gap;
+  const keys = items.map(key);
+  for (let i = 0; i < items.length; i++)
+    for (let j = i + 1; j < items.length; j++)
+      if (keys[i] === keys[j] && near(items[i]!.bbox, items[j]!.bbox)) {
+        const [a, b] = [find(i), find(j)];
+        if (a !== b) parent[Math.max(a, b)] = Math.min(a, b);
+      }
+  const groups = new Map<number, T[]>();
+  items.forEach((t, i) => {
+    const r = find(i);
+    const g = groups.get(r);
+    if (g) g.push(t);
+    else groups.set(r, [t]);
+  });
+  return [...groups.values()];
+}

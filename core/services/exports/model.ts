@@ -8,7 +8,7 @@ import {
   type OverlayWithBlocks,
 } from '../../store/repositories/exports.repository';
 import type { Row } from '../../store/repositories/row';
-import { changeBoxOnNewerSheet, readingOrder, type Box } from './geometry';
+import { changeBoxOnNewerSheet, groupTouching, readingOrder, unionBox, type Box } from './geometry';
 
 // The export model: everything a report, a clouded PDF or a CSV needs from one finished
 // comparison, read once from the store into plain JSON (so it can be handed to a worker thread).
@@ -24,8 +24,15 @@ export type ChangeKind = 'added' | 'removed' | 'modified' | 'moved';
 export interface ExportChange {
   id: string;
   overlay_id: string;
-  /** Per sheet, in reading order, among the exported non-noise changes; null for noise. */
+  /**
+   * The number of its group (ExportGroup) on the sheet, in reading order, among the exported
+   * non-noise changes; null for noise. Changes of one group share it.
+   */
   number: number | null;
+  /** How many changes share this number (1: a change of its own; 0 for noise). */
+  group_size: number;
+  /** The first change of its group: the one whose cloud carries the number's tag. */
+  tagged: boolean;
   /** Overlay pixels (the older sheet's frame). */
   bbox: Box;
   /** The same box on the newer sheet (sheet pixels), for clouds on the newer revision's PDF. */
@@ -50,7 +57,26 @@ export interface ExportSheet {
   dpi: number;
 }
 
-export type PairStatus = 'changed' | 'unchanged' | 'added' | 'removed';
+/**
+ * `not_aligned`: the sheets could not be aligned with confidence (alignment.low_confidence) and no
+ * change was listed from the overlay, so whether the sheet changed is not known — never reported
+ * as unchanged.
+ */
+export type PairStatus = 'changed' | 'unchanged' | 'not_aligned' | 'added' | 'removed';
+
+/**
+ * One numbered item of a sheet: changes of the same kind, category and description whose boxes
+ * touch (change detection splits a large region, such as a fill removed over a whole plan, into
+ * pieces), or a change alone. The report clouds and lists groups; the clouded PDF keeps a cloud per
+ * change and tags each group once; the CSV gives every change its group's number.
+ */
+export interface ExportGroup {
+  number: number;
+  /** Union of the members' boxes, overlay pixels. */
+  bbox: Box;
+  /** Ids of the member changes, in reading order. */
+  change_ids: string[];
+}
 
 export interface ExportPair {
   status: PairStatus;
@@ -63,12 +89,22 @@ export interface ExportPair {
     score: number | null;
     /** Change detection has run on it (has_changes). */
     analyzed: boolean;
+    /** The alignment is not trusted (contract §4 Overlay alignment.low_confidence). */
+    low_confidence: boolean;
+    /** Its confidence (0–1) and why it is not trusted, in words, when it is not. */
+    alignment_confidence: number | null;
+    alignment_warning: string | null;
     /** Object keys of the combined image, standard and colour-blind palettes. */
     image_key: string;
     image_key_colorblind: string;
   } | null;
-  /** The changes exported (after the review_status filter), noise included, in reading order. */
+  /**
+   * The changes exported (after the review_status filter): numbered ones by number (reading order
+   * within a group), then noise.
+   */
   changes: ExportChange[];
+  /** The numbered groups of `changes`, by number. */
+  groups: ExportGroup[];
   /** Non-noise changes of the whole-sheet overlay by review status, before any filter. */
   counts: Record<ReviewStatus, number>;
   /** Noise regions of the overlay (not clouded, not listed in the report). */
@@ -226,6 +262,8 @@ export function loadExportModel(
       id: c.id,
       overlay_id: o.id,
       number: null,
+      group_size: 0,
+      tagged: false,
       bbox: json<Box>(c.bbox),
       box_on_newer: changeBoxOnNewerSheet(json<Box>(c.bbox), transform, blockB),
       kind: c.kind as ChangeKind,
@@ -242,19 +280,29 @@ export function loadExportModel(
       if (c.category === 'noise') noise++;
       else counts[c.review_status]++;
     }
+    const band = bandOf(Number(o.height));
     const kept = readingOrder(
       all.filter((c) => !filter || filter.has(c.review_status)),
-      bandOf(Number(o.height)),
+      band,
     );
-    let n = 0;
-    for (const c of kept) if (c.category !== 'noise') c.number = ++n;
+    const { changes, groups } = numberGroups(
+      kept,
+      band,
+      groupGap(Number(o.width), Number(o.height)),
+    );
     const analyzed = Number(o.has_changes) === 1;
     const score = o.score === null ? null : Number(o.score);
+    const alignment = (o.alignment ? json<Record<string, unknown>>(o.alignment) : null) as {
+      confidence?: number;
+      low_confidence?: boolean;
+      warning?: string;
+    } | null;
+    const lowConfidence = alignment?.low_confidence === true;
     const realChanges = all.length - noise;
     const changed = analyzed ? realChanges > 0 : score !== null && score < 0.95;
     const images = json<Record<string, string>>(o.images);
     pairs.push({
-      status: changed ? 'changed' : 'unchanged',
+      status: changed ? 'changed' : lowConfidence ? 'not_aligned' : 'unchanged',
       sheet_a: a,
       sheet_b: b,
       overlay: {
@@ -263,10 +311,15 @@ export function loadExportModel(
         height: Number(o.height),
         score,
         analyzed,
+        low_confidence: lowConfidence,
+        alignment_confidence:
+          typeof alignment?.confidence === 'number' ? alignment.confidence : null,
+        alignment_warning: lowConfidence ? (alignment?.warning ?? null) : null,
         image_key: String(images.combined),
         image_key_colorblind: String(images.combined_colorblind ?? images.combined),
       },
-      changes: kept,
+      changes,
+      groups,
       counts,
       noise,
     });
@@ -280,6 +333,7 @@ export function loadExportModel(
       sheet_b: sheet(id),
       overlay: null,
       changes: [],
+      groups: [],
       counts: { ...none },
       noise: 0,
     });
@@ -290,6 +344,7 @@ export function loadExportModel(
       sheet_b: null,
       overlay: null,
       changes: [],
+      groups: [],
       counts: { ...none },
       noise: 0,
     });
@@ -307,6 +362,45 @@ export function loadExportModel(
     pairs,
     review_status: reviewStatus,
   };
+}
+
+/**
+ * How far apart two pieces of one change may be and still be one group: 1/200 of the overlay's
+ * shorter side (about 0.1 in on a printed sheet), at least 4 px.
+ */
+const groupGap = (width: number, height: number) =>
+  Math.max(4, Math.round(Math.min(width, height) / 200));
+
+/**
+ * Numbers the non-noise changes of a sheet (in reading order) by group: pieces of one change
+ * (same kind, category and description, boxes touching) share a number, given in the reading order
+ * of their union box. Returns the changes by number, then the noise, and the groups.
+ */
+export function numberGroups(
+  ordered: ExportChange[],
+  band: number,
+  gap: number,
+): { changes: ExportChange[]; groups: ExportGroup[] } {
+  const real = ordered.filter((c) => c.category !== 'noise');
+  const found = groupTouching(
+    real,
+    (c) => `${c.kind}\u0000${c.category}\u0000${c.description ?? ''}`,
+    gap,
+  ).map((members) => ({ members, bbox: unionBox(members.map((m) => m.bbox)) }));
+  const groups: ExportGroup[] = [];
+  const changes: ExportChange[] = [];
+  readingOrder(found, band).forEach((g, i) => {
+    const number = i + 1;
+    g.members.forEach((c, j) => {
+      c.number = number;
+      c.group_size = g.members.length;
+      c.tagged = j === 0;
+      changes.push(c);
+    });
+    groups.push({ number, bbox: g.bbox, change_ids: g.members.map((c) => c.id) });
+  });
+  for (const c of ordered) if (c.category === 'noise') changes.push(c);
+  return { changes, groups };
 }
 
 /** The sheet label a person reads: its number, else its page. */

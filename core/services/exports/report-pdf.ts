@@ -2,14 +2,16 @@ import {
   PDFDocument,
   PDFHexString,
   PDFName,
-  StandardFonts,
   appendBezierCurve,
+  clip,
   closePath,
   concatTransformationMatrix,
   drawObject,
+  endPath,
   moveTo,
   popGraphicsState,
   pushGraphicsState,
+  rectangle,
   rgb,
   setLineWidth,
   setStrokingRgbColor,
@@ -18,8 +20,10 @@ import {
   type PDFPage,
   type RGB,
 } from 'pdf-lib';
+import fontkit from '@pdf-lib/fontkit';
 import { PALETTES } from '../../vision/compare/diff';
 import { setLabel } from './csv';
+import { reportFontBytes } from './fonts';
 import { cloudArcs } from './geometry';
 import {
   REVIEW_STATUSES,
@@ -40,9 +44,10 @@ import type { PdfImage } from './report-image';
 //   per changed sheet — the whole-sheet overlay with a numbered cloud per change, drawn as vectors
 //             over the image (sharp at any zoom, numbers searchable), and the list of its changes.
 //
-// Text is real text (Helvetica, the PDF standard font every viewer has), so the report is
-// selectable and searchable; the standard fonts speak WinAnsi only, so characters outside it are
-// spelt in ASCII (→ as ->) or shown as '?': full Unicode stays in the CSV and the API.
+// Text is real text in an embedded Unicode font (DejaVu Sans, subset to the glyphs used: fonts.ts),
+// so the report is selectable and searchable and prints what the API holds — 10'-8 1/4" → 7'-3 1/2",
+// ⌀, °, ½, curly quotes, Greek and Cyrillic in notes. A character the font lacks (CJK, emoji) is
+// shown as '?' in the report; full Unicode stays in the CSV and the API.
 
 export type PageSize = 'letter' | 'a4' | 'tabloid';
 
@@ -66,21 +71,16 @@ const INK = rgb(0.13, 0.13, 0.13);
 const MUTED = rgb(0.4, 0.4, 0.4);
 const RULE = rgb(0.8, 0.8, 0.8);
 const HEAD_BG = rgb(0.93, 0.94, 0.96);
+/** Poor alignment: a warning that must not be missed, on the cover, the summary and the sheet. */
+const ALERT = rgb(0.72, 0.11, 0.11);
+const ALERT_BG = rgb(0.99, 0.93, 0.93);
+/** Detail areas outlined on a dense sheet's overview. */
+const DETAIL = rgb(0.16, 0.35, 0.62);
 
-const ASCII_FOR: Record<string, string> = {
-  '→': '->',
-  '←': '<-',
-  '≥': '>=',
-  '≤': '<=',
-  '−': '-',
-  '⌀': 'Ø',
-  '≈': '~',
-  '\u00a0': ' ',
-  '\u2009': ' ',
-  '\u202f': ' ',
-};
+/** Spaces that must not stop a line from breaking, and a fallback for a glyph the font lacks. */
+const SPACES = /[\r\n\t\u00a0\u2009\u202f]+/g;
 
-/** Typesetting on one report: fonts, WinAnsi cleanup, wrapping. */
+/** Typesetting on one report: fonts, characters the font lacks, wrapping. */
 class Typesetter {
   private readonly charset: Set<number>;
   constructor(
@@ -104,14 +104,10 @@ class Typesetter {
     page.drawText(this.clean(s), { x, y, size, font, color });
   }
 
-  /** The text as the standard fonts can show it (one line: newlines become spaces). */
+  /** The text as the font can show it, on one line (newlines become spaces). */
   clean(s: string): string {
     let out = '';
-    for (const ch of s.replace(/[\r\n\t]+/g, ' ')) {
-      const mapped = ASCII_FOR[ch];
-      if (mapped !== undefined) out += mapped;
-      else out += this.charset.has(ch.codePointAt(0)!) ? ch : '?';
-    }
+    for (const ch of s.replace(SPACES, ' ')) out += this.charset.has(ch.codePointAt(0)!) ? ch : '?';
     return out;
   }
 
@@ -157,8 +153,8 @@ class Typesetter {
   fit(s: string, size: number, max: number, font = this.regular): string {
     let t = this.clean(s);
     if (font.widthOfTextAtSize(t, size) <= max) return t;
-    while (t.length > 1 && font.widthOfTextAtSize(`${t}...`, size) > max) t = t.slice(0, -1);
-    return `${t}...`;
+    while (t.length > 1 && font.widthOfTextAtSize(`${t}…`, size) > max) t = t.slice(0, -1);
+    return `${t.trimEnd()}…`;
   }
 }
 
@@ -195,16 +191,19 @@ export async function buildReportPdf(
 ): Promise<Uint8Array> {
   const doc = await PDFDocument.create();
   const title = `Comparison report — ${model.project.name}`;
-  doc.setTitle(title.replace('—', '-'), { showInWindowTitleBar: true });
-  doc.setSubject(`${setLabel(model.older)} -> ${setLabel(model.newer)}`);
+  doc.setTitle(title, { showInWindowTitleBar: true });
+  doc.setSubject(`${setLabel(model.older)} → ${setLabel(model.newer)}`);
   doc.setCreator('Blueline');
   doc.setProducer('Blueline (pdf-lib)');
   doc.setCreationDate(opts.exported_at);
   doc.setModificationDate(opts.exported_at);
+  doc.registerFontkit(fontkit);
+  const faces = reportFontBytes();
+  // Subset: only the glyphs the report uses are embedded (~20 KB a face instead of ~700 KB).
   const ts = new Typesetter(
-    await doc.embedFont(StandardFonts.Helvetica),
-    await doc.embedFont(StandardFonts.HelveticaBold),
-    await doc.embedFont(StandardFonts.HelveticaOblique),
+    await doc.embedFont(faces.regular, { subset: true }),
+    await doc.embedFont(faces.bold, { subset: true }),
+    await doc.embedFont(faces.italic, { subset: true }),
   );
   const [W, H] = PAGE_SIZES[opts.page_size];
   const kinds = KIND_RGB[opts.palette];
@@ -236,13 +235,23 @@ export async function buildReportPdf(
   setBox(M + colW + 24, 'NEWER SET', model.newer);
   y -= 110;
 
-  const changedPairs = model.pairs.filter((p) => p.status === 'changed');
+  // A sheet gets pages when it changed, and when its alignment is poor (whatever was found on it:
+  // the reader must check it by eye, and its overlay is what they check it on).
+  const shownPairs = model.pairs.filter(
+    (p) => p.status === 'changed' || p.status === 'not_aligned' || p.overlay?.low_confidence,
+  );
+  const poorlyAligned = model.pairs.filter((p) => p.overlay?.low_confidence);
   const count = (s: ExportPair['status']) => model.pairs.filter((p) => p.status === s).length;
   const byStatus = Object.fromEntries(
     REVIEW_STATUSES.map((s) => [s, model.pairs.reduce((t, p) => t + p.counts[s], 0)]),
   ) as Record<(typeof REVIEW_STATUSES)[number], number>;
   const nonNoise = REVIEW_STATUSES.reduce((t, s) => t + byStatus[s], 0);
   const exported = model.pairs.flatMap((p) => p.changes.filter((c) => c.number !== null));
+  const numbered = model.pairs.reduce((t, p) => t + p.groups.length, 0);
+  const inGroups =
+    numbered < exported.length
+      ? ` under ${numbered} numbers (pieces of one change, touching, share a number)`
+      : '';
   const noise = model.pairs.reduce((t, p) => t + p.noise, 0);
   const facts: [string, string][] = [
     ['Comparison', `${model.comparison.id} (${model.comparison.mode} comparison)`],
@@ -250,7 +259,9 @@ export async function buildReportPdf(
     ['Exported', `${date(opts.exported_at.toISOString())} by API key "${opts.exported_by}"`],
     [
       'Sheets',
-      `${model.pairs.length - count('added') - count('removed')} pairs: ${count('changed')} changed, ${count('unchanged')} unchanged; ${count('added')} added, ${count('removed')} removed`,
+      `${model.pairs.length - count('added') - count('removed')} pairs: ${count('changed')} changed, ${count('unchanged')} unchanged` +
+        (count('not_aligned') ? `, ${count('not_aligned')} not aligned (not known)` : '') +
+        `; ${count('added')} added, ${count('removed')} removed`,
     ],
     [
       'Changes',
@@ -260,8 +271,8 @@ export async function buildReportPdf(
     [
       'This report',
       model.review_status
-        ? `${exported.length} changes with review status ${model.review_status.join(' or ')}`
-        : `all ${exported.length} changes`,
+        ? `${exported.length} changes with review status ${model.review_status.join(' or ')}${inGroups}`
+        : `all ${exported.length} changes${inGroups}`,
     ],
   ];
   for (const [k, v] of facts) {
@@ -269,6 +280,30 @@ export async function buildReportPdf(
     const lines = ts.wrap(v, 11, W - 2 * M - 110);
     lines.forEach((l, i) => text(cover, l, M + 110, y - i * 14, 11));
     y -= 14 * lines.length + 8;
+  }
+  if (poorlyAligned.length) {
+    // Said plainly: a sheet that could not be aligned is not a sheet without changes.
+    const names = poorlyAligned.map((p) => sheetLabel(p.sheet_b ?? p.sheet_a)).join(', ');
+    const lines = ts.wrap(
+      `Poor alignment on ${poorlyAligned.length} sheet${poorlyAligned.length === 1 ? '' : 's'}: ${names}. ` +
+        `The two issues of ${poorlyAligned.length === 1 ? 'this sheet' : 'these sheets'} could not be aligned with confidence: ` +
+        `changes there may be missing or wrong, and "no changes" cannot be concluded. Compare ${poorlyAligned.length === 1 ? 'it' : 'them'} by eye (pages marked POOR ALIGNMENT).`,
+      10,
+      W - 2 * M - 24,
+      ts.bold,
+    );
+    const h = lines.length * 13 + 12;
+    cover.drawRectangle({
+      x: M,
+      y: y - h + 8,
+      width: W - 2 * M,
+      height: h,
+      color: ALERT_BG,
+      borderColor: ALERT,
+      borderWidth: 1.2,
+    });
+    lines.forEach((l, i) => text(cover, l, M + 12, y - 6 - i * 13, 10, ts.bold, ALERT));
+    y -= h + 6;
   }
   y -= 10;
   text(cover, 'Legend', M, y, 10, ts.bold, MUTED);
@@ -310,21 +345,21 @@ export async function buildReportPdf(
 
   // ---- one section per changed sheet ---------------------------------------------------------
   const firstPageOf = new Map<ExportPair, number>();
-  for (const pair of changedPairs) {
-    const listed = pair.changes.filter((c) => c.number !== null);
-    // With a review_status filter, sheets left without any of those changes are not shown.
-    if (model.review_status && listed.length === 0) continue;
+  for (const pair of shownPairs) {
+    // With a review_status filter, sheets left without any of those changes are not shown (a
+    // poorly aligned one still is).
+    if (model.review_status && pair.groups.length === 0 && !pair.overlay?.low_confidence) continue;
     firstPageOf.set(pair, doc.getPageCount() + 1);
-    sheetSection(doc, ts, pair, listed, images.get(pair.overlay!.id), model, opts, [W, H]);
+    sheetSection(doc, ts, pair, images.get(pair.overlay!.id), model, opts, [W, H]);
   }
 
   // ---- fill the summary table ----------------------------------------------------------------
   const cols: { label: string; w: number; num?: boolean }[] = [
     { label: 'Sheet', w: 62 },
     { label: 'Title', w: 0 },
-    { label: 'Status', w: 64 },
+    { label: 'Status', w: 84 },
     { label: 'Similarity', w: 56, num: true },
-    { label: 'Band', w: 112 },
+    { label: 'Band', w: 128 },
     { label: 'Open', w: 38, num: true },
     { label: 'Accepted', w: 50, num: true },
     { label: 'Rejected', w: 48, num: true },
@@ -352,7 +387,7 @@ export async function buildReportPdf(
       const cells = [
         sheetLabel(s),
         `${s?.title ?? ''}${was}`,
-        cap(p.status),
+        p.overlay?.low_confidence ? 'Poor alignment' : cap(p.status.replace('_', ' ')),
         p.overlay ? pct(p.overlay.score) : '—',
         p.overlay ? scoreBand(p.overlay.score) : '—',
         ...REVIEW_STATUSES.map((st) => (p.overlay?.analyzed ? String(p.counts[st]) : '—')),
@@ -361,9 +396,10 @@ export async function buildReportPdf(
       x = M;
       cells.forEach((v, i) => {
         const c = cols[i]!;
-        const font = i === 0 ? ts.bold : ts.regular;
+        const poor = i === 2 && p.overlay?.low_confidence;
+        const font = i === 0 || poor ? ts.bold : ts.regular;
         const t = ts.fit(v, 8.5, c.w - 8, font);
-        const color = i === 2 && p.status === 'changed' ? rgb(0.75, 0.3, 0) : INK;
+        const color = poor ? ALERT : i === 2 && p.status === 'changed' ? rgb(0.75, 0.3, 0) : INK;
         text(page, t, c.num ? x + c.w - 4 - ts.width(t, 8.5, font) : x + 4, yy, 8.5, font, color);
         x += c.w;
       });
@@ -381,7 +417,7 @@ export async function buildReportPdf(
   const pages = doc.getPages();
   pages.forEach((page, i) => {
     const left = ts.fit(
-      `Blueline · ${model.project.name} · ${setLabel(model.older)} -> ${setLabel(model.newer)}`,
+      `Blueline · ${model.project.name} · ${setLabel(model.older)} → ${setLabel(model.newer)}`,
       7.5,
       W / 2,
       ts.regular,
@@ -393,12 +429,190 @@ export async function buildReportPdf(
   return doc.save();
 }
 
-/** The pages of one changed sheet: header, overlay with numbered clouds, then its changes. */
+/** Views of a sheet and their clouds: the part of the overlay a page shows, and where. */
+interface View {
+  /** Overlay pixels shown. */
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
+
+/** A sheet with more groups than this gets zoomed detail pages after its overview. */
+export const DETAIL_AFTER = 24;
+/** At most about this many groups in one detail view. */
+const PER_DETAIL = 20;
+
+/**
+ * The detail views of a dense sheet: a grid over the groups' extent, as many cells as it takes to
+ * hold about PER_DETAIL groups each (by their centres), cells shaped like the page's drawing area;
+ * cells without a group are dropped. Each view is its cell grown to hold its groups whole.
+ */
+export function detailViews(
+  groups: { bbox: { x: number; y: number; width: number; height: number } }[],
+  overlay: { width: number; height: number },
+  areaAspect: number,
+): { view: View; members: number[] }[] {
+  if (groups.length <= DETAIL_AFTER) return [];
+  const ext = {
+    x0: Math.min(...groups.map((g) => g.bbox.x)),
+    y0: Math.min(...groups.map((g) => g.bbox.y)),
+    x1: Math.max(...groups.map((g) => g.bbox.x + g.bbox.width)),
+    y1: Math.max(...groups.map((g) => g.bbox.y + g.bbox.height)),
+  };
+  const ew = Math.max(1, ext.x1 - ext.x0);
+  const eh = Math.max(1, ext.y1 - ext.y0);
+  let best: { view: View; members: number[] }[] = [];
+  for (let cells = 2; cells <= 16; cells++) {
+    // cols/rows so a cell's aspect is near the drawing area's.
+    const cols = Math.max(1, Math.round(Math.sqrt((cells * ew) / (eh * areaAspect))));
+    const rows = Math.max(1, Math.ceil(cells / cols));
+    const cw = ew / cols;
+    const ch = eh / rows;
+    const buckets: number[][] = Array.from({ length: cols * rows }, () => []);
+    groups.forEach((g, i) => {
+      const cx = g.bbox.x + g.bbox.width / 2;
+      const cy = g.bbox.y + g.bbox.height / 2;
+      const c = Math.min(cols - 1, Math.floor((cx - ext.x0) / cw));
+      const r = Math.min(rows - 1, Math.floor((cy - ext.y0) / ch));
+      buckets[r * cols + c]!.push(i);
+    });
+    best = [];
+    buckets.forEach((members, k) => {
+      if (!members.length) return;
+      const c = k % cols;
+      const r = Math.floor(k / cols);
+      let x0 = ext.x0 + c * cw;
+      let y0 = ext.y0 + r * ch;
+      let x1 = x0 + cw;
+      let y1 = y0 + ch;
+      for (const i of members) {
+        const b = groups[i]!.bbox;
+        // A group larger than the cell (a fill over a whole plan) is seen on the overview; the
+        // detail shows the part of it in the cell.
+        if (b.width > 1.5 * cw || b.height > 1.5 * ch) continue;
+        x0 = Math.min(x0, b.x);
+        y0 = Math.min(y0, b.y);
+        x1 = Math.max(x1, b.x + b.width);
+        y1 = Math.max(y1, b.y + b.height);
+      }
+      // A margin of 4 % so clouds and tags at the edge are not cut, within the overlay.
+      const m = 0.04 * Math.max(x1 - x0, y1 - y0);
+      x0 = Math.max(0, x0 - m);
+      y0 = Math.max(0, y0 - m);
+      x1 = Math.min(overlay.width, x1 + m);
+      y1 = Math.min(overlay.height, y1 + m);
+      best.push({ view: { x: x0, y: y0, w: x1 - x0, h: y1 - y0 }, members });
+    });
+    if (best.every((b) => b.members.length <= PER_DETAIL)) break;
+  }
+  return best;
+}
+
+/** Places round tags (radius r) near their clouds, avoiding tags already placed. */
+class TagPlacer {
+  private placed: [number, number, number][] = [];
+  constructor(private readonly bounds: [number, number, number, number]) {}
+
+  /** The centre for a tag of radius r beside rect [x0, y0, x1, y1] (page points, y up). */
+  place([x0, y0, x1, y1]: [number, number, number, number], r: number): [number, number] {
+    const [bx0, by0, bx1, by1] = this.bounds;
+    const d = r + 2;
+    const cands: [number, number][] = [
+      [x1 + d * 0.6, y1 + d * 0.4],
+      [x0 - d * 0.6, y1 + d * 0.4],
+      [x1 + d * 0.6, y0 - d * 0.4],
+      [x0 - d * 0.6, y0 - d * 0.4],
+      [x1 + d, (y0 + y1) / 2],
+      [x0 - d, (y0 + y1) / 2],
+      [(x0 + x1) / 2, y1 + d],
+      [(x0 + x1) / 2, y0 - d],
+      [x1 + 2.4 * d, y1 + d * 0.4],
+      [x0 - 2.4 * d, y1 + d * 0.4],
+      [x1 - d, y1 - d],
+    ].map(([x, y]) => [
+      Math.min(bx1 - r, Math.max(bx0 + r, x!)),
+      Math.min(by1 - r, Math.max(by0 + r, y!)),
+    ]);
+    const overlap = ([x, y]: [number, number]) =>
+      this.placed.reduce((t, [px, py, pr]) => {
+        const gap = Math.hypot(x - px, y - py) - (r + pr + 1);
+        return t + (gap < 0 ? -gap : 0);
+      }, 0);
+    let best = cands[0]!;
+    let bestO = Infinity;
+    for (const c of cands) {
+      const o = overlap(c);
+      if (o < bestO - 1e-6) {
+        best = c;
+        bestO = o;
+      }
+      if (o === 0) break;
+    }
+    this.placed.push([best[0], best[1], r]);
+    return best;
+  }
+}
+
+/** How a group of changes reads in the list. */
+interface Entry {
+  number: number;
+  members: ExportChange[];
+  head: string;
+  desc: string[];
+  textLine: string[];
+  note: string[];
+  need: number;
+}
+
+function entryOf(
+  ts: Typesetter,
+  number: number,
+  members: ExportChange[],
+  size: number,
+  lead: number,
+  textW: number,
+): Entry {
+  const c = members[0]!;
+  const n = members.length;
+  const statuses = new Map<string, number>();
+  for (const m of members) statuses.set(m.review_status, (statuses.get(m.review_status) ?? 0) + 1);
+  const review =
+    statuses.size === 1
+      ? cap(c.review_status)
+      : [...statuses].map(([s, k]) => `${k} ${s}`).join(', ');
+  const head =
+    `${KIND_LABEL[c.kind]} · ${c.category.replace('_', ' ')} · Review: ${review}` +
+    (n > 1 ? ` · ${n} regions` : '');
+  const description = c.description ?? `${KIND_LABEL[c.kind]} ${c.category}`;
+  const desc = ts.wrap(description, size, textW);
+  const sameText = members.every(
+    (m) => m.text_before === c.text_before && m.text_after === c.text_after,
+  );
+  const textLine = sameText ? textLineOf(c, desc.join(' '), ts, size, textW) : [];
+  const notes = [...new Set(members.map((m) => m.note).filter((x): x is string => !!x))];
+  const note = notes.flatMap((t) => ts.wrap(`Note: ${t}`, size, textW, ts.italic));
+  return {
+    number,
+    members,
+    head,
+    desc,
+    textLine,
+    note,
+    need: lead * (1 + desc.length + textLine.length + note.length) + 6,
+  };
+}
+
+/**
+ * The pages of one changed (or not aligned) sheet: header, the whole-sheet overlay with a numbered
+ * cloud per group of changes, zoomed detail views when it has more than DETAIL_AFTER groups (the
+ * same numbers, legible), then the list of its changes by number, on continuation pages as long as
+ * it takes.
+ */
 function sheetSection(
   doc: PDFDocument,
   ts: Typesetter,
   pair: ExportPair,
-  listed: ExportChange[],
   image: PdfImage | undefined,
   model: ExportModel,
   opts: ReportOptions,
@@ -410,104 +624,289 @@ function sheetSection(
   const b = pair.sheet_b!;
   const ov = pair.overlay!;
   const heading = `${sheetLabel(b)}${b.title ? ` — ${b.title}` : ''}`;
+  const byId = new Map(pair.changes.map((c) => [c.id, c]));
+  const groups = pair.groups.map((g) => ({
+    ...g,
+    members: g.change_ids.map((id) => byId.get(id)!),
+  }));
+  const listedCount = pair.changes.filter((c) => c.number !== null).length;
 
   let page = doc.addPage([W, H]);
   let y = H - M - 14;
-  text(page, ts.fit(heading, 15, W - 2 * M - 230, ts.bold), M, y, 15, ts.bold);
-  const right = `${cap(pair.status)} · similarity ${pct(ov.score)} (${scoreBand(ov.score)})`;
-  text(page, right, W - M - ts.width(right, 9), y + 2, 9, ts.regular, MUTED);
+  const statusWords = ov.low_confidence
+    ? `POOR ALIGNMENT (confidence ${ov.alignment_confidence?.toFixed(2) ?? '—'})`
+    : cap(pair.status);
+  const right = `${statusWords} · similarity ${pct(ov.score)} (${scoreBand(ov.score)})`;
+  const rightW = ts.width(right, 9, ov.low_confidence ? ts.bold : ts.regular);
+  text(page, ts.fit(heading, 15, W - 2 * M - rightW - 16, ts.bold), M, y, 15, ts.bold);
+  text(
+    page,
+    right,
+    W - M - rightW,
+    y + 2,
+    9,
+    ov.low_confidence ? ts.bold : ts.regular,
+    ov.low_confidence ? ALERT : MUTED,
+  );
   y -= 14;
   const sub =
     `Older: ${sheetLabel(a)} in ${setLabel(model.older)}  ·  Newer: ${sheetLabel(b)} in ${setLabel(model.newer)}  ·  ` +
-    `${listed.length} change${listed.length === 1 ? '' : 's'}` +
+    `${listedCount} change${listedCount === 1 ? '' : 's'}` +
+    (groups.length !== listedCount ? ` in ${groups.length} numbered groups` : '') +
     (pair.noise ? ` (${pair.noise} noise regions not shown)` : '');
   text(page, ts.fit(sub, 8.5, W - 2 * M), M, y, 8.5, ts.regular, MUTED);
   y -= 8;
+  if (ov.low_confidence) {
+    const lines = ts.wrap(
+      `Poor alignment: the two issues of this sheet could not be aligned with confidence, so the overlay may show differences that are not changes, and changes may be missing from the list${listedCount ? '' : ' (none were detected on it)'}. Compare this sheet by eye.` +
+        (ov.alignment_warning ? ` ${ov.alignment_warning}` : ''),
+      9,
+      W - 2 * M - 20,
+      ts.bold,
+    );
+    const h = lines.length * 12 + 10;
+    page.drawRectangle({
+      x: M,
+      y: y - h - 2,
+      width: W - 2 * M,
+      height: h,
+      color: ALERT_BG,
+      borderColor: ALERT,
+      borderWidth: 1,
+    });
+    lines.forEach((l, i) => text(page, l, M + 10, y - 14 - i * 12, 9, ts.bold, ALERT));
+    y -= h + 6;
+  }
 
-  // The list, typeset first: its height decides the layout. One entry per change, full width so
-  // long descriptions and notes read as sentences.
+  // The list: one entry per group, in one column under a drawing when short, else in two columns
+  // (lines a reader's width, half the pages). Its height decides the layout.
   const indent = 30;
-  const textW = W - 2 * M - indent;
   const size = 8.5;
   const lead = 11;
-  const entries = (ov.analyzed ? listed : []).map((c) => {
-    const desc = ts.wrap(c.description ?? `${KIND_LABEL[c.kind]} ${c.category}`, size, textW);
-    const textLine = textLineOf(c, desc.join(' '), ts, size, textW);
-    const note = c.note ? ts.wrap(`Note: ${c.note}`, size, textW, ts.italic) : [];
-    return {
-      c,
-      desc,
-      textLine,
-      note,
-      need: lead * (1 + desc.length + textLine.length + note.length) + 6,
-    };
-  });
-  const listH = entries.reduce((t, e) => t + e.need, 0) + 14;
-
-  // The overlay as large as the page allows: a short list goes under it; a long one on the pages
-  // after, so the drawing keeps the whole page (legibility first: this is what gets printed).
+  const gutter = 24;
   const areaW = W - 2 * M;
+  const colW2 = (areaW - gutter) / 2;
+  const entriesOf = (gs: typeof groups, width: number) =>
+    gs.map((g) => entryOf(ts, g.number, g.members, size, lead, width - indent));
+  const oneColH = (es: Entry[]) => es.reduce((t, e) => t + e.need, 0) + 14;
+  /** Height of two columns filled in order, split where the taller is least tall. */
+  const twoColH = (es: Entry[]) => {
+    const total = es.reduce((t, e) => t + e.need, 0);
+    let acc = 0;
+    let best = total;
+    for (const e of es) {
+      acc += e.need;
+      best = Math.min(best, Math.max(acc, total - acc));
+    }
+    return best + 14;
+  };
+  const listed = ov.analyzed ? groups : [];
   const room = y - M - 14;
-  const listBelow = listH <= room * 0.3;
-  const areaH = listBelow ? room - listH : room;
-  if (image) {
-    const s = Math.min(areaW / image.width, areaH / image.height);
-    const iw = image.width * s;
-    const ih = image.height * s;
-    const ix = M + (areaW - iw) / 2;
-    const iy = y - ih - 4;
-    const ref = embedImage(doc, image);
-    const name = page.node.newXObject('Overlay', ref);
-    page.pushOperators(
+  const details = image ? detailViews(listed, ov, areaW / (H - 2 * M - 60)) : [];
+  let below: { entries: Entry[]; columns: 1 | 2; height: number } | null = null;
+  if (details.length === 0 && listed.length) {
+    const one = entriesOf(listed, areaW);
+    const two = entriesOf(listed, colW2);
+    // A short list goes under the overview; a long one on the pages after, so the drawing keeps
+    // the whole page (legibility first: this is what gets printed).
+    if (oneColH(one) <= room * 0.3) below = { entries: one, columns: 1, height: oneColH(one) };
+    else if (twoColH(two) <= room * 0.38)
+      below = { entries: two, columns: 2, height: twoColH(two) };
+  }
+  const areaH = below ? room - below.height : room;
+
+  /**
+   * Draws `es` from (y = top) down to `bottom` in `columns`, then on continuation pages headed
+   * `title`; returns where it ended.
+   */
+  const flowList = (es: Entry[], columns: 1 | 2, top: number, bottom: number, title: string) => {
+    const cw = columns === 1 ? areaW : colW2;
+    let col = 0;
+    let colTop = top;
+    let yy = top;
+    for (const { number, members, head, desc, textLine, note, need } of es) {
+      if (yy - need < bottom) {
+        if (col + 1 < columns) {
+          col++;
+          yy = colTop;
+        } else {
+          page = doc.addPage([W, H]);
+          const t = H - M - 14;
+          text(page, ts.fit(title, 13, areaW, ts.bold), M, t, 13, ts.bold);
+          colTop = yy = t - 22;
+          bottom = M + 10;
+          col = 0;
+        }
+      }
+      const x0 = M + col * (cw + gutter);
+      const colour = rgbOf(kinds[members[0]!.kind]);
+      const label = String(number);
+      const r = Math.max(7.5, ts.width(label, 7.5, ts.bold) / 2 + 2);
+      page.drawCircle({
+        x: x0 + 9,
+        y: yy + 3,
+        size: r,
+        borderColor: colour,
+        borderWidth: 1,
+        color: rgb(1, 1, 1),
+      });
+      text(page, label, x0 + 9 - ts.width(label, 7.5, ts.bold) / 2, yy + 0.5, 7.5, ts.bold, colour);
+      text(page, head, x0 + indent, yy, size, ts.bold);
+      yy -= lead;
+      for (const l of desc) {
+        text(page, l, x0 + indent, yy, size);
+        yy -= lead;
+      }
+      for (const l of textLine) {
+        text(page, l, x0 + indent, yy, size, ts.regular, MUTED);
+        yy -= lead;
+      }
+      for (const l of note) {
+        text(page, l, x0 + indent, yy, size, ts.italic);
+        yy -= lead;
+      }
+      yy -= 6;
+    }
+    return yy;
+  };
+
+  /** Draws the overlay's `view` into the page box (x, top y, w, h) with the groups' clouds. */
+  const drawView = (
+    pg: PDFPage,
+    view: View,
+    box: { x: number; top: number; w: number; h: number },
+  ): { ix: number; iy: number; k: number; ih: number } => {
+    const k = Math.min(box.w / view.w, box.h / view.h);
+    const iw = view.w * k;
+    const ih = view.h * k;
+    const ix = box.x + (box.w - iw) / 2;
+    const iy = box.top - ih;
+    const name = pg.node.newXObject('Overlay', imageRef!);
+    // The whole image, placed so the view fills the box, clipped to it.
+    pg.pushOperators(
       pushGraphicsState(),
-      concatTransformationMatrix(iw, 0, 0, ih, ix, iy),
+      rectangle(ix, iy, iw, ih),
+      clip(),
+      endPath(),
+      concatTransformationMatrix(
+        ov.width * k,
+        0,
+        0,
+        ov.height * k,
+        ix - view.x * k,
+        iy + ih + view.y * k - ov.height * k,
+      ),
       drawObject(name),
       popGraphicsState(),
     );
-    page.drawRectangle({
-      x: ix,
-      y: iy,
-      width: iw,
-      height: ih,
-      borderColor: RULE,
-      borderWidth: 0.5,
-    });
-    // Clouds and numbers in page space over the image: overlay pixels → points.
-    const k = iw / ov.width;
-    const tags: [number, number, ExportChange][] = [];
-    for (const c of listed) {
+    pg.drawRectangle({ x: ix, y: iy, width: iw, height: ih, borderColor: RULE, borderWidth: 0.5 });
+    const toPage = (px: number, py: number): [number, number] => [
+      ix + (px - view.x) * k,
+      iy + ih - (py - view.y) * k,
+    ];
+    const tags: [number, number, (typeof groups)[number]][] = [];
+    const placer = new TagPlacer([ix, iy, ix + iw, iy + ih]);
+    const tagSize = 6.5;
+    const radius = (g: (typeof groups)[number]) =>
+      Math.max(5, ts.width(String(g.number), tagSize, ts.bold) / 2 + 2);
+    const rects: [(typeof groups)[number], [number, number, number, number]][] = [];
+    pg.pushOperators(pushGraphicsState(), rectangle(ix, iy, iw, ih), clip(), endPath());
+    for (const g of groups) {
+      const bb = g.bbox;
+      if (bb.x > view.x + view.w || bb.y > view.y + view.h) continue;
+      if (bb.x + bb.width < view.x || bb.y + bb.height < view.y) continue;
       const pad = 2.5;
-      const x0 = Math.max(ix, ix + c.bbox.x * k - pad);
-      const x1 = Math.min(ix + iw, ix + (c.bbox.x + c.bbox.width) * k + pad);
-      const y1 = Math.min(iy + ih, iy + ih - c.bbox.y * k + pad);
-      const y0 = Math.max(iy, iy + ih - (c.bbox.y + c.bbox.height) * k - pad);
-      drawCloud(page, [x0, y0, x1, y1], kinds[c.kind], 1);
-      tags.push([Math.min(ix + iw - 6, x1 + 4), Math.min(iy + ih - 6, y1 + 3), c]);
+      const [px0, py1] = toPage(bb.x, bb.y);
+      const [px1, py0] = toPage(bb.x + bb.width, bb.y + bb.height);
+      // Outside the view a cloud is cut by the clip, not squeezed to its edge.
+      const rect: [number, number, number, number] = [px0 - pad, py0 - pad, px1 + pad, py1 + pad];
+      drawCloud(pg, rect, kinds[g.members[0]!.kind], 1);
+      rects.push([
+        g,
+        [
+          Math.max(ix, rect[0]),
+          Math.max(iy, rect[1]),
+          Math.min(ix + iw, rect[2]),
+          Math.min(iy + ih, rect[3]),
+        ],
+      ]);
     }
-    // Tags after every cloud so no cloud line crosses a number.
-    for (const [tx, ty, c] of tags) {
-      const label = String(c.number);
-      const size = 6.5;
-      const r = Math.max(5, ts.width(label, size, ts.bold) / 2 + 2);
-      page.drawCircle({
+    pg.pushOperators(popGraphicsState());
+    // Tags after every cloud so no cloud line crosses a number; small clouds place first (their
+    // tag must be close to be found), large ones take what is left.
+    const area = (r: [number, number, number, number]) => (r[2] - r[0]) * (r[3] - r[1]);
+    for (const [g, rect] of [...rects].sort((p, q) => area(p[1]) - area(q[1]))) {
+      const [tx, ty] = placer.place(rect, radius(g));
+      tags.push([tx, ty, g]);
+    }
+    for (const [tx, ty, g] of tags) {
+      const label = String(g.number);
+      const colour = rgbOf(kinds[g.members[0]!.kind]);
+      pg.drawCircle({
         x: tx,
         y: ty,
-        size: r,
+        size: radius(g),
         color: rgb(1, 1, 1),
-        borderColor: rgbOf(kinds[c.kind]),
+        borderColor: colour,
         borderWidth: 0.9,
       });
+      const lw = ts.width(label, tagSize, ts.bold);
+      text(pg, label, tx - lw / 2, ty - tagSize * 0.36, tagSize, ts.bold, colour);
+    }
+    return { ix, iy, k, ih };
+  };
+
+  const imageRef = image ? embedImage(doc, image) : null;
+  if (image) {
+    const whole: View = { x: 0, y: 0, w: ov.width, h: ov.height };
+    const { ix, iy, k, ih } = drawView(page, whole, { x: M, top: y - 4, w: areaW, h: areaH });
+    // Detail areas outlined and lettered on the overview, with the page that shows each. Pages
+    // are known once each detail's list is laid out: labels are drawn after.
+    const detailPages: number[] = [];
+    y = iy - 14;
+    if (details.length)
       text(
         page,
-        label,
-        tx - ts.width(label, size, ts.bold) / 2,
-        ty - size * 0.36,
-        size,
-        ts.bold,
-        rgbOf(kinds[c.kind]),
+        `${listed.length} numbered changes: the detail views ${detailLetter(0)}–${detailLetter(details.length - 1)} on the next pages show them larger, each with the list of its changes.`,
+        M,
+        y,
+        8.5,
+        ts.italic,
+        MUTED,
       );
-    }
-    y = iy - 14;
+    const overview = page;
+    details.forEach((d, i) => {
+      page = doc.addPage([W, H]);
+      detailPages.push(doc.getPageCount());
+      const top = H - M - 14;
+      const members = d.members.map((m) => listed[m]!).sort((p, q) => p.number - q.number);
+      const title = `${heading} — detail ${detailLetter(i)} of ${details.length}`;
+      text(page, ts.fit(title, 13, areaW - 230, ts.bold), M, top, 13, ts.bold);
+      const range = ts.fit(`Changes ${compactRanges(members.map((g) => g.number))}`, 8.5, 220);
+      text(page, range, W - M - ts.width(range, 8.5), top + 2, 8.5, ts.regular, MUTED);
+      const es = entriesOf(members, colW2);
+      const roomD = top - 10 - M - 14;
+      const viewH = roomD - Math.min(twoColH(es), roomD * 0.42);
+      const v = drawView(page, d.view, { x: M, top: top - 10, w: areaW, h: viewH });
+      flowList(es, 2, v.iy - 16, M + 10, `${title} — changes (continued)`);
+    });
+    details.forEach((d, i) => {
+      const x0 = ix + d.view.x * k;
+      const y1 = iy + ih - d.view.y * k;
+      overview.drawRectangle({
+        x: x0,
+        y: y1 - d.view.h * k,
+        width: d.view.w * k,
+        height: d.view.h * k,
+        borderColor: DETAIL,
+        borderWidth: 0.8,
+        borderDashArray: [4, 3],
+      });
+      const label = `${detailLetter(i)} · p. ${detailPages[i]}`;
+      const lw = ts.width(label, 8, ts.bold);
+      overview.drawRectangle({ x: x0 + 1, y: y1 - 12, width: lw + 6, height: 11, color: DETAIL });
+      text(overview, label, x0 + 4, y1 - 9.5, 8, ts.bold, rgb(1, 1, 1));
+    });
   } else {
     text(
       page,
@@ -534,54 +933,38 @@ function sheetSection(
     return;
   }
   if (listed.length === 0) {
-    text(page, 'No changes to review on this sheet (only noise).', M, y, 9, ts.italic, MUTED);
+    if (!ov.low_confidence)
+      text(page, 'No changes to review on this sheet (only noise).', M, y, 9, ts.italic, MUTED);
     return;
   }
-
-  const newPage = () => {
+  if (details.length) return;
+  const title = `${heading} — changes`;
+  if (below) flowList(below.entries, below.columns, y, y - below.height, `${title} (continued)`);
+  else {
     page = doc.addPage([W, H]);
-    y = H - M - 14;
-    text(
-      page,
-      `${ts.fit(heading, 13, W - 2 * M - 120, ts.bold)} — changes${listBelow ? ' (continued)' : ''}`,
-      M,
-      y,
-      13,
-      ts.bold,
-    );
-    y -= 22;
-  };
-  if (!listBelow) newPage();
-  for (const { c, desc, textLine, note, need } of entries) {
-    const head = `${KIND_LABEL[c.kind]} · ${c.category.replace('_', ' ')} · Review: ${cap(c.review_status)}`;
-    if (y - need < M + 10) newPage();
-    const colour = rgbOf(kinds[c.kind]);
-    page.drawCircle({
-      x: M + 9,
-      y: y + 3,
-      size: 7.5,
-      borderColor: colour,
-      borderWidth: 1,
-      color: rgb(1, 1, 1),
-    });
-    const label = String(c.number);
-    text(page, label, M + 9 - ts.width(label, 7.5, ts.bold) / 2, y + 0.5, 7.5, ts.bold, colour);
-    text(page, head, M + indent, y, size, ts.bold);
-    y -= lead;
-    for (const l of desc) {
-      text(page, l, M + indent, y, size);
-      y -= lead;
-    }
-    for (const l of textLine) {
-      text(page, l, M + indent, y, size, ts.regular, MUTED);
-      y -= lead;
-    }
-    for (const l of note) {
-      text(page, l, M + indent, y, size, ts.italic);
-      y -= lead;
-    }
-    y -= 6;
+    const t = H - M - 14;
+    text(page, ts.fit(title, 13, areaW, ts.bold), M, t, 13, ts.bold);
+    flowList(entriesOf(listed, colW2), 2, t - 22, M + 10, `${title} (continued)`);
   }
+}
+
+/** A, B, … Z, AA, AB … */
+function detailLetter(i: number): string {
+  return i < 26
+    ? String.fromCharCode(65 + i)
+    : detailLetter(Math.floor(i / 26) - 1) + detailLetter(i % 26);
+}
+
+/** 1, 2, 3, 5, 7, 8 → "1–3, 5, 7–8". */
+export function compactRanges(nums: number[]): string {
+  const out: string[] = [];
+  for (let i = 0; i < nums.length;) {
+    let j = i;
+    while (j + 1 < nums.length && nums[j + 1] === nums[j]! + 1) j++;
+    out.push(j > i ? `${nums[i]}–${nums[j]}` : String(nums[i]));
+    i = j + 1;
+  }
+  return out.join(', ');
 }
 
 /**
@@ -598,10 +981,18 @@ function textLineOf(
   const before = c.text_before ?? '';
   const after = c.text_after ?? '';
   if (!before && !after) return [];
-  const said = (s: string) => !s || description.includes(ts.clean(s));
+  // Said already when each of its words is in the description (the description lists dimensions
+  // with commas, the text holds them with spaces).
+  const said = (s: string) =>
+    ts
+      .clean(s)
+      .split(/\s+/)
+      .every((w) => !w || description.includes(w));
   if (said(before) && said(after)) return [];
-  if (before === after) return ts.wrap(`Text nearby (unchanged): "${after}"`, size, width);
-  return ts.wrap(`Text: "${before}" -> "${after}"`, size, width);
+  if (before === after) return ts.wrap(`Text nearby (unchanged): “${after}”`, size, width);
+  if (!before) return ts.wrap(`Text added: “${after}”`, size, width);
+  if (!after) return ts.wrap(`Text removed: “${before}”`, size, width);
+  return ts.wrap(`Text: “${before}” → “${after}”`, size, width);
 }
 
 /**
