@@ -477,6 +477,13 @@ function ExportRun({ run }: { run: { format: ExportFormat; jobId: string } }) {
           label={`${label} progress`}
         />
       )}
+      {j?.progress && j.progress.total > 0 && (
+        // The job's own count (sheet pairs, then the document), kept once it ends: a short export
+        // can finish between two frames of the bar.
+        <span className="small muted" data-testid="export-progress">
+          {j.progress.completed} of {j.progress.total} steps
+        </span>
+      )}
       {file.data?.uri && (
         <a
           className="btn btn-small"
