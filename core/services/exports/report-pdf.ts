@@ -20,10 +20,9 @@ import {
   type PDFPage,
   type RGB,
 } from 'pdf-lib';
-import fontkit from '@pdf-lib/fontkit';
 import { PALETTES } from '../../vision/compare/diff';
 import { setLabel } from './csv';
-import { reportFontBytes } from './fonts';
+import { plainFontkit, reportFontBytes } from './fonts';
 import { cloudArcs } from './geometry';
 import {
   REVIEW_STATUSES,
@@ -197,7 +196,7 @@ export async function buildReportPdf(
   doc.setProducer('Blueline (pdf-lib)');
   doc.setCreationDate(opts.exported_at);
   doc.setModificationDate(opts.exported_at);
-  doc.registerFontkit(fontkit);
+  doc.registerFontkit(plainFontkit);
   const faces = reportFontBytes();
   // Subset: only the glyphs the report uses are embedded (~20 KB a face instead of ~700 KB).
   const ts = new Typesetter(
