@@ -106,19 +106,45 @@ function geometryOf(page: ReturnType<PDFDocument['getPage']>, sheet: CloudedShee
  * few hundred curves: appearance streams are deflated (flateStream), else they would add ~10 KB a
  * cloud to the file.
  */
-function cloudPath(rect: [number, number, number, number]): string {
+/**
+ * The scallops around `rect`, leaving out those whose middle lies inside one of `inside` (the
+ * other pieces of the same change: their clouds together outline the whole change, not a mesh).
+ */
+function cloudPath(
+  rect: [number, number, number, number],
+  inside: [number, number, number, number][] = [],
+): string {
   const w = rect[2] - rect[0];
   const h = rect[3] - rect[1];
   // Scallops scale with the cloud, within what reads as a cloud on a printed sheet.
   const arc = Math.min(14, Math.max(5, Math.min(w, h) / 3));
   const arcs = cloudArcs(rect, arc);
-  const ops = [`${fmt(arcs[0]!.from[0])} ${fmt(arcs[0]!.from[1])} m`];
-  for (const a of arcs)
+  const interior = (a: (typeof arcs)[number]) => {
+    const mx = (a.from[0] + a.to[0]) / 2;
+    const my = (a.from[1] + a.to[1]) / 2;
+    return inside.some((r) => mx > r[0] && mx < r[2] && my > r[1] && my < r[3]);
+  };
+  const keep = arcs.map((a) => !interior(a));
+  if (keep.every(Boolean)) {
+    const ops = [`${fmt(arcs[0]!.from[0])} ${fmt(arcs[0]!.from[1])} m`];
+    for (const a of arcs)
+      ops.push(
+        `${fmt(a.c1[0])} ${fmt(a.c1[1])} ${fmt(a.c2[0])} ${fmt(a.c2[1])} ${fmt(a.to[0])} ${fmt(a.to[1])} c`,
+      );
+    ops.push('h S');
+    return ops.join('\n');
+  }
+  const ops: string[] = [];
+  arcs.forEach((a, i) => {
+    if (!keep[i]) return;
+    if (i === 0 || !keep[i - 1]) ops.push(`${fmt(a.from[0])} ${fmt(a.from[1])} m`);
     ops.push(
       `${fmt(a.c1[0])} ${fmt(a.c1[1])} ${fmt(a.c2[0])} ${fmt(a.c2[1])} ${fmt(a.to[0])} ${fmt(a.to[1])} c`,
     );
-  ops.push('h S');
-  return ops.join('\n');
+  });
+  // A piece surrounded by the others draws nothing of its own: the outline is theirs. It stays an
+  // annotation (its description and review status in the comments list).
+  return ops.length ? `${ops.join('\n')}\nS` : '';
 }
 
 /** How far the scallops reach beyond the rectangle they are drawn on (bulge + half the line). */
@@ -153,19 +179,34 @@ export async function buildCloudedPdf(
     if (!page) throw new Error(`The newer revision's PDF has no page ${sheet.page_index + 1}`);
     const g = geometryOf(page, sheet);
     const annots: PDFRef[] = [];
+    // The padded rectangle of each cloud, and the pieces of each number (model.ts groups).
+    const innerOf = new Map<CloudSpec, [number, number, number, number]>();
+    // Pad in points, whatever the sheet's dpi: the cloud sits just outside the changed ink.
+    const padPx =
+      (CLOUD_PAD_PT * sheet.width) /
+      (g.rotate % 180 ? g.cropBox[3] - g.cropBox[1] : g.cropBox[2] - g.cropBox[0]);
+    for (const c of sheet.clouds)
+      innerOf.set(
+        c,
+        sheetBoxToUserRect(g, {
+          x: c.box.x - padPx,
+          y: c.box.y - padPx,
+          width: c.box.width + 2 * padPx,
+          height: c.box.height + 2 * padPx,
+        }),
+      );
+    const piecesOf = new Map<number, CloudSpec[]>();
+    for (const c of sheet.clouds) piecesOf.set(c.number, [...(piecesOf.get(c.number) ?? []), c]);
     for (const c of sheet.clouds) {
       const [r, gr, b] = KIND_RGB[opts.palette][c.kind];
       const colour = `${fmt(r)} ${fmt(gr)} ${fmt(b)}`;
-      // Pad in points, whatever the sheet's dpi: the cloud sits just outside the changed ink.
-      const padPx =
-        (CLOUD_PAD_PT * sheet.width) /
-        (g.rotate % 180 ? g.cropBox[3] - g.cropBox[1] : g.cropBox[2] - g.cropBox[0]);
-      const inner = sheetBoxToUserRect(g, {
-        x: c.box.x - padPx,
-        y: c.box.y - padPx,
-        width: c.box.width + 2 * padPx,
-        height: c.box.height + 2 * padPx,
-      });
+      // Padded in points, whatever the sheet's dpi: the cloud sits just outside the changed ink.
+      const inner = innerOf.get(c)!;
+      // Scallops inside the other pieces of its change are left out: the pieces' clouds together
+      // outline the change (a fill removed over a plan, split in 59 pieces, is one outline).
+      const others = (piecesOf.get(c.number) ?? [])
+        .filter((o) => o !== c)
+        .map((o) => innerOf.get(o)!);
       const reach = cloudReach(inner);
       const rect: [number, number, number, number] = [
         inner[0] - reach,
@@ -174,13 +215,16 @@ export async function buildCloudedPdf(
         inner[3] + reach,
       ];
       const ap = ctx.register(
-        ctx.flateStream(`q ${colour} RG ${fmt(CLOUD_LINE_PT)} w 1 J 1 j\n${cloudPath(inner)}\nQ`, {
-          Type: 'XObject',
-          Subtype: 'Form',
-          FormType: 1,
-          BBox: rect,
-          Matrix: [1, 0, 0, 1, 0, 0],
-        }),
+        ctx.flateStream(
+          `q ${colour} RG ${fmt(CLOUD_LINE_PT)} w 1 J 1 j\n${cloudPath(inner, others)}\nQ`,
+          {
+            Type: 'XObject',
+            Subtype: 'Form',
+            FormType: 1,
+            BBox: rect,
+            Matrix: [1, 0, 0, 1, 0, 0],
+          },
+        ),
       );
       const vertices = [
         inner[0],
