@@ -25,6 +25,18 @@ test('the compare form proposes older → newer by issue date, whatever the uplo
   expect((await waitForJob(request, first.job_id)).status).toBe('Completed');
 
   await page.goto(`${origin()}/#key=${key()}`);
+  // The drawing log: issue dates as processing read them (nobody typed them), newest first,
+  // the re-issue marked current although it was uploaded first.
+  await page.goto(`${origin()}/#/projects/${project.id}`);
+  const rows = page.getByTestId('drawing-row');
+  await expect(rows).toHaveCount(2);
+  await expect(rows.first()).toContainText('ASK-003 re-issue');
+  await expect(rows.first().getByTestId('drawing-issued')).toHaveText('2015-01-16');
+  await expect(rows.first().getByTestId('current-set')).toHaveText('Current');
+  await expect(rows.nth(1)).toContainText('ASK-003 first issue');
+  await expect(rows.nth(1).getByTestId('drawing-issued')).toHaveText('2015-01-15');
+  await expect(rows.nth(1).getByTestId('current-set')).toHaveCount(0);
+
   await page.goto(`${origin()}/#/projects/${project.id}/compare`);
   const direction = page.getByTestId('compare-direction');
   await expect(direction).toContainText(

@@ -174,11 +174,18 @@ function DrawingRow({
   current: boolean;
 }) {
   const processing = drawing.status === 'Processing';
-  const job = useLiveJob(processing ? drawing.job_id : null);
+  const failed = drawing.status === 'Failed';
+  // A failed set says why (its process job's error), so the reviewer can decide to retry or remove.
+  const job = useLiveJob(processing || failed ? drawing.job_id : null);
   const p = job.data?.progress;
   const [editing, setEditing] = useState(false);
   return (
-    <tr data-testid="drawing-row" data-status={drawing.status} data-current={current}>
+    <tr
+      data-testid="drawing-row"
+      data-id={drawing.id}
+      data-status={drawing.status}
+      data-current={current}
+    >
       <td className="strong">
         {drawing.name}
         {current && (
@@ -215,8 +222,10 @@ function DrawingRow({
         {processing && (
           <ProgressBar value={p?.completed ?? 0} total={p?.total ?? 0} label="Processing" />
         )}
-        {drawing.status === 'Failed' && job.data?.error && (
-          <div className="state-error-inline small">{job.data.error.detail}</div>
+        {failed && job.data?.error && (
+          <div className="state-error-inline small" data-testid="drawing-error">
+            {job.data.error.detail}
+          </div>
         )}
       </td>
       <td className="num">{drawing.sheet_count ?? '—'}</td>
