@@ -53,6 +53,7 @@ import {
 import { SheetHistory } from './project/SheetHistory';
 import { AskPanel } from './AskPanel';
 import { SearchPanel } from './SearchPanel';
+import { plural } from '../viewer/words';
 
 export function ProjectScreen({ projectId, tab }: { projectId: string; tab: ProjectTab }) {
   const project = useProject(projectId);
@@ -215,7 +216,7 @@ function DrawingRow({
           <StatusBadge status={drawing.status} />
           {processing && p && p.total > 0 && (
             <span className="muted small">
-              {p.completed}/{p.total} pages
+              {p.completed} of {plural(p.total, 'page')}
             </span>
           )}
         </div>
@@ -351,7 +352,12 @@ function UploadZone({ projectId }: { projectId: string }) {
   const input = useRef<HTMLInputElement>(null);
 
   const start = (files: FileList | File[]) => {
-    for (const f of Array.from(files)) void uploadDrawing(api, qc, projectId, f);
+    // In name order: offices name prints by issue date (20190601_…, 20190602_…), and same-day
+    // issues take their upload order as their issue order.
+    const byName = Array.from(files).sort((a, b) =>
+      a.name.localeCompare(b.name, undefined, { numeric: true }),
+    );
+    for (const f of byName) void uploadDrawing(api, qc, projectId, f);
   };
   const onDrop = (e: DragEvent) => {
     e.preventDefault();
@@ -466,7 +472,7 @@ function UploadItem({ upload }: { upload: Upload }) {
           />
           <span className="muted small">
             {p && p.total > 0
-              ? `${p.completed} of ${p.total} pages processed`
+              ? `${p.completed} of ${plural(p.total, 'page')} processed`
               : job.data?.status === 'Started'
                 ? 'Reading the file…'
                 : 'Queued for processing…'}
@@ -656,7 +662,7 @@ function CompareTab({ projectId }: { projectId: string }) {
   const sheets = useSheets({ project_id: projectId }, comparisons.length > 0);
   const sheetDrawing = useMemo(() => sheetDrawingMap(sheets.data ?? []), [sheets.data]);
   const option = (d: Drawing) =>
-    `${d.name}${d.revision ? ` — ${d.revision}` : ''} · issued ${issueDate(d)} · ${d.sheet_count ?? '?'} sheets`;
+    `${d.name}${d.revision ? ` — ${d.revision}` : ''} · issued ${issueDate(d)} · ${d.sheet_count == null ? '? sheets' : plural(d.sheet_count, 'sheet')}`;
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
@@ -681,7 +687,8 @@ function CompareTab({ projectId }: { projectId: string }) {
         )}
         {drawings.isSuccess && ready.length < 2 && (
           <Empty title="Two processed drawing sets are needed">
-            {ready.length} of {drawings.data.length} sets are ready.{' '}
+            {ready.length} of {plural(drawings.data.length, 'set')}{' '}
+            {ready.length === 1 ? 'is' : 'are'} ready.{' '}
             <a href={href({ name: 'project', projectId, tab: 'drawings' })}>
               Upload or wait for processing
             </a>
