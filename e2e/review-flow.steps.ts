@@ -525,6 +525,8 @@ export class ReviewFlow {
     await page.getByRole('button', { name: 'Jobs' }).click();
     await expect(page.getByRole('complementary', { name: 'Jobs' })).toBeVisible();
     await expect(page.getByTestId('job-row').first()).toBeVisible();
+    // Jobs in words: what each did, no ids.
+    await expect(page.getByRole('complementary', { name: 'Jobs' })).not.toContainText(/job_/);
     await this.shot('15-jobs-panel');
   }
 }

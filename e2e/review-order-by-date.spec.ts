@@ -5,7 +5,7 @@
 // what the user sees. The file's name sorts after review-flow.spec.ts on purpose: specs run in name
 // order on one service, and that spec starts from an empty project list.
 import { expect, test } from '@playwright/test';
-import { api, key, origin, uploadDrawing, waitForJob } from './api.helpers';
+import { api, key, origin, reviewSizeShots, uploadDrawing, waitForJob } from './api.helpers';
 
 const FIRST = '20150115_ASK-003_exterior-west-wall-window-locations.pdf';
 const REISSUE = '20150116_ASK-003_exterior-west-wall-window-locations.pdf';
@@ -54,6 +54,7 @@ test('the compare form proposes older → newer by issue date, whatever the uplo
   await expect(page.getByTestId('compare-reversed')).toContainText(
     'additions would show as removals',
   );
+  await reviewSizeShots(page, '07b-compare-swapped');
   // And back: the warning goes.
   await page.getByRole('button', { name: /Swap/ }).click();
   await expect(page.getByTestId('compare-reversed')).toHaveCount(0);

@@ -11,7 +11,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect, test } from '@playwright/test';
-import { api, key, origin } from './api.helpers';
+import { api, key, origin, reviewSizeShots } from './api.helpers';
 
 const E1 = path.resolve(import.meta.dirname, '../fixtures/generated/shop_tekla-erection_E1.pdf');
 const BROKEN = 'broken-issue.pdf';
@@ -62,6 +62,7 @@ test('a failed upload says why, is retried and removed from the log; E1 shows it
     page.getByTestId('upload-item').filter({ hasText: BROKEN }).getByText('Failed'),
   ).toBeVisible();
   await page.screenshot({ path: path.join(import.meta.dirname, 'screenshots/upload-failed.png') });
+  await reviewSizeShots(page, '03b-upload-failed');
 
   // Retry: the same file is processed again as a new set, which takes the failed one's place
   // (the row checked from here on is the new set's: a list fetched before the retry still shows
@@ -84,6 +85,7 @@ test('a failed upload says why, is retried and removed from the log; E1 shows it
   const dialog = page.getByTestId('confirm-dialog');
   await expect(dialog).toContainText('Remove the failed set broken-issue?');
   await expect(dialog.getByTestId('delete-counts')).toContainText('no sheets were read from it');
+  await reviewSizeShots(page, '03c-remove-failed-set');
   await dialog.getByRole('button', { name: 'Cancel' }).click();
   await expect(rows).toHaveCount(2);
   await retried.getByTestId('delete-drawing').click();

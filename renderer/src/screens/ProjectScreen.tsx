@@ -780,7 +780,7 @@ function CompareTab({ projectId }: { projectId: string }) {
         {jobs.isSuccess && comparisons.length === 0 && <Empty title="No comparisons yet" />}
         <ul className="plain-list" data-testid="comparison-list">
           {comparisons.map((j) => (
-            <li key={j.id} className="row between" data-testid="comparison-item">
+            <li key={j.id} className="comparison-item" data-testid="comparison-item">
               <a href={href({ name: 'comparison', projectId, jobId: j.id })}>
                 <ComparisonLabel
                   sides={comparisonSides(j, sheetDrawing)}

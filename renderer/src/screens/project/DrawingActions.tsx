@@ -35,7 +35,7 @@ function Counts({
       <li>
         {overlays.changes === 0
           ? 'no detected changes'
-          : `${plural(overlays.changes, 'detected change')} and their review status`}
+          : `${plural(overlays.changes, 'detected change')} and ${overlays.changes === 1 ? 'its' : 'their'} review status`}
       </li>
     </>
   );
