@@ -3,7 +3,7 @@
 // setup, a checked request, a job waited for, a fixture PDF uploaded as a drawing.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { expect, type APIRequestContext } from '@playwright/test';
+import { expect, type APIRequestContext, type Page } from '@playwright/test';
 
 export const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/drawings');
 
@@ -65,4 +65,23 @@ export async function uploadDrawing(
   });
   expect(put.status()).toBe(200);
   return api(request, 'POST', '/drawings', { project_id: projectId, name, file_id: created.id });
+}
+
+/**
+ * With BLUELINE_SHOTS_DIR set, the page at the two review sizes (1600x1000, 1280x800), for
+ * looking at every screen; the viewport is put back afterwards.
+ */
+export async function reviewSizeShots(page: Page, name: string): Promise<void> {
+  const dir = process.env.BLUELINE_SHOTS_DIR;
+  if (!dir) return;
+  const before = page.viewportSize();
+  for (const [width, height] of [
+    [1600, 1000],
+    [1280, 800],
+  ] as const) {
+    await page.setViewportSize({ width, height });
+    await page.waitForTimeout(400); // relayout
+    await page.screenshot({ path: path.join(dir, `${name}-${width}x${height}.png`) });
+  }
+  if (before) await page.setViewportSize(before);
 }

@@ -63,6 +63,10 @@ export class ReviewFlow {
     ] as const) {
       await this.page.setViewportSize({ width: w, height: h });
       await this.page.waitForTimeout(400); // relayout, canvas resize and redraw
+      // The tiles the new size asks for, so the picture shows what the user reads.
+      await expect(this.page.locator('.sheet-canvas[data-loaded="false"]')).toHaveCount(0, {
+        timeout: 60_000,
+      });
       await this.page.screenshot({
         path: path.join(dir, `${this.opts.shotPrefix}${name}-${w}x${h}.png`),
       });
@@ -154,6 +158,11 @@ export class ReviewFlow {
     await expect(page.getByTestId('sheet-viewer')).toBeVisible();
     await expect(page.getByTestId('meta-number')).toHaveValue('S101');
     await this.canvasesLoaded();
+    // The sheet's views in words: the title block called so, no block type names or stray "F.".
+    const views = page.getByTestId('sheet-view');
+    await expect(views.filter({ hasText: 'Title block' })).toHaveCount(1);
+    await expect(views.filter({ hasText: /TitleBlock|F\.$/ })).toHaveCount(0);
+    await expect(page.getByTestId('sheet-viewer')).toContainText('text read from the PDF');
     await this.shot('06-sheet');
 
     // Correct the title by hand: saved through PATCH /sheets/{id}, still there after a reload,
@@ -365,6 +374,16 @@ export class ReviewFlow {
       `${done} of ${n} change${n === 1 ? '' : 's'} reviewed`,
     );
     await this.shot('18-comparison-progress');
+
+    // Exports from the comparison page: the change list as CSV, ready as a download link.
+    const exports = page.getByTestId('exports');
+    await exports.getByTestId('export-csv').click();
+    const run = exports.getByTestId('export-run').filter({ hasText: 'Change list (CSV)' });
+    await expect(run.getByTestId('export-download')).toContainText(/Download .+\.csv$/, {
+      timeout: 60_000,
+    });
+    await exports.scrollIntoViewIfNeeded();
+    await this.shot('18b-exports');
     await page.goto(this.overlayUrl);
     await expect(page.getByTestId('overlay-viewer')).toBeVisible();
   }
@@ -382,6 +401,12 @@ export class ReviewFlow {
     await page.goto(this.projectUrl);
     const rows = page.getByTestId('drawing-row');
     await expect(rows).toHaveCount(2);
+    // As read from the title blocks, both issues print 2019-05-27: the same day, so the upload
+    // order decides, and files dropped together become sets in name order (06-01, then 06-02).
+    for (const r of await rows.all())
+      await expect(r.getByTestId('drawing-issued')).toHaveText('2019-05-27');
+    await expect(rows.filter({ hasText: NEWER }).getByTestId('current-set')).toHaveText('Current');
+    await expect(rows.filter({ hasText: OLDER }).getByTestId('current-set')).toHaveCount(0);
     for (const [name, rev, date] of [
       [OLDER, 'A', '2019-06-01'],
       [NEWER, 'B', '2019-06-02'],
@@ -488,6 +513,7 @@ export class ReviewFlow {
     const label = page.getByTestId('canvas-main').locator('.canvas-label');
     await expect(label).toHaveText('OLD');
     await expect(label).toHaveText('NEW');
+    await this.shot('13b-blink');
 
     await page.keyboard.press('1');
     await page.getByTestId('palette-toggle').click();
@@ -499,6 +525,8 @@ export class ReviewFlow {
     await page.getByRole('button', { name: 'Jobs' }).click();
     await expect(page.getByRole('complementary', { name: 'Jobs' })).toBeVisible();
     await expect(page.getByTestId('job-row').first()).toBeVisible();
+    // Jobs in words: what each did, no ids.
+    await expect(page.getByRole('complementary', { name: 'Jobs' })).not.toContainText(/job_/);
     await this.shot('15-jobs-panel');
   }
 }

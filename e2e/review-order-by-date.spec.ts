@@ -5,7 +5,7 @@
 // what the user sees. The file's name sorts after review-flow.spec.ts on purpose: specs run in name
 // order on one service, and that spec starts from an empty project list.
 import { expect, test } from '@playwright/test';
-import { api, key, origin, uploadDrawing, waitForJob } from './api.helpers';
+import { api, key, origin, reviewSizeShots, uploadDrawing, waitForJob } from './api.helpers';
 
 const FIRST = '20150115_ASK-003_exterior-west-wall-window-locations.pdf';
 const REISSUE = '20150116_ASK-003_exterior-west-wall-window-locations.pdf';
@@ -25,6 +25,18 @@ test('the compare form proposes older → newer by issue date, whatever the uplo
   expect((await waitForJob(request, first.job_id)).status).toBe('Completed');
 
   await page.goto(`${origin()}/#key=${key()}`);
+  // The drawing log: issue dates as processing read them (nobody typed them), newest first,
+  // the re-issue marked current although it was uploaded first.
+  await page.goto(`${origin()}/#/projects/${project.id}`);
+  const rows = page.getByTestId('drawing-row');
+  await expect(rows).toHaveCount(2);
+  await expect(rows.first()).toContainText('ASK-003 re-issue');
+  await expect(rows.first().getByTestId('drawing-issued')).toHaveText('2015-01-16');
+  await expect(rows.first().getByTestId('current-set')).toHaveText('Current');
+  await expect(rows.nth(1)).toContainText('ASK-003 first issue');
+  await expect(rows.nth(1).getByTestId('drawing-issued')).toHaveText('2015-01-15');
+  await expect(rows.nth(1).getByTestId('current-set')).toHaveCount(0);
+
   await page.goto(`${origin()}/#/projects/${project.id}/compare`);
   const direction = page.getByTestId('compare-direction');
   await expect(direction).toContainText(
@@ -42,6 +54,7 @@ test('the compare form proposes older → newer by issue date, whatever the uplo
   await expect(page.getByTestId('compare-reversed')).toContainText(
     'additions would show as removals',
   );
+  await reviewSizeShots(page, '07b-compare-swapped');
   // And back: the warning goes.
   await page.getByRole('button', { name: /Swap/ }).click();
   await expect(page.getByTestId('compare-reversed')).toHaveCount(0);

@@ -7,7 +7,8 @@ import { mkdirSync } from 'node:fs';
 import { expect, test, type Page } from '@playwright/test';
 import { api, key, origin, uploadDrawing, waitForJob } from './api.helpers';
 
-const SHOTS = '/tmp/search-shots';
+// BLUELINE_SHOTS_DIR (the review flow's screenshot folder) when set, for looking at all screens.
+const SHOTS = process.env.BLUELINE_SHOTS_DIR ?? '/tmp/search-shots';
 const SIZES = [
   { width: 1600, height: 1000 },
   { width: 1280, height: 800 },

@@ -2,7 +2,12 @@
 // viewer/SheetCanvas.tsx, Konva over deep-zoom tiles) during a scripted pan and zoom over a
 // 36x24 in sheet at 300 DPI (10800x7200 px), in Debian's Chromium against `blueline serve`.
 //
-//   node --import tsx bench/viewer/bench-viewer.ts [--passes cold,warm,noshadow,vsync,trace] [--keep]
+//   node --import tsx bench/viewer/bench-viewer.ts [--screens sheet,overlay]
+//        [--passes cold,warm,noshadow,vsync,trace,profile] [--keep]
+//
+// Screens: `sheet` is the sheet screen of one issue (SheetScreen); `overlay` is the comparison
+// viewer on the whole-sheet overlay of that sheet against a revised issue of it (OverlayScreen,
+// the view it opens on: overlay image, change regions, view boxes). Every pass runs on each.
 //
 // Passes (each in a fresh browser context, so no HTTP or in-page tile cache carries over):
 //   cold   first view of the sheet: the service renders every tile on first request;
@@ -11,8 +16,11 @@
 //          with --disable-frame-rate-limit so a frame interval is the frame's cost, not vsync);
 //   noshadow  like warm, with Konva shadows switched off in the page (diagnosis: the sheet's
 //          backdrop Rect draws a blurred shadow on every redraw);
-//   trace  like warm, under a Chrome trace, for the "where does the time go" breakdown.
-// Goal (issue 5): median frame < 16 ms and no frame > 100 ms.
+//   trace  like warm, under a Chrome trace, for the "where does the time go" breakdown;
+//   profile  like warm, under the V8 CPU profiler (CDP Profiler), JS self time by function
+//          (written to profile-<screen>.cpuprofile, which Chromium's DevTools opens).
+// Goals: issue 5 median frame < 16 ms and no frame > 100 ms; issue 18 (whole-sheet view and the
+// new overlays) none > 50 ms.
 
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import {
@@ -39,6 +47,10 @@ const arg = (name: string) => {
   return i >= 0 ? argv[i + 1] : undefined;
 };
 const PASSES = (arg('passes') ?? 'cold,warm,noshadow,vsync,trace').split(',');
+const SCREENS = (arg('screens') ?? 'sheet,overlay').split(',') as Screen[];
+type Screen = 'sheet' | 'overlay';
+/** The canvas each screen's passes watch (data-loaded) and play the script on. */
+const CANVAS: Record<Screen, string> = { sheet: 'canvas-sheet', overlay: 'canvas-main' };
 const KEEP = argv.includes('--keep');
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const BASE_ARGS = [
@@ -190,17 +202,34 @@ function api(
   });
 }
 
+async function waitJob(origin: string, key: string, id: string, what: string): Promise<any> {
+  const t0 = Date.now();
+  for (;;) {
+    const j = await api(origin, key, 'GET', `/v1/jobs/${id}`);
+    if (j.json.status === 'Completed') return j.json;
+    if (['Failed', 'Canceled'].includes(j.json.status))
+      throw new Error(`${what} ${j.json.status}: ${JSON.stringify(j.json)}`);
+    if (Date.now() - t0 > 15 * 60_000) throw new Error(`${what} took over 15 min`);
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}
+
 async function uploadSheet(
   origin: string,
   key: string,
   png: string,
-): Promise<{ projectId: string; sheet: any; processSeconds: number }> {
+  projectId: string | null = null,
+  name = 'Synthetic 36x24 plan at 300 dpi',
+): Promise<{ projectId: string; drawingId: string; sheet: any; processSeconds: number }> {
   const bytes = readFileSync(png);
-  const project = await api(origin, key, 'POST', '/v1/projects', { name: 'Viewer bench' });
-  if (project.status !== 201)
-    throw new Error(`project: ${project.status} ${JSON.stringify(project.json)}`);
+  if (!projectId) {
+    const project = await api(origin, key, 'POST', '/v1/projects', { name: 'Viewer bench' });
+    if (project.status !== 201)
+      throw new Error(`project: ${project.status} ${JSON.stringify(project.json)}`);
+    projectId = project.json.id as string;
+  }
   const file = await api(origin, key, 'POST', '/v1/files', {
-    project_id: project.json.id,
+    project_id: projectId,
     filename: path.basename(png),
     content_type: 'image/png',
     size_bytes: bytes.length,
@@ -212,25 +241,57 @@ async function uploadSheet(
   });
   if (put.status !== 200) throw new Error(`upload: ${put.status} ${JSON.stringify(put.json)}`);
   const d = await api(origin, key, 'POST', '/v1/drawings', {
-    project_id: project.json.id,
-    name: 'Synthetic 36x24 plan at 300 dpi',
+    project_id: projectId,
+    name,
     file_id: file.json.id,
   });
   if (d.status !== 201) throw new Error(`drawing: ${d.status} ${JSON.stringify(d.json)}`);
   const t0 = Date.now();
-  for (;;) {
-    const j = await api(origin, key, 'GET', `/v1/jobs/${d.json.job_id}`);
-    if (j.json.status === 'Completed') break;
-    if (['Failed', 'Canceled'].includes(j.json.status))
-      throw new Error(`processing ${j.json.status}: ${JSON.stringify(j.json)}`);
-    if (Date.now() - t0 > 15 * 60_000) throw new Error('processing took over 15 min');
-    await new Promise((r) => setTimeout(r, 1000));
-  }
+  await waitJob(origin, key, d.json.job_id, 'processing');
   const processSeconds = (Date.now() - t0) / 1000;
   const sheets = await api(origin, key, 'GET', `/v1/sheets?drawing_id=${d.json.id}`);
   const sheet = sheets.json.data?.[0];
   if (!sheet) throw new Error(`no sheet: ${JSON.stringify(sheets.json)}`);
-  return { projectId: project.json.id, sheet, processSeconds };
+  return { projectId, drawingId: d.json.id, sheet, processSeconds };
+}
+
+/**
+ * The revised issue uploaded beside the first and compared with it (with change detection);
+ * the whole-sheet overlay's id (the largest overlay of the pair: the views' overlays are parts).
+ */
+async function compareRevised(
+  origin: string,
+  key: string,
+  projectId: string,
+  olderId: string,
+  png: string,
+): Promise<{ overlay: any; jobId: string; compareSeconds: number; changes: number }> {
+  const newer = await uploadSheet(origin, key, png, projectId, 'Synthetic plan, revision B');
+  const started = await api(origin, key, 'POST', `/v1/drawings/${newer.drawingId}/compare`, {
+    compare_to: olderId,
+    analyze: true,
+  });
+  if (started.status !== 202)
+    throw new Error(`compare: ${started.status} ${JSON.stringify(started.json)}`);
+  const t0 = Date.now();
+  await waitJob(origin, key, started.json.job_id, 'comparison');
+  const compareSeconds = (Date.now() - t0) / 1000;
+  const list = await api(
+    origin,
+    key,
+    'GET',
+    `/v1/overlays?job_id=${started.json.job_id}&limit=100`,
+  );
+  const overlays: any[] = list.json.data ?? [];
+  const overlay = overlays.sort((a, b) => b.width * b.height - a.width * a.height)[0];
+  if (!overlay) throw new Error(`no overlay: ${JSON.stringify(list.json)}`);
+  const ch = await api(origin, key, 'GET', `/v1/changes?overlay_id=${overlay.id}&limit=100`);
+  return {
+    overlay,
+    jobId: started.json.job_id,
+    compareSeconds,
+    changes: (ch.json.data ?? []).length,
+  };
 }
 
 // ---------- page instrumentation ----------
@@ -373,6 +434,7 @@ interface PassResult {
   tileRequests: number;
   tileMs: number[];
   trace?: TraceSummary;
+  profile?: ProfileSummary;
 }
 
 async function runPass(
@@ -381,7 +443,9 @@ async function runPass(
   origin: string,
   key: string,
   route: string,
+  canvasId: string,
   tracePath?: string,
+  profilePath?: string,
 ): Promise<PassResult> {
   const context = await browser.newContext({
     ignoreHTTPSErrors: true,
@@ -400,10 +464,10 @@ async function runPass(
   await page.goto(`${origin}/#key=${key}`);
   await page.waitForFunction(() => !location.hash.includes('key='));
   await page.evaluate((r) => (location.hash = r), route);
-  const canvas = page.locator('[data-testid="canvas-sheet"]');
+  const canvas = page.locator(`[data-testid="${canvasId}"]`);
   await canvas.locator('canvas').first().waitFor({ timeout: 60_000 });
   await page
-    .locator('[data-testid="canvas-sheet"][data-loaded="true"]')
+    .locator(`[data-testid="${canvasId}"][data-loaded="true"]`)
     .waitFor({ timeout: 120_000 });
   await sleep(500);
   const box = (await canvas.boundingBox())!;
@@ -431,6 +495,12 @@ async function runPass(
       K.Shape.prototype.hasShadow = () => false;
     });
   }
+  const cdp = profilePath ? await context.newCDPSession(page) : null;
+  if (cdp) {
+    await cdp.send('Profiler.enable');
+    await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
+    await cdp.send('Profiler.start');
+  }
   await page.evaluate(() => ((window as any).__bench.rec = true));
   recording = true;
   const t0 = Date.now();
@@ -443,14 +513,48 @@ async function runPass(
     x.rec = false;
     return x;
   });
+  let profile: ProfileSummary | undefined;
+  if (cdp && profilePath) {
+    const { profile: p } = await cdp.send('Profiler.stop');
+    writeFileSync(profilePath, JSON.stringify(p));
+    profile = summariseProfile(p);
+  }
   let trace: TraceSummary | undefined;
   if (tracePath) {
     await browser.stopTracing();
     trace = summariseTrace(tracePath);
   }
-  await page.screenshot({ path: path.join(WORK, `after-${name}.png`) });
+  await page.screenshot({ path: path.join(WORK, `after-${name.replace(':', '-')}.png`) });
   await context.close();
-  return { name, seconds, ...b, tileRequests: tileMs.length, tileMs, trace };
+  return { name, seconds, ...b, tileRequests: tileMs.length, tileMs, trace, profile };
+}
+
+interface ProfileSummary {
+  sampledMs: number;
+  /** Self time by function (name and script:line:column), ms, descending. */
+  self: [string, number][];
+}
+
+/** Self time per function of a V8 CPU profile (samples × their time deltas). */
+function summariseProfile(p: any): ProfileSummary {
+  const byId = new Map<number, any>(p.nodes.map((n: any) => [n.id, n]));
+  const self = new Map<string, number>();
+  let total = 0;
+  p.samples.forEach((id: number, i: number) => {
+    const ms = (p.timeDeltas[i] ?? 0) / 1000;
+    const f = byId.get(id)?.callFrame;
+    if (!f) return;
+    total += ms;
+    const where = f.url
+      ? `${f.url.replace(/^.*\//, '')}:${f.lineNumber + 1}:${f.columnNumber + 1}`
+      : '';
+    const k = `${f.functionName || '(anonymous)'} ${where}`.trim();
+    self.set(k, (self.get(k) ?? 0) + ms);
+  });
+  return {
+    sampledMs: total,
+    self: [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 25),
+  };
 }
 
 // ---------- statistics ----------
@@ -509,6 +613,11 @@ interface TraceSummary {
   offMain: [string, number][];
   /** Per-event duration stats (ms) of the events that make up a redraw, on the main thread. */
   perEvent: { name: string; n: number; median: number; p95: number; max: number; sum: number }[];
+  /**
+   * Main-thread tasks over 50 ms of wall time, with the CPU time the thread got in them (`tdur`):
+   * wall far above CPU means the thread waited for a core (other processes), not that it worked.
+   */
+  longTasks: { n: number; wallMs: number; cpuMs: number; worst: { wall: number; cpu: number }[] };
 }
 
 const KEY_EVENTS = [
@@ -571,6 +680,24 @@ function summariseTrace(file: string): TraceSummary {
       sum: d.reduce((x, y) => x + y, 0),
     };
   });
+  const top: any[] = [];
+  let topEnd = 0;
+  for (const e of mainEv) {
+    if (e.ts >= topEnd) {
+      top.push(e);
+      topEnd = e.ts + e.dur;
+    }
+  }
+  const long = top.filter((e) => e.dur > 50_000);
+  const longTasks = {
+    n: long.length,
+    wallMs: long.reduce((a, e) => a + e.dur, 0) / 1000,
+    cpuMs: long.reduce((a, e) => a + (e.tdur ?? 0), 0) / 1000,
+    worst: [...long]
+      .sort((a, b) => b.dur - a.dur)
+      .slice(0, 5)
+      .map((e) => ({ wall: e.dur / 1000, cpu: (e.tdur ?? 0) / 1000 })),
+  };
   const ts = mainEv.map((e) => e.ts);
   const ms = (us: number) => us / 1000;
   return {
@@ -585,6 +712,7 @@ function summariseTrace(file: string): TraceSummary {
       .sort((a, b) => b[1] - a[1])
       .slice(0, 8),
     perEvent,
+    longTasks,
   };
 }
 
@@ -611,7 +739,20 @@ async function main() {
     if (up.sheet.width !== SHEET_W || up.sheet.height !== SHEET_H || up.sheet.dpi !== SHEET_DPI) {
       throw new Error(`unexpected sheet ${up.sheet.width}x${up.sheet.height} @ ${up.sheet.dpi}`);
     }
-    const route = `#/projects/${up.projectId}/sheets/${up.sheet.id}`;
+    const routes: Partial<Record<Screen, string>> = {};
+    if (SCREENS.includes('sheet'))
+      routes.sheet = `#/projects/${up.projectId}/sheets/${up.sheet.id}`;
+    let compared: Awaited<ReturnType<typeof compareRevised>> | null = null;
+    if (SCREENS.includes('overlay')) {
+      const revised = await makeSheetPng(WORK, true);
+      console.error('uploading the revised issue and comparing …');
+      compared = await compareRevised(svc.origin, svc.key, up.projectId, up.drawingId, revised);
+      const o = compared.overlay;
+      console.error(
+        `compared in ${compared.compareSeconds.toFixed(0)} s: whole-sheet overlay ${o.width}x${o.height} px, ${compared.changes} changes`,
+      );
+      routes.overlay = `#/projects/${up.projectId}/overlays/${o.id}?job=${compared.jobId}`;
+    }
     const results: PassResult[] = [];
     const loads: number[][] = [];
     const launch = (unlocked: boolean) =>
@@ -621,23 +762,28 @@ async function main() {
         args: [...BASE_ARGS, ...(unlocked ? UNLOCKED : [])],
       });
     let unlockedBrowser: Browser | null = null;
-    for (const name of PASSES) {
-      const unlocked = name !== 'vsync';
-      let browser: Browser;
-      if (unlocked) browser = unlockedBrowser ??= await launch(true);
-      else browser = await launch(false);
-      console.error(`pass ${name} …`);
-      loads.push(os.loadavg());
-      const r = await runPass(
-        browser,
-        name,
-        svc.origin,
-        svc.key,
-        route,
-        name === 'trace' ? path.join(WORK, 'trace.json') : undefined,
-      );
-      results.push(r);
-      if (!unlocked) await browser.close();
+    for (const screen of SCREENS) {
+      for (const pass of PASSES) {
+        const name = `${screen}:${pass}`;
+        const unlocked = pass !== 'vsync';
+        let browser: Browser;
+        if (unlocked) browser = unlockedBrowser ??= await launch(true);
+        else browser = await launch(false);
+        console.error(`pass ${name} …`);
+        loads.push(os.loadavg());
+        const r = await runPass(
+          browser,
+          name,
+          svc.origin,
+          svc.key,
+          routes[screen]!,
+          CANVAS[screen],
+          pass === 'trace' ? path.join(WORK, `trace-${screen}.json`) : undefined,
+          pass === 'profile' ? path.join(WORK, `profile-${screen}.cpuprofile`) : undefined,
+        );
+        results.push(r);
+        if (!unlocked) await browser.close();
+      }
     }
     await unlockedBrowser?.close();
 
@@ -670,13 +816,15 @@ async function main() {
       ...cols.map(([label, f]) => `| ${label} | ${rows.map(f).join(' | ')} |`),
     ].join('\n');
     console.log(table);
+    // The median goal is on redraw frames (an idle frame costs ~1 ms and says nothing); at
+    // 60 Hz (vsync) a frame interval cannot be below 16.7 ms, so that pass is judged by its max.
     const goal = rows
       .map(
         (r) =>
-          `${r.name}: median ${r.median < 16 ? 'MET' : 'MISSED'}, max ${r.max <= 100 ? 'MET' : 'MISSED'}`,
+          `${r.name}: redraw median ${r.name.endsWith(':vsync') ? 'n/a (60 Hz)' : r.drawnMedian < 16 ? 'MET' : 'MISSED'}, max ${r.max <= 50 ? 'MET' : 'MISSED'}`,
       )
       .join('; ');
-    console.log(`\nGoal (median < 16 ms, no frame > 100 ms): ${goal}`);
+    console.log(`\nGoal (redraw median < 16 ms, no frame > 50 ms): ${goal}`);
     const out: any = {
       when: new Date().toISOString(),
       chromium: execFileSync(CHROMIUM, ['--version'], { encoding: 'utf8' }).trim(),
@@ -685,6 +833,14 @@ async function main() {
       loadavg_end: os.loadavg(),
       cores: os.cpus().length,
       process_seconds: up.processSeconds,
+      compare_seconds: compared?.compareSeconds,
+      overlay: compared
+        ? {
+            width: compared.overlay.width,
+            height: compared.overlay.height,
+            changes: compared.changes,
+          }
+        : undefined,
       sheet: { width: up.sheet.width, height: up.sheet.height, dpi: up.sheet.dpi },
       table,
       rows,
@@ -699,8 +855,16 @@ async function main() {
         worst: [...r.loaf].sort((a, b) => b.duration - a.duration).slice(0, 5),
       })),
       trace: results.find((r) => r.trace)?.trace,
+      profiles: results.filter((r) => r.profile).map((r) => ({ name: r.name, ...r.profile })),
     };
     writeFileSync(path.join(WORK, 'result.json'), JSON.stringify(out, null, 2));
+    for (const r of results) {
+      const lt = r.trace?.longTasks;
+      if (!lt) continue;
+      console.log(
+        `\nMain-thread tasks > 50 ms (${r.name}): ${lt.n}, wall ${fmt(lt.wallMs, 0)} ms, CPU ${fmt(lt.cpuMs, 0)} ms; worst wall/CPU ms: ${lt.worst.map((w) => `${fmt(w.wall, 0)}/${fmt(w.cpu, 0)}`).join(', ')}`,
+      );
+    }
     const tr = out.trace as TraceSummary | undefined;
     if (tr) {
       console.log(
@@ -713,6 +877,13 @@ async function main() {
           `  ${e.name}: n ${e.n}, median ${fmt(e.median)} ms, p95 ${fmt(e.p95)}, max ${fmt(e.max)}, total ${fmt(e.sum, 0)} ms`,
         );
       for (const [n, v] of tr.offMain) console.log(`  off-main  ${fmt(v, 0).padStart(6)} ms  ${n}`);
+    }
+    for (const r of results) {
+      if (!r.profile) continue;
+      console.log(
+        `\nCPU profile (${r.name}): ${fmt(r.profile.sampledMs, 0)} ms sampled; self time`,
+      );
+      for (const [n, v] of r.profile.self) console.log(`  ${fmt(v, 0).padStart(6)} ms  ${n}`);
     }
     console.log(
       `\nloadavg at start ${load0.map((x) => x.toFixed(2)).join(' ')}, end ${os

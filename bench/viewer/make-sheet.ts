@@ -174,12 +174,43 @@ export function sheetSvg(seed = 36_24_300): string {
   );
 }
 
+/**
+ * The next issue of the same sheet, for the overlay viewer's whole-sheet view: the sheet above
+ * with edits an office makes between issues, spread over the page so the overlay has change
+ * regions everywhere (added in green, removed in red): twelve columns with a callout added across
+ * the plan, two blocks of notes struck out (painted over), a revision cloud's worth of line work
+ * by the title block. Seeded like the sheet, the same every run.
+ */
+export function revisedSheetSvg(seed = 36_24_300): string {
+  const rnd = prng(seed + 1);
+  const base = sheetSvg(seed);
+  let add = '';
+  for (let i = 0; i < 12; i++) {
+    const x = 1400 + Math.floor(rnd() * 7000);
+    const y = 900 + Math.floor(rnd() * 4600);
+    add += `<rect x="${x}" y="${y}" width="60" height="60" fill="#000"/>`;
+    add += `<path fill="none" stroke="#000" stroke-width="3" d="M${x + 60} ${y}l180 -180h420"/>`;
+    for (let k = 0; k < 6; k++) {
+      const gx = x + 260 + k * 60;
+      add += `<path fill="none" stroke="#000" stroke-width="2.5" d="M${gx} ${y - 230}l30 40M${gx + 30} ${y - 230}l-30 40"/>`;
+    }
+  }
+  // Notes removed: paper painted over parts of the general notes under the plan (y 6800–7120).
+  add += `<rect x="1150" y="6790" width="1900" height="210" fill="#fff"/>`;
+  add += `<rect x="3600" y="6990" width="1400" height="110" fill="#fff"/>`;
+  // New line work beside the title block.
+  let d = '';
+  for (let i = 0; i < 40; i++) d += `M${9100 + i * 20} 5200l${200 - i * 4} ${300 + i * 6}`;
+  add += `<path fill="none" stroke="#000" stroke-width="2" d="${d}"/>`;
+  return base.replace('</svg>', `${add}</svg>`);
+}
+
 /** Writes the sheet PNG once into `dir` and returns its path (reused on later runs). */
-export async function makeSheetPng(dir: string): Promise<string> {
-  const file = path.join(dir, `sheet-36x24-${SHEET_DPI}dpi.png`);
+export async function makeSheetPng(dir: string, revised = false): Promise<string> {
+  const file = path.join(dir, `sheet-36x24-${SHEET_DPI}dpi${revised ? '-rev-b' : ''}.png`);
   if (existsSync(file)) return file;
   mkdirSync(dir, { recursive: true });
-  const svg = sheetSvg();
+  const svg = revised ? revisedSheetSvg() : sheetSvg();
   // Rasterize, keep one grey channel, then encode with a 300 dpi pHYs chunk.
   const grey = await sharp(Buffer.from(svg), { limitInputPixels: false, density: 72 })
     .flatten({ background: '#ffffff' })

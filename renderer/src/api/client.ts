@@ -26,8 +26,6 @@ import type {
   Problem,
   ProblemCode,
   Project,
-  SearchBody,
-  SearchHit,
   Sheet,
 } from './types';
 
@@ -249,13 +247,6 @@ export class ApiClient {
   getChange = (id: Id) => this.request<Change>(`/changes/${enc(id)}`);
   patchChange = (id: Id, body: PatchChangeBody) =>
     this.request<Change>(`/changes/${enc(id)}`, { method: 'PATCH', body });
-
-  // Search
-  search = (projectId: Id, body: SearchBody) =>
-    this.request<ListEnvelope<SearchHit>>(`/projects/${enc(projectId)}/search`, {
-      method: 'POST',
-      body,
-    });
 
   /**
    * Streams `GET /jobs/{id}/events` (the job object on every change, ending at a terminal

@@ -48,7 +48,3 @@ export function resolveConnection(): Connection | null {
 export function saveKey(key: string): void {
   sessionStorage.setItem(STORAGE_KEY, key.trim());
 }
-
-export function forgetKey(): void {
-  sessionStorage.removeItem(STORAGE_KEY);
-}

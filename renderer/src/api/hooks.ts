@@ -22,12 +22,9 @@ import type {
   Change,
   Id,
   Job,
-  ListEnvelope,
   PatchChangeBody,
   PatchDrawingBody,
   PatchSheetBody,
-  SearchBody,
-  SearchHit,
   Sheet,
 } from './types';
 import { isTerminal } from './types';
@@ -402,12 +399,5 @@ export function usePatchChange(overlayId: Id) {
     onSuccess: (change) => {
       qc.setQueryData<Change[]>(key, (list) => list?.map((c) => (c.id === change.id ? change : c)));
     },
-  });
-}
-
-export function useSearch(projectId: Id) {
-  const api = useApi();
-  return useMutation<ListEnvelope<SearchHit>, unknown, SearchBody>({
-    mutationFn: (body) => api.search(projectId, body),
   });
 }

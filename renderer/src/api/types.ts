@@ -258,25 +258,6 @@ export interface CompareDrawingsBody {
   analyze?: boolean;
 }
 
-export interface SearchBody {
-  query: string;
-  discipline?: string;
-  drawing_id?: Id;
-  types?: string[];
-  limit?: number;
-}
-
-export interface SearchHit {
-  type: string;
-  id: Id;
-  sheet_id: Id | null;
-  sheet_number: string | null;
-  drawing_id: Id | null;
-  snippet: string;
-  bbox: BBox | null;
-  score: number;
-}
-
 export const TERMINAL_JOB_STATUSES: readonly JobStatus[] = ['Completed', 'Failed', 'Canceled'];
 export function isTerminal(status: JobStatus): boolean {
   return TERMINAL_JOB_STATUSES.includes(status);

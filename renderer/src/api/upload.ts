@@ -29,6 +29,12 @@ export function drawingNameFor(filename: string): string {
 }
 
 let seq = 0;
+/**
+ * Files dropped together upload side by side but become drawings one after the other, in the
+ * order they were given: same-day issues keep their upload order as their issue order (contract
+ * §4, compareIssues), so that order must not depend on which upload happened to finish first.
+ */
+let registrations: Promise<void> = Promise.resolve();
 
 export async function uploadDrawing(
   api: ApiClient,
@@ -37,6 +43,24 @@ export async function uploadDrawing(
   file: File,
 ): Promise<Drawing | null> {
   const localId = `up${++seq}`;
+  const myTurn = registrations;
+  let done = () => {};
+  registrations = new Promise<void>((r) => (done = r));
+  try {
+    return await upload(api, qc, projectId, file, localId, myTurn);
+  } finally {
+    done();
+  }
+}
+
+async function upload(
+  api: ApiClient,
+  qc: QueryClient,
+  projectId: Id,
+  file: File,
+  localId: string,
+  myTurn: Promise<void>,
+): Promise<Drawing | null> {
   ui.addUpload({
     localId,
     projectId,
@@ -67,6 +91,7 @@ export async function uploadDrawing(
       ui.updateUpload(localId, { uploaded: loaded }),
     );
     ui.updateUpload(localId, { phase: 'registering', uploaded: file.size });
+    await myTurn;
     const drawing = await api.createDrawing(
       { project_id: projectId, name: drawingNameFor(file.name), file_id: created.id },
       newKey(),

@@ -10,7 +10,8 @@ const TYPE_LABEL: Record<string, string> = {
   process: 'Process drawing',
   compare: 'Compare',
   analyze: 'Detect changes',
-  parse: 'Find symbols',
+  parse: 'Count symbols',
+  export: 'Export',
 };
 
 export function JobsPanel({ projectId }: { projectId: string }) {
@@ -65,22 +66,22 @@ function JobRow({
   const running = !isTerminal(job.status);
   const p = job.progress;
   return (
-    <li className="job-row" data-testid="job-row">
+    // The job's id is for support and logs, not the reviewer: on hover only.
+    <li className="job-row" data-testid="job-row" title={job.id}>
       <div className="row between">
         <span className="job-type">{TYPE_LABEL[job.type] ?? job.type}</span>
         <StatusBadge status={job.status} />
       </div>
-      <div className="muted small mono">{job.id}</div>
       {running && (
         <ProgressBar
           value={p?.completed ?? 0}
           total={p?.total ?? 0}
-          label={`${job.type} progress`}
+          label={`${TYPE_LABEL[job.type] ?? job.type} progress`}
         />
       )}
       {p && p.total > 0 && (
         <div className="muted small">
-          {p.completed} of {p.total}
+          {p.completed} of {p.total} done
         </div>
       )}
       {job.status === 'Failed' && job.error && (

@@ -90,24 +90,6 @@ export function StatusBadge({ status }: { status: JobStatus | DrawingStatus | st
   return <span className={`badge ${STATUS_CLASS[status] ?? 'badge-neutral'}`}>{status}</span>;
 }
 
-/** Score bands from the contract: ≥0.95 nearly identical, 0.80–0.95 moderate, 0.60–0.80 significant, <0.60 major. */
-export function scoreBand(score: number): { label: string; cls: string } {
-  if (score >= 0.95) return { label: 'Nearly identical', cls: 'band-same' };
-  if (score >= 0.8) return { label: 'Moderate changes', cls: 'band-moderate' };
-  if (score >= 0.6) return { label: 'Significant changes', cls: 'band-significant' };
-  return { label: 'Major changes', cls: 'band-major' };
-}
-
-export function ScoreBadge({ score }: { score: number | null }) {
-  if (score == null) return <span className="score muted">—</span>;
-  const b = scoreBand(score);
-  return (
-    <span className={`score ${b.cls}`} title={b.label}>
-      {score.toFixed(3)}
-    </span>
-  );
-}
-
 export function Kbd({ children }: { children: ReactNode }) {
   return <kbd className="kbd">{children}</kbd>;
 }

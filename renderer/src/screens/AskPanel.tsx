@@ -8,6 +8,7 @@ import { useApi } from '../api/hooks';
 import { placeOf, useAsk, useCredits, type AskSource } from '../api/vision';
 import { ui } from '../state/ui-store';
 import './search-ask.css';
+import { plural } from '../viewer/words';
 
 /** The answer with its [n] markers as links to sources[n-1]. */
 function AnswerText({ text, onCite }: { text: string; onCite: (n: number) => void }) {
@@ -69,7 +70,7 @@ export function AskPanel({ projectId }: { projectId: string }) {
       <div className="sa-title-row">
         <h2 className="card-title">Ask about this project</h2>
         <span className="muted small" data-testid="credit-balance">
-          {credits.data ? `${credits.data.balance} credits left` : ''}
+          {credits.data ? `${plural(credits.data.balance, 'credit')} left` : ''}
         </span>
       </div>
       <form className="search-bar" onSubmit={submit}>

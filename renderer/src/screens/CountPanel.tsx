@@ -12,6 +12,7 @@ import type { BBox, Drawing, Id, ReadySheet } from '../api/types';
 import { useCredits, useStartParse, type ParseResult } from '../api/vision';
 import { useQueryClient } from '@tanstack/react-query';
 import './search-ask.css';
+import { plural } from '../viewer/words';
 
 interface Run {
   drawing: Drawing;
@@ -190,7 +191,7 @@ export function CountPanel({
           </button>
           <p className="muted small">
             1 credit per sheet scanned
-            {credits.data ? ` · ${credits.data.balance} credits left` : ''}
+            {credits.data ? ` · ${plural(credits.data.balance, 'credit')} left` : ''}
           </p>
         </div>
       )}
@@ -216,7 +217,7 @@ export function CountPanel({
               {result.totals[lbl] ?? 0} × {lbl}
             </strong>{' '}
             in {newer?.name} ({result.sheets_scanned} sheets) ·{' '}
-            <span data-testid="count-credits">{charged} credits used</span>
+            <span data-testid="count-credits">{plural(charged, 'credit')} used</span>
           </p>
           <table className="sa-table" data-testid="count-table">
             <thead>

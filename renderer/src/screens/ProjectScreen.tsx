@@ -53,6 +53,7 @@ import {
 import { SheetHistory } from './project/SheetHistory';
 import { AskPanel } from './AskPanel';
 import { SearchPanel } from './SearchPanel';
+import { plural } from '../viewer/words';
 
 export function ProjectScreen({ projectId, tab }: { projectId: string; tab: ProjectTab }) {
   const project = useProject(projectId);
@@ -174,11 +175,18 @@ function DrawingRow({
   current: boolean;
 }) {
   const processing = drawing.status === 'Processing';
-  const job = useLiveJob(processing ? drawing.job_id : null);
+  const failed = drawing.status === 'Failed';
+  // A failed set says why (its process job's error), so the reviewer can decide to retry or remove.
+  const job = useLiveJob(processing || failed ? drawing.job_id : null);
   const p = job.data?.progress;
   const [editing, setEditing] = useState(false);
   return (
-    <tr data-testid="drawing-row" data-status={drawing.status} data-current={current}>
+    <tr
+      data-testid="drawing-row"
+      data-id={drawing.id}
+      data-status={drawing.status}
+      data-current={current}
+    >
       <td className="strong">
         {drawing.name}
         {current && (
@@ -208,15 +216,17 @@ function DrawingRow({
           <StatusBadge status={drawing.status} />
           {processing && p && p.total > 0 && (
             <span className="muted small">
-              {p.completed}/{p.total} pages
+              {p.completed} of {plural(p.total, 'page')}
             </span>
           )}
         </div>
         {processing && (
           <ProgressBar value={p?.completed ?? 0} total={p?.total ?? 0} label="Processing" />
         )}
-        {drawing.status === 'Failed' && job.data?.error && (
-          <div className="state-error-inline small">{job.data.error.detail}</div>
+        {failed && job.data?.error && (
+          <div className="state-error-inline small" data-testid="drawing-error">
+            {job.data.error.detail}
+          </div>
         )}
       </td>
       <td className="num">{drawing.sheet_count ?? '—'}</td>
@@ -342,7 +352,12 @@ function UploadZone({ projectId }: { projectId: string }) {
   const input = useRef<HTMLInputElement>(null);
 
   const start = (files: FileList | File[]) => {
-    for (const f of Array.from(files)) void uploadDrawing(api, qc, projectId, f);
+    // In name order: offices name prints by issue date (20190601_…, 20190602_…), and same-day
+    // issues take their upload order as their issue order.
+    const byName = Array.from(files).sort((a, b) =>
+      a.name.localeCompare(b.name, undefined, { numeric: true }),
+    );
+    for (const f of byName) void uploadDrawing(api, qc, projectId, f);
   };
   const onDrop = (e: DragEvent) => {
     e.preventDefault();
@@ -457,7 +472,7 @@ function UploadItem({ upload }: { upload: Upload }) {
           />
           <span className="muted small">
             {p && p.total > 0
-              ? `${p.completed} of ${p.total} pages processed`
+              ? `${p.completed} of ${plural(p.total, 'page')} processed`
               : job.data?.status === 'Started'
                 ? 'Reading the file…'
                 : 'Queued for processing…'}
@@ -647,7 +662,7 @@ function CompareTab({ projectId }: { projectId: string }) {
   const sheets = useSheets({ project_id: projectId }, comparisons.length > 0);
   const sheetDrawing = useMemo(() => sheetDrawingMap(sheets.data ?? []), [sheets.data]);
   const option = (d: Drawing) =>
-    `${d.name}${d.revision ? ` — ${d.revision}` : ''} · issued ${issueDate(d)} · ${d.sheet_count ?? '?'} sheets`;
+    `${d.name}${d.revision ? ` — ${d.revision}` : ''} · issued ${issueDate(d)} · ${d.sheet_count == null ? '? sheets' : plural(d.sheet_count, 'sheet')}`;
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
@@ -672,7 +687,8 @@ function CompareTab({ projectId }: { projectId: string }) {
         )}
         {drawings.isSuccess && ready.length < 2 && (
           <Empty title="Two processed drawing sets are needed">
-            {ready.length} of {drawings.data.length} sets are ready.{' '}
+            {ready.length} of {plural(drawings.data.length, 'set')}{' '}
+            {ready.length === 1 ? 'is' : 'are'} ready.{' '}
             <a href={href({ name: 'project', projectId, tab: 'drawings' })}>
               Upload or wait for processing
             </a>
@@ -764,7 +780,7 @@ function CompareTab({ projectId }: { projectId: string }) {
         {jobs.isSuccess && comparisons.length === 0 && <Empty title="No comparisons yet" />}
         <ul className="plain-list" data-testid="comparison-list">
           {comparisons.map((j) => (
-            <li key={j.id} className="row between" data-testid="comparison-item">
+            <li key={j.id} className="comparison-item" data-testid="comparison-item">
               <a href={href({ name: 'comparison', projectId, jobId: j.id })}>
                 <ComparisonLabel
                   sides={comparisonSides(j, sheetDrawing)}

@@ -4,6 +4,7 @@ import { useMemo, useState, type FormEvent } from 'react';
 import { navigate } from '../app/use-route';
 import { Empty, ErrorNote, Spinner } from '../components/common';
 import { useProjectSearch, type Hit } from '../api/vision';
+import { plural } from '../viewer/words';
 import './search-ask.css';
 
 const KIND: Record<Hit['type'], string> = {
@@ -133,9 +134,7 @@ export function SearchPanel({ projectId }: { projectId: string }) {
                 <div key={s.sheetId} className="sa-sheet" data-testid="search-sheet">
                   <div className="sa-sheet-head">
                     <span className="sheet-number">{s.number ?? 'Unnumbered sheet'}</span>
-                    <span className="muted small">
-                      {s.hits.length} {s.hits.length === 1 ? 'hit' : 'hits'}
-                    </span>
+                    <span className="muted small">{plural(s.hits.length, 'place')}</span>
                   </div>
                   <ul className="sa-hits">
                     {s.hits.map((h, i) => (

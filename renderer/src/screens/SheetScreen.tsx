@@ -9,6 +9,7 @@ import { useSheetSymbols } from '../api/vision';
 import { CountPanel } from './CountPanel';
 import { servicePyramid } from '../viewer/tiles';
 import type { Size, View } from '../viewer/view-transform';
+import { blockTypeWords, viewTitle } from '../viewer/words';
 import { centreOn, fitView, regionView, viewCentre } from '../viewer/view-transform';
 
 export function SheetScreen({
@@ -189,19 +190,28 @@ function SheetView({
             {blocks.isPending && <Spinner />}
             {blocks.isError && <ErrorNote error={blocks.error} />}
             <ol className="change-list">
-              {views.map((b) => (
+              {views.map((b, i) => (
                 <li key={b.id}>
                   <button
                     type="button"
-                    className={`change-item${b.id === selected ? ' selected' : ''}`}
+                    className={`change-item view-item${b.id === selected ? ' selected' : ''}`}
                     onClick={() => focus(b.id)}
+                    data-testid="sheet-view"
                   >
-                    <span className="change-idx">{b.identifier ?? '·'}</span>
+                    <span className="change-idx">{i + 1}</span>
                     <span className="change-text">
-                      <span className="change-kind">{b.type}</span>
+                      {/* The view's name in words (never a stray "F." or a type like TitleBlock). */}
+                      <span className="change-kind">{viewTitle(b)}</span>
                       <span className="ellipsis small muted">
-                        {b.title ?? b.description ?? '—'}
-                        {b.scale ? ` · ${b.scale}` : ''}
+                        {[
+                          viewTitle(b).startsWith(blockTypeWords(b.type))
+                            ? ''
+                            : blockTypeWords(b.type),
+                          // A scale as printed ("1/4" = 1'-0"", "NTS"), not a stray "P.".
+                          b.scale && /\d|NTS/i.test(b.scale) ? b.scale : '',
+                        ]
+                          .filter(Boolean)
+                          .join(' · ')}
                       </span>
                     </span>
                   </button>
@@ -209,9 +219,7 @@ function SheetView({
               ))}
             </ol>
           </div>
-          <div className="panel-section small muted">
-            {sheet.width}×{sheet.height} px · {sheet.dpi} DPI · text {sheet.text_source}
-          </div>
+          <div className="panel-section small muted">{sheetFacts(sheet)}</div>
         </aside>
       </div>
     </div>
@@ -296,4 +304,16 @@ function SheetMetaForm({ sheet }: { sheet: Sheet }) {
       </p>
     </form>
   );
+}
+
+/** The page in a reader's terms: its paper size and where its words come from. */
+function sheetFacts(sheet: Pick<Sheet, 'width' | 'height' | 'dpi' | 'text_source'>): string {
+  const inches = (px: number) => Math.round((px / (sheet.dpi || 1)) * 10) / 10;
+  const text =
+    sheet.text_source === 'vector'
+      ? 'text read from the PDF'
+      : sheet.text_source === 'ocr'
+        ? 'text read by OCR'
+        : 'no text found';
+  return `${inches(sheet.width)} × ${inches(sheet.height)} in at ${sheet.dpi} DPI · ${text}`;
 }

@@ -150,6 +150,9 @@ export const ui = {
     useStore.setState((s) => ({
       uploads: s.uploads.map((u) => (u.localId === localId ? { ...u, ...patch } : u)),
     })),
+  /** Drops the upload entries of a set that is gone (removed, or replaced by a retry). */
+  forgetUploadsOf: (drawingId: string) =>
+    useStore.setState((s) => ({ uploads: s.uploads.filter((u) => u.drawingId !== drawingId) })),
   clearFinishedUploads: () =>
     useStore.setState((s) => ({
       uploads: s.uploads.filter((u) => u.phase !== 'ready' && u.phase !== 'failed'),

@@ -480,13 +480,44 @@ function WholeImage({
   );
 }
 
-const tileCache = new Map<string, HTMLImageElement>();
-// Tiles whose pixels are decoded: only these are drawn, so a frame never pays for a decode
-// (bench/viewer traced 100+ ms frames to first-draw decodes on the main thread).
-const decodedTiles = new WeakSet<HTMLImageElement>();
+// Tiles are fetched and decoded into ImageBitmaps off the main thread (createImageBitmap of the
+// blob) and only drawn once decoded, so a frame never pays for a decode. An <img> after
+// `img.decode()` was not enough: the 2D canvas still decoded it lazily inside the frame's commit
+// (bench/viewer's trace: `Decode LazyPixelRef` under `LayerTreeHost::DoUpdateLayers`, 20–70 ms
+// per tile, frames of 100–240 ms on a loaded machine).
+interface TileEntry {
+  bitmap: ImageBitmap | null;
+}
+/** Decoded tiles, least recently drawn first (a draw moves its tile to the end). */
+const tileCache = new Map<string, TileEntry>();
+/** Decoded tiles kept: ~1 MB each (512 px RGBA); several views' worth of every layer on screen. */
+const TILE_CACHE_MAX = 320;
 const failedTiles = new Set<string>();
-const isReady = (img: HTMLImageElement | undefined): img is HTMLImageElement =>
-  !!img && decodedTiles.has(img) && img.naturalWidth > 0;
+const isReady = (e: TileEntry | undefined): e is TileEntry & { bitmap: ImageBitmap } => !!e?.bitmap;
+
+async function fetchTileBitmap(url: string): Promise<ImageBitmap> {
+  const res = await fetch(url);
+  if (!res.ok) throw new Error(`tile ${res.status}`);
+  return createImageBitmap(await res.blob());
+}
+
+/** Marks a tile as just drawn (moves it to the end of the eviction order). */
+function touchTile(url: string, e: TileEntry): void {
+  tileCache.delete(url);
+  tileCache.set(url, e);
+}
+
+/**
+ * Forgets the least recently drawn decoded tiles beyond the cap. Their bitmaps are not closed:
+ * a Konva node on screen may still hold one (drawing a closed bitmap throws), and the garbage
+ * collector frees those no node holds.
+ */
+function evictTiles(): void {
+  for (const [url, e] of tileCache) {
+    if (tileCache.size <= TILE_CACHE_MAX) break;
+    if (e.bitmap) tileCache.delete(url); // a tile still loading belongs to its loader
+  }
+}
 /** Cap on current-level tiles per view; a capped list does not cover the view. */
 const MAX_CURRENT_TILES = 400;
 
@@ -528,32 +559,26 @@ function TiledImage({
   const tiles = wanted.all;
   useEffect(() => {
     for (const t of tiles) {
-      if (tileCache.has(t.url)) continue;
-      const img = new window.Image();
-      img.onload = () => {
-        img
-          .decode()
-          .catch(() => {})
-          .then(() => {
-            decodedTiles.add(img);
-            stats.current.loads++;
-            bump((n) => n + 1);
-          });
-      };
-      // A pyramid whose very first tiles fail (an older service, a deleted image) is unusable:
-      // fall back to the whole image instead of showing a blank sheet.
-      img.onerror = () => {
-        tileCache.delete(t.url);
-        failedTiles.add(t.url);
-        bump((n) => n + 1);
-        if (++stats.current.errors >= 2 && stats.current.loads === 0) onUnavailableRef.current();
-      };
-      img.src = t.url;
-      tileCache.set(t.url, img);
-      if (tileCache.size > 600) {
-        const first = tileCache.keys().next().value;
-        if (first) tileCache.delete(first);
-      }
+      if (tileCache.has(t.url) || failedTiles.has(t.url)) continue;
+      const entry: TileEntry = { bitmap: null };
+      tileCache.set(t.url, entry);
+      fetchTileBitmap(t.url).then(
+        (bitmap) => {
+          if (tileCache.get(t.url) !== entry) return bitmap.close();
+          entry.bitmap = bitmap;
+          stats.current.loads++;
+          evictTiles();
+          bump((n) => n + 1);
+        },
+        // A pyramid whose very first tiles fail (an older service, a deleted image) is unusable:
+        // fall back to the whole image instead of showing a blank sheet.
+        () => {
+          tileCache.delete(t.url);
+          failedTiles.add(t.url);
+          bump((n) => n + 1);
+          if (++stats.current.errors >= 2 && stats.current.loads === 0) onUnavailableRef.current();
+        },
+      );
     }
   }, [tiles]);
   // Ready once every wanted tile has arrived (or failed): what the loading chip and the
@@ -579,12 +604,13 @@ function TiledImage({
   return (
     <Group opacity={opacity} listening={false}>
       {drawn.map((t) => {
-        const img = tileCache.get(t.url);
-        if (!img || !isReady(img)) return null;
+        const tile = tileCache.get(t.url);
+        if (!isReady(tile)) return null;
+        touchTile(t.url, tile);
         return (
           <KImage
             key={t.url}
-            image={img}
+            image={tile.bitmap}
             x={t.rect.x * sx}
             y={t.rect.y * sy}
             width={t.rect.width * sx}

@@ -49,10 +49,23 @@ export function SheetFacts({
         <dt>Alignment</dt>
         <dd className="small" data-testid="alignment-words">
           <span className={al.ok ? 'ok-text' : 'state-error-inline'}>{al.label}</span>
-          {al.details && (
-            <details className="inline-details">
+          {(al.details || overlay.stats) && (
+            <details className="inline-details" data-testid="overlay-details">
               <summary>details</summary>
               <span className="muted">{al.details}</span>
+              {/* Pixel counts are the engine's measure, not a reviewer's: behind the disclosure. */}
+              {overlay.stats && (
+                <span className="muted">
+                  {al.details ? ' · ' : ''}ink{' '}
+                  <span className="ink-add" style={{ color: KIND_COLOURS[palette].added }}>
+                    +{overlay.stats.added_px.toLocaleString()}
+                  </span>{' '}
+                  <span className="ink-rem" style={{ color: KIND_COLOURS[palette].removed }}>
+                    −{overlay.stats.removed_px.toLocaleString()}
+                  </span>{' '}
+                  px
+                </span>
+              )}
             </details>
           )}
         </dd>
@@ -61,20 +74,6 @@ export function SheetFacts({
             {overlay.alignment.warning ??
               'Poor alignment: this overlay may not show real changes. Check it by eye.'}
           </dd>
-        )}
-        {overlay.stats && (
-          <>
-            <dt>Ink</dt>
-            <dd className="small">
-              <span className="ink-add" style={{ color: KIND_COLOURS[palette].added }}>
-                +{overlay.stats.added_px.toLocaleString()}
-              </span>{' '}
-              <span className="ink-rem" style={{ color: KIND_COLOURS[palette].removed }}>
-                −{overlay.stats.removed_px.toLocaleString()}
-              </span>{' '}
-              px
-            </dd>
-          </>
         )}
       </dl>
     </div>

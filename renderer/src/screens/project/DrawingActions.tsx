@@ -35,7 +35,7 @@ function Counts({
       <li>
         {overlays.changes === 0
           ? 'no detected changes'
-          : `${plural(overlays.changes, 'detected change')} and their review status`}
+          : `${plural(overlays.changes, 'detected change')} and ${overlays.changes === 1 ? 'its' : 'their'} review status`}
       </li>
     </>
   );
@@ -54,6 +54,7 @@ export function DeleteDrawingButton({
   const overlays = useProjectOverlays({ drawing_id: drawing.id }, open);
   const del = useDeleteDrawing(projectId);
   const counts = deleteCounts(overlays.data ?? []);
+  const failed = drawing.status === 'Failed';
   return (
     <>
       <button
@@ -67,25 +68,36 @@ export function DeleteDrawingButton({
       </button>
       {open && (
         <ConfirmDialog
-          title={`Delete the set ${drawing.name}?`}
-          confirmLabel="Delete set"
+          title={
+            failed ? `Remove the failed set ${drawing.name}?` : `Delete the set ${drawing.name}?`
+          }
+          confirmLabel={failed ? 'Remove set' : 'Delete set'}
           busy={del.isPending}
           onCancel={() => setOpen(false)}
           onConfirm={() =>
             del.mutate(drawing.id, {
               onSuccess: () => {
                 setOpen(false);
-                ui.toast(`Deleted ${drawing.name}`);
+                ui.forgetUploadsOf(drawing.id);
+                ui.toast(`${failed ? 'Removed' : 'Deleted'} ${drawing.name}`);
               },
               onError: (err) => ui.toast(`Could not delete: ${errorDetail(err)}`, 'error'),
             })
           }
         >
-          <p>This deletes, for good:</p>
-          <ul data-testid="delete-counts">
-            <li>{plural(drawing.sheet_count ?? 0, 'sheet')} and their views</li>
-            <Counts overlays={counts} loading={overlays.isPending} />
-          </ul>
+          {failed ? (
+            <p data-testid="delete-counts">
+              Processing failed, so no sheets were read from it; nothing else goes with it.
+            </p>
+          ) : (
+            <>
+              <p>This deletes, for good:</p>
+              <ul data-testid="delete-counts">
+                <li>{plural(drawing.sheet_count ?? 0, 'sheet')} and their views</li>
+                <Counts overlays={counts} loading={overlays.isPending} />
+              </ul>
+            </>
+          )}
           <p className="muted small">The uploaded PDF stays with the project's files.</p>
         </ConfirmDialog>
       )}
@@ -114,6 +126,7 @@ export function RetryDrawingButton({
         ...(drawing.revision ? { revision: drawing.revision } : {}),
       });
       await api.deleteDrawing(drawing.id);
+      ui.forgetUploadsOf(drawing.id);
       ui.toast(`Processing ${drawing.name} again`);
     } catch (err) {
       ui.toast(`Could not retry: ${errorDetail(err)}`, 'error');
