@@ -2,9 +2,10 @@ import { readFileSync } from 'node:fs';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openInput, type InputDocument } from '../input/document';
-import type { GreyImage } from '../types';
+import type { PageRaster } from '../types';
 import { compareToPng, type PipelineResult } from './compare-pipeline.adapter';
 import { STYLE_SHARE } from './regions';
+import { lineWorkGrey } from './layers';
 import { fixture } from './test-support';
 
 // Issue 17 on the real fixture pairs, through the production raster (PDFium at 200 dpi) and the
@@ -14,7 +15,7 @@ import { fixture } from './test-support';
 const LONG = 600_000;
 const docs = new Map<string, InputDocument>();
 
-async function page(file: string, index: number): Promise<GreyImage> {
+async function page(file: string, index: number): Promise<PageRaster> {
   let doc = docs.get(file);
   if (!doc) {
     doc = await openInput(
@@ -24,8 +25,12 @@ async function page(file: string, index: number): Promise<GreyImage> {
     );
     docs.set(file, doc);
   }
-  return doc.renderPage(index, { dpi: 200 });
+  // As processing reads a page: the raster with its line work drawn from the page's objects.
+  return (await doc.readPage(index, { dpi: 200 })).raster;
 }
+
+const lineWorkOf = (r: PageRaster) =>
+  r.lineWork ? lineWorkGrey(r.width, r.height, r.lineWork) : undefined;
 
 afterAll(async () => {
   for (const d of docs.values()) await d.close();
@@ -37,8 +42,12 @@ const BEAM_OLD = '20190601_beam-proposal_5-sheets.pdf';
 const BEAM_NEW = '20190602_beam-proposal_5-sheets.pdf';
 
 async function compareSheets(fa: string, fb: string, index: number): Promise<PipelineResult> {
-  return compareToPng(await page(fa, index), await page(fb, index), {
+  const [A, B] = [await page(fa, index), await page(fb, index)];
+  // Every fixture page has vector line work over its images.
+  expect(A.lineWork && B.lineWork).toBeDefined();
+  return compareToPng(A, B, {
     images: ['combined', 'combined_colorblind'],
+    lineWork: { a: lineWorkOf(A), b: lineWorkOf(B) },
   });
 }
 
