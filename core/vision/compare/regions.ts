@@ -399,6 +399,9 @@ const FILL_REGION_OPTIONS: RegionOptions = { minBlockPx: 48, minAreaPx: 400 };
 /** A line-work region whose changed pixels are at least this share style changes is a style change. */
 export const STYLE_SHARE = 0.8;
 
+/** A style region at most this thick (px) may join the geometry pieces of one line (findLayerRegions). */
+const SLIVER_PX = 12;
+
 /** Regions of style changes: thin slivers along lines, so larger seeds than geometry. */
 const STYLE_REGION_OPTIONS: RegionOptions = { minBlockPx: 16, minAreaPx: 60 };
 
@@ -443,10 +446,16 @@ export function findLayerRegions(d: DiffResult, opts: RegionOptions = {}): Chang
         const u = touched.map((i) => boxOf[i]!).reduce(unionBox);
         const j = unionBox(u, s.bbox);
         const geomPx = touched.reduce((n, i) => n + groupPx(i), 0);
+        // Several are joined along a line only: a sliver (at most SLIVER_PX thick) and the pieces of
+        // a line drawn across old ones make a joined box as thin as the line (at most 3 times the
+        // sliver's thickness, or SLIVER_PX), and the sliver has fewer pixels than they do — a whole level line
+        // printed lighter does not bridge two edits at its ends, nor a sliver the edits around it.
+        const t = Math.min(s.bbox.width, s.bbox.height);
+        const thin = t <= SLIVER_PX ? Math.max(SLIVER_PX, 3 * t) : 0;
         if (
           area(j) <= maxArea &&
           area(j) <= 1.5 * area(u) &&
-          (touched.length === 1 || s.area_px <= geomPx)
+          (touched.length === 1 || (s.area_px <= geomPx && Math.min(j.width, j.height) <= thin))
         ) {
           const root = touched[0]!;
           for (const i of touched.slice(1)) parent[i] = root;
