@@ -463,6 +463,16 @@ export function findLayerRegions(d: DiffResult, opts: RegionOptions = {}): Chang
           styleOf.set(root, [...touched.flatMap((i) => styleOf.get(i) ?? []), s]);
           continue;
         }
+        // Not a bridge: part of the first region it touches whose box it stays within, if any.
+        const one = touched.find((i) => {
+          const jj = unionBox(boxOf[i]!, s.bbox);
+          return area(jj) <= maxArea && area(jj) <= 1.5 * area(boxOf[i]!);
+        });
+        if (one !== undefined) {
+          boxOf[one] = unionBox(boxOf[one]!, s.bbox);
+          styleOf.set(one, [...(styleOf.get(one) ?? []), s]);
+          continue;
+        }
       }
       s.style_share = 1;
       delete s.moved_with;
