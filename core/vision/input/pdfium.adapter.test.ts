@@ -5,6 +5,7 @@ import type { PageRaster } from '../types';
 import { openDocument, type PdfDocumentHandle } from './pdf.adapter';
 import { pdfiumHeapBytes } from './pdfium.adapter';
 import { buildPdf } from './synthetic-inputs';
+import { assemblePdf, streamObject } from './pdf-writer';
 
 const FIXTURES = fileURLToPath(new URL('../../../fixtures/drawings/', import.meta.url));
 const fixture = (name: string) => new Uint8Array(readFileSync(FIXTURES + name));
@@ -238,6 +239,32 @@ describe('line work from the page objects (issue 17)', () => {
         for (let x = 0; x < r.width; x++)
           if (bitAt(r, x, y) === 1 && r.data[y * r.width + x]! >= 250) stray++;
       expect(stray).toBe(0);
+    } finally {
+      await doc.close();
+    }
+  });
+
+  it('classifies the objects inside a form XObject one by one', async () => {
+    // The same area fill and line over it, drawn by a form the page paints.
+    const form = '0.5 g 100 400 300 200 re f 0 G 1 w 50 500 m 550 500 l S';
+    const page = 'q /Fm1 Do Q';
+    const pdf = assemblePdf([
+      '',
+      '<< /Type /Catalog /Pages 2 0 R >>',
+      '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+      '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /XObject << /Fm1 5 0 R >> >> /Contents 4 0 R >>',
+      streamObject('', new TextEncoder().encode(page)),
+      streamObject(
+        '/Type /XObject /Subtype /Form /BBox [0 0 612 792]',
+        new TextEncoder().encode(form),
+      ),
+    ]);
+    const doc = await openDocument(pdf);
+    try {
+      const { raster: r } = await doc.renderPageWithText(0, { dpi: 72 });
+      expect(Math.abs(r.data[250 * r.width + 200]! - 128)).toBeLessThanOrEqual(2);
+      expect(bitAt(r, 200, 292)).toBe(1); // the line
+      expect(bitAt(r, 200, 250)).toBe(0); // the area fill
     } finally {
       await doc.close();
     }
