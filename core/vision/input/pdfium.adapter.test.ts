@@ -244,6 +244,33 @@ describe('line work from the page objects (issue 17)', () => {
     }
   });
 
+  it('is the page’s own ink on a page of line work only (no second render), whole or in one band', async () => {
+    const lines =
+      '0 G 2 w 50 700 m 550 700 l S 0.3 G 1 w 50 500 m 550 500 l S 0 g 450 450 10 10 re f';
+    const doc = await openDocument(buildPdf({ content: lines }));
+    try {
+      const whole = (await doc.renderPageWithText(0, { dpi: 72 })).raster;
+      const into = new Uint8Array(whole.width * whole.height);
+      const band = (
+        await doc.renderBand(0, { top: 0, rows: whole.height, into }, { dpi: 72, withText: true })
+      ).raster;
+      for (const r of [whole, band]) {
+        let ink = 0,
+          wrong = 0;
+        for (let y = 0; y < r.height; y++)
+          for (let x = 0; x < r.width; x++) {
+            const isInk = r.data[y * r.width + x]! < 240 ? 1 : 0;
+            ink += isInk;
+            if (bitAt(r, x, y) !== isInk) wrong++;
+          }
+        expect(ink).toBeGreaterThan(1000);
+        expect(wrong).toBe(0);
+      }
+    } finally {
+      await doc.close();
+    }
+  });
+
   it('classifies the objects inside a form XObject one by one', async () => {
     // The same area fill and line over it, drawn by a form the page paints.
     const form = '0.5 g 100 400 300 200 re f 0 G 1 w 50 500 m 550 500 l S';

@@ -1095,7 +1095,10 @@ export class PdfiumDocument {
           // After the page's pixels are copied out: the pass draws over the same bitmap.
           const tl = performance.now();
           checkDeadline();
-          lineWork = lineWorkPass(inst, page, bitmap, width, height, widthPt, heightPt);
+          lineWork = lineWorkPass(inst, page, bitmap, width, height, widthPt, heightPt, {
+            // The bitmap holds the page's own render, all of it (not a band of it).
+            rendered: rows[0] === 0 && rows[1] === height,
+          });
           if (opts.timings) opts.timings.lineWorkMs = performance.now() - tl;
         }
         const raster: PageRaster = {
@@ -1233,7 +1236,9 @@ function classifyObjects(inst: Instance, page: number): ObjectClasses {
  * PNG scanlines (filter byte 0, then ceil(width / 8) bytes a row, leftmost pixel in the high bit; 1 =
  * line work, grey < LINE_INK in the pass), or undefined when nothing on the page draws line work (a
  * scan: its layers come from image analysis). `bitmap` is the page's width x height grey bitmap,
- * whose pixels this overwrites. One blocking call with no images to decode: a fraction of the page's
+ * whose pixels this overwrites; when it holds the page's own render (`opts.rendered`) and every object
+ * is line work, with no annotation, that render is packed instead of drawing the page again. One
+ * blocking call with no images to decode: a fraction of the page's
  * render (~0.2–0.4 s for a 34x22 in sheet at 200 dpi against 1.5–3 s).
  */
 function lineWorkPass(
@@ -1244,11 +1249,30 @@ function lineWorkPass(
   height: number,
   widthPt: number,
   heightPt: number,
+  opts: { rendered: boolean },
 ): Uint8Array | undefined {
   const { api } = inst;
   const M = api.pdfium;
   const cls = classifyObjects(inst, page);
   if (cls.lines === 0) return undefined;
+  if (
+    opts.rendered &&
+    cls.hide.length === 0 &&
+    cls.areas.length === 0 &&
+    api.FPDFPage_GetAnnotCount(page) === 0
+  ) {
+    // Everything on the page is line work (a CAD sheet of paths and text): the pass would draw the
+    // page again, pixel for pixel; its own render in the bitmap is the line work.
+    const stride = api.FPDFBitmap_GetStride(bitmap);
+    return packLineRows(
+      M.HEAPU8,
+      api.FPDFBitmap_GetBuffer(bitmap),
+      stride,
+      width,
+      height,
+      LINE_INK,
+    );
+  }
   for (const o of cls.hide) api.FPDFPageObj_SetIsActive(o, false);
   for (const a of cls.areas) api.FPDFPageObj_SetFillColor(a.obj, 255, 255, 255, a.a);
   try {
