@@ -9,6 +9,7 @@ import { assertValidKey } from './object-store';
 //   projects/<prj>/files/<inverted ms>.<inverted id>z.<fil>              file bytes
 //   projects/<prj>/drawings/<drw>/sheets/<sht>/image.<ext>               full sheet raster
 //   projects/<prj>/drawings/<drw>/sheets/<sht>/thumbnail.<ext>
+//   projects/<prj>/drawings/<drw>/sheets/<sht>/linework.png                 line work (PDF sheets)
 //   projects/<prj>/drawings/<drw>/sheets/<sht>/tiles/<z>/<x>_<y>.<ext>   tile pyramid
 //   projects/<prj>/drawings/<drw>/sheets/<sht>/blocks/<blk>.<ext>        block crop
 //   projects/<prj>/overlays/<ovl>/<variant>.<ext>                        overlay images
@@ -71,6 +72,14 @@ export function sheetImageKey(
   ext: ImageExt = 'png',
 ): string {
   return checked(`${sheetPrefix(projectId, drawingId, sheetId)}image.${imageExt(ext)}`);
+}
+
+/**
+ * A PDF sheet's line work drawn from its objects (1-bit PNG, the sheet's size; see ingest-page.ts
+ * lineWorkPng). Only sheets whose page has line-work objects have one; it lives and goes with its sheet.
+ */
+export function sheetLineWorkKey(projectId: string, drawingId: string, sheetId: string): string {
+  return checked(`${sheetPrefix(projectId, drawingId, sheetId)}linework.png`);
 }
 
 export function sheetThumbnailKey(

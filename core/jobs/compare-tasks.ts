@@ -38,6 +38,29 @@ export interface SheetSource {
   path: string;
   /** The sheet's PNG bytes, read instead of `path` (the worker warm-up: nothing on disk). */
   png?: Uint8Array;
+  /**
+   * Local path of the sheet's line-work image (a PDF page's line work drawn from its objects,
+   * ingest-page.ts): fills found by image analysis leave that line work alone (layers.ts
+   * keepLineWork). Absent for sheets from images and scans, and for sheets processed before it was
+   * kept.
+   */
+  lineWork?: string;
+}
+
+/** The line-work images of both sheets (grey: 0 line work), each undefined when it has none. */
+function decodeLineWork(a: SheetSource, b: SheetSource) {
+  return Promise.all([
+    a.lineWork ? decodeGrey(a.lineWork) : undefined,
+    b.lineWork ? decodeGrey(b.lineWork) : undefined,
+  ]);
+}
+
+/** The sheet images of a pair with their line work. */
+interface SheetImages {
+  A: GreyImage;
+  B: GreyImage;
+  LA: GreyImage | undefined;
+  LB: GreyImage | undefined;
 }
 
 /** What libvips decodes for a sheet: its bytes when given, else its file. */
@@ -219,8 +242,7 @@ function largestBlock(blocks: BlockInfo[]): { width: number; height: number } {
 
 /** The diff of A's block against B, through the sheet transform: windows of both sheets, no copies. */
 function diffThroughSheet(
-  A: GreyImage,
-  B: GreyImage,
+  { A, B, LA, LB }: SheetImages,
   aBox: BlockBox,
   sheetT: readonly number[],
   buffers?: CompareBuffers,
@@ -233,6 +255,7 @@ function diffThroughSheet(
     transform: t,
     windowA: aBox,
     windowB: src,
+    lineWork: { a: LA, b: LB },
     ...(buffers ? { buffers } : {}),
   });
 }
@@ -250,11 +273,16 @@ export async function compareBlockPairs(
     t0 = t;
   };
   // Both sheets at once (two libvips pipelines on the libuv pool).
-  const decoded = Promise.all([decodeGrey(sheetInput(args.a)), decodeGrey(sheetInput(args.b))]);
+  const decoded = Promise.all([
+    decodeGrey(sheetInput(args.a)),
+    decodeGrey(sheetInput(args.b)),
+    decodeLineWork(args.a, args.b),
+  ]);
   // Meanwhile the kept buffers grow to what the largest block needs, so a first compare takes those
   // page faults now, not in its pixel stages.
   if (buffers) reserveStageBuffers(buffers, largestBlock(args.blocksA), [...IMAGE_KINDS]);
-  const [A, B] = await decoded;
+  const [A, B, [LA, LB]] = await decoded;
+  const images: SheetImages = { A, B, LA, LB };
   lap('decode');
   const byIdA = new Map(args.blocksA.map((b) => [b.id, b]));
   const byIdB = new Map(args.blocksB.map((b) => [b.id, b]));
@@ -285,7 +313,7 @@ export async function compareBlockPairs(
     const aBox = ba.bbox;
     let best: { st: DiffStage; sheetT: Affine; alignment: AlignmentOut } | undefined;
     if (sheet) {
-      const st = await diffThroughSheet(A, B, aBox, sheet.transform, buffers);
+      const st = await diffThroughSheet(images, aBox, sheet.transform, buffers);
       best = {
         st,
         sheetT: sheet.transform as Affine,
@@ -322,7 +350,9 @@ export async function compareBlockPairs(
       !repeatsSheet &&
       (!best || best.st.diff.score < REFINE_BELOW || best.alignment.confidence < LOW_CONFIDENCE)
     ) {
-      const st = await diffStage(cropGrey(A, aBox), cropGrey(B, src));
+      const st = await diffStage(cropGrey(A, aBox), cropGrey(B, src), {
+        lineWork: { a: LA && cropGrey(LA, aBox), b: LB && cropGrey(LB, src) },
+      });
       lap('refine');
       const sheetT = thenShift(afterShift(st.transform, -src.x, -src.y), aBox.x, aBox.y);
       const better =
@@ -545,7 +575,7 @@ const regionCache = new Map<string, { regions: SheetRegion[]; score: number }>()
  * sheet or, when `box` is given, in that box with a margin (A sheet pixels).
  */
 async function regionsThrough(
-  images: () => Promise<[GreyImage, GreyImage]>,
+  images: () => Promise<SheetImages>,
   stamps: string,
   transform: readonly number[],
   confidence: number,
@@ -558,7 +588,7 @@ async function regionsThrough(
     regionCache.set(key, hit);
     return hit;
   }
-  const [A, B] = await images();
+  const { A, B, LA, LB } = await images();
   const win: BlockBox = box
     ? {
         x: Math.round(box.x) - OWN_MARGIN,
@@ -571,6 +601,7 @@ async function regionsThrough(
     skipRegistration: true,
     transform: thenShift(transform, -win.x, -win.y),
     windowA: win,
+    lineWork: { a: LA, b: LB },
   });
   // Both layers (vision/compare/layers.ts): line work, and fills found apart; a line-work region that is
   // mostly lineweight or pen shade is a style change.
@@ -602,7 +633,7 @@ async function regionsThrough(
 async function wholeSheetRegions(
   sheetRegions: SheetRegion[],
   args: RegionsArgs & { views: NonNullable<RegionsArgs['views']> },
-  images: () => Promise<[GreyImage, GreyImage]>,
+  images: () => Promise<SheetImages>,
   stamps: string,
   confidence: number,
 ): Promise<SheetRegion[]> {
@@ -670,14 +701,20 @@ export async function changeRegions(
   // The files' size and mtime are in the key: a re-processed sheet may be written to the same path.
   // Sheets given as bytes are known by their digest.
   const stamp = (src: SheetSource) => {
-    if (src.png) return `png:${createHash('sha256').update(src.png).digest('base64')}`;
+    // With or without its line work, a sheet's regions differ.
+    const lw = src.lineWork ? `+${src.lineWork}` : '';
+    if (src.png) return `png:${createHash('sha256').update(src.png).digest('base64')}${lw}`;
     const st = statSync(src.path);
-    return `${src.path}:${st.size}:${st.mtimeMs}`;
+    return `${src.path}:${st.size}:${st.mtimeMs}${lw}`;
   };
   const stamps = `${stamp(args.a)}|${stamp(args.b)}`;
-  let decoded: Promise<[GreyImage, GreyImage]> | undefined;
+  let decoded: Promise<SheetImages> | undefined;
   const images = () =>
-    (decoded ??= Promise.all([decodeGrey(sheetInput(args.a)), decodeGrey(sheetInput(args.b))]));
+    (decoded ??= Promise.all([
+      decodeGrey(sheetInput(args.a)),
+      decodeGrey(sheetInput(args.b)),
+      decodeLineWork(args.a, args.b),
+    ]).then(([A, B, [LA, LB]]) => ({ A, B, LA, LB })));
   const found = await regionsThrough(
     images,
     stamps,

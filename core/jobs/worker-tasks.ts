@@ -8,7 +8,7 @@
 // worker mid-task (cancel, shutdown), so a task must leave nothing half-written.
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { withTransfer, type WorkerTaskRegistry } from './worker-protocol';
+import { withTransfer, type Transferred, type WorkerTaskRegistry } from './worker-protocol';
 import {
   finishPage,
   ingestPage,
@@ -175,7 +175,7 @@ export const WORKER_TASKS = {
       pixels: SharedArrayBuffer;
       withText: boolean;
     },
-  ): Promise<{ raster: Omit<PageRaster, 'data'>; text: TextItem[] }> {
+  ): Promise<Transferred<{ raster: Omit<PageRaster, 'data'>; text: TextItem[] }>> {
     try {
       const doc = await openSource(args);
       if (!doc.readBand) throw new Error(`A ${doc.contentType} page cannot be rendered in bands`);
@@ -185,7 +185,11 @@ export const WORKER_TASKS = {
         { dpi: args.dpi, maxPixels: args.maxPixels, withText: args.withText },
       );
       const { data: _pixels, ...described } = raster;
-      return { raster: described, text };
+      // The line work (the text band's, 1 bit a pixel) is moved, not copied.
+      return withTransfer(
+        { raster: described, text },
+        raster.lineWork ? [raster.lineWork.buffer as ArrayBuffer] : [],
+      );
     } catch (e) {
       throw asApiError(e);
     }
@@ -293,5 +297,6 @@ function transferPage(page: IngestedPage) {
     page.sheetPng.buffer as ArrayBuffer,
     page.thumbnailWebp.buffer as ArrayBuffer,
     ...page.blocks.map((b) => b.png.buffer as ArrayBuffer),
+    ...(page.lineWorkPng ? [page.lineWorkPng.buffer as ArrayBuffer] : []),
   ]);
 }

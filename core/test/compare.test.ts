@@ -3,6 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uploadDrawing, waitForJob } from './flows';
 import { download, startTestService, type HttpResult, type TestService } from './harness';
 import { ensureOrganization, grantCredits } from '../store/repositories/organizations.repository';
+import { LocalObjectStore } from '../blobs/local-object-store';
+import { sheetLineWorkKey } from '../blobs/keys';
 
 // Revision comparison end to end over HTTPS on the real fixture pairs (contract §6): sheet and block
 // pairing, registration, overlays, change regions, and the precise answers to bad input.
@@ -166,6 +168,28 @@ describe('drawing comparison (beam proposal 06-02 against 06-01)', () => {
     expect(deletions.red).toBe(combined.red);
     // Credits: 1 per overlay for compare and 1 per analyzed overlay, nothing more.
     expect(job.credits_charged).toBe(2 * overlays.length);
+  });
+
+  it('keeps each sheet’s line work (drawn from its PDF objects) beside its image, at the sheet’s size', async () => {
+    // The compare reads it from there (jobs/handlers/sheet-source.ts); every beam proposal page has
+    // vector line work (text, dimensions, grids) over its images.
+    const objects = new LocalObjectStore({ dataDir: t.dataDir });
+    for (const drawing of [beamOld, beamNew]) {
+      for (const s of await sheetsOf(drawing.id)) {
+        const key = sheetLineWorkKey(projectId, drawing.id, s.id);
+        expect(await objects.stat(key), `${s.sheet_number} ${key}`).not.toBeNull();
+        const { data, info } = await sharp(await objects.localPath(key))
+          .toColourspace('b-w')
+          .raw()
+          .toBuffer({ resolveWithObject: true });
+        expect([info.width, info.height]).toEqual([s.width, s.height]);
+        let line = 0;
+        for (const v of data) if (v < 128) line++;
+        // Line work, not the whole page: a few per cent of it.
+        expect(line / data.length, s.sheet_number).toBeGreaterThan(0.002);
+        expect(line / data.length, s.sheet_number).toBeLessThan(0.2);
+      }
+    }
   });
 
   it('gives every sheet one Sheet block and every sheet pair one whole-sheet overlay', async () => {

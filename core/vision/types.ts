@@ -17,6 +17,13 @@ export interface PageRaster extends GreyImage {
   /** Page size in PDF points (1/72 in) after /Rotate and crop box are applied. */
   widthPt: number;
   heightPt: number;
+  /**
+   * PDFs: the page's line work as PDFium draws it from the page's objects (stroked paths, text, small
+   * filled symbols, annotations; not images, shadings or area fills), as 1-bit PNG scanlines: a filter
+   * byte (0) then ceil(width / 8) bytes a row, leftmost pixel in the high bit, 1 = line work. Absent
+   * for images and scans (no object draws line work) and when not asked for.
+   */
+  lineWork?: Uint8Array;
 }
 
 /** A run of text with its box in sheet pixels (origin top-left). */

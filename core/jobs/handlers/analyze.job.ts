@@ -1,4 +1,5 @@
 import type { ObjectStore } from '../../blobs/object-store';
+import { sheetSource } from './sheet-source';
 import type { AnalyzePayload } from '../../services/compare.service';
 import type { Db } from '../../store/db';
 import type { Row } from '../../store/repositories/row';
@@ -212,8 +213,8 @@ export function createAnalyzeHandler(env: {
     const out = await ctx.pool.run(
       'compare.regions',
       {
-        a: { path: await objects.localPath(String(sheetA.image_key)) },
-        b: { path: await objects.localPath(String(sheetB.image_key)) },
+        a: await sheetSource(objects, sheetA),
+        b: await sheetSource(objects, sheetB),
         aBox: boxA,
         sheetTransform: sheetT,
         alignmentConfidence: alignment.confidence,

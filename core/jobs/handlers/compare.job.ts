@@ -1,4 +1,5 @@
 import type { EventEmitter } from 'node:events';
+import { sheetSource } from './sheet-source';
 import { overlayImageKey } from '../../blobs/keys';
 import type { ObjectStore } from '../../blobs/object-store';
 import { ApiError } from '../../domain/errors';
@@ -166,8 +167,8 @@ export function createCompareHandler(env: CompareEnv): JobHandler<Payload> {
     const out = await ctx.pool.run(
       'compare.sheetPair',
       {
-        a: { path: await objects.localPath(String(sheetA.image_key)) },
-        b: { path: await objects.localPath(String(sheetB.image_key)) },
+        a: await sheetSource(objects, sheetA),
+        b: await sheetSource(objects, sheetB),
         blocksA,
         blocksB,
         ...(given ? { given } : {}),

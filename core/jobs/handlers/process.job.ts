@@ -1,4 +1,4 @@
-import { blockCropKey, sheetImageKey, sheetThumbnailKey } from '../../blobs/keys';
+import { blockCropKey, sheetImageKey, sheetLineWorkKey, sheetThumbnailKey } from '../../blobs/keys';
 import type { ObjectStore } from '../../blobs/object-store';
 import { ApiError } from '../../domain/errors';
 import { newId } from '../../domain/ids';
@@ -98,6 +98,14 @@ export function createProcessHandler(env: {
           await objects.put(thumbnailKey, asBuffer(page.thumbnailWebp), {
             contentType: 'image/webp',
           });
+          // The page's line work (PDF pages whose objects draw it): the compare reads it beside the
+          // sheet image, by the sheet's key (no row names it; it goes with the sheet's prefix).
+          if (page.lineWorkPng)
+            await objects.put(
+              sheetLineWorkKey(projectId, drawing.id, sheetId),
+              asBuffer(page.lineWorkPng),
+              { contentType: 'image/png' },
+            );
           // The Sheet block first (contract §4: the whole page, one per sheet). Its image is the sheet
           // image itself: the same key, so no copy is stored and its tiles are the sheet's.
           const blocks = [

@@ -32,9 +32,10 @@ import {
 import type { CompareBuffers } from './buffers';
 import { decodeGrey, encodeGreyPng, encodeIndexedPngs } from './encode.adapter';
 import { findLayerRegions, type ChangeRegion } from './regions';
-import { diffFills, splitFills, styleMasks, FILL_SLOTS, STYLE_SLOTS } from './layers';
+import { diffFills, keepLineWork, splitFills, styleMasks, FILL_SLOTS, STYLE_SLOTS } from './layers';
 import {
   IDENTITY,
+  invertAffine,
   inkLevel,
   levelFactor,
   registerImages,
@@ -82,6 +83,12 @@ export interface PipelineOptions extends CompareOptions {
    * Default true.
    */
   layers?: boolean;
+  /**
+   * The sheets' line work as their PDFs draw it (PageRaster.lineWork decoded to grey: 0 line work,
+   * 255 elsewhere; A's and B's whole sheet pixels, also with windows): fill pixels on it stay line
+   * work (layers.ts keepLineWork). A side without it keeps the image analysis alone.
+   */
+  lineWork?: { a?: GreyImage | undefined; b?: GreyImage | undefined };
 }
 
 /** The pixel part of a compare (masks, registration, diff), before images and regions. */
@@ -165,6 +172,23 @@ export async function diffStage(
   const fillA = layers
     ? splitFills(a, ma, opts.windowA, it, wt, pt, opts.buffers, FILL_SLOTS.a)
     : null;
+  if (fillA && opts.lineWork?.a) {
+    const wx = opts.windowA ? Math.round(opts.windowA.x) : 0,
+      wy = opts.windowA ? Math.round(opts.windowA.y) : 0;
+    keepLineWork(
+      a,
+      opts.windowA,
+      ma,
+      fillA,
+      {
+        image: opts.lineWork.a,
+        toImage: [1, 0, wx, 0, 1, wy],
+      },
+      it,
+      wt,
+      pt,
+    );
+  }
   lap('layers');
   // B's size is not known yet: A's gives the level factor (the pair's is checked below).
   const f1 = levelFactor(Math.max(a.width, a.height));
@@ -211,6 +235,19 @@ export async function diffStage(
   const fillB = layers
     ? splitFills(aligned, mb, undefined, it, wt, pt, opts.buffers, FILL_SLOTS.b)
     : null;
+  if (fillB && opts.lineWork?.b) {
+    // Output pixels → B's sheet pixels: the inverse of bToOut (which maps B's sheet, window or not).
+    keepLineWork(
+      aligned,
+      undefined,
+      mb,
+      fillB,
+      { image: opts.lineWork.b, toImage: invertAffine(bToOut) },
+      it,
+      wt,
+      pt,
+    );
+  }
   lap('layers');
   const bw = opts.windowB ? Math.max(1, Math.round(opts.windowB.width)) : b.width,
     bh = opts.windowB ? Math.max(1, Math.round(opts.windowB.height)) : b.height;

@@ -63,7 +63,7 @@ function pngChunk(type: string, data: Uint8Array, crc?: number): Buffer {
  * of renderOverlay.
  */
 export async function encodeIndexedPngs(
-  img: IndexedOverlay,
+  img: Omit<IndexedOverlay, 'bitDepth'> & { bitDepth: 1 | 2 | 4 },
   palettes: [number, number, number][][],
   opts: PngOptions = {},
 ): Promise<Buffer[]> {
@@ -98,4 +98,34 @@ export async function encodeIndexedPngs(
   return palettes.map((p) =>
     Buffer.concat([head, pngChunk('PLTE', Uint8Array.from(p.flat())), idatChunk, iend]),
   );
+}
+
+/**
+ * A page's line work (PageRaster.lineWork: 1-bit PNG scanlines, 1 = line work) as a 1-bit palette PNG
+ * (black line work on white), which decodeGrey reads back as 0 / 255.
+ */
+export async function encodeLineWorkPng(
+  width: number,
+  height: number,
+  rows: Uint8Array,
+  opts: PngOptions = {},
+): Promise<Buffer> {
+  const img = {
+    width,
+    height,
+    bitDepth: 1 as const,
+    rowBytes: 1 + Math.ceil(width / 8),
+    data: rows,
+  };
+  const [png] = await encodeIndexedPngs(
+    img,
+    [
+      [
+        [255, 255, 255],
+        [0, 0, 0],
+      ],
+    ],
+    opts,
+  );
+  return png!;
 }

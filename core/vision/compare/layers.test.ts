@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { GreyImage } from '../types';
 import { coverage, diffMasks, packInk, popcount32 } from './diff';
-import { diffFills, splitFills, styleMasks } from './layers';
+import { diffFills, keepLineWork, splitFills, styleMasks } from './layers';
 
 // Layers by image analysis (issue 17) on synthetic sheets with known content.
 
@@ -109,5 +109,63 @@ describe('diffFills and styleMasks', () => {
     expect(st.removed_px).toBe(d.stats.removed_px + d.faint.removed_px);
     expect(count(st.geomAdded)).toBe(150 * 2);
     expect(st.added_px).toBeGreaterThan(0);
+  });
+});
+
+describe('keepLineWork', () => {
+  // A pen line barely darker than the tone it crosses (140 on 150): image analysis takes it for the
+  // tone; the page's objects say it is line work.
+  function penOverTone(): GreyImage {
+    const img = sheet(400, 260);
+    rect(img, 40, 40, 200, 120, 150);
+    rect(img, 40, 70, 200, 2, 140);
+    return img;
+  }
+  function lines(): GreyImage {
+    const l = sheet(400, 260);
+    rect(l, 40, 70, 200, 2, 0);
+    return l;
+  }
+
+  it('gives the fill pixels on line work back to the line planes, by their grey', () => {
+    const img = penOverTone();
+    const m = packInk(img, 160, 208, 240);
+    const f = splitFills(img, m, undefined, 160, 208, 240)!;
+    const s = m.stride;
+    expect(bit(f.fill, s, 100, 70)).toBe(1); // image analysis alone: the pen line is fill
+    const px = f.px;
+    const moved = keepLineWork(img, undefined, m, f, { image: lines() }, 160, 208, 240);
+    expect(moved).toBe(400); // 200 x 2 px
+    expect(f.px).toBe(px - 400);
+    expect(bit(f.fill, s, 100, 70)).toBe(0);
+    expect(bit(m.strong, s, 100, 70)).toBe(1); // 140 < 160
+    expect(bit(m.weak, s, 100, 70)).toBe(1);
+    expect(bit(f.fill, s, 100, 60)).toBe(1); // the tone stays fill
+    expect(bit(m.weak, s, 100, 60)).toBe(0);
+    expect(count(f.fill)).toBe(f.px);
+  });
+
+  it('reads the line-work image through the frame transform (a window of A, B scaled)', () => {
+    // The masks are of A's window (20, 10, 300, 200); the line-work image is B's sheet drawn at 2x.
+    const img = penOverTone();
+    const win = { x: 20, y: 10, width: 300, height: 200 };
+    const m = packInk(img, 160, 208, 240, win);
+    const f = splitFills(img, m, win, 160, 208, 240)!;
+    const big = sheet(800, 520);
+    rect(big, 80, 140, 400, 4, 0);
+    // window pixel (x, y) → sheet (x + 20, y + 10) → 2x.
+    const moved = keepLineWork(
+      img,
+      win,
+      m,
+      f,
+      { image: big, toImage: [2, 0, 40, 0, 2, 20] },
+      160,
+      208,
+      240,
+    );
+    expect(moved).toBe(400);
+    expect(bit(m.strong, m.stride, 100, 60)).toBe(1); // sheet (120, 70)
+    expect(bit(f.fill, m.stride, 100, 60)).toBe(0);
   });
 });

@@ -607,3 +607,113 @@ export function styleMasks(
   }
   return { added: sa, removed: sr, added_px: ap, removed_px: rp, geomAdded: ga, geomRemoved: gr };
 }
+
+/**
+ * A sheet's line work as PDFium draws it from the page's objects (PageRaster.lineWork decoded: grey,
+ * 0 where line work, 255 elsewhere), in the sheet's pixels, and how the masks' frame maps into it.
+ */
+export interface LineWorkImage {
+  image: GreyImage;
+  /** Output (mask) pixel → line-work image pixel; undefined: the identity. */
+  toImage?: readonly number[];
+}
+
+/**
+ * Vector line work out of the fill layer (issue 17, item 1): where the page's objects say a pixel
+ * is line work (a stroked path, text, a small filled symbol drawn there), splitFills' image analysis
+ * does not get to call it fill — a lighter pen over a tone, a stipple or hatch dense enough to leave
+ * no paper in a cell, a dimension over a shadow stay line work. Only fill pixels are looked at: each
+ * one's place in the line-work image (nearest pixel, or the darkest of its footprint when the mask
+ * frame is reduced from the image by 1.33x or more, as alignGrey does), and the ones on line work go
+ * back to the strong / weak / pale planes by their grey (`grey`, the image the masks were packed
+ * from, read through `window`). Returns the pixels moved; `fill.px` is updated.
+ */
+export function keepLineWork(
+  grey: GreyImage,
+  window: PixelWindow | undefined,
+  m: InkMasks,
+  fill: FillLayer,
+  lines: LineWorkImage,
+  inkThreshold: number,
+  weakThreshold: number,
+  paleThreshold: number,
+): number {
+  const { width: W, height: H, stride, strong, weak, pale } = m;
+  const F = fill.fill;
+  const { width: LW, height: LH, data: L } = lines.image;
+  const [a, b, c, d, e, f] = lines.toImage ?? [1, 0, 0, 0, 1, 0];
+  const scale = Math.sqrt(Math.abs(a! * e! - b! * d!));
+  const foot = scale > 1 / 0.75 ? Math.min(4, Math.max(1, Math.round(scale))) : 1;
+  const half = foot / 2;
+  const { width: IW, height: IH, data: G } = grey;
+  const wx = window ? Math.round(window.x) : 0,
+    wy = window ? Math.round(window.y) : 0;
+  let moved = 0;
+  const sa = a!,
+    sd = d!;
+  for (let y = 0; y < H; y++) {
+    const row = y * stride;
+    const gy = y + wy;
+    const rx = b! * y + c! - half + 1,
+      ry = e! * y + f! - half + 1;
+    for (let k = 0; k < stride; k++) {
+      let bits = F[row + k]!;
+      if (bits === 0) continue;
+      let back = 0;
+      while (bits !== 0) {
+        const low = bits & -bits;
+        bits ^= low;
+        const x = k * 32 + (31 - Math.clz32(low));
+        if (x >= W) break;
+        // ceil(v - half) as floor(v - half + 1) for the non-integers a transform gives.
+        const sx0 = Math.floor(sa * x + rx),
+          sy0 = Math.floor(sd * x + ry);
+        let on = false;
+        if (foot === 1) {
+          on = sx0 >= 0 && sx0 < LW && sy0 >= 0 && sy0 < LH && L[sy0 * LW + sx0]! < 128;
+        } else {
+          for (let yy = Math.max(0, sy0); yy < Math.min(LH, sy0 + foot) && !on; yy++)
+            for (let xx = Math.max(0, sx0); xx < Math.min(LW, sx0 + foot); xx++)
+              if (L[yy * LW + xx]! < 128) {
+                on = true;
+                break;
+              }
+        }
+        if (!on) continue;
+        back |= low;
+        const gx = x + wx;
+        const g = gx >= 0 && gx < IW && gy >= 0 && gy < IH ? G[gy * IW + gx]! : 255;
+        if (g < inkThreshold) strong[row + k] = strong[row + k]! | low;
+        if (g < weakThreshold) weak[row + k] = weak[row + k]! | low;
+        if (g < paleThreshold) pale[row + k] = pale[row + k]! | low;
+      }
+      if (back === 0) continue;
+      F[row + k] = F[row + k]! & ~back;
+      let n = back;
+      n = n - ((n >>> 1) & 0x55555555);
+      n = (n & 0x33333333) + ((n >>> 2) & 0x33333333);
+      moved += (((n + (n >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
+    }
+  }
+  fill.px -= moved;
+  return moved;
+}
+
+/** PageRaster.lineWork (1-bit PNG scanlines, 1 = line work) as grey: 0 line work, 255 elsewhere. */
+export function lineWorkGrey(width: number, height: number, rows: Uint8Array): GreyImage {
+  const rb = Math.ceil(width / 8);
+  if (rows.length < (rb + 1) * height)
+    throw new Error(
+      `Expected ${height} scanlines of ${rb + 1} bytes for a ${width}x${height} line-work mask but received ${rows.length} bytes`,
+    );
+  const data = new Uint8Array(width * height).fill(255);
+  for (let y = 0; y < height; y++) {
+    const r = y * (rb + 1) + 1;
+    for (let k = 0; k < rb; k++) {
+      const v = rows[r + k]!;
+      if (v === 0) continue;
+      for (let j = 0; j < 8; j++) if (v & (0x80 >> j)) data[y * width + k * 8 + j] = 0;
+    }
+  }
+  return { width, height, data };
+}

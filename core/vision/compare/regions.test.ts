@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { diffImages } from './diff';
-import { findRegions } from './regions';
+import { findRegions, STYLE_SHARE } from './regions';
+import { compareToPng } from './compare-pipeline.adapter';
+import type { GreyImage } from '../types';
 import { blankImage, fillRect, strokeRect } from './test-support';
 
 describe('findRegions', () => {
@@ -61,5 +63,51 @@ describe('findRegions', () => {
     fillRect(c, 170, 120, 10, 10, 0); // 60 px gap, two blocks apart
     expect(findRegions(diffImages(base, c))).toHaveLength(1);
     expect(findRegions(diffImages(base, c), { bridgePx: 0, minAreaPx: 10 })).toHaveLength(2);
+  });
+});
+
+describe('findLayerRegions: one edit, one change', () => {
+  // Old sheet: vertical lines every 60 px (2 px, black).
+  function ruled(): GreyImage {
+    const img = blankImage(800, 400);
+    for (let x = 40; x < 780; x += 60) fillRect(img, x, 20, 2, 360, 0);
+    return img;
+  }
+
+  it('a line drawn over an old one and on past it is one added region, not pieces and a style sliver', async () => {
+    // The new line runs between the two lines of an old wall for 200 px (its pixels there lie within
+    // 2 px of the old ink: style) and on for 200 px each side (geometry): the warm-up sheet's line
+    // added, in small.
+    const wall = (img: GreyImage) => {
+      fillRect(img, 300, 196, 200, 2, 0);
+      fillRect(img, 300, 202, 200, 2, 0);
+    };
+    const a = ruled();
+    wall(a);
+    const b = ruled();
+    wall(b);
+    fillRect(b, 100, 198, 600, 3, 40);
+    const r = await compareToPng(a, b, { images: [], skipRegistration: true });
+    const lines = r.regions.filter((g) => g.layer !== 'fill');
+    expect(lines, JSON.stringify(lines)).toHaveLength(1);
+    expect(lines[0]!.kind).toBe('added');
+    expect(lines[0]!.style_share ?? 0).toBeLessThan(STYLE_SHARE);
+    expect(lines[0]!.bbox.x).toBeLessThanOrEqual(105);
+    expect(lines[0]!.bbox.x + lines[0]!.bbox.width).toBeGreaterThanOrEqual(695);
+  });
+
+  it('a long line printed lighter does not join two separate edits at its ends', async () => {
+    const a = blankImage(800, 400);
+    fillRect(a, 100, 200, 600, 2, 0); // a level line
+    const b = blankImage(800, 400);
+    fillRect(b, 100, 200, 600, 3, 150); // the same line, lighter and a pen wider: style
+    fillRect(b, 80, 170, 14, 60, 0); // an edit at its left end
+    fillRect(b, 706, 170, 14, 60, 0); // and one at its right end
+    const r = await compareToPng(a, b, { images: [], skipRegistration: true });
+    const geometry = r.regions.filter(
+      (g) => g.layer !== 'fill' && (g.style_share ?? 0) < STYLE_SHARE,
+    );
+    expect(geometry, JSON.stringify(r.regions)).toHaveLength(2);
+    for (const g of geometry) expect(g.bbox.width).toBeLessThan(100);
   });
 });

@@ -399,6 +399,9 @@ const FILL_REGION_OPTIONS: RegionOptions = { minBlockPx: 48, minAreaPx: 400 };
 /** A line-work region whose changed pixels are at least this share style changes is a style change. */
 export const STYLE_SHARE = 0.8;
 
+/** A style region at most this thick (px) may join the geometry pieces of one line (findLayerRegions). */
+const SLIVER_PX = 12;
+
 /** Regions of style changes: thin slivers along lines, so larger seeds than geometry. */
 const STYLE_REGION_OPTIONS: RegionOptions = { minBlockPx: 16, minAreaPx: 60 };
 
@@ -421,35 +424,102 @@ export function findLayerRegions(d: DiffResult, opts: RegionOptions = {}): Chang
     );
     const own: ChangeRegion[] = [];
     const maxArea = (opts.maxRegionFraction ?? 0.1) * d.width * d.height;
+    const area = (b: BBox) => b.width * b.height;
+    // Geometry regions joined by the style pieces between them (union-find over `out`): a line drawn
+    // over old lines is geometry between the crossings and style at them (its pixels there lie within
+    // 2 px of the old ink), so it comes as pieces bridged by slivers — one edit, one change.
+    const parent = out.map((_, i) => i);
+    const find = (i: number): number => (parent[i] === i ? i : (parent[i] = find(parent[i]!)));
+    const boxOf = out.map((r) => r.bbox);
+    const styleOf = new Map<number, ChangeRegion[]>();
+    /** Changed pixels of the geometry regions in i's group. */
+    const groupPx = (i: number) => out.reduce((n, r, k) => (find(k) === i ? n + r.area_px : n), 0);
     for (const s of styles) {
-      // Absorbed only when it lies mostly within the geometry region's box (the joined box at most
-      // 1.5 times it, and within the largest region allowed).
-      const g = out.find((r) => {
-        if (!boxesTouch(r.bbox, s.bbox)) return false;
-        const joined =
-          (Math.max(r.bbox.x + r.bbox.width, s.bbox.x + s.bbox.width) -
-            Math.min(r.bbox.x, s.bbox.x)) *
-          (Math.max(r.bbox.y + r.bbox.height, s.bbox.y + s.bbox.height) -
-            Math.min(r.bbox.y, s.bbox.y));
-        return joined <= maxArea && joined <= 1.5 * r.bbox.width * r.bbox.height;
-      });
-      if (!g) {
-        s.style_share = 1;
-        delete s.moved_with;
-        own.push(s);
-        continue;
+      // Absorbed only when it lies mostly within the geometry it touches (the joined box at most 1.5
+      // times the box of those regions, and within the largest region allowed); a sliver touching
+      // several regions joins them only when it is smaller than they are together (a whole level line
+      // printed lighter is not a bridge between two edits at its ends).
+      const touched = [...new Set(out.map((_, i) => find(i)))].filter((i) =>
+        boxesTouch(boxOf[i]!, s.bbox),
+      );
+      if (touched.length > 0) {
+        const u = touched.map((i) => boxOf[i]!).reduce(unionBox);
+        const j = unionBox(u, s.bbox);
+        const geomPx = touched.reduce((n, i) => n + groupPx(i), 0);
+        // Several are joined along a line only: a sliver (at most SLIVER_PX thick) and the pieces of
+        // a line drawn across old ones make a joined box as thin as the line (at most 3 times the
+        // sliver's thickness, or SLIVER_PX), and the sliver has fewer pixels than they do — a whole level line
+        // printed lighter does not bridge two edits at its ends, nor a sliver the edits around it.
+        const t = Math.min(s.bbox.width, s.bbox.height);
+        const thin = t <= SLIVER_PX ? Math.max(SLIVER_PX, 3 * t) : 0;
+        if (
+          area(j) <= maxArea &&
+          area(j) <= 1.5 * area(u) &&
+          (touched.length === 1 || (s.area_px <= geomPx && Math.min(j.width, j.height) <= thin))
+        ) {
+          const root = touched[0]!;
+          for (const i of touched.slice(1)) parent[i] = root;
+          boxOf[root] = j;
+          styleOf.set(root, [...touched.flatMap((i) => styleOf.get(i) ?? []), s]);
+          continue;
+        }
+        // Not a bridge: part of the first region it touches whose box it stays within, if any.
+        const one = touched.find((i) => {
+          const jj = unionBox(boxOf[i]!, s.bbox);
+          return area(jj) <= maxArea && area(jj) <= 1.5 * area(boxOf[i]!);
+        });
+        if (one !== undefined) {
+          boxOf[one] = unionBox(boxOf[one]!, s.bbox);
+          styleOf.set(one, [...(styleOf.get(one) ?? []), s]);
+          continue;
+        }
       }
-      const x0 = Math.min(g.bbox.x, s.bbox.x),
-        y0 = Math.min(g.bbox.y, s.bbox.y);
-      const x1 = Math.max(g.bbox.x + g.bbox.width, s.bbox.x + s.bbox.width),
-        y1 = Math.max(g.bbox.y + g.bbox.height, s.bbox.y + s.bbox.height);
-      g.bbox = { x: x0, y: y0, width: x1 - x0, height: y1 - y0 };
-      const styled = (g.style_share ?? 0) * g.area_px + s.area_px;
-      g.area_px += s.area_px;
-      g.added_px += s.added_px;
-      g.removed_px += s.removed_px;
-      g.style_share = styled / g.area_px;
+      s.style_share = 1;
+      delete s.moved_with;
+      own.push(s);
     }
+    // Each group becomes one region: its geometry regions and the style pieces absorbed into it.
+    const groups = new Map<number, number[]>();
+    out.forEach((_, i) => {
+      const g = groups.get(find(i));
+      if (g) g.push(i);
+      else groups.set(find(i), [i]);
+    });
+    const at = new Map<number, number>(); // group root → index in `merged`
+    const merged: ChangeRegion[] = [];
+    for (const [root, members] of groups) {
+      const styled = styleOf.get(root) ?? [];
+      const geo = members.map((i) => out[i]!);
+      const parts = [...geo, ...styled];
+      const sum = (k: 'area_px' | 'added_px' | 'removed_px') => parts.reduce((n, x) => n + x[k], 0);
+      const g: ChangeRegion = {
+        ...geo[0]!,
+        bbox: parts.map((x) => x.bbox).reduce(unionBox),
+        area_px: sum('area_px'),
+        added_px: sum('added_px'),
+        removed_px: sum('removed_px'),
+        confidence: Math.max(...geo.map((x) => x.confidence)),
+      };
+      g.style_share = styled.reduce((n, x) => n + x.area_px, 0) / g.area_px;
+      if (geo.length > 1) {
+        // Pieces of one edit: its kind from all its pixels, as findRegions decides an unmoved one.
+        const fa = g.added_px / g.area_px;
+        g.kind = fa >= 0.9 ? 'added' : fa <= 0.1 ? 'removed' : 'modified';
+      }
+      at.set(root, merged.length);
+      merged.push(g);
+    }
+    // A moved pair's partner index, in the merged list (gone when both ends are one region now).
+    for (const [root, members] of groups) {
+      const g = merged[at.get(root)!]!;
+      const partner = members.map((i) => out[i]!.moved_with).find((m) => m !== undefined);
+      const to = partner === undefined ? undefined : at.get(find(partner));
+      if (to === undefined || to === at.get(root)) {
+        delete g.moved_with;
+        if (g.kind === 'moved' && members.length > 1) g.kind = 'modified';
+      } else g.moved_with = to;
+    }
+    out = merged;
     for (const r of out) r.style_share = Math.round((r.style_share ?? 0) * 1000) / 1000;
     out.push(...own);
     // A small compact edit can fall below both thresholds once split: a dimension retyped in small
@@ -506,6 +576,15 @@ function bitsInBox(
     }
   }
   return n;
+}
+
+/** The smallest box holding both. */
+function unionBox(a: BBox, b: BBox): BBox {
+  const x0 = Math.min(a.x, b.x),
+    y0 = Math.min(a.y, b.y);
+  const x1 = Math.max(a.x + a.width, b.x + b.width),
+    y1 = Math.max(a.y + a.height, b.y + b.height);
+  return { x: x0, y: y0, width: x1 - x0, height: y1 - y0 };
 }
 
 function boxesTouch(

@@ -5,6 +5,7 @@ import { extractSheetMetadata, type SheetMetadata } from '../sheet/title-block';
 import { segmentBlocks, type Block } from '../sheet/blocks';
 import type { PageRaster, TextItem, TextSource } from '../types';
 import { ocrPage } from '../ocr/ocr.adapter';
+import { encodeLineWorkPng } from '../compare/encode.adapter';
 
 // One page of a drawing, from bytes to what the store keeps: the grey sheet image (PNG), a
 // thumbnail, text with positions, title-block metadata and the blocks (views) with their crops.
@@ -31,6 +32,11 @@ export interface IngestedPage {
   blocks: IngestedBlock[];
   sheetPng: Uint8Array;
   thumbnailWebp: Uint8Array;
+  /**
+   * PDF pages whose objects draw line work: that line work (PageRaster.lineWork) as a 1-bit PNG,
+   * black on white, the sheet's size. The compare keeps it out of the fills it finds.
+   */
+  lineWorkPng?: Uint8Array;
 }
 
 // A worker keeps the document it is working on open between pages (PDFium parses the xref once; the
@@ -110,13 +116,16 @@ export async function finishPage(
   const raw = { raw: { width: raster.width, height: raster.height, channels: 1 as const } };
   // PNG level 1: 3–5x faster than level 6 for ~2.7x the bytes (performance-anchors §4); the sheet
   // image is on the path to "usable", so speed wins.
-  const [sheetPng, thumbnailWebp] = await Promise.all([
+  const [sheetPng, thumbnailWebp, lineWorkPng] = await Promise.all([
     sharp(raster.data, raw).toColourspace('b-w').png({ compressionLevel: 1 }).toBuffer(),
     sharp(raster.data, raw)
       .resize({ width: Math.min(THUMBNAIL_WIDTH, raster.width) })
       .toColourspace('b-w')
       .webp({ quality: 80 })
       .toBuffer(),
+    raster.lineWork
+      ? encodeLineWorkPng(raster.width, raster.height, raster.lineWork)
+      : Promise.resolve(undefined),
   ]);
   const ingestedBlocks: IngestedBlock[] = [];
   for (const b of blocks) {
@@ -148,6 +157,7 @@ export async function finishPage(
     // Own copies: small sharp buffers can share a pooled ArrayBuffer, which must not be transferred.
     sheetPng: new Uint8Array(sheetPng),
     thumbnailWebp: new Uint8Array(thumbnailWebp),
+    ...(lineWorkPng ? { lineWorkPng: new Uint8Array(lineWorkPng) } : {}),
   };
 }
 

@@ -58,6 +58,11 @@ export interface RenderOptions {
    * comparisons.
    */
   decodeImages?: boolean;
+  /**
+   * Read the page's line work from its objects with the text (PageRaster.lineWork; pdfium.adapter.ts
+   * lineWorkPass). Default true; renderPage (no text) never does.
+   */
+  lineWork?: boolean;
   /** When given, filled with where the time went (ms), for benches. */
   timings?: RenderTimings;
 }
@@ -73,6 +78,8 @@ export interface RenderTimings {
   greyMs: number;
   /** Text layer read from the loaded page (renderPageWithText only). */
   textMs?: number;
+  /** The line-work pass (RenderOptions.lineWork, with the text only). */
+  lineWorkMs?: number;
   /** Of renderMs: images decoded outside PDFium and handed over (RenderOptions.decodeImages). */
   imagesMs?: number;
   /** Bytes of image samples handed over that way. */
@@ -225,6 +232,7 @@ class PdfDocument implements PdfDocumentHandle {
       maxPixels: opts.maxPixels ?? this.limits.maxPixels,
       pixelSize,
       ...(opts.decodeImages === false ? { decodeImages: false } : {}),
+      ...(opts.lineWork === false ? {} : { lineWork: true }),
       ...(opts.timings ? { timings: opts.timings } : {}),
     };
   }

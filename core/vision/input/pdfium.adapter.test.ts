@@ -5,6 +5,7 @@ import type { PageRaster } from '../types';
 import { openDocument, type PdfDocumentHandle } from './pdf.adapter';
 import { pdfiumHeapBytes } from './pdfium.adapter';
 import { buildPdf } from './synthetic-inputs';
+import { assemblePdf, streamObject } from './pdf-writer';
 
 const FIXTURES = fileURLToPath(new URL('../../../fixtures/drawings/', import.meta.url));
 const fixture = (name: string) => new Uint8Array(readFileSync(FIXTURES + name));
@@ -194,6 +195,122 @@ describe('PDFium bands (a page rendered by several workers)', () => {
       expect(ok.raster.height).toBe(2200);
     } finally {
       await doc.close();
+    }
+  });
+});
+
+describe('line work from the page objects (issue 17)', () => {
+  // At 72 dpi one point is one pixel; raster y = 792 − PDF y.
+  const content = [
+    '0 G 1 w 50 550 m 550 550 l S', // a line the area fill below covers: hidden in both renders
+    '0.5 g 100 400 300 200 re f', // an area fill (300 x 200 pt, grey)
+    '0 G 2 w 50 700 m 550 700 l S', // a line, partly covered by the wipeout below
+    '0 G 1 w 50 500 m 550 500 l S', // a line over the area fill
+    '0 g 450 450 10 10 re f', // a small filled square: a symbol of the line work
+    '1 g 300 690 100 20 re f', // a wipeout (white fill) over the first line
+    '0 g BT /F1 24 Tf 60 100 Td (AB) Tj ET', // text
+  ].join(' ');
+  const bitAt = (r: PageRaster, x: number, y: number) => {
+    const rb = Math.ceil(r.width / 8);
+    return (r.lineWork![y * (rb + 1) + 1 + (x >> 3)]! >> (7 - (x & 7))) & 1;
+  };
+
+  it('marks stroked paths, text and small fills, not area fills, hidden lines or wiped-out parts', async () => {
+    const doc = await openDocument(buildPdf({ content }));
+    try {
+      const { raster: r } = await doc.renderPageWithText(0, { dpi: 72 });
+      expect(r.lineWork).toBeDefined();
+      expect(r.lineWork!.length).toBe((Math.ceil(r.width / 8) + 1) * r.height);
+      // The page itself: the area fill is grey, the line over it dark.
+      expect(Math.abs(r.data[250 * r.width + 200]! - 128)).toBeLessThanOrEqual(2);
+      expect(r.data[292 * r.width + 200]!).toBeLessThan(80);
+      expect(bitAt(r, 200, 92)).toBe(1); // the line
+      expect(bitAt(r, 350, 92)).toBe(0); // under the wipeout
+      expect(bitAt(r, 200, 250)).toBe(0); // the area fill
+      expect(bitAt(r, 200, 242)).toBe(0); // the line the area fill covers
+      expect(bitAt(r, 200, 292)).toBe(1); // the line over the area fill
+      expect(bitAt(r, 455, 337)).toBe(1); // the small square
+      let text = 0;
+      for (let y = 670; y < 692; y++) for (let x = 60; x < 95; x++) text += bitAt(r, x, y);
+      expect(text).toBeGreaterThan(50);
+      // Line work is the ink of those objects and nothing else: outside it the page is paper or fill.
+      let stray = 0;
+      for (let y = 0; y < r.height; y++)
+        for (let x = 0; x < r.width; x++)
+          if (bitAt(r, x, y) === 1 && r.data[y * r.width + x]! >= 250) stray++;
+      expect(stray).toBe(0);
+    } finally {
+      await doc.close();
+    }
+  });
+
+  it('is the page’s own ink on a page of line work only (no second render), whole or in one band', async () => {
+    const lines =
+      '0 G 2 w 50 700 m 550 700 l S 0.3 G 1 w 50 500 m 550 500 l S 0 g 450 450 10 10 re f';
+    const doc = await openDocument(buildPdf({ content: lines }));
+    try {
+      const whole = (await doc.renderPageWithText(0, { dpi: 72 })).raster;
+      const into = new Uint8Array(whole.width * whole.height);
+      const band = (
+        await doc.renderBand(0, { top: 0, rows: whole.height, into }, { dpi: 72, withText: true })
+      ).raster;
+      for (const r of [whole, band]) {
+        let ink = 0,
+          wrong = 0;
+        for (let y = 0; y < r.height; y++)
+          for (let x = 0; x < r.width; x++) {
+            const isInk = r.data[y * r.width + x]! < 240 ? 1 : 0;
+            ink += isInk;
+            if (bitAt(r, x, y) !== isInk) wrong++;
+          }
+        expect(ink).toBeGreaterThan(1000);
+        expect(wrong).toBe(0);
+      }
+    } finally {
+      await doc.close();
+    }
+  });
+
+  it('classifies the objects inside a form XObject one by one', async () => {
+    // The same area fill and line over it, drawn by a form the page paints.
+    const form = '0.5 g 100 400 300 200 re f 0 G 1 w 50 500 m 550 500 l S';
+    const page = 'q /Fm1 Do Q';
+    const pdf = assemblePdf([
+      '',
+      '<< /Type /Catalog /Pages 2 0 R >>',
+      '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+      '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /XObject << /Fm1 5 0 R >> >> /Contents 4 0 R >>',
+      streamObject('', new TextEncoder().encode(page)),
+      streamObject(
+        '/Type /XObject /Subtype /Form /BBox [0 0 612 792]',
+        new TextEncoder().encode(form),
+      ),
+    ]);
+    const doc = await openDocument(pdf);
+    try {
+      const { raster: r } = await doc.renderPageWithText(0, { dpi: 72 });
+      expect(Math.abs(r.data[250 * r.width + 200]! - 128)).toBeLessThanOrEqual(2);
+      expect(bitAt(r, 200, 292)).toBe(1); // the line
+      expect(bitAt(r, 200, 250)).toBe(0); // the area fill
+    } finally {
+      await doc.close();
+    }
+  });
+
+  it('is not read without the text, nor when asked not to, nor on a page of images only', async () => {
+    const doc = await openDocument(buildPdf({ content }));
+    try {
+      expect((await doc.renderPage(0, { dpi: 72 })).lineWork).toBeUndefined();
+      const off = await doc.renderPageWithText(0, { dpi: 72, lineWork: false });
+      expect(off.raster.lineWork).toBeUndefined();
+    } finally {
+      await doc.close();
+    }
+    const scan = await openDocument(buildPdf({ content: '0.5 g 100 400 300 200 re f' }));
+    try {
+      expect((await scan.renderPageWithText(0, { dpi: 72 })).raster.lineWork).toBeUndefined();
+    } finally {
+      await scan.close();
     }
   });
 });
