@@ -130,8 +130,35 @@ describe('the service with its objects on S3', () => {
 
   it('answers 503 Problem Details while the S3 server is down, and serves again once it is back', async () => {
     expect(fileUri).toBeDefined();
+    // A file whose bytes are in the bucket, to process while the bucket is away.
+    const stored = await t.request('POST', '/v1/files', {
+      body: {
+        project_id: projectId,
+        filename: 'before-outage.pdf',
+        content_type: 'application/pdf',
+        size_bytes: PDF.length,
+      },
+    });
+    const storedPut = await t.request('PUT', stored.body.upload_url, {
+      rawBody: PDF,
+      headers: { 'content-type': 'application/pdf' },
+      key: null,
+    });
+    expect(storedPut.status).toBe(200);
     await s3.stop();
     try {
+      // A job that needs the bytes fails with the retryable problem, never Completed without them.
+      const drawing = await t.request('POST', '/v1/drawings', {
+        body: { project_id: projectId, name: 'During outage', file_id: stored.body.id },
+      });
+      expect(drawing.status).toBe(201);
+      const job = await waitForJob(t, drawing.body.job_id, 120_000);
+      expect(job.status).toBe('Failed');
+      expect(job.error).toMatchObject({ status: 503, code: 'unavailable' });
+      expect(job.error.detail).toContain(`The object storage s3://${TEST_BUCKET}/team/`);
+      const sheets = await t.request('GET', `/v1/sheets?drawing_id=${drawing.body.id}`);
+      expect(sheets.body.data).toEqual([]);
+
       const checks: [string, string, object?][] = [
         ['GET', fileUri],
         ['GET', sheet.uri],
