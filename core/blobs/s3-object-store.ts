@@ -655,7 +655,7 @@ export class S3ObjectStore implements ObjectStore {
       status === 403
     )
       return new ObjectStoreUnavailableError(
-        `${this.where} refused the credentials (${name} on ${op}); check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.`,
+        `${this.where} refused the credentials (${name === 'Unknown' ? `HTTP ${status}` : name} on ${op}); check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.`,
         false,
         { cause: err },
       );

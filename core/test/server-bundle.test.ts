@@ -160,5 +160,32 @@ describe('compiled server build', () => {
     c.kill('SIGTERM');
     expect(await exited).toBe(0);
     child = undefined;
+
+    // A bucket that does not answer stops serve at once with the reason (exit 1); a malformed
+    // --storage is a usage error (exit 2).
+    const run = (storageUrl: string) =>
+      spawnSync(
+        process.execPath,
+        [
+          join(outDir, 'cli.js'),
+          'serve',
+          '--port',
+          '0',
+          '--data-dir',
+          dataDir,
+          '--no-web',
+          '--storage',
+          storageUrl,
+        ],
+        { env, encoding: 'utf8', timeout: 60_000 },
+      );
+    const missing = run(`s3://no-such-bucket/x?endpoint=${s3.endpoint}`);
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toContain(
+      `blueline: The bucket of s3://no-such-bucket/x/ at ${s3.endpoint} does not exist; create it or fix --storage.`,
+    );
+    const malformed = run('ftp://files.example/x');
+    expect(malformed.status).toBe(2);
+    expect(malformed.stderr).toContain('blueline: --storage takes an s3:// URL');
   }, 240_000);
 });
