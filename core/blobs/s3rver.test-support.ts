@@ -33,14 +33,25 @@ function s3rverBin(): string {
   return bin;
 }
 
+const WRAPPER = `process.on('disconnect', () => {
+  require('node:fs').rmSync(process.argv[process.argv.indexOf('-d') + 1], { recursive: true, force: true });
+  process.exit(0);
+});
+require(process.argv[1]);`;
+
 async function launch(
   dir: string,
   port: number,
   bucket: string,
 ): Promise<{ child: ChildProcess; port: number }> {
+  // Through a small wrapper holding an IPC channel: when the test process ends in any way (a test
+  // runner kills its workers without an 'exit' event), the channel closes and s3rver exits,
+  // removing its data dir.
   const child = spawn(
     process.execPath,
     [
+      '-e',
+      WRAPPER,
       s3rverBin(),
       '-d',
       dir,
@@ -55,9 +66,10 @@ async function launch(
     ],
     {
       env: { ...process.env, NODE_OPTIONS: '--openssl-legacy-provider' },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     },
   );
+  child.channel?.unref();
   let out = '';
   const bound = await new Promise<number>((resolve, reject) => {
     const onData = (b: Buffer) => {
