@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import { once } from 'node:events';
 import { PassThrough, Readable } from 'node:stream';
 import {
@@ -284,7 +285,6 @@ export class S3ObjectStore implements ObjectStore {
   }
 
   async putFile(key: string, filePath: string, opts: PutOptions = {}): Promise<PutResult> {
-    const { createReadStream } = await import('node:fs');
     const stream = createReadStream(filePath);
     try {
       return await this.put(key, stream, opts);
@@ -376,6 +376,10 @@ export class S3ObjectStore implements ObjectStore {
         if (s3etag && r.ETag && r.ETag !== s3etag) {
           body.destroy();
           throw Object.assign(new Error('replaced'), { name: 'PreconditionFailed' });
+        }
+        if (out.destroyed) {
+          body.destroy(); // the reader gave up while the request was on its way
+          return;
         }
         body.on('error', (err) => out.destroy(this.unavailable('GetObject', err)));
         out.on('close', () => body.destroy());
