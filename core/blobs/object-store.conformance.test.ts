@@ -640,6 +640,40 @@ describe.runIf(selected.includes('s3'))('S3ObjectStore specifics', () => {
     expect((await store.stat('m/one'))!.etag).toBe(`"${sha(bytes)}"`);
   });
 
+  it('a forward page costs two ListObjectsV2 requests wherever it is; a backward page scans', async () => {
+    // Over 1,000 keys, so that a page past the first thousand would need a second request for
+    // anything that scanned from the start.
+    const keys = Array.from({ length: 1010 }, (_, i) => `pg/${String(i).padStart(4, '0')}`);
+    for (let i = 0; i < keys.length; i += 50)
+      await Promise.all(keys.slice(i, i + 50).map((k) => store.put(k, Buffer.from('x'))));
+    let lists = 0;
+    store.client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'ListObjectsV2Command') lists++;
+        return next(args);
+      },
+      { step: 'initialize', name: 'countLists' },
+    );
+    let token: string | null = null;
+    let pages = 0;
+    const seen: string[] = [];
+    do {
+      const before = lists;
+      const page = await store.list('pg/', { limit: 100, direction: 'forward', token });
+      expect(lists - before, `page ${pages + 1}`).toBeLessThanOrEqual(2);
+      seen.push(...page.keys.map((k) => k.key));
+      token = page.nextToken;
+      pages++;
+    } while (token);
+    expect(seen).toEqual(keys);
+    expect(pages).toBe(11);
+    // The last page backward lists forward from the start: one request per 1,000 keys.
+    const before = lists;
+    const last = await store.list('pg/', { limit: 10, direction: 'backward' });
+    expect(last.keys.map((k) => k.key)).toEqual(keys.slice(1000));
+    expect(lists - before).toBe(2);
+  }, 120_000);
+
   it('localPath goes through a bounded cache keyed by sha256', async () => {
     const a = Buffer.alloc(6000, 1);
     const b = Buffer.alloc(6000, 2);

@@ -552,8 +552,12 @@ export class S3ObjectStore implements ObjectStore {
         edge !== undefined
           ? { key: edge.key, inclusive: false }
           : { key: pos.key, inclusive: !pos.inclusive };
+      // Keys are sorted: some key lies before the bound iff the prefix's first key does.
+      const bound = farSide;
+      const before = (e: ListEntry | undefined) =>
+        e !== undefined && (e.key < bound.key || (bound.inclusive && e.key === bound.key));
       const any = forward
-        ? (await this.lastBefore(prefix, farSide, 1)).length > 0
+        ? before(await this.first(this.scan(prefix, null, 1)))
         : (await this.first(this.scan(prefix, farSide, 1))) !== undefined;
       if (!any) farSide = null;
     }
