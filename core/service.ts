@@ -17,6 +17,7 @@ import { loadOrCreateSecret } from './blobs/secrets';
 import { UrlSigner } from './blobs/signed-url';
 import { drawingPrefix, overlayPrefix, projectPrefix } from './blobs/keys';
 import { LocalObjectStore } from './blobs/local-object-store';
+import { type ObjectStore } from './blobs/object-store';
 import { redactingLogger } from './http/log-redaction';
 import { createWorkerPool, type WorkerPool } from './jobs/worker-pool';
 import { WORKER_WARMUP } from './jobs/ingest-in-pool';
@@ -75,6 +76,12 @@ export interface ServiceOptions {
   log?: Logger;
   /** Webhook delivery tuning (tests shorten the backoff and timeouts). */
   webhooks?: Partial<WebhookDeliveryOptions>;
+  /**
+   * Where the bytes live: default a LocalObjectStore under `<dataDir>/objects`; team mode passes an
+   * S3ObjectStore (`blueline serve --storage s3://…`, core/cli/storage.ts). The caller owns it:
+   * `stop` does not close it.
+   */
+  objects?: ObjectStore;
 }
 
 export interface Service {
@@ -119,7 +126,7 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
   );
   const cursors = new CursorCodec(await loadOrCreateSecret(opts.dataDir, 'cursor'));
   const signer = new UrlSigner(await loadOrCreateSecret(opts.dataDir, 'url-signing'));
-  const objects = new LocalObjectStore({ dataDir: opts.dataDir });
+  const objects = opts.objects ?? new LocalObjectStore({ dataDir: opts.dataDir });
   // Boot-time reconciliation, before the runner claims work or the port opens: temp files,
   // orphaned objects and rows left by a crash (services/reconcile.service.ts).
   await reconcile({ db, objects, log });

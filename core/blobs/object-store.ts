@@ -95,6 +95,27 @@ export class ObjectNotFoundError extends Error {
   }
 }
 
+/**
+ * The backend holding the bytes cannot be reached or refused to serve them (an S3 endpoint that is
+ * down, times out, throttles, or rejects the credentials). An ApiError `unavailable`, so the HTTP
+ * layer answers 503 Problem Details with Retry-After and a job that hits it fails with that
+ * problem instead of an internal error. `retryable` is false when only an operator can fix it
+ * (no such bucket, credentials refused).
+ */
+export class ObjectStoreUnavailableError extends ApiError {
+  constructor(
+    detail: string,
+    readonly retryable: boolean,
+    options: { cause?: unknown; retryAfterSeconds?: number } = {},
+  ) {
+    super('unavailable', detail, {
+      headers: { 'Retry-After': String(options.retryAfterSeconds ?? 5) },
+    });
+    this.name = 'ObjectStoreUnavailableError';
+    if (options.cause !== undefined) this.cause = options.cause;
+  }
+}
+
 // --- Types --------------------------------------------------------------------------------------
 
 export interface PutOptions {
@@ -147,6 +168,12 @@ export interface StoredObject extends ObjectInfo {
 export interface ListEntry {
   key: string;
   size: number;
+  /**
+   * The backend's version tag of the object: it changes whenever the bytes change. The local store
+   * gives the same `"<sha256>"` as `stat`; S3 gives its own ETag (an MD5, or a hash of the part
+   * hashes after a multipart upload), because a listing carries no metadata. Compare it only with
+   * another listing's; for the sha256, call `stat`.
+   */
   etag: string;
 }
 
@@ -155,7 +182,11 @@ export type ListDirection = 'forward' | 'backward';
 export interface ListOptions {
   /** Page size, 1 to 1000. */
   limit: number;
-  /** `nextToken` (with 'forward') or `prevToken` (with 'backward') of an earlier page. */
+  /**
+   * `nextToken` (with 'forward') or `prevToken` (with 'backward') of an earlier page. A backward
+   * page costs the local store one directory read per level; S3 lists forward only, so there it
+   * costs a forward listing from the prefix's start up to the token (one request per 1,000 keys).
+   */
   token?: string | null;
   direction: ListDirection;
 }

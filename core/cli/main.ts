@@ -5,6 +5,11 @@ import { parseArgs } from 'node:util';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createService } from '../service';
 import { ensureWebUi } from './web-ui';
+import { bundledWorkerUrl } from './bundle';
+import { describeStorage, openS3Storage, parseStorageUrl, StorageUrlError } from './storage';
+import { MIGRATE_USAGE, MigrateUsageError, runMigrate } from './migrate';
+import { ObjectStoreUnavailableError } from '../blobs/object-store';
+import type { S3ObjectStore } from '../blobs/s3-object-store';
 import { ensureDefaultOrganization } from '../services/credits.service';
 import { openDatabase } from '../store/db';
 import { BackupError, backupDataDir, restoreDataDir } from '../services/backup.service';
@@ -23,11 +28,15 @@ import {
 const USAGE = `Usage: blueline <command> [options]
 
   serve [--data-dir D] [--host H] [--port P] [--tls-cert F --tls-key F] [--web-root DIR | --no-web]
-        [--max-upload-bytes N] [--no-warmup]
+        [--max-upload-bytes N] [--no-warmup] [--storage s3://BUCKET/PREFIX?endpoint=URL&region=R]
         Run the headless service and the web UI at https://H:P/ (built into out/web when missing or
         older than its sources; --web-root serves another build, --no-web the API alone). Its worker threads start
         with it and warm up on a generated sheet unless --no-warmup: ingesting it (~0.6 s of a core,
         before a worker's first task), then comparing it (~0.5 s, only while no task waits).
+        --storage (default $BLUELINE_STORAGE_URL) keeps the objects in an S3-compatible bucket
+        instead of the data dir; credentials from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (or
+        AWS_PROFILE), region from AWS_REGION unless the URL names one; pixel work reads a local
+        copy kept in <data dir>/object-cache, at most $BLUELINE_OBJECT_CACHE_MB MiB (2048).
   keys create --org NAME [--credits N] [--data-dir D]   Create an API key (printed once, only the key).
   keys list [--data-dir D]                               List keys (never the secret).
   keys revoke KEY_ID [--data-dir D]                      Revoke a key.
@@ -36,6 +45,7 @@ const USAGE = `Usage: blueline <command> [options]
                                                          (safe while the service runs).
   restore DIR [--data-dir D] [--force]                   Restore backup DIR as the data dir (which must be
                                                          empty; --force moves its contents aside first).
+${MIGRATE_USAGE}
 
 --data-dir defaults to $BLUELINE_DATA_DIR, else the per-user application-data folder.`;
 
@@ -70,9 +80,12 @@ async function serve(argv: string[]): Promise<void> {
       'no-web': { type: 'boolean' },
       'max-upload-bytes': { type: 'string' },
       'no-warmup': { type: 'boolean' },
+      storage: { type: 'string' },
     },
     strict: true,
   });
+  const storageUrl = values.storage ?? (process.env.BLUELINE_STORAGE_URL || undefined);
+  if (storageUrl !== undefined) parseStorageUrl(storageUrl); // usage errors before anything starts
   if (Boolean(values['tls-cert']) !== Boolean(values['tls-key']))
     throw new UsageError('--tls-cert and --tls-key go together.');
   const port = values.port === undefined ? 7420 : Number(values.port);
@@ -92,8 +105,16 @@ async function serve(argv: string[]): Promise<void> {
     if (ui.root !== null) webRoot = ui.root;
     else console.warn(`Web UI: not served (${ui.reason}). The API works without it.`);
   }
+  let objects: S3ObjectStore | undefined;
+  if (storageUrl !== undefined) {
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    objects = await openS3Storage(storageUrl, dataDir);
+  }
+  const workerUrl = bundledWorkerUrl();
   const svc = await createService({
     dataDir,
+    ...(objects ? { objects } : {}),
+    ...(workerUrl ? { workerUrl } : {}),
     host: values.host ?? '127.0.0.1',
     port,
     ...(values['tls-cert'] ? { tlsCert: values['tls-cert'], tlsKey: values['tls-key']! } : {}),
@@ -108,6 +129,8 @@ async function serve(argv: string[]): Promise<void> {
   const { baseUrl, origin } = await svc.start();
   console.log(`Blueline API: ${baseUrl}`);
   console.log(`Data dir: ${dataDir}`);
+  if (storageUrl !== undefined)
+    console.log(`Storage: ${describeStorage(parseStorageUrl(storageUrl))}`);
   if (firstKey) {
     console.log(`API key (organization "Default", shown once): ${firstKey}`);
     // The key is printed once (contract §11): the sign-in page takes it pasted.
@@ -124,7 +147,10 @@ async function serve(argv: string[]): Promise<void> {
     stopping = true;
     console.log(`${signal}: draining requests and stopping; running jobs resume at next start.`);
     svc.stop().then(
-      () => process.exit(0),
+      () => {
+        objects?.close();
+        process.exit(0);
+      },
       (err: unknown) => {
         console.error(err);
         process.exit(1);
@@ -284,6 +310,29 @@ async function restore(argv: string[]): Promise<void> {
   );
 }
 
+function migrateCommand(argv: string[]): number {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      'data-dir': { type: 'string' },
+      database: { type: 'string' },
+      check: { type: 'boolean' },
+    },
+    strict: true,
+  });
+  // $BLUELINE_DATABASE_URL stands in for --database unless --data-dir is given.
+  const database =
+    values.database ??
+    (values['data-dir'] === undefined ? process.env.BLUELINE_DATABASE_URL || undefined : undefined);
+  return runMigrate({
+    ...(database !== undefined ? { database } : {}),
+    ...(database === undefined || values['data-dir'] !== undefined
+      ? { dataDir: resolve(values['data-dir'] ?? defaultDataDir()) }
+      : {}),
+    check: values.check ?? false,
+  });
+}
+
 export async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
   try {
@@ -292,18 +341,21 @@ export async function main(argv: string[]): Promise<number> {
     else if (cmd === 'credits') credits(rest);
     else if (cmd === 'backup') await backup(rest);
     else if (cmd === 'restore') await restore(rest);
+    else if (cmd === 'migrate') return migrateCommand(rest);
     else if (cmd === undefined || cmd === 'help' || cmd === '--help' || cmd === '-h') {
       console.log(USAGE);
       return cmd === undefined ? 2 : 0;
     } else throw new UsageError(`Unknown command '${cmd}'.`);
     return 0;
   } catch (err) {
-    if (err instanceof BackupError) {
+    if (err instanceof BackupError || err instanceof ObjectStoreUnavailableError) {
       console.error(`blueline: ${err.message}`);
       return 1;
     }
     if (
       err instanceof UsageError ||
+      err instanceof StorageUrlError ||
+      err instanceof MigrateUsageError ||
       (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
     ) {
       console.error(`blueline: ${(err as Error).message}\n\n${USAGE}`);

@@ -4,6 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createService, type Service, type ServiceOptions } from '../service';
 import { createApiKey, ensureOrganization } from '../store/repositories/organizations.repository';
+import { S3ObjectStore } from '../blobs/s3-object-store';
+import {
+  startS3rver,
+  TEST_BUCKET,
+  TEST_CREDENTIALS,
+  type S3rverProcess,
+} from '../blobs/s3rver.test-support';
 
 // Service tests go over real HTTPS (real TLS, real SQLite file in a temp data dir), verifying the
 // service's own certificate like any client would.
@@ -37,14 +44,39 @@ export interface TestService {
 
 const silent = { info: () => {}, warn: () => {}, error: () => {} };
 
+/**
+ * BLUELINE_TEST_STORAGE=s3 runs every service a test starts with its objects on S3 (team mode):
+ * one s3rver per test process, a fresh key prefix per service. Default: the data dir's files.
+ */
+async function testObjects(dataDir: string): Promise<S3ObjectStore | undefined> {
+  const mode = process.env.BLUELINE_TEST_STORAGE ?? 'local';
+  if (mode === 'local') return undefined;
+  if (mode !== 's3')
+    throw new Error(`Expected local or s3 for BLUELINE_TEST_STORAGE but received '${mode}'.`);
+  // It ends with this process (s3rver.test-support.ts); its temp dir goes with the OS's tmp.
+  s3rver ??= startS3rver();
+  const server = await s3rver;
+  return new S3ObjectStore({
+    bucket: TEST_BUCKET,
+    prefix: `svc-${process.pid}-${++storeSerial}/`,
+    endpoint: server.endpoint,
+    credentials: TEST_CREDENTIALS,
+    cacheDir: join(dataDir, 'object-cache'),
+  });
+}
+let s3rver: Promise<S3rverProcess> | undefined;
+let storeSerial = 0;
+
 export async function startTestService(
   options: Partial<ServiceOptions> = {},
 ): Promise<TestService> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'blueline-test-'));
+  const objects = options.objects ? undefined : await testObjects(dataDir);
   const svc = await createService({
     port: 0,
     log: process.env.BLUELINE_TEST_LOG ? undefined : silent,
     warmWorkers: false,
+    ...(objects ? { objects } : {}),
     ...options,
     dataDir,
     config: { rateLimits: { document: 100_000, vision: 100_000 }, ...options.config },
@@ -73,6 +105,7 @@ export async function startTestService(
     async stop({ keepDir = false } = {}) {
       agent.destroy();
       await svc.stop();
+      objects?.close();
       if (!keepDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };

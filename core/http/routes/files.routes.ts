@@ -9,7 +9,7 @@ import {
 } from '../../contract/schemas';
 import { ApiError, notFound } from '../../domain/errors';
 import { idKind } from '../../domain/ids';
-import type { ObjectStore } from '../../blobs/object-store';
+import { ObjectStoreUnavailableError, type ObjectStore } from '../../blobs/object-store';
 import { fileKey, filesPrefix, parseFileKey } from '../../blobs/keys';
 import { serveObject } from '../../blobs/serve';
 import { UPLOAD_URL_TTL_SECONDS, type UrlSigner } from '../../blobs/signed-url';
@@ -426,7 +426,9 @@ export function filesRoutes(
     let obj;
     try {
       obj = await objects.get(key);
-    } catch {
+    } catch (err) {
+      // Storage that cannot answer (S3 down) is a 503, not a missing object.
+      if (err instanceof ObjectStoreUnavailableError) throw err;
       obj = null;
     }
     if (!obj) throw new ApiError('not_found', 'The object behind this URL no longer exists.');

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { fileKey } from '../../blobs/keys';
-import type { ObjectStore } from '../../blobs/object-store';
+import { ObjectStoreUnavailableError, type ObjectStore } from '../../blobs/object-store';
 import { ApiError } from '../../domain/errors';
 import { monotonicNow } from '../../domain/clock';
 import { newId } from '../../domain/ids';
@@ -64,7 +64,8 @@ export function createExportHandler(env: ExportEnv): JobHandler<ExportPayload> {
   const localPath = async (key: string, what: string) => {
     try {
       return await objects.localPath(key);
-    } catch {
+    } catch (err) {
+      if (err instanceof ObjectStoreUnavailableError) throw err; // storage down: 503, not gone
       throw deleted(what);
     }
   };
