@@ -73,6 +73,8 @@ export interface PoolPage {
   size?: { width: number; height: number } | null | undefined;
   /** Pages of the drawing still to start, this one included (1 when unknown). */
   pagesLeft?: number;
+  /** Keep colour where the page has it (pdfium.adapter.ts `colour`); default true. */
+  colour?: boolean;
 }
 
 /** Ingests one page on the pool: a PDF page in bands across its workers, anything else whole. */
@@ -84,23 +86,32 @@ export async function ingestPageInPool(
   signal?: AbortSignal,
   timeLimitMs = BAND_TIME_LIMIT_MS,
 ): Promise<IngestedPage> {
-  const { index, dpi, size, pagesLeft } = page;
+  const { index, dpi, size, pagesLeft, colour = true } = page;
   if (!size || size.width * size.height > source.maxPixels) {
-    return pool.run('ingest.page', { ...source, index, dpi }, [], signal);
+    return pool.run('ingest.page', { ...source, index, dpi, colour }, [], signal);
   }
-  const { pixels, raster, text } = await renderInBands(
+  const { pixels, rgb, raster, text } = await renderInBands(
     pool,
     source,
-    { index, dpi, size, pagesLeft },
+    { index, dpi, size, pagesLeft, colour },
     signal,
     timeLimitMs,
   );
-  return pool.run('ingest.finish', { raster, pixels, text, textSource }, [], signal);
+  return pool.run(
+    'ingest.finish',
+    { raster, pixels, ...(rgb ? { rgb } : {}), text, textSource },
+    [],
+    signal,
+  );
 }
 
 /**
  * The raster step of ingestPageInPool: the page's bands rendered across the pool into one
- * SharedArrayBuffer, with the page's description and text runs (read by the first band).
+ * SharedArrayBuffer, with the page's description and text runs (read by the first band). Bands
+ * render in colour where the page may have it (pdfium.adapter.ts, `colour`) into a second shared
+ * buffer of 3 B/px: `rgb`, returned when they did, with the coloured pixels of all bands counted
+ * in `raster.colourPixels` (ingest.finish decides from it whether the page is stored in colour).
+ * The colour buffer's memory is only touched where a band writes it.
  */
 export async function renderInBands(
   pool: Pick<WorkerPool, 'run' | 'size'>,
@@ -110,22 +121,34 @@ export async function renderInBands(
     dpi: number;
     size: { width: number; height: number };
     pagesLeft?: number | undefined;
+    /** Keep colour where the page has it; default true (false: grey only, as before colour). */
+    colour?: boolean | undefined;
   },
   signal?: AbortSignal,
   timeLimitMs = BAND_TIME_LIMIT_MS,
 ) {
-  const { index, dpi, size, pagesLeft } = page;
+  const { index, dpi, size, pagesLeft, colour = true } = page;
   const limit = {
     ms: timeLimitMs,
     error: () =>
       new ApiError('processing_timeout', timeoutDetail(`Rendering page ${index + 1}`, timeLimitMs)),
   };
   const pixels = new SharedArrayBuffer(size.width * size.height);
+  const rgb = colour ? new SharedArrayBuffer(size.width * size.height * 3) : undefined;
   const bands = await Promise.all(
     bandRows(size.height, bandCount(pool.size, size.height, pagesLeft)).map((b, k) =>
       pool.run(
         'ingest.band',
-        { ...source, index, dpi, top: b.top, rows: b.rows, pixels, withText: k === 0 },
+        {
+          ...source,
+          index,
+          dpi,
+          top: b.top,
+          rows: b.rows,
+          pixels,
+          ...(rgb ? { rgb } : {}),
+          withText: k === 0,
+        },
         [],
         signal,
         { limit },
@@ -133,5 +156,8 @@ export async function renderInBands(
     ),
   );
   const { raster, text } = bands[0]!;
-  return { pixels, raster, text };
+  // Every band of a page makes the same colour choice (it depends on the page's objects only).
+  if (!rgb || raster.colourPixels === undefined) return { pixels, raster, text };
+  const colourPixels = bands.reduce((n, b) => n + (b.raster.colourPixels ?? 0), 0);
+  return { pixels, rgb, raster: { ...raster, colourPixels }, text };
 }
