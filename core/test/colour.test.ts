@@ -6,6 +6,7 @@ import {
   greyPlanPdf,
   redPixels,
 } from '../vision/input/colour.test-support';
+import { ensureOrganization, grantCredits } from '../store/repositories/organizations.repository';
 import { download, startTestService, type TestService } from './harness';
 import { uploadDrawing, waitForJob } from './flows';
 
@@ -17,6 +18,7 @@ import { uploadDrawing, waitForJob } from './flows';
 let t: TestService;
 beforeAll(async () => {
   t = await startTestService();
+  grantCredits(t.svc.db, ensureOrganization(t.svc.db, 'Test Org').id, 10_000, 'grant');
 });
 afterAll(async () => {
   await t.stop();
@@ -72,6 +74,53 @@ describe('colour in the served images', () => {
     const tileRed = redPixels(tileImg.data, tileImg.info.width, tileImg.info.height, 3, inTile);
     expect(tileRed.inside).toBeGreaterThan(500);
     expect(tileRed.outside).toBe(0);
+  }, 240_000);
+
+  it("compares a grey old issue with the clouded new one: the New mode's aligned image is in colour, the overlay finds the cloud", async () => {
+    const project = await t.request('POST', '/v1/projects', { body: { name: 'Colour compare' } });
+    const oldSheet = await processed(project.body.id, greyPlanPdf(), 'Plan rev A');
+    const newSheet = await processed(project.body.id, cloudedPlanPdf(), 'Plan rev B');
+    const res = await t.request('POST', `/v1/drawings/${newSheet.drawing_id}/compare`, {
+      body: { compare_to: oldSheet.drawing_id, analyze: true },
+    });
+    expect(res.status).toBe(202);
+    expect((await waitForJob(t, res.body.job_id)).status).toBe('Completed');
+    const overlays = await t.request(
+      'GET',
+      `/v1/overlays?job_id=${res.body.job_id}&limit=100&expand=block_a`,
+    );
+    const whole = overlays.body.data.find(
+      (o: { block_a: { type: string } }) => o.block_a.type === 'Sheet',
+    );
+    expect([whole.width, whole.height]).toEqual([oldSheet.width, oldSheet.height]);
+    // New mode: B aligned into A's frame, in colour, the cloud red where it is on the sheet.
+    const aligned = await sharp(await download(t, whole.aligned_b_uri))
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    expect(aligned.info.channels).toBe(3);
+    const red = redPixels(
+      aligned.data,
+      aligned.info.width,
+      aligned.info.height,
+      3,
+      cloudBoxPx(oldSheet.dpi, 4),
+    );
+    expect(red.inside).toBeGreaterThan(5000);
+    expect(red.outside).toBe(0);
+    // Old mode: block A of the grey issue stays one channel.
+    expect((await sharp(await download(t, whole.block_a.uri)).metadata()).channels).toBe(1);
+    // The comparison (on grey) reports the cloud as an addition there.
+    const changes = await t.request('GET', `/v1/changes?overlay_id=${whole.id}&limit=100`);
+    const box = cloudBoxPx(oldSheet.dpi, 4);
+    const added = changes.body.data.filter(
+      (c: { kind: string; bbox: { x: number; y: number; width: number; height: number } }) =>
+        c.kind === 'added' &&
+        c.bbox.x >= box.x &&
+        c.bbox.y >= box.y &&
+        c.bbox.x + c.bbox.width <= box.x + box.width &&
+        c.bbox.y + c.bbox.height <= box.y + box.height,
+    );
+    expect(added.length, JSON.stringify(changes.body.data)).toBeGreaterThan(0);
   }, 240_000);
 
   it('serves a sheet without colour with one channel', async () => {

@@ -18,7 +18,10 @@ const deflateAsync = promisify(zlib.deflate);
  * PDFium's weights (rgbToGrey), not libvips' b-w: that is the grey the page was derived to at ingest
  * from the same pixels, so the comparison sees exactly the grey the ingest read.
  */
-export async function decodeGrey(input: string | Buffer): Promise<GreyImage> {
+export async function decodeGrey(
+  input: string | Buffer,
+  opts: { keepRgb?: boolean } = {},
+): Promise<GreyImage & { rgb?: Uint8Array }> {
   const image = sharp(input);
   const { channels } = await image.metadata();
   if (channels !== undefined && channels >= 3) {
@@ -29,6 +32,8 @@ export async function decodeGrey(input: string | Buffer): Promise<GreyImage> {
       width: info.width,
       height: info.height,
       data: rgbToGrey(data, info.width * info.height),
+      // With keepRgb, the colour pixels too (R G B): for images shown in colour (align-colour.ts).
+      ...(opts.keepRgb ? { rgb: new Uint8Array(data.buffer, data.byteOffset, data.length) } : {}),
     };
   }
   const { data, info } = await image

@@ -36,9 +36,9 @@ export function cloudOps(rgb = '1 0 0'): string {
   return ops.join(' ');
 }
 
-/** The revised plan: GREY_PLAN plus a red cloud and a blue note "VERIFY" beside it. */
+/** The revised plan: GREY_PLAN plus a red cloud and a blue note "VERIFY" below the plan. */
 export const CLOUDED_PLAN =
-  GREY_PLAN + ' ' + cloudOps() + ' BT 0 0 1 rg /F1 14 Tf 510 560 Td (VERIFY) Tj ET';
+  GREY_PLAN + ' ' + cloudOps() + ' BT 0 0 1 rg /F1 14 Tf 420 150 Td (VERIFY) Tj ET';
 
 /** The plan with one coloured speck of 1.5 x 1.5 pt (about 4 x 4 px at 200 dpi). */
 export const SPECKED_PLAN = GREY_PLAN + ' q 1 0 0 rg 560 740 1.5 1.5 re f Q';
