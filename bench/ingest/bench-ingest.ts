@@ -20,7 +20,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import type { PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
-import { ingestPageInPool, renderInBands, WORKER_WARMUP } from '../../core/jobs/ingest-in-pool';
+import {
+  ingestPageInPool,
+  releasePageBuffers,
+  renderInBands,
+  WORKER_WARMUP,
+} from '../../core/jobs/ingest-in-pool';
 import { createWorkerPool } from '../../core/jobs/worker-pool';
 import type { IngestSource } from '../../core/jobs/worker-tasks';
 import { ingestPage } from '../../core/vision/ingest/ingest-page';
@@ -243,7 +248,7 @@ async function childService(
             info.textSource,
           );
         } else {
-          const { pixels } = await renderInBands(pool, pageSource, {
+          const { pixels, rgbBuffer } = await renderInBands(pool, pageSource, {
             index,
             dpi,
             size,
@@ -254,6 +259,8 @@ async function childService(
           const data = new Uint8Array(pixels);
           dark += countDark(data);
           px += data.length;
+          // Done with the page, as the process job is once ingest.finish has encoded it.
+          releasePageBuffers(pixels, rgbBuffer);
           countMs += performance.now() - tc;
         }
         firstSheetMs ??= performance.now() - t0;

@@ -77,6 +77,27 @@ export interface PoolPage {
   colour?: boolean;
 }
 
+/**
+ * Page buffers (SharedArrayBuffer) given back once a page is finished, for the next page of the same
+ * size: a backing store shared with workers is freed only after every isolate that saw it has
+ * collected it, and at 90 MB for a 34x22 in sheet's colour buffer a few pages awaiting that raised
+ * the process's peak memory by hundreds of MB (bench/ingest). At most KEPT_BUFFERS are kept.
+ */
+const spare: SharedArrayBuffer[] = [];
+const KEPT_BUFFERS = 4;
+
+/** A shared buffer of exactly `bytes` bytes: a spare one, else a new one. Contents are not cleared. */
+function sharedBuffer(bytes: number): SharedArrayBuffer {
+  const i = spare.findIndex((b) => b.byteLength === bytes);
+  return i >= 0 ? spare.splice(i, 1)[0]! : new SharedArrayBuffer(bytes);
+}
+
+/** Gives a finished page's buffers (renderInBands' `pixels`, `rgbBuffer`) to the next page. */
+export function releasePageBuffers(...buffers: (SharedArrayBuffer | undefined)[]): void {
+  for (const b of buffers) if (b && !spare.includes(b)) spare.push(b);
+  while (spare.length > KEPT_BUFFERS) spare.shift();
+}
+
 /** Ingests one page on the pool: a PDF page in bands across its workers, anything else whole. */
 export async function ingestPageInPool(
   pool: Pick<WorkerPool, 'run' | 'size'>,
@@ -90,19 +111,23 @@ export async function ingestPageInPool(
   if (!size || size.width * size.height > source.maxPixels) {
     return pool.run('ingest.page', { ...source, index, dpi, colour }, [], signal);
   }
-  const { pixels, rgb, raster, text } = await renderInBands(
+  const { pixels, rgb, rgbBuffer, raster, text } = await renderInBands(
     pool,
     source,
     { index, dpi, size, pagesLeft, colour },
     signal,
     timeLimitMs,
   );
-  return pool.run(
+  const done = await pool.run(
     'ingest.finish',
     { raster, pixels, ...(rgb ? { rgb } : {}), text, textSource },
     [],
     signal,
   );
+  // Every band wrote all of its rows (and ingest.finish has encoded them): the buffers can take the
+  // next page. (On failure they are left to the collector: a worker ended mid-band may have held them.)
+  releasePageBuffers(pixels, rgbBuffer);
+  return done;
 }
 
 /**
@@ -133,8 +158,10 @@ export async function renderInBands(
     error: () =>
       new ApiError('processing_timeout', timeoutDetail(`Rendering page ${index + 1}`, timeLimitMs)),
   };
-  const pixels = new SharedArrayBuffer(size.width * size.height);
-  const rgb = colour ? new SharedArrayBuffer(size.width * size.height * 3) : undefined;
+  // Every band writes all of its rows, so spare buffers need no clearing; the colour buffer's rows are
+  // written only when the page renders in colour, and only then is it handed on.
+  const pixels = sharedBuffer(size.width * size.height);
+  const rgb = colour ? sharedBuffer(size.width * size.height * 3) : undefined;
   const bands = await Promise.all(
     bandRows(size.height, bandCount(pool.size, size.height, pagesLeft)).map((b, k) =>
       pool.run(
@@ -157,7 +184,8 @@ export async function renderInBands(
   );
   const { raster, text } = bands[0]!;
   // Every band of a page makes the same colour choice (it depends on the page's objects only).
-  if (!rgb || raster.colourPixels === undefined) return { pixels, raster, text };
+  if (!rgb || raster.colourPixels === undefined)
+    return { pixels, rgb: undefined, rgbBuffer: rgb, raster, text };
   const colourPixels = bands.reduce((n, b) => n + (b.raster.colourPixels ?? 0), 0);
-  return { pixels, rgb, raster: { ...raster, colourPixels }, text };
+  return { pixels, rgb, rgbBuffer: rgb, raster: { ...raster, colourPixels }, text };
 }
