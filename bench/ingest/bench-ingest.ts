@@ -20,7 +20,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import type { PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
-import { ingestPageInPool, renderInBands, WORKER_WARMUP } from '../../core/jobs/ingest-in-pool';
+import {
+  ingestPageInPool,
+  releasePageBuffers,
+  renderInBands,
+  WORKER_WARMUP,
+} from '../../core/jobs/ingest-in-pool';
 import { createWorkerPool } from '../../core/jobs/worker-pool';
 import type { IngestSource } from '../../core/jobs/worker-tasks';
 import { ingestPage } from '../../core/vision/ingest/ingest-page';
@@ -33,6 +38,7 @@ import {
 } from '../../core/vision/input/pdf.adapter';
 import { openPdfjsText, pdfjsPageText } from '../../core/vision/input/pdfjs-text';
 import { buildPdf } from '../../core/vision/input/synthetic-inputs';
+import { rgbToGrey } from '../../core/vision/input/grey-resample';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const FIXTURES = path.resolve(here, '../../fixtures/drawings');
@@ -120,7 +126,7 @@ async function childOurs(file: string, dpi: number, workers: number): Promise<Ru
   let countMs = 0;
   for (let i = 0; i < doc.pageCount; i++) {
     const t: RenderTimings = { pageMs: 0, renderMs: 0, readbackMs: 0, greyMs: 0 };
-    const r = await doc.renderPage(i, { dpi, timings: t });
+    const r = await doc.renderPage(i, { dpi, timings: t, colour: true });
     for (const k of PHASES) phases[k] += t[k] ?? 0;
     const tc = performance.now();
     dark += countDark(r.data);
@@ -194,6 +200,7 @@ async function childService(
   what: 'raster' | 'pipeline',
   warmScan?: string,
   startupWarmup = true,
+  colour = true,
 ): Promise<RunResult> {
   // As the service makes its pool (core/service.ts): each worker warms up on the generated scanned
   // sheet when it starts (core/vision/ingest/warmup.ts), unless `startupWarmup` is false.
@@ -237,20 +244,23 @@ async function childService(
           await ingestPageInPool(
             pool,
             pageSource,
-            { index, dpi, size, pagesLeft: info.pageCount - index },
+            { index, dpi, size, pagesLeft: info.pageCount - index, colour },
             info.textSource,
           );
         } else {
-          const { pixels } = await renderInBands(pool, pageSource, {
+          const { pixels, rgbBuffer } = await renderInBands(pool, pageSource, {
             index,
             dpi,
             size,
             pagesLeft: info.pageCount - index,
+            colour,
           });
           const tc = performance.now();
           const data = new Uint8Array(pixels);
           dark += countDark(data);
           px += data.length;
+          // Done with the page, as the process job is once ingest.finish has encoded it.
+          releasePageBuffers(pixels, rgbBuffer);
           countMs += performance.now() - tc;
         }
         firstSheetMs ??= performance.now() - t0;
@@ -304,7 +314,7 @@ async function workerMain(): Promise<void> {
   let dark = 0;
   let px = 0;
   for (const i of pages) {
-    const r = await doc.renderPage(i, { dpi });
+    const r = await doc.renderPage(i, { dpi, colour: true });
     dark += countDark(r.data);
     px += r.data.length;
   }
@@ -383,7 +393,7 @@ function runCli(cmd: string, argv: string[], outDir: string, pages: number): Run
   return { wallMs, rssMb: rssKb / 1024, pages, darkFraction: dark / px };
 }
 
-/** Binary PGM (P5), 8-bit. */
+/** Binary PGM (P5) or PPM (P6), 8-bit, as grey. */
 function readPgm(file: string): { width: number; height: number; data: Uint8Array } {
   const buf = readFileSync(file);
   const tokens: string[] = [];
@@ -399,10 +409,15 @@ function readPgm(file: string): { width: number; height: number; data: Uint8Arra
     tokens.push(t);
   }
   i++;
-  if (tokens[0] !== 'P5') throw new Error(`${file}: not a binary grey PGM (${tokens[0]})`);
+  if (tokens[0] !== 'P5' && tokens[0] !== 'P6')
+    throw new Error(`${file}: not a binary PGM or PPM (${tokens[0]})`);
   const width = Number(tokens[1]);
   const height = Number(tokens[2]);
-  return { width, height, data: new Uint8Array(buf.buffer, buf.byteOffset + i, width * height) };
+  if (tokens[0] === 'P5')
+    return { width, height, data: new Uint8Array(buf.buffer, buf.byteOffset + i, width * height) };
+  // A colour PPM (mutool -c rgb): its grey with PDFium's weights, so ink is counted alike.
+  const rgb = new Uint8Array(buf.buffer, buf.byteOffset + i, width * height * 3);
+  return { width, height, data: rgbToGrey(rgb, width * height) };
 }
 
 const uptime = () => execFileSync('uptime', { encoding: 'utf8' }).trim();
@@ -428,14 +443,17 @@ function benchSets(dpi: number, rounds: number): void {
       ours: [],
       'ours 2 workers': [],
       'ours, service: 2 warm pool workers (last pages in bands)': [],
+      'ours, service, grey only (colour off: as before colour)': [],
       'ours, service, workers without the start-up warm-up (before)': [],
       'ours, service, workers warm on a scan of another set too': [],
       'ours whole pipeline (ingestPage, PDFium text)': [],
       'ours whole pipeline, pdf.js text (before)': [],
       'whole pipeline, service: 2 warm pool workers': [],
+      'whole pipeline, service, grey only (colour off)': [],
       'text layer only, PDFium': [],
       'text layer only, pdf.js (before)': [],
       mutool: [],
+      'mutool -c rgb (colour)': [],
       'mutool -P': [],
       'mutool -B 1024 -T 2 (2 threads)': [],
       pdftoppm: [],
@@ -445,6 +463,9 @@ function benchSets(dpi: number, rounds: number): void {
       runs['ours 2 workers']!.push(runOursChild(file, dpi, 2));
       runs['ours, service: 2 warm pool workers (last pages in bands)']!.push(
         runOursChild(file, dpi, 2, 'service-raster'),
+      );
+      runs['ours, service, grey only (colour off: as before colour)']!.push(
+        runOursChild(file, dpi, 2, 'service-raster', ['--grey', '1']),
       );
       runs['ours, service, workers without the start-up warm-up (before)']!.push(
         runOursChild(file, dpi, 2, 'service-raster', ['--no-startup-warmup', '1']),
@@ -461,23 +482,27 @@ function benchSets(dpi: number, rounds: number): void {
       runs['whole pipeline, service: 2 warm pool workers']!.push(
         runOursChild(file, dpi, 2, 'service-pipeline'),
       );
+      runs['whole pipeline, service, grey only (colour off)']!.push(
+        runOursChild(file, dpi, 2, 'service-pipeline', ['--grey', '1']),
+      );
       runs['text layer only, PDFium']!.push(runOursChild(file, dpi, 1, 'text'));
       runs['text layer only, pdf.js (before)']!.push(runOursChild(file, dpi, 1, 'text-pdfjs'));
       const pages = runs.ours![0]!.pages;
       if (tools) {
         // mutool draw, grey PGM at dpi, with `extra` options before the output.
-        const mutool = (...extra: string[]) =>
-          runCli(
+        const mutool = (...extra: string[]) => {
+          const rgb = extra.includes('rgb');
+          return runCli(
             'mutool',
-            ['draw', '-q', ...extra, '-r', String(dpi), '-c', 'gray'].concat(
-              '-o',
-              path.join(outDir, 'p%03d.pgm'),
-              file,
-            ),
+            ['draw', '-q', ...extra.filter((e) => e !== 'rgb'), '-r', String(dpi)]
+              .concat('-c', rgb ? 'rgb' : 'gray')
+              .concat('-o', path.join(outDir, rgb ? 'p%03d.ppm' : 'p%03d.pgm'), file),
             path.join(outDir),
             pages,
           );
+        };
         runs.mutool!.push(mutool());
+        runs['mutool -c rgb (colour)']!.push(mutool('rgb'));
         runs['mutool -P']!.push(mutool('-P'));
         runs['mutool -B 1024 -T 2 (2 threads)']!.push(mutool('-B', '1024', '-T', '2'));
         runs.pdftoppm!.push(
@@ -507,7 +532,7 @@ function benchSets(dpi: number, rounds: number): void {
     const pages = runs.ours![0]!.pages;
     const m = (k: Phase) => (median(ph.map((p) => p[k])) / pages).toFixed(0);
     console.log(
-      `|  | ours per sheet: load page (content parse) ${m('pageMs')} ms, render (images, paths, text, annotations into grey) ${m('renderMs')} ms, of which decoding images for PDFium (8-bit Flate + PNG predictors) ${m('imagesMs')} ms, copy out of WASM heap ${m('readbackMs')} ms | | | | | | | |`,
+      `|  | ours per sheet: load page (content parse) ${m('pageMs')} ms, render (images, paths, text, annotations; in colour where the page has it) ${m('renderMs')} ms, of which decoding images for PDFium (8-bit Flate + PNG predictors) ${m('imagesMs')} ms, copy out of WASM heap ${m('readbackMs')} ms | | | | | | | |`,
     );
     const of = (k: string, f: 'firstSheetMs' | 'openMs') =>
       median(runs[k]!.map((x) => x[f] ?? NaN)).toFixed(0);
@@ -626,6 +651,7 @@ async function main(): Promise<void> {
       child === 'service-raster' ? 'raster' : 'pipeline',
       arg('warm-scan', '') || undefined,
       arg('no-startup-warmup', '') === '',
+      arg('grey', '') === '',
     );
     console.log(JSON.stringify(r));
     return;

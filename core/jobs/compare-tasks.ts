@@ -31,6 +31,7 @@ import { findLayerRegions, STYLE_SHARE } from '../vision/compare/regions';
 import { registerImages, invertAffine, mapBox, type Affine } from '../vision/compare/register';
 import { isNoise, reportedScore } from '../vision/compare/score';
 import { decodeGrey } from '../vision/compare/encode.adapter';
+import { alignRgb, encodeRgbPng } from '../vision/compare/align-colour';
 import { pairBlocks, type BlockBox, type BlockInfo, type BlockPair } from '../services/pairing';
 
 export interface SheetSource {
@@ -273,9 +274,11 @@ export async function compareBlockPairs(
     t0 = t;
   };
   // Both sheets at once (two libvips pipelines on the libuv pool).
+  // B's colour pixels are kept when its sheet is stored in colour: its aligned image is shown in the
+  // viewer's New mode (align-colour.ts); the comparison reads the grey only.
   const decoded = Promise.all([
     decodeGrey(sheetInput(args.a)),
-    decodeGrey(sheetInput(args.b)),
+    decodeGrey(sheetInput(args.b), { keepRgb: true }),
     decodeLineWork(args.a, args.b),
   ]);
   // Meanwhile the kept buffers grow to what the largest block needs, so a first compare takes those
@@ -392,6 +395,13 @@ export async function compareBlockPairs(
       deletion: u8(fin.pngs.deletions),
       aligned_b: u8(fin.pngs.aligned_b),
     };
+    if (B.rgb) {
+      // B in colour, through the same transform into the overlay's frame (the New mode's image).
+      const rgb = { width: B.width, height: B.height, data: B.rgb };
+      const aligned = alignRgb(rgb, thenShift(sheetT, -aBox.x, -aBox.y), st.width, st.height);
+      png.aligned_b = u8(await encodeRgbPng(aligned));
+      lap('alignedColour');
+    }
     lap('encode');
     overlays.push({
       block_a_id: pair.block_a_id,

@@ -73,6 +73,29 @@ export interface PoolPage {
   size?: { width: number; height: number } | null | undefined;
   /** Pages of the drawing still to start, this one included (1 when unknown). */
   pagesLeft?: number;
+  /** Keep colour where the page has it (pdfium.adapter.ts `colour`); default true. */
+  colour?: boolean;
+}
+
+/**
+ * Page buffers (SharedArrayBuffer) given back once a page is finished, for the next page of the same
+ * size: a backing store shared with workers is freed only after every isolate that saw it has
+ * collected it, and at 90 MB for a 34x22 in sheet's colour buffer a few pages awaiting that raised
+ * the process's peak memory by hundreds of MB (bench/ingest). At most KEPT_BUFFERS are kept.
+ */
+const spare: SharedArrayBuffer[] = [];
+const KEPT_BUFFERS = 4;
+
+/** A shared buffer of exactly `bytes` bytes: a spare one, else a new one. Contents are not cleared. */
+function sharedBuffer(bytes: number): SharedArrayBuffer {
+  const i = spare.findIndex((b) => b.byteLength === bytes);
+  return i >= 0 ? spare.splice(i, 1)[0]! : new SharedArrayBuffer(bytes);
+}
+
+/** Gives a finished page's buffers (renderInBands' `pixels`, `rgbBuffer`) to the next page. */
+export function releasePageBuffers(...buffers: (SharedArrayBuffer | undefined)[]): void {
+  for (const b of buffers) if (b && !spare.includes(b)) spare.push(b);
+  while (spare.length > KEPT_BUFFERS) spare.shift();
 }
 
 /** Ingests one page on the pool: a PDF page in bands across its workers, anything else whole. */
@@ -84,23 +107,36 @@ export async function ingestPageInPool(
   signal?: AbortSignal,
   timeLimitMs = BAND_TIME_LIMIT_MS,
 ): Promise<IngestedPage> {
-  const { index, dpi, size, pagesLeft } = page;
+  const { index, dpi, size, pagesLeft, colour = true } = page;
   if (!size || size.width * size.height > source.maxPixels) {
-    return pool.run('ingest.page', { ...source, index, dpi }, [], signal);
+    return pool.run('ingest.page', { ...source, index, dpi, colour }, [], signal);
   }
-  const { pixels, raster, text } = await renderInBands(
+  const { pixels, rgb, rgbBuffer, raster, text } = await renderInBands(
     pool,
     source,
-    { index, dpi, size, pagesLeft },
+    { index, dpi, size, pagesLeft, colour },
     signal,
     timeLimitMs,
   );
-  return pool.run('ingest.finish', { raster, pixels, text, textSource }, [], signal);
+  const done = await pool.run(
+    'ingest.finish',
+    { raster, pixels, ...(rgb ? { rgb } : {}), text, textSource },
+    [],
+    signal,
+  );
+  // Every band wrote all of its rows (and ingest.finish has encoded them): the buffers can take the
+  // next page. (On failure they are left to the collector: a worker ended mid-band may have held them.)
+  releasePageBuffers(pixels, rgbBuffer);
+  return done;
 }
 
 /**
  * The raster step of ingestPageInPool: the page's bands rendered across the pool into one
- * SharedArrayBuffer, with the page's description and text runs (read by the first band).
+ * SharedArrayBuffer, with the page's description and text runs (read by the first band). Bands
+ * render in colour where the page may have it (pdfium.adapter.ts, `colour`) into a second shared
+ * buffer of 3 B/px: `rgb`, returned when they did, with the coloured pixels of all bands counted
+ * in `raster.colourPixels` (ingest.finish decides from it whether the page is stored in colour).
+ * The colour buffer's memory is only touched where a band writes it.
  */
 export async function renderInBands(
   pool: Pick<WorkerPool, 'run' | 'size'>,
@@ -110,22 +146,36 @@ export async function renderInBands(
     dpi: number;
     size: { width: number; height: number };
     pagesLeft?: number | undefined;
+    /** Keep colour where the page has it; default true (false: grey only, as before colour). */
+    colour?: boolean | undefined;
   },
   signal?: AbortSignal,
   timeLimitMs = BAND_TIME_LIMIT_MS,
 ) {
-  const { index, dpi, size, pagesLeft } = page;
+  const { index, dpi, size, pagesLeft, colour = true } = page;
   const limit = {
     ms: timeLimitMs,
     error: () =>
       new ApiError('processing_timeout', timeoutDetail(`Rendering page ${index + 1}`, timeLimitMs)),
   };
-  const pixels = new SharedArrayBuffer(size.width * size.height);
+  // Every band writes all of its rows, so spare buffers need no clearing; the colour buffer's rows are
+  // written only when the page renders in colour, and only then is it handed on.
+  const pixels = sharedBuffer(size.width * size.height);
+  const rgb = colour ? sharedBuffer(size.width * size.height * 3) : undefined;
   const bands = await Promise.all(
     bandRows(size.height, bandCount(pool.size, size.height, pagesLeft)).map((b, k) =>
       pool.run(
         'ingest.band',
-        { ...source, index, dpi, top: b.top, rows: b.rows, pixels, withText: k === 0 },
+        {
+          ...source,
+          index,
+          dpi,
+          top: b.top,
+          rows: b.rows,
+          pixels,
+          ...(rgb ? { rgb } : {}),
+          withText: k === 0,
+        },
         [],
         signal,
         { limit },
@@ -133,5 +183,9 @@ export async function renderInBands(
     ),
   );
   const { raster, text } = bands[0]!;
-  return { pixels, raster, text };
+  // Every band of a page makes the same colour choice (it depends on the page's objects only).
+  if (!rgb || raster.colourPixels === undefined)
+    return { pixels, rgb: undefined, rgbBuffer: rgb, raster, text };
+  const colourPixels = bands.reduce((n, b) => n + (b.raster.colourPixels ?? 0), 0);
+  return { pixels, rgb, rgbBuffer: rgb, raster: { ...raster, colourPixels }, text };
 }

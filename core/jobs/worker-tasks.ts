@@ -151,10 +151,14 @@ export const WORKER_TASKS = {
   },
 
   /** Rasterizes one page and reads its text, metadata and blocks; images come back as encoded buffers. */
-  async 'ingest.page'(args: IngestSource & { index: number; dpi: number }) {
+  async 'ingest.page'(args: IngestSource & { index: number; dpi: number; colour?: boolean }) {
     try {
       const doc = await openSource(args);
-      const page = await ingestPage(doc, args.index, { dpi: args.dpi, maxPixels: args.maxPixels });
+      const page = await ingestPage(doc, args.index, {
+        dpi: args.dpi,
+        maxPixels: args.maxPixels,
+        colour: args.colour ?? true,
+      });
       return transferPage(page);
     } catch (e) {
       throw asApiError(e);
@@ -173,18 +177,30 @@ export const WORKER_TASKS = {
       top: number;
       rows: number;
       pixels: SharedArrayBuffer;
+      /** The page's colour buffer (3 B/px): the band renders in colour where the page has it. */
+      rgb?: SharedArrayBuffer;
       withText: boolean;
     },
-  ): Promise<Transferred<{ raster: Omit<PageRaster, 'data'>; text: TextItem[] }>> {
+  ): Promise<Transferred<{ raster: Omit<PageRaster, 'data' | 'rgb'>; text: TextItem[] }>> {
     try {
       const doc = await openSource(args);
       if (!doc.readBand) throw new Error(`A ${doc.contentType} page cannot be rendered in bands`);
       const { raster, text } = await doc.readBand(
         args.index,
-        { top: args.top, rows: args.rows, into: new Uint8Array(args.pixels) },
-        { dpi: args.dpi, maxPixels: args.maxPixels, withText: args.withText },
+        {
+          top: args.top,
+          rows: args.rows,
+          into: new Uint8Array(args.pixels),
+          ...(args.rgb ? { rgbInto: new Uint8Array(args.rgb) } : {}),
+        },
+        {
+          dpi: args.dpi,
+          maxPixels: args.maxPixels,
+          withText: args.withText,
+          colour: args.rgb !== undefined,
+        },
       );
-      const { data: _pixels, ...described } = raster;
+      const { data: _pixels, rgb: _rgb, ...described } = raster;
       // The line work (the text band's, 1 bit a pixel) is moved, not copied.
       return withTransfer(
         { raster: described, text },
@@ -197,12 +213,18 @@ export const WORKER_TASKS = {
 
   /** ingest.page's work after the raster, on a page whose bands ingest.band rendered into `pixels`. */
   async 'ingest.finish'(args: {
-    raster: Omit<PageRaster, 'data'>;
+    raster: Omit<PageRaster, 'data' | 'rgb'>;
     pixels: SharedArrayBuffer;
+    /** The page's colour buffer, when its bands rendered in colour. */
+    rgb?: SharedArrayBuffer;
     text: TextItem[];
     textSource: TextSource;
   }) {
-    const raster: PageRaster = { ...args.raster, data: new Uint8Array(args.pixels) };
+    const raster: PageRaster = {
+      ...args.raster,
+      data: new Uint8Array(args.pixels),
+      ...(args.rgb ? { rgb: new Uint8Array(args.rgb) } : {}),
+    };
     const page = await finishPage({ raster, text: args.text }, args.textSource);
     return transferPage(page);
   },

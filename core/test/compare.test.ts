@@ -160,7 +160,8 @@ describe('drawing comparison (beam proposal 06-02 against 06-01)', () => {
     const combined = await rgb(o.uri);
     const additions = await rgb(o.addition_uri);
     const deletions = await rgb(o.deletion_uri);
-    expect((await sharp(await download(t, o.aligned_b_uri)).metadata()).channels).toBe(1);
+    // The beam sheets are stored in colour (red revision clouds): New mode's aligned B is too.
+    expect((await sharp(await download(t, o.aligned_b_uri)).metadata()).channels).toBe(3);
     expect(combined.green).toBeGreaterThan(0);
     expect(additions.green).toBe(combined.green);
     expect(additions.red).toBe(0);

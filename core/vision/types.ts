@@ -24,6 +24,17 @@ export interface PageRaster extends GreyImage {
    * for images and scans (no object draws line work) and when not asked for.
    */
   lineWork?: Uint8Array;
+  /**
+   * The page in colour, R G B (3 B/px, row-major, no padding), when it was rendered in colour and
+   * has colour (pdfium.adapter.ts, `colour` render option); `data` is then the grey derived from
+   * it. Absent for grey pages: they are stored and shown with one channel.
+   */
+  rgb?: Uint8Array;
+  /**
+   * For a colour render: how many of its pixels (of the band's rows, for a band) are coloured
+   * (pdfium.adapter.ts, COLOUR_CHROMA). Absent when the page rendered grey.
+   */
+  colourPixels?: number;
 }
 
 /** A run of text with its box in sheet pixels (origin top-left). */

@@ -6,15 +6,37 @@ import zlib from 'node:zlib';
 import sharp from 'sharp';
 import type { GreyImage } from '../types';
 import type { IndexedOverlay } from './diff';
+import { rgbToGrey } from '../input/grey-resample';
 
 const deflateAsync = promisify(zlib.deflate);
 
 /**
  * Decode any image sharp reads to an 8-bit 1-channel grey image. `toColourspace('b-w')` matters: without it
  * sharp hands back 3-channel sRGB (3x the bytes and ~3x slower).
+ *
+ * A colour image (a sheet stored in colour, ingest-page.ts) is decoded as RGB and made grey with
+ * PDFium's weights (rgbToGrey), not libvips' b-w: that is the grey the page was derived to at ingest
+ * from the same pixels, so the comparison sees exactly the grey the ingest read.
  */
-export async function decodeGrey(input: string | Buffer): Promise<GreyImage> {
-  const { data, info } = await sharp(input)
+export async function decodeGrey(
+  input: string | Buffer,
+  opts: { keepRgb?: boolean } = {},
+): Promise<GreyImage & { rgb?: Uint8Array }> {
+  const image = sharp(input);
+  const { channels } = await image.metadata();
+  if (channels !== undefined && channels >= 3) {
+    const { data, info } = await image.removeAlpha().raw().toBuffer({ resolveWithObject: true });
+    if (info.channels !== 3)
+      throw new Error(`Expected a 3-channel decode but sharp returned ${info.channels} channels`);
+    return {
+      width: info.width,
+      height: info.height,
+      data: rgbToGrey(data, info.width * info.height),
+      // With keepRgb, the colour pixels too (R G B): for images shown in colour (align-colour.ts).
+      ...(opts.keepRgb ? { rgb: new Uint8Array(data.buffer, data.byteOffset, data.length) } : {}),
+    };
+  }
+  const { data, info } = await image
     .toColourspace('b-w')
     .raw()
     .toBuffer({ resolveWithObject: true });

@@ -1,4 +1,4 @@
-import sharp from 'sharp';
+import sharp, { type Sharp } from 'sharp';
 import { openInput, type InputDocument } from '../input/document';
 import type { InputLimits } from '../input/input-errors';
 import { extractSheetMetadata, type SheetMetadata } from '../sheet/title-block';
@@ -6,9 +6,14 @@ import { segmentBlocks, type Block } from '../sheet/blocks';
 import type { PageRaster, TextItem, TextSource } from '../types';
 import { ocrPage } from '../ocr/ocr.adapter';
 import { encodeLineWorkPng } from '../compare/encode.adapter';
+import { keepsColour } from '../input/pdfium.adapter';
 
-// One page of a drawing, from bytes to what the store keeps: the grey sheet image (PNG), a
-// thumbnail, text with positions, title-block metadata and the blocks (views) with their crops.
+// One page of a drawing, from bytes to what the store keeps: the sheet image (PNG), a thumbnail, text
+// with positions, title-block metadata and the blocks (views) with their crops. Pages with colour
+// (red revision clouds, coloured markups and fills) keep it in the images people look at: the
+// sheet image, its crops and thumbnail are RGB, and the comparison derives its grey from them with
+// PDFium's grey weights (compare/encode.adapter.ts decodeGrey), the grey the page was read with
+// here. Pages without colour are stored with one channel, as before.
 // Runs inside a worker thread (core/jobs/worker-tasks.ts), one page at a time, so memory stays
 // bounded by a page and the HTTP thread never rasterizes.
 
@@ -30,6 +35,7 @@ export interface IngestedPage {
   markups: TextItem[];
   metadata: SheetMetadata;
   blocks: IngestedBlock[];
+  /** The sheet image: RGB where the page has colour (`colour`), else 1-channel grey. */
   sheetPng: Uint8Array;
   thumbnailWebp: Uint8Array;
   /**
@@ -37,6 +43,8 @@ export interface IngestedPage {
    * black on white, the sheet's size. The compare keeps it out of the fills it finds.
    */
   lineWorkPng?: Uint8Array;
+  /** Whether the sheet image, crops and thumbnail were stored in colour. */
+  colour: boolean;
 }
 
 // A worker keeps the document it is working on open between pages (PDFium parses the xref once; the
@@ -68,10 +76,15 @@ export async function closeCached(): Promise<void> {
 export async function ingestPage(
   doc: InputDocument,
   index: number,
-  opts: { dpi: number; maxPixels: number; ocr?: boolean },
+  opts: { dpi: number; maxPixels: number; ocr?: boolean; colour?: boolean },
 ): Promise<IngestedPage> {
-  // One load of the page for both the raster and its text layer (PDFium, since issue #3).
-  const content = await doc.readPage(index, { dpi: opts.dpi, maxPixels: opts.maxPixels });
+  // One load of the page for both the raster and its text layer (PDFium, since issue #3), in colour
+  // where the page has it unless the caller asks for grey.
+  const content = await doc.readPage(index, {
+    dpi: opts.dpi,
+    maxPixels: opts.maxPixels,
+    colour: opts.colour ?? true,
+  });
   return finishPage(content, doc.textSource, opts);
 }
 
@@ -113,14 +126,21 @@ export async function finishPage(
     titleBlockBox: metadata.titleBlockBox,
     sheetTitle: metadata.title,
   });
-  const raw = { raw: { width: raster.width, height: raster.height, channels: 1 as const } };
+  // Colour when the render kept it and enough of its pixels are coloured (a band's render carries
+  // its colour buffer whatever the count: the page's count decides here).
+  const colour = raster.rgb !== undefined && keepsColour(raster.colourPixels ?? Infinity);
+  const { width: w, height: h } = raster;
+  /** The page as sharp input: RGB with colour, else grey (`b-w`: 1-channel output). */
+  const image = () =>
+    colour
+      ? sharp(raster.rgb!, { raw: { width: w, height: h, channels: 3 } })
+      : sharp(raster.data, { raw: { width: w, height: h, channels: 1 } });
+  const oneChannel = (p: Sharp) => (colour ? p : p.toColourspace('b-w'));
   // PNG level 1: 3–5x faster than level 6 for ~2.7x the bytes (performance-anchors §4); the sheet
   // image is on the path to "usable", so speed wins.
   const [sheetPng, thumbnailWebp, lineWorkPng] = await Promise.all([
-    sharp(raster.data, raw).toColourspace('b-w').png({ compressionLevel: 1 }).toBuffer(),
-    sharp(raster.data, raw)
-      .resize({ width: Math.min(THUMBNAIL_WIDTH, raster.width) })
-      .toColourspace('b-w')
+    oneChannel(image()).png({ compressionLevel: 1 }).toBuffer(),
+    oneChannel(image().resize({ width: Math.min(THUMBNAIL_WIDTH, raster.width) }))
       .webp({ quality: 80 })
       .toBuffer(),
     raster.lineWork
@@ -133,9 +153,7 @@ export async function finishPage(
     const top = clamp(Math.floor(b.bbox.y), 0, raster.height - 1);
     const width = clamp(Math.ceil(b.bbox.width), 1, raster.width - left);
     const height = clamp(Math.ceil(b.bbox.height), 1, raster.height - top);
-    const png = await sharp(raster.data, raw)
-      .extract({ left, top, width, height })
-      .toColourspace('b-w')
+    const png = await oneChannel(image().extract({ left, top, width, height }))
       .png({ compressionLevel: 1 })
       .toBuffer();
     ingestedBlocks.push({
@@ -158,6 +176,7 @@ export async function finishPage(
     sheetPng: new Uint8Array(sheetPng),
     thumbnailWebp: new Uint8Array(thumbnailWebp),
     ...(lineWorkPng ? { lineWorkPng: new Uint8Array(lineWorkPng) } : {}),
+    colour,
   };
 }
 

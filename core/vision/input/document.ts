@@ -85,7 +85,7 @@ export interface InputDocument {
    */
   readPage(
     index: number,
-    opts?: { dpi?: number; maxPixels?: number },
+    opts?: { dpi?: number; maxPixels?: number; colour?: boolean },
   ): Promise<{ raster: PageRaster; text: TextItem[] }>;
   /**
    * PDFs only (absent for images, which are decoded whole): one band of readPage's raster written
@@ -95,7 +95,7 @@ export interface InputDocument {
   readBand?(
     index: number,
     band: PageBand,
-    opts?: { dpi?: number; maxPixels?: number; withText?: boolean },
+    opts?: { dpi?: number; maxPixels?: number; withText?: boolean; colour?: boolean },
   ): Promise<{ raster: PageRaster; text: TextItem[] }>;
   close(): Promise<void>;
 }

@@ -222,3 +222,102 @@ export function rgbToGrey(rgb: Uint8Array, pixels = rgb.length / 3): Uint8Array 
     out[i] = ((rgb[j]! * 30 + rgb[j + 1]! * 59 + rgb[j + 2]! * 11) * 5243) >> 19;
   return out;
 }
+
+/**
+ * resampleGrey for interleaved RGB (3 B/px): the same taps and weights applied to each channel, so
+ * each channel comes out exactly as resampleGrey would scale that channel alone. Writes target row y,
+ * for y in [rowFrom, rowTo), at `out[outOffset + (y - rowFrom) * outStride + 3 x + c]`: straight
+ * into a colour bitmap's rows. Target pixels whose taps read only white (255, 255, 255) are white.
+ */
+export function resampleRgb(
+  src: Uint8Array,
+  sw: number,
+  sh: number,
+  dw: number,
+  dh: number,
+  out: Uint8Array,
+  outOffset: number,
+  outStride: number,
+  rowFrom = 0,
+  rowTo = dh,
+): void {
+  if (src.length < sw * sh * 3) {
+    throw new RangeError(
+      `Expected ${sw} x ${sh} x 3 = ${sw * sh * 3} bytes but received ${src.length}`,
+    );
+  }
+  const from = Math.max(0, rowFrom);
+  const to = Math.min(dh, rowTo);
+  if (to <= from || dw < 1) return;
+  const h = taps(sw, dw);
+  const v = taps(sh, dh);
+  // Ink spans in bytes of each row (a pixel is white when its three bytes are), then in pixels.
+  const bytes = inkSpans(src, sw * 3, sh);
+  const range = tapRanges(h, sw, dw);
+  const line = new Int32Array(3 * (sw + 1));
+  const half = 1 << 21;
+  const hs = h.start;
+  const rowBytes = sw * 3;
+  for (let y = from; y < to; y++) {
+    const first = v.start[y]!;
+    const n = v.count[y]!;
+    const wi = y * v.maxTaps;
+    const o = outOffset + (y - from) * outStride;
+    let a = sw;
+    let b = 0;
+    for (let k = 0; k < n; k++) {
+      a = Math.min(a, Math.floor(bytes.lo[first + k]! / 3));
+      b = Math.max(b, Math.ceil(bytes.hi[first + k]! / 3));
+    }
+    const x0 = a < b ? range.fromEnd[a]! : 0;
+    const x1 = a < b ? range.fromStart[b]! : 0;
+    if (x1 <= x0) {
+      out.fill(255, o, o + 3 * dw);
+      continue;
+    }
+    out.fill(255, o, o + 3 * x0);
+    out.fill(255, o + 3 * x1, o + 3 * dw);
+    const c0 = hs[x0]! * 3;
+    const c1 = Math.min(sw, hs[x1 - 1]! + h.count[x1 - 1]!) * 3;
+    if (n === 2) {
+      const w0 = v.weights[wi]!;
+      const w1 = v.weights[wi + 1]!;
+      const r0 = first * rowBytes;
+      const r1 = r0 + rowBytes;
+      for (let x = c0; x < c1; x++) line[x] = (src[r0 + x]! * w0 + src[r1 + x]! * w1 + 32) >> 6;
+    } else {
+      for (let x = c0; x < c1; x++) {
+        let acc = 0;
+        for (let k = 0; k < n; k++) acc += src[(first + k) * rowBytes + x]! * v.weights[wi + k]!;
+        line[x] = (acc + 32) >> 6;
+      }
+    }
+    // The right edge's second tap (weight 0).
+    line[rowBytes] = line[rowBytes - 3]!;
+    line[rowBytes + 1] = line[rowBytes - 2]!;
+    line[rowBytes + 2] = line[rowBytes - 1]!;
+    if (h.maxTaps === 2) {
+      // Enlarging: two taps, the second of weight 0 where there is only one.
+      for (let x = x0, q = o + 3 * x0; x < x1; x++, q += 3) {
+        const st = hs[x]! * 3;
+        const w0 = h.weights[2 * x]!;
+        const w1 = h.count[x] === 2 ? h.weights[2 * x + 1]! : 0;
+        out[q] = (line[st]! * w0 + line[st + 3]! * w1 + half) >> 22;
+        out[q + 1] = (line[st + 1]! * w0 + line[st + 4]! * w1 + half) >> 22;
+        out[q + 2] = (line[st + 2]! * w0 + line[st + 5]! * w1 + half) >> 22;
+      }
+      continue;
+    }
+    for (let x = x0; x < x1; x++) {
+      const st = hs[x]! * 3;
+      const hi = x * h.maxTaps;
+      const c = h.count[x]!;
+      const q = o + 3 * x;
+      for (let ch = 0; ch < 3; ch++) {
+        let acc = 0;
+        for (let k = 0; k < c; k++) acc += line[st + 3 * k + ch]! * h.weights[hi + k]!;
+        out[q + ch] = (acc + half) >> 22;
+      }
+    }
+  }
+}

@@ -63,6 +63,11 @@ export interface RenderOptions {
    * lineWorkPass). Default true; renderPage (no text) never does.
    */
   lineWork?: boolean;
+  /**
+   * Keep colour where the page has it: the raster then carries `rgb` (and `data` is grey derived
+   * from the same render). See PdfiumRenderOptions.colour. Default false: grey only.
+   */
+  colour?: boolean;
   /** When given, filled with where the time went (ms), for benches. */
   timings?: RenderTimings;
 }
@@ -126,6 +131,8 @@ export interface PageBand {
   top: number;
   rows: number;
   into: Uint8Array;
+  /** The whole page's colour buffer (width x height x 3 bytes) for a colour render (RenderOptions.colour). */
+  rgbInto?: Uint8Array;
 }
 
 /** PDF readers look for %%EOF within the last 1024 bytes (ISO 32000-1 §7.5.5 implementation note). */
@@ -233,6 +240,7 @@ class PdfDocument implements PdfDocumentHandle {
       pixelSize,
       ...(opts.decodeImages === false ? { decodeImages: false } : {}),
       ...(opts.lineWork === false ? {} : { lineWork: true }),
+      ...(opts.colour ? { colour: true } : {}),
       ...(opts.timings ? { timings: opts.timings } : {}),
     };
   }

@@ -5,6 +5,14 @@
 // code, so it is faster on image-heavy sheets and needs about a quarter of the memory. The text layer
 // is read from the same loaded page (readText, pdfium-text.ts).
 //
+// Colour (the `colour` render option, the one place that chooses colour or grey): a page whose
+// objects may draw in colour (mayHaveColour: coloured paths or text, any image, shadings, markup
+// annotations) renders once into an RGB bitmap (3 B/px); its grey is derived from that render with
+// PDFium's grey weights (greyFromRgb) and the colour is kept (`rgb`) when enough pixels are coloured
+// (keepsColour). Other pages render grey as before. The grey PDFium draws text with on a grey
+// bitmap differs from the grey of its colour render at glyph edges (~1 % of a sheet's pixels); the
+// comparison finds the same changes either way (core/jobs/colour.test.ts).
+//
 // Scanned sheets are mostly Flate images with PNG predictors, which PDFium in WebAssembly decodes
 // slowly (~40 % of a scanned 34x22 in sheet's render): such images are decoded here and handed to
 // PDFium as samples before the page renders (decodeImages); enlarged scan tiles are painted here.
@@ -33,7 +41,7 @@ import {
 import { indexPredictedImages, rawImageKey, type PredictedImage } from './pdf-image-index';
 import { isWhitespaceCode, RunBuilder } from './pdfium-text';
 import { unpredictPng } from './png-predictor';
-import { resampleGrey, rgbToGrey } from './grey-resample';
+import { resampleGrey, resampleRgb, rgbToGrey } from './grey-resample';
 
 /** The subset of the PDFium C API (through emscripten cwrap) used here. Pointers are heap offsets. */
 interface PdfiumApi {
@@ -117,6 +125,14 @@ interface PdfiumApi {
   /** FS_MATRIX { a b c d e f } (floats) of the object: unit square (an image) to page space. */
   FPDFPageObj_GetMatrix(obj: number, matrix: number): boolean;
   FPDFPageObj_HasTransparency(obj: number): boolean;
+  /** Fill / stroke colour as RGBA (four unsigned int pointers); false when the object has none. */
+  FPDFPageObj_GetFillColor(obj: number, r: number, g: number, b: number, a: number): boolean;
+  FPDFPageObj_GetStrokeColor(obj: number, r: number, g: number, b: number, a: number): boolean;
+  /** fillmode (0 none, 1 alternate, 2 winding) and stroke (bool) out-parameters, two ints. */
+  FPDFPath_GetDrawMode(path: number, fillmode: number, stroke: number): boolean;
+  FPDFFormObj_CountObjects(form: number): number;
+  FPDFFormObj_GetObject(form: number, index: number): number;
+
   FPDFPageObj_CountMarks(obj: number): number;
   FPDFPageObj_GetClipPath(obj: number): number;
   /** Paths of a clip path; -1 for an object's empty clip path (none). */
@@ -168,7 +184,30 @@ const FPDF_ERR_SECURITY = 5;
 const FPDF_ERR_PAGE = 6;
 const FPDFBitmap_Gray = 1;
 const FPDFBitmap_BGR = 2;
+const FPDF_PAGEOBJ_TEXT = 1;
+const FPDF_PAGEOBJ_PATH = 2;
 const FPDF_PAGEOBJ_IMAGE = 3;
+const FPDF_PAGEOBJ_SHADING = 4;
+const FPDF_PAGEOBJ_FORM = 5;
+/** Annotation subtypes that draw nothing of their own colour: Link, Popup. */
+const NO_APPEARANCE = new Set([2, 16]);
+
+/**
+ * A pixel of a colour render counts as coloured when its channels spread by more than this (max − min
+ * of R, G, B): anti-aliased grey on white spreads by 0, a red cloud's stroke by ~200, the faint tint
+ * JPEG-compressed grey scans carry stays under ~20.
+ */
+export const COLOUR_CHROMA = 24;
+/**
+ * A page is kept in colour when at least this many of its pixels are coloured: fewer are a few
+ * stray pixels of a grey drawing (a speck of a scanned logo), not colour anyone reads.
+ */
+export const COLOUR_MIN_PIXELS = 64;
+
+/** Whether a page whose colour render counted `colourPixels` coloured pixels is kept in colour. */
+export function keepsColour(colourPixels: number): boolean {
+  return colourPixels >= COLOUR_MIN_PIXELS;
+}
 /**
  * Bytes of image samples handed to PDFium decoded (decodeImages) after which the document
  * is reopened. A decoded image replaces its stream in PDFium's per-document image cache, which keeps
@@ -187,6 +226,8 @@ const DECODED_IMAGE_BUDGET_BYTES = 32 * 1024 * 1024;
 const PAINT_CACHE_BYTES = 16 * 1024 * 1024;
 /** Draw annotation appearance streams: revisions are often issued as markups (clouds, FreeText, Square). */
 const FPDF_ANNOT = 0x01;
+/** Colour renders write R G B (not PDFium's B G R): rows copy out as they are stored. */
+const FPDF_REVERSE_BYTE_ORDER = 0x10;
 const FPDF_RENDER_TOBECONTINUED = 1;
 const FPDF_RENDER_FAILED = 3;
 /** How long one progressive-render step may run before PDFium is asked to pause, ms. */
@@ -215,6 +256,8 @@ interface OwnImage extends Place {
   width: number;
   height: number;
   grey: Uint8Array;
+  /** A colour render's samples of a colour image, R G B interleaved (absent for grey ones). */
+  rgb?: Uint8Array | undefined;
   /** Bytes of samples decoded (width x height x components). */
   bytes: number;
 }
@@ -278,6 +321,123 @@ function paintImage(
     const t = (y - top) * dw - img.left;
     heap.set(tmp.subarray(t + left, t + right), buf + y * stride + left);
   }
+}
+
+/**
+ * paintImage for a colour bitmap (3 B/px in R G B order: FPDF_REVERSE_BYTE_ORDER): each plane of the image (R, G, B; or its one grey
+ * plane) scaled as paintImage scales grey, then interleaved into the bitmap's rows. Bilinear
+ * weights are linear, so the grey derived from these pixels is the grey paintImage paints (to
+ * rounding).
+ */
+function paintImageColour(
+  img: OwnImage,
+  heap: Uint8Array,
+  buf: number,
+  stride: number,
+  width: number,
+  height: number,
+  rows: [number, number],
+): void {
+  const top = Math.max(img.top, rows[0], 0);
+  const bottom = Math.min(img.bottom, rows[1], height);
+  const left = Math.max(img.left, 0);
+  const right = Math.min(img.right, width);
+  if (bottom <= top || right <= left || img.grey.length === 0) return;
+  const dw = img.right - img.left;
+  const [sw, sh, dh] = [img.width, img.height, img.bottom - img.top];
+  const rowsFrom = top - img.top;
+  const rowsTo = bottom - img.top;
+  if (img.rgb) {
+    // Wholly across the bitmap: straight into its rows; else through scratch, then the visible part.
+    if (left === img.left && right === img.right) {
+      const at = buf + top * stride + left * 3;
+      resampleRgb(img.rgb, sw, sh, dw, dh, heap, at, stride, rowsFrom, rowsTo);
+      return;
+    }
+    const tmp = scratch(2, dw * 3 * (bottom - top));
+    resampleRgb(img.rgb, sw, sh, dw, dh, tmp, 0, dw * 3, rowsFrom, rowsTo);
+    for (let y = top; y < bottom; y++) {
+      const t = ((y - top) * dw + left - img.left) * 3;
+      heap.set(tmp.subarray(t, t + (right - left) * 3), buf + y * stride + left * 3);
+    }
+    return;
+  }
+  // A grey image: scaled once, each pixel written to the three channels.
+  const v = scratch(2, dw * (bottom - top));
+  resampleGrey(img.grey, sw, sh, dw, dh, v, 0, dw, rowsFrom, rowsTo);
+  for (let y = top; y < bottom; y++) {
+    let t = (y - top) * dw + left - img.left;
+    let o = buf + y * stride + left * 3;
+    for (let x = left; x < right; x++, t++, o += 3) {
+      const k = v[t]!;
+      heap[o] = k;
+      heap[o + 1] = k;
+      heap[o + 2] = k;
+    }
+  }
+}
+
+/** Whether any of `pixels` RGB samples spreads by more than COLOUR_CHROMA (stops at the first). */
+function hasChroma(rgb: Uint8Array, pixels: number): boolean {
+  for (let j = 0; j < pixels * 3; j += 3) {
+    const r = rgb[j]!;
+    const g = rgb[j + 1]!;
+    const b = rgb[j + 2]!;
+    const hi = r > g ? (r > b ? r : b) : g > b ? g : b;
+    const lo = r < g ? (r < b ? r : b) : g < b ? g : b;
+    if (hi - lo > COLOUR_CHROMA) return true;
+  }
+  return false;
+}
+
+/**
+ * Pixels [from, to) of an RGB image (3 B/px, no padding) made grey into `grey` (1 B/px) with
+ * PDFium's grey weights (rgbToGrey's, which PDFium uses for colours on a grey bitmap). Returns how
+ * many of them are coloured (channels spread by more than COLOUR_CHROMA). White runs go four pixels
+ * (three words) at a time.
+ */
+export function greyFromRgb(rgb: Uint8Array, grey: Uint8Array, from: number, to: number): number {
+  let coloured = 0;
+  /** Pixels [a, b) one at a time. */
+  const pixels = (a: number, b: number): void => {
+    for (let p = a, c = a * 3; p < b; p++, c += 3) {
+      const r = rgb[c]!;
+      const g = rgb[c + 1]!;
+      const bl = rgb[c + 2]!;
+      // x * 5243 >> 19 is floor(x / 100) for every x up to 255 x 100.
+      grey[p] = ((r * 30 + g * 59 + bl * 11) * 5243) >> 19;
+      const hi = r > g ? (r > bl ? r : bl) : g > bl ? g : bl;
+      const lo = r < g ? (r < bl ? r : bl) : g < bl ? g : bl;
+      if (hi - lo > COLOUR_CHROMA) coloured++;
+    }
+  };
+  if (rgb.byteOffset % 4 !== 0 || grey.byteOffset % 4 !== 0) {
+    pixels(from, to);
+    return coloured;
+  }
+  const head = Math.min(to, (from + 3) & ~3);
+  pixels(from, head);
+  const words = new Uint32Array(rgb.buffer, rgb.byteOffset, Math.floor(rgb.length / 4));
+  const greyWords = new Int32Array(grey.buffer, grey.byteOffset, Math.floor(grey.length / 4));
+  let p = head;
+  // Four pixels are three words: all white, one word of grey; else the four one at a time.
+  for (let q = p >> 2, w = q * 3; p + 4 <= to; p += 4, q++, w += 3) {
+    if ((words[w]! & words[w + 1]! & words[w + 2]!) === -1) {
+      greyWords[q] = -1;
+      continue;
+    }
+    for (let k = 0, c = w * 4; k < 4; k++, c += 3) {
+      const r = rgb[c]!;
+      const g = rgb[c + 1]!;
+      const bl = rgb[c + 2]!;
+      grey[p + k] = ((r * 30 + g * 59 + bl * 11) * 5243) >> 19;
+      const hi = r > g ? (r > bl ? r : bl) : g > bl ? g : bl;
+      const lo = r < g ? (r < bl ? r : bl) : g < bl ? g : bl;
+      if (hi - lo > COLOUR_CHROMA) coloured++;
+    }
+  }
+  pixels(p, to);
+  return coloured;
 }
 
 interface Instance {
@@ -395,6 +555,11 @@ function checkBand(band: PdfiumBand, width: number, height: number): void {
       `Expected a band target of ${width} x ${height} = ${width * height} bytes (the whole page) but received ${into.length}`,
     );
   }
+  if (band.rgbInto && band.rgbInto.length !== width * height * 3) {
+    throw new RangeError(
+      `Expected a colour band target of ${width} x ${height} x 3 = ${width * height * 3} bytes (the whole page) but received ${band.rgbInto.length}`,
+    );
+  }
 }
 
 function corrupt(what: string, reason: string, pageIndex?: number, cause?: unknown): InputError {
@@ -449,6 +614,14 @@ export interface PdfiumRenderOptions {
    * drawn from its objects (lineWorkPass), as PageRaster.lineWork. Default false.
    */
   lineWork?: boolean;
+  /**
+   * Keep colour where the page has it (the one place that chooses colour or grey): a page whose
+   * objects may draw in colour (mayHaveColour) renders once into a colour bitmap, and its grey is
+   * derived from that render; the raster then carries `rgb` when enough of its pixels are coloured
+   * (keepsColour; a band always carries its `rgbInto` and its count). Pages of grey objects
+   * render grey as without this option. Default false: grey only.
+   */
+  colour?: boolean;
   timings?: {
     lineWorkMs?: number;
     pageMs: number;
@@ -472,6 +645,11 @@ export interface PdfiumBand {
   top: number;
   rows: number;
   into: Uint8Array;
+  /**
+   * The whole page's colour buffer (3 B/px, R G B), for a colour render (PdfiumRenderOptions.colour):
+   * written only when the page renders in colour. Without it the band renders grey.
+   */
+  rgbInto?: Uint8Array;
 }
 
 /** A rendered page and the text read from the same loaded page. */
@@ -492,6 +670,8 @@ export class PdfiumDocument {
   private decodedBytes = 0;
   /** The painter's decoded grey samples by image (PAINT_CACHE_BYTES), and their bytes. */
   private painted = new Map<string, Uint8Array>();
+  /** The same for colour renders: the R, G, B planes of colour images (counted in paintedBytes). */
+  private paintedRgb = new Map<string, Uint8Array>();
   private paintedBytes = 0;
 
   private constructor(
@@ -683,6 +863,7 @@ export class PdfiumDocument {
     height: number,
     rows: [number, number] | undefined,
     checkDeadline: () => void,
+    colour = false,
   ): { handed: number; own: Map<number, OwnImage>; fromCache: number } {
     const { api } = this.inst;
     const M = api.pdfium;
@@ -700,8 +881,13 @@ export class PdfiumDocument {
     const s = this.inst.scratch;
     const affine = pageToDevice(this.inst, page, width, height);
     let handed = 0;
-    /** Decodes an image: its grey samples for the painter, or handed over to PDFium. */
+    /**
+     * Decodes an image: its grey samples for the painter (and, for a colour render, its R, G and B
+     * planes in `planes`), or handed over to PDFium.
+     */
+    let planes: Uint8Array | undefined;
     const decode = (obj: number, image: PredictedImage, raw: Uint8Array, paint: boolean) => {
+      planes = undefined;
       const { width: w, height: h, comps } = image;
       let samples: Buffer;
       try {
@@ -717,9 +903,11 @@ export class PdfiumDocument {
           return unpredictPng(samples, w, h, 1, px, 0, w, false) ? px : undefined;
         }
         const rgb = scratch(0, w * h * 3);
-        return unpredictPng(samples, w, h, 3, rgb, 0, w * 3, false)
-          ? rgbToGrey(rgb, w * h)
-          : undefined;
+        if (!unpredictPng(samples, w, h, 3, rgb, 0, w * 3, false)) return undefined;
+        // A colour render keeps the image's planes only when it has colour: most scanned tiles
+        // are grey stored as RGB, and are painted as grey.
+        if (colour && hasChroma(rgb, w * h)) planes = rgb.slice();
+        return rgbToGrey(rgb, w * h);
       }
       const bitmap = api.FPDFBitmap_CreateEx(
         w,
@@ -791,15 +979,25 @@ export class PdfiumDocument {
         continue;
       }
       let grey = paint ? this.painted.get(key) : undefined;
-      if (grey) fromCache++;
+      let rgb = paint && colour && comps === 3 ? this.paintedRgb.get(key) : undefined;
+      if (grey && (rgb || !colour || comps !== 3)) fromCache++;
       else {
         grey = decode(obj, image, raw, paint);
-        if (grey && this.paintedBytes + grey.length <= PAINT_CACHE_BYTES) {
+        rgb = planes;
+        if (
+          grey &&
+          !this.painted.has(key) &&
+          this.paintedBytes + grey.length <= PAINT_CACHE_BYTES
+        ) {
           this.painted.set(key, grey);
           this.paintedBytes += grey.length;
         }
+        if (rgb && this.paintedBytes + rgb.length <= PAINT_CACHE_BYTES) {
+          this.paintedRgb.set(key, rgb);
+          this.paintedBytes += rgb.length;
+        }
       }
-      if (grey) own.set(i, { ...place, width: w, height: h, grey, bytes: w * h * comps });
+      if (grey) own.set(i, { ...place, width: w, height: h, grey, rgb, bytes: w * h * comps });
       checkDeadline();
     }
     this.decodedBytes += handed;
@@ -875,6 +1073,74 @@ export class PdfiumDocument {
   }
 
   /**
+   * Whether the loaded page may draw anything in colour: a path, text or stencil mask of a colour
+   * that is not grey, any image (a scan stored as RGB may be grey: its pixels decide), a shading, or an annotation that draws (all but links and popups; clouds
+   * and markups are usually coloured). Form XObjects are looked into. Unknown colours count as
+   * colour: the render's pixels decide in the end (keepsColour). Reads the parsed objects only.
+   */
+  private mayHaveColour(page: number): boolean {
+    const { api } = this.inst;
+    const M = api.pdfium;
+    const s = this.inst.scratch;
+    const u32 = (k: number) => M.HEAP32[(s >> 2) + k]! >>> 0;
+    const isGrey = (got: boolean) => {
+      if (!got) return true; // no such colour (e.g. a path that is not stroked)
+      const [r, g, b] = [u32(0), u32(1), u32(2)];
+      return Math.abs(r - g) <= 2 && Math.abs(g - b) <= 2 && Math.abs(r - b) <= 2;
+    };
+    const fillGrey = (obj: number) =>
+      isGrey(api.FPDFPageObj_GetFillColor(obj, s, s + 4, s + 8, s + 12));
+    const strokeGrey = (obj: number) =>
+      isGrey(api.FPDFPageObj_GetStrokeColor(obj, s, s + 4, s + 8, s + 12));
+    const objectColour = (obj: number, depth: number): boolean => {
+      switch (api.FPDFPageObj_GetType(obj)) {
+        case FPDF_PAGEOBJ_PATH: {
+          if (!api.FPDFPath_GetDrawMode(obj, s + 16, s + 20))
+            return !fillGrey(obj) || !strokeGrey(obj);
+          const fills = M.HEAP32[(s + 16) >> 2] !== 0;
+          const strokes = M.HEAP32[(s + 20) >> 2] !== 0;
+          return (fills && !fillGrey(obj)) || (strokes && !strokeGrey(obj));
+        }
+        case FPDF_PAGEOBJ_TEXT:
+          return !fillGrey(obj) || !strokeGrey(obj);
+        case FPDF_PAGEOBJ_IMAGE:
+          // Its colour space is not asked: PDFium inflates the image's whole stream to tell it
+          // (FPDFImageObj_GetImageMetadata), the work decodeImages saves. Its pixels decide.
+          return true;
+        case FPDF_PAGEOBJ_SHADING:
+          return true;
+        case FPDF_PAGEOBJ_FORM: {
+          if (depth > 12) return true;
+          const n = api.FPDFFormObj_CountObjects(obj);
+          for (let i = 0; i < n; i++) {
+            const child = api.FPDFFormObj_GetObject(obj, i);
+            if (child && objectColour(child, depth + 1)) return true;
+          }
+          return false;
+        }
+        default:
+          return false;
+      }
+    };
+    const n = api.FPDFPage_CountObjects(page);
+    for (let i = 0; i < n; i++) {
+      const obj = api.FPDFPage_GetObject(page, i);
+      if (obj && objectColour(obj, 0)) return true;
+    }
+    const annots = api.FPDFPage_GetAnnotCount(page);
+    for (let i = 0; i < annots; i++) {
+      const annot = api.FPDFPage_GetAnnot(page, i);
+      if (!annot) continue;
+      try {
+        if (!NO_APPEARANCE.has(api.FPDFAnnot_GetSubtype(annot))) return true;
+      } finally {
+        api.FPDFPage_CloseAnnot(annot);
+      }
+    }
+    return false;
+  }
+
+  /**
    * Reopens the document once the decoded images it caches pass their budget (see
    * DECODED_IMAGE_BUDGET_BYTES). Called with no page of it loaded.
    */
@@ -933,8 +1199,17 @@ export class PdfiumDocument {
           });
         }
         if (band) checkBand(band, width, height);
+        // Colour only where the page may draw it (a band only when it has somewhere to put it).
+        const colour =
+          opts.colour === true && (!band || band.rgbInto !== undefined) && this.mayHaveColour(page);
         const t1 = performance.now();
-        bitmap = api.FPDFBitmap_CreateEx(width, height, FPDFBitmap_Gray, 0, 0);
+        bitmap = api.FPDFBitmap_CreateEx(
+          width,
+          height,
+          colour ? FPDFBitmap_BGR : FPDFBitmap_Gray,
+          0,
+          0,
+        );
         if (!bitmap) {
           throw new InputError(
             'page_too_large',
@@ -955,7 +1230,14 @@ export class PdfiumDocument {
         let own = new Map<number, OwnImage>();
         if (opts.decodeImages !== false) {
           const ti = performance.now();
-          const r = this.decodeImages(page, width, height, band ? rows : undefined, checkDeadline);
+          const r = this.decodeImages(
+            page,
+            width,
+            height,
+            band ? rows : undefined,
+            checkDeadline,
+            colour,
+          );
           own = r.own;
           if (opts.timings) {
             opts.timings.imagesMs = performance.now() - ti;
@@ -967,7 +1249,8 @@ export class PdfiumDocument {
         api.FPDFBitmap_FillRect(bitmap, 0, rows[0], width, rows[1] - rows[0], 0xffffffff);
         checkDeadline();
         /** PDFium draws the page's active objects (all of them, unless the painter is at work). */
-        const pass = async (flags: number) => {
+        const pass = async (annots: number) => {
+          const flags = annots | (colour ? FPDF_REVERSE_BYTE_ORDER : 0);
           if (band) {
             // The whole page's transform, clipped to the band's rows (PDFium skips objects outside
             // the clip): every band of a page uses the same transform, so the bands assemble
@@ -1040,7 +1323,7 @@ export class PdfiumDocument {
               const run = runs[k]!;
               if (run.mine) {
                 for (let i = run.from; i < run.to; i++) {
-                  paintImage(
+                  (colour ? paintImageColour : paintImage)(
                     own.get(i)!,
                     M.HEAPU8,
                     api.FPDFBitmap_GetBuffer(bitmap),
@@ -1071,7 +1354,21 @@ export class PdfiumDocument {
         const buf = api.FPDFBitmap_GetBuffer(bitmap);
         const heap = api.pdfium.HEAPU8;
         let grey: Uint8Array;
-        if (band) {
+        let rgb: Uint8Array | undefined;
+        let colourPixels = 0;
+        if (colour) {
+          // One pass: the grey the comparison works on and the colour the viewer shows.
+          const [y0, y1] = band ? [band.top, band.top + band.rows] : [0, height];
+          grey = band ? band.into : new Uint8Array(width * height);
+          rgb = band ? band.rgbInto! : new Uint8Array(width * height * 3);
+          for (let y = y0; y < y1; y++) {
+            const row = buf + y * stride;
+            rgb.set(heap.subarray(row, row + width * 3), y * width * 3);
+          }
+          colourPixels = greyFromRgb(rgb, grey, y0 * width, y1 * width);
+          // A whole page with (next to) no coloured pixels is kept grey: 1 B/px from here on.
+          if (!band && !keepsColour(colourPixels)) rgb = undefined;
+        } else if (band) {
           grey = band.into;
           for (let y = band.top; y < band.top + band.rows; y++) {
             grey.set(heap.subarray(buf + y * stride, buf + y * stride + width), y * width);
@@ -1088,7 +1385,7 @@ export class PdfiumDocument {
           opts.timings.pageMs = t1 - t0;
           opts.timings.renderMs = t2 - t1;
           opts.timings.readbackMs = performance.now() - t2;
-          opts.timings.greyMs = 0; // rendered as grey: no conversion pass
+          opts.timings.greyMs = 0; // rendered as grey: no conversion pass (colour: in readbackMs)
         }
         let lineWork: Uint8Array | undefined;
         if (withText && opts.lineWork) {
@@ -1096,6 +1393,7 @@ export class PdfiumDocument {
           const tl = performance.now();
           checkDeadline();
           lineWork = lineWorkPass(inst, page, bitmap, width, height, widthPt, heightPt, {
+            colour,
             // The bitmap holds the page's own render, all of it (not a band of it).
             rendered: rows[0] === 0 && rows[1] === height,
           });
@@ -1110,6 +1408,8 @@ export class PdfiumDocument {
           widthPt,
           heightPt,
           ...(lineWork ? { lineWork } : {}),
+          ...(rgb ? { rgb } : {}),
+          ...(colour ? { colourPixels } : {}),
         };
         if (!withText) return { raster, text: [] };
         const t3 = performance.now();
@@ -1141,6 +1441,7 @@ export class PdfiumDocument {
     if (this.closed) return Promise.resolve();
     this.closed = true;
     this.painted.clear();
+    this.paintedRgb.clear();
     return exclusive(this.inst, () => {
       this.inst.api.FPDF_CloseDocument(this.doc);
       this.inst.api.pdfium.wasmExports.free(this.bytesPtr);
@@ -1249,7 +1550,7 @@ function lineWorkPass(
   height: number,
   widthPt: number,
   heightPt: number,
-  opts: { rendered: boolean },
+  opts: { rendered: boolean; colour: boolean },
 ): Uint8Array | undefined {
   const { api } = inst;
   const M = api.pdfium;
@@ -1271,6 +1572,8 @@ function lineWorkPass(
       width,
       height,
       LINE_INK,
+      // The page's own render: R G B when it rendered in colour (FPDF_REVERSE_BYTE_ORDER).
+      opts.colour ? 'rgb' : 'grey',
     );
   }
   for (const o of cls.hide) api.FPDFPageObj_SetIsActive(o, false);
@@ -1290,10 +1593,15 @@ function lineWorkPass(
   }
   const stride = api.FPDFBitmap_GetStride(bitmap);
   const buf = api.FPDFBitmap_GetBuffer(bitmap);
-  return packLineRows(M.HEAPU8, buf, stride, width, height, LINE_INK);
+  // A colour bitmap is drawn here without FPDF_REVERSE_BYTE_ORDER: B G R in memory.
+  return packLineRows(M.HEAPU8, buf, stride, width, height, LINE_INK, opts.colour ? 'bgr' : 'grey');
 }
 
-/** 1-bit PNG scanlines of `grey < threshold` (see lineWorkPass) from a grey bitmap in `heap`. */
+/**
+ * 1-bit PNG scanlines of `grey < threshold` (see lineWorkPass) from a bitmap in `heap`: grey
+ * (1 B/px), or colour (3 B/px, in R G B or B G R order) whose grey is taken with the weights
+ * greyFromRgb uses.
+ */
 export function packLineRows(
   heap: Uint8Array,
   buf: number,
@@ -1301,9 +1609,26 @@ export function packLineRows(
   width: number,
   height: number,
   threshold: number,
+  layout: 'grey' | 'rgb' | 'bgr' = 'grey',
 ): Uint8Array {
   const rb = Math.ceil(width / 8);
   const out = new Uint8Array((rb + 1) * height);
+  if (layout !== 'grey') {
+    // Red and blue weights by byte order; grey < threshold <=> 30 r + 59 g + 11 b < 100 threshold
+    // (greyFromRgb floors the same sum over 100).
+    const [w0, w2] = layout === 'rgb' ? [30, 11] : [11, 30];
+    const limit = threshold * 100;
+    for (let y = 0; y < height; y++) {
+      let i = buf + y * stride;
+      const o = y * (rb + 1) + 1;
+      for (let x = 0; x < width; x++, i += 3) {
+        if (heap[i]! * w0 + heap[i + 1]! * 59 + heap[i + 2]! * w2 < limit) {
+          out[o + (x >>> 3)]! |= 0x80 >> (x & 7);
+        }
+      }
+    }
+    return out;
+  }
   const full = width >>> 3;
   for (let y = 0; y < height; y++) {
     let i = buf + y * stride;
