@@ -152,6 +152,28 @@ describe('deep tiles rendered from the PDF', () => {
     expect(Math.abs(median(red) - WIDTH_AT_SCALE)).toBeLessThanOrEqual(1);
     expect(Math.abs(median(green) - WIDTH_AT_SCALE)).toBeLessThanOrEqual(1);
     expect(median(greenTop) - median(redTop)).toBe(3 * SCALE);
+    // New mode's image (aligned B) at the same tile: B in colour, through the same transform, so
+    // its line is where the added one is and as wide.
+    const aligned = await rgb(
+      await renderOverlayTile({
+        a: source(),
+        b: source(),
+        scale: SCALE,
+        aOrigin: { x: 0, y: 0 },
+        bOrigin: { x: 0, y: 0 },
+        transform: [1, 0, 0, 0, 1, 3],
+        tile: { left: TX * TILE_SIZE, top: TY * TILE_SIZE, width: TILE_SIZE, height: TILE_SIZE },
+        kind: 'aligned_b',
+      }),
+    );
+    expect(aligned.channels).toBe(3);
+    const column = Array.from(
+      { length: TILE_SIZE },
+      (_, y) => aligned.data[(y * TILE_SIZE + 256) * 3]!,
+    );
+    const firstInk = column.findIndex((v) => v < 128);
+    expect(Math.abs(firstInk - median(greenTop))).toBeLessThanOrEqual(1);
+    expect(Math.abs(column.filter((v) => v < 128).length - WIDTH_AT_SCALE)).toBeLessThanOrEqual(1);
     console.info(
       `overlay at 1,600 %: removed line ${median(red)} px, added line ${median(green)} px (PDF width x scale = ${WIDTH_AT_SCALE.toFixed(2)}), ${median(greenTop) - median(redTop)} px apart`,
     );

@@ -1,7 +1,8 @@
 import sharp from 'sharp';
 import { readFile } from 'node:fs/promises';
 import { openInput, type InputDocument } from '../input/document';
-import type { PageKind, RenderColour } from '../input/pdfium.adapter';
+import type { PageKind, RegionRaster, RenderColour } from '../input/pdfium.adapter';
+import { alignGrey } from '../compare/diff';
 import { diffStage, finishStage, type ImageKind } from '../compare/compare-pipeline.adapter';
 import { invertAffine, mapBox, type Affine } from '../compare/register';
 import type { GreyImage } from '../types';
@@ -131,7 +132,8 @@ const B_MARGIN = 2;
  */
 export async function overlayTileInputs(
   args: OverlayTileArgs,
-): Promise<{ a: GreyImage; b: GreyImage; transform: Affine }> {
+  colourB: RenderColour = 'grey',
+): Promise<{ a: GreyImage | null; b: RegionRaster; transform: Affine }> {
   const k = args.scale;
   const t = args.transform;
   // Level pixels: q' = k q, p' = k p, p = T q  →  p' = L q' + k (c, f).
@@ -142,23 +144,24 @@ export async function overlayTileInputs(
   const by = Math.floor(box.y) - B_MARGIN;
   const bw = Math.max(1, Math.ceil(box.x + box.width) + B_MARGIN - bx);
   const bh = Math.max(1, Math.ceil(box.y + box.height) + B_MARGIN - by);
+  const aRect = {
+    scale: k,
+    left: args.aOrigin.x * k + left,
+    top: args.aOrigin.y * k + top,
+    width,
+    height,
+  };
+  const bRect = {
+    scale: k,
+    left: args.bOrigin.x * k + bx,
+    top: args.bOrigin.y * k + by,
+    width: bw,
+    height: bh,
+  };
   const [ra, rb] = await Promise.all([
-    renderRect(
-      args.a,
-      { scale: k, left: args.aOrigin.x * k + left, top: args.aOrigin.y * k + top, width, height },
-      'grey',
-    ),
-    renderRect(
-      args.b,
-      {
-        scale: k,
-        left: args.bOrigin.x * k + bx,
-        top: args.bOrigin.y * k + by,
-        width: bw,
-        height: bh,
-      },
-      'grey',
-    ),
+    // B's aligned image alone (New mode, in colour) needs no A.
+    colourB === 'grey' ? renderRect(args.a, aRect, 'grey') : null,
+    renderRect(args.b, bRect, colourB),
   ]);
   // B-window pixel q → tile pixel: T_k(q + (bx, by)) − (left, top).
   const transform: Affine = [
@@ -177,11 +180,35 @@ export async function overlayTileInputs(
  * transform by the compare pipeline's stages (the overlay image's colour rules), as WebP.
  */
 export async function renderOverlayTile(args: OverlayTileArgs): Promise<Uint8Array> {
+  if (args.kind === 'aligned_b') return alignedBTile(args);
   const { a, b, transform } = await overlayTileInputs(args);
-  const st = await diffStage(a, b, { skipRegistration: true, transform });
+  const st = await diffStage(a!, b, { skipRegistration: true, transform });
   const fin = await finishStage(st, { images: [args.kind] });
   const png = fin.pngs[args.kind];
   if (!png) throw new Error(`The compare made no ${args.kind} image.`);
   const webp = await sharp(png).webp({ nearLossless: true, quality: 80, effort: 2 }).toBuffer();
   return new Uint8Array(webp);
+}
+
+/**
+ * The aligned-B image's deep tile (the viewer's New mode): B rendered in colour at the level's
+ * scale and resampled into the tile through the pair's transform, each channel as the aligned-B
+ * image is made (alignGrey: nearest neighbour, paper outside B).
+ */
+async function alignedBTile(args: OverlayTileArgs): Promise<Uint8Array> {
+  const { b, transform } = await overlayTileInputs(args, 'colour');
+  const { width, height } = args.tile;
+  const out = new Uint8Array(width * height * 3);
+  const plane = new Uint8Array(b.width * b.height);
+  for (let c = 0; c < 3; c++) {
+    for (let i = 0; i < plane.length; i++) plane[i] = b.data[i * 3 + c]!;
+    const aligned = alignGrey(
+      { width: b.width, height: b.height, data: plane },
+      transform,
+      width,
+      height,
+    );
+    for (let i = 0; i < width * height; i++) out[i * 3 + c] = aligned.data[i]!;
+  }
+  return new Uint8Array(await encodeTile({ width, height, channels: 3, data: out }));
 }
