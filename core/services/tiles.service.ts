@@ -54,11 +54,12 @@ export interface TileServiceOptions {
 }
 
 interface Described {
-  geometry: TileGeometry;
+  width: number;
+  height: number;
   source: DeepSource | null;
 }
 
-/** Descriptions kept (image key → geometry and source): a viewer asks for many tiles of few images. */
+/** Descriptions kept (image key → size and source): a viewer asks for many tiles of few images. */
 const MAX_DESCRIBED = 64;
 
 export class TileService {
@@ -80,7 +81,7 @@ export class TileService {
 
   /** The pyramid of `imageKey` (contract §5 tiles.json); 404 when the image is gone. */
   async tilesJson(imageKey: string): Promise<TilesJson> {
-    const { geometry: g } = await this.describe(imageKey);
+    const g = await this.geometry(await this.describe(imageKey), true);
     return {
       tile_size: TILE_SIZE,
       width: g.width,
@@ -114,7 +115,13 @@ export class TileService {
     x: number,
     y: number,
   ): Promise<void> {
-    const { geometry: g, source } = await this.describe(imageKey);
+    const described = await this.describe(imageKey);
+    const { source } = described;
+    // Only a tile past the image's own resolution waits for the page's kind (a pool task).
+    const g = await this.geometry(
+      described,
+      z > tileGeometry(described.width, described.height).nativeZoom,
+    );
     const level = levelOf(g, z, x, y);
     if (!level) {
       throw new ApiError(
@@ -158,7 +165,13 @@ export class TileService {
     await this.cache.add(key, buf.byteLength);
   }
 
-  /** The image's geometry (deep levels for vector pages) and what it was made from. */
+  /** The pyramid: with deep levels when `deep` is asked about and the image's pages are vector. */
+  private async geometry(d: Described, deep: boolean): Promise<TileGeometry> {
+    const vector = deep && d.source !== null && (await this.isVector(d.source));
+    return tileGeometry(d.width, d.height, vector ? DEEP_LEVELS : 0);
+  }
+
+  /** The image's size and what it was made from (null: nothing deeper than the image). */
   private describe(imageKey: string): Promise<Described> {
     let p = this.described.get(imageKey);
     if (p) {
@@ -171,11 +184,7 @@ export class TileService {
       let width: number, height: number;
       if (source) ({ width, height } = source);
       else ({ width, height } = await this.storedSize(imageKey));
-      const deep = source ? await this.isVector(source) : false;
-      return {
-        geometry: tileGeometry(width, height, deep ? DEEP_LEVELS : 0),
-        source: deep ? source : null,
-      };
+      return { width, height, source };
     })();
     p.catch(() => this.described.delete(imageKey));
     this.described.set(imageKey, p);
