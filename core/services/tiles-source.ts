@@ -32,6 +32,8 @@ export interface OverlayImageSource {
   /** Block B crop pixels → overlay pixels. */
   transform: number[];
   imageKind: ImageKind;
+  /** Local path of the stored overlay image (its fill classes are kept at deep levels). */
+  stored: string | null;
 }
 
 export type DeepSource = PageImageSource | OverlayImageSource;
@@ -132,6 +134,7 @@ export function createTileSourceResolver(env: {
         blockOf(String(overlay.block_b_id)),
       ]);
       if (!a || !b) return null;
+      const stored = await objects.localPath(imageKey).catch(() => null);
       return {
         kind: 'overlay',
         width: Number(overlay.width),
@@ -142,6 +145,7 @@ export function createTileSourceResolver(env: {
         bOrigin: { x: b.bbox.x, y: b.bbox.y },
         transform,
         imageKind,
+        stored,
       };
     }
     return null;

@@ -157,6 +157,7 @@ export class TileService {
           transform: source!.transform,
           tile,
           kind: source!.imageKind,
+          ...(source!.stored ? { stored: source!.stored } : {}),
         });
       }
     }

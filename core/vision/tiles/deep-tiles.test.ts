@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { renderOverlayTile, renderPageTile, pageKindOf, type PageSource } from './deep-tiles';
@@ -14,7 +16,7 @@ import { TILE_SIZE } from './tiles.adapter';
 // at 200 dpi it lies at raster row (1584 − 657) · 200 / 72 = 2575 and is 0.694 px wide. At 1,600 %
 // (level native + 4, 3,200 dpi) it is 0.25 · 3200 / 72 = 11.11 px wide, at row 41,200.
 
-const FILE = resolve(
+const FILE = path.resolve(
   import.meta.dirname,
   '../../../fixtures/generated/civil_plan-profile_C-301.pdf',
 );
@@ -42,6 +44,9 @@ async function rgb(webp: Uint8Array) {
     .toBuffer({ resolveWithObject: true });
   return { data, width: info.width, height: info.height, channels: info.channels };
 }
+
+/** The standard palette's fill (unchanged tone) colour. */
+const FILL = [226, 226, 226] as const;
 
 const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)]!;
 
@@ -174,6 +179,43 @@ describe('deep tiles rendered from the PDF', () => {
     const firstInk = column.findIndex((v) => v < 128);
     expect(Math.abs(firstInk - median(greenTop))).toBeLessThanOrEqual(1);
     expect(Math.abs(column.filter((v) => v < 128).length - WIDTH_AT_SCALE)).toBeLessThanOrEqual(1);
+    // Fills come from the stored overlay (split into layers at 200 dpi), enlarged, under the sharp
+    // line work: a stored overlay that is all fill (a tone over the whole sheet) gives fill
+    // colour on paper and keeps the lines removed and added, as wide as before.
+    const dir = await mkdtemp(path.join(tmpdir(), 'blueline-deep-fill-'));
+    const stored = path.join(dir, 'combined.png');
+    await sharp({
+      create: {
+        width: 6800,
+        height: 4400,
+        channels: 3,
+        background: { r: FILL[0], g: FILL[1], b: FILL[2] },
+      },
+    })
+      .png()
+      .toFile(stored);
+    const filled = await rgb(
+      await renderOverlayTile({
+        a: source(),
+        b: source(),
+        scale: SCALE,
+        aOrigin: { x: 0, y: 0 },
+        bOrigin: { x: 0, y: 0 },
+        transform: [1, 0, 0, 0, 1, 3],
+        tile: { left: TX * TILE_SIZE, top: TY * TILE_SIZE, width: TILE_SIZE, height: TILE_SIZE },
+        kind: 'combined',
+        stored,
+      }),
+    );
+    await rm(dir, { recursive: true, force: true });
+    const at = (y: number) => [
+      ...filled.data.subarray((y * TILE_SIZE + 256) * 3, (y * TILE_SIZE + 256) * 3 + 3),
+    ];
+    const near2 = (got: number[], want: readonly number[]) =>
+      expect(Math.max(...got.map((v, i) => Math.abs(v - want[i]!)))).toBeLessThanOrEqual(12);
+    near2(at(10), FILL);
+    near2(at(median(redTop) + 5), [225, 20, 20]);
+    near2(at(median(greenTop) + 5), [0, 170, 0]);
     console.info(
       `overlay at 1,600 %: removed line ${median(red)} px, added line ${median(green)} px (PDF width x scale = ${WIDTH_AT_SCALE.toFixed(2)}), ${median(greenTop) - median(redTop)} px apart`,
     );

@@ -2,7 +2,7 @@ import sharp from 'sharp';
 import { readFile } from 'node:fs/promises';
 import { openInput, type InputDocument } from '../input/document';
 import type { PageKind, RegionRaster, RenderColour } from '../input/pdfium.adapter';
-import { alignGrey } from '../compare/diff';
+import { alignGrey, overlayPalette } from '../compare/diff';
 import { diffStage, finishStage, type ImageKind } from '../compare/compare-pipeline.adapter';
 import { invertAffine, mapBox, type Affine } from '../compare/register';
 import type { GreyImage } from '../types';
@@ -121,6 +121,11 @@ export interface OverlayTileArgs {
   tile: { left: number; top: number; width: number; height: number };
   /** Which overlay image (compare-pipeline.adapter ImageKind). */
   kind: ImageKind;
+  /**
+   * Local path of the stored overlay image of that kind: its fill classes are kept (see
+   * renderOverlayTile).
+   */
+  stored?: string;
 }
 
 /** Pixels of B around the tile that are rendered too, so resampling near its edges has them. */
@@ -182,12 +187,90 @@ export async function overlayTileInputs(
 export async function renderOverlayTile(args: OverlayTileArgs): Promise<Uint8Array> {
   if (args.kind === 'aligned_b') return alignedBTile(args);
   const { a, b, transform } = await overlayTileInputs(args);
-  const st = await diffStage(a!, b, { skipRegistration: true, transform });
+  // Line work: the pipeline's masks and colours on the renders at this scale. Fills are told from
+  // line work by size in pixels (layers.ts: 8-px cells, 0.2-in areas at 200 dpi), which at 16x
+  // would call every line a fill: the fill layers come from the stored overlay instead (below).
+  const fills = fillColours(args.kind);
+  const st = await diffStage(a!, b, {
+    skipRegistration: true,
+    transform,
+    layers: !(fills && args.stored),
+  });
   const fin = await finishStage(st, { images: [args.kind] });
   const png = fin.pngs[args.kind];
   if (!png) throw new Error(`The compare made no ${args.kind} image.`);
-  const webp = await sharp(png).webp({ nearLossless: true, quality: 80, effort: 2 }).toBuffer();
+  let out = sharp(png);
+  if (fills && args.stored) {
+    // Where the stored overlay (200 dpi, layers split there) shows a fill, its fill colour,
+    // enlarged; everywhere else the sharp line work.
+    const { width, height } = args.tile;
+    const lines = await sharp(png).removeAlpha().raw().toBuffer();
+    const stored = await storedRegion(args.stored, args.scale, args.tile);
+    const is = (px: Buffer, o: number, colours: [number, number, number][]) =>
+      colours.some((c) => px[o] === c[0] && px[o + 1] === c[1] && px[o + 2] === c[2]);
+    for (let o = 0; o < width * height * 3; o += 3)
+      // Sharp lines (ink, removed, added) stay on top of the enlarged fill.
+      if (is(stored, o, fills.fill) && !is(lines, o, fills.line)) {
+        lines[o] = stored[o]!;
+        lines[o + 1] = stored[o + 1]!;
+        lines[o + 2] = stored[o + 2]!;
+      }
+    out = sharp(lines, { raw: { width, height, channels: 3 } });
+  }
+  const webp = await out.webp({ nearLossless: true, quality: 80, effort: 2 }).toBuffer();
   return new Uint8Array(webp);
+}
+
+/**
+ * The colours of a combined overlay's palette (diff.ts overlayPalette): its fills (fill, fill
+ * removed, fill added) and its line work (ink, removed, added). Null for the other images, which
+ * draw fills as faint line work.
+ */
+function fillColours(
+  kind: ImageKind,
+): { fill: [number, number, number][]; line: [number, number, number][] } | null {
+  const palette =
+    kind === 'combined' ? 'standard' : kind === 'combined_colorblind' ? 'colorblind' : null;
+  if (!palette) return null;
+  const p = overlayPalette(palette, 'combined');
+  return { fill: p.slice(5, 8), line: p.slice(2, 5) };
+}
+
+/** The stored overlay's pixels under a tile, enlarged `scale` times (nearest), RGB. */
+async function storedRegion(
+  file: string,
+  scale: number,
+  tile: { left: number; top: number; width: number; height: number },
+): Promise<Buffer> {
+  const meta = await sharp(file).metadata();
+  const left = Math.floor(tile.left / scale);
+  const top = Math.floor(tile.top / scale);
+  const w = Math.max(
+    1,
+    Math.min(meta.width! - left, Math.ceil((tile.left + tile.width) / scale) - left),
+  );
+  const h = Math.max(
+    1,
+    Math.min(meta.height! - top, Math.ceil((tile.top + tile.height) / scale) - top),
+  );
+  return sharp(file)
+    .extract({ left, top, width: w, height: h })
+    .removeAlpha()
+    .toColourspace('srgb')
+    .resize(w * scale, h * scale, { kernel: 'nearest' })
+    .extract({
+      left: tile.left - left * scale,
+      top: tile.top - top * scale,
+      width: Math.min(tile.width, w * scale - (tile.left - left * scale)),
+      height: Math.min(tile.height, h * scale - (tile.top - top * scale)),
+    })
+    .extend({
+      right: Math.max(0, tile.width - (w * scale - (tile.left - left * scale))),
+      bottom: Math.max(0, tile.height - (h * scale - (tile.top - top * scale))),
+      background: '#ffffff',
+    })
+    .raw()
+    .toBuffer();
 }
 
 /**

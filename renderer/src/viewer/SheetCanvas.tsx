@@ -6,7 +6,14 @@
 import { useCallback, useEffect, useMemo, useRef, useState, type CSSProperties } from 'react';
 import { Group, Image as KImage, Layer, Rect, Stage, Text } from 'react-konva';
 import type { BBox, TilePyramid } from '../api/types';
-import { backdropToDraw, levelForScale, ringAroundView, tilesForView, type TileRef } from './tiles';
+import {
+  backdropToDraw,
+  levelForScale,
+  nativeLevel,
+  ringAroundView,
+  tilesForView,
+  type TileRef,
+} from './tiles';
 import { sourceForScale, useImageLevels } from './use-image-levels';
 import type { Point, Size, View } from './view-transform';
 import { constrainView, hitTest, screenToWorld, wheelZoomFactor, zoomAt } from './view-transform';
@@ -529,10 +536,11 @@ function TiledImage({
     const z = levelForScale(v.scale, pyramid, dpr);
     const min = pyramid.min_level ?? 0;
     // Backdrops keep the sheet on screen while finer tiles load, coarsest drawn first: a level
-    // three down (always asked for: cheap, and usually there already), and the levels between
-    // it and this one where their tiles are here already (the level zoomed in from) — so a
-    // deep tile still rendering shows the enlarged level above it, never paper.
-    const coarse = Math.max(min, z - 3);
+    // three down, at most the image's own resolution (always asked for: cut from the stored
+    // image, never rendered from the PDF, and usually here already), and the levels between it
+    // and this one where their tiles are here already (the level zoomed in from) — so a deep
+    // tile still rendering shows the enlarged level above it, never paper.
+    const coarse = Math.max(min, Math.min(z - 3, nativeLevel(pyramid)));
     const backdrop: TileRef[] = [];
     for (let bz = coarse; bz < z; bz++) {
       const ts = tilesForView(v, viewport, pyramid, dpr, 64, bz);
