@@ -32,8 +32,6 @@ export interface OverlayImageSource {
   /** Block B crop pixels → overlay pixels. */
   transform: number[];
   imageKind: ImageKind;
-  /** Local path of the stored overlay image (its fill classes are kept at deep levels). */
-  stored: string | null;
 }
 
 export type DeepSource = PageImageSource | OverlayImageSource;
@@ -134,7 +132,6 @@ export function createTileSourceResolver(env: {
         blockOf(String(overlay.block_b_id)),
       ]);
       if (!a || !b) return null;
-      const stored = await objects.localPath(imageKey).catch(() => null);
       return {
         kind: 'overlay',
         width: Number(overlay.width),
@@ -145,7 +142,6 @@ export function createTileSourceResolver(env: {
         bOrigin: { x: b.bbox.x, y: b.bbox.y },
         transform,
         imageKind,
-        stored,
       };
     }
     return null;

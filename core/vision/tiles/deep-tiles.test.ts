@@ -1,7 +1,5 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
@@ -182,18 +180,14 @@ describe('deep tiles rendered from the PDF', () => {
     // Fills come from the stored overlay (split into layers at 200 dpi), enlarged, under the sharp
     // line work: a stored overlay that is all fill (a tone over the whole sheet) gives fill
     // colour on paper and keeps the lines removed and added, as wide as before.
-    const dir = await mkdtemp(path.join(tmpdir(), 'blueline-deep-fill-'));
-    const stored = path.join(dir, 'combined.png');
-    await sharp({
-      create: {
-        width: 6800,
-        height: 4400,
-        channels: 3,
-        background: { r: FILL[0], g: FILL[1], b: FILL[2] },
-      },
-    })
-      .png()
-      .toFile(stored);
+    const stored = {
+      left: (TX * TILE_SIZE) / SCALE,
+      top: (TY * TILE_SIZE) / SCALE,
+      width: TILE_SIZE / SCALE,
+      height: TILE_SIZE / SCALE,
+      channels: 3,
+      data: new Uint8Array((TILE_SIZE / SCALE) ** 2 * 3).fill(FILL[0]),
+    };
     const filled = await rgb(
       await renderOverlayTile({
         a: source(),
@@ -207,7 +201,6 @@ describe('deep tiles rendered from the PDF', () => {
         stored,
       }),
     );
-    await rm(dir, { recursive: true, force: true });
     const at = (y: number) => [
       ...filled.data.subarray((y * TILE_SIZE + 256) * 3, (y * TILE_SIZE + 256) * 3 + 3),
     ];

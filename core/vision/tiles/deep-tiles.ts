@@ -122,10 +122,20 @@ export interface OverlayTileArgs {
   /** Which overlay image (compare-pipeline.adapter ImageKind). */
   kind: ImageKind;
   /**
-   * Local path of the stored overlay image of that kind: its fill classes are kept (see
-   * renderOverlayTile).
+   * The stored overlay image of that kind under the tile (its pixels at the stored resolution,
+   * cut by the tile service from its decoded copy): its fill classes are kept (renderOverlayTile).
    */
-  stored?: string;
+  stored?: StoredRegion;
+}
+
+/** Pixels of a stored image: the rectangle at (left, top) of it, packed rows. */
+export interface StoredRegion {
+  left: number;
+  top: number;
+  width: number;
+  height: number;
+  channels: number;
+  data: Uint8Array;
 }
 
 /** Pixels of B around the tile that are rendered too, so resampling near its edges has them. */
@@ -205,7 +215,7 @@ export async function renderOverlayTile(args: OverlayTileArgs): Promise<Uint8Arr
     // enlarged; everywhere else the sharp line work.
     const { width, height } = args.tile;
     const lines = await sharp(png).removeAlpha().raw().toBuffer();
-    const stored = await storedRegion(args.stored, args.scale, args.tile);
+    const stored = enlarge(args.stored, args.scale, args.tile);
     const is = (px: Buffer, o: number, colours: [number, number, number][]) =>
       colours.some((c) => px[o] === c[0] && px[o + 1] === c[1] && px[o + 2] === c[2]);
     for (let o = 0; o < width * height * 3; o += 3)
@@ -236,41 +246,28 @@ function fillColours(
   return { fill: p.slice(5, 8), line: p.slice(2, 5) };
 }
 
-/** The stored overlay's pixels under a tile, enlarged `scale` times (nearest), RGB. */
-async function storedRegion(
-  file: string,
+/** The stored pixels under a tile, enlarged `scale` times (nearest), RGB; paper outside them. */
+function enlarge(
+  r: StoredRegion,
   scale: number,
   tile: { left: number; top: number; width: number; height: number },
-): Promise<Buffer> {
-  const meta = await sharp(file).metadata();
-  const left = Math.floor(tile.left / scale);
-  const top = Math.floor(tile.top / scale);
-  const w = Math.max(
-    1,
-    Math.min(meta.width! - left, Math.ceil((tile.left + tile.width) / scale) - left),
-  );
-  const h = Math.max(
-    1,
-    Math.min(meta.height! - top, Math.ceil((tile.top + tile.height) / scale) - top),
-  );
-  return sharp(file)
-    .extract({ left, top, width: w, height: h })
-    .removeAlpha()
-    .toColourspace('srgb')
-    .resize(w * scale, h * scale, { kernel: 'nearest' })
-    .extract({
-      left: tile.left - left * scale,
-      top: tile.top - top * scale,
-      width: Math.min(tile.width, w * scale - (tile.left - left * scale)),
-      height: Math.min(tile.height, h * scale - (tile.top - top * scale)),
-    })
-    .extend({
-      right: Math.max(0, tile.width - (w * scale - (tile.left - left * scale))),
-      bottom: Math.max(0, tile.height - (h * scale - (tile.top - top * scale))),
-      background: '#ffffff',
-    })
-    .raw()
-    .toBuffer();
+): Buffer {
+  const out = Buffer.alloc(tile.width * tile.height * 3, 255);
+  const c = r.channels;
+  for (let y = 0; y < tile.height; y++) {
+    const sy = Math.floor((tile.top + y) / scale) - r.top;
+    if (sy < 0 || sy >= r.height) continue;
+    for (let x = 0; x < tile.width; x++) {
+      const sx = Math.floor((tile.left + x) / scale) - r.left;
+      if (sx < 0 || sx >= r.width) continue;
+      const i = (sy * r.width + sx) * c;
+      const o = (y * tile.width + x) * 3;
+      out[o] = r.data[i]!;
+      out[o + 1] = r.data[c >= 3 ? i + 1 : i]!;
+      out[o + 2] = r.data[c >= 3 ? i + 2 : i]!;
+    }
+  }
+  return out;
 }
 
 /**
