@@ -177,16 +177,28 @@ describe('deep tiles rendered from the PDF', () => {
     const firstInk = column.findIndex((v) => v < 128);
     expect(Math.abs(firstInk - median(greenTop))).toBeLessThanOrEqual(1);
     expect(Math.abs(column.filter((v) => v < 128).length - WIDTH_AT_SCALE)).toBeLessThanOrEqual(1);
-    // Fills come from the stored overlay (split into layers at 200 dpi), enlarged, under the sharp
-    // line work: a stored overlay that is all fill (a tone over the whole sheet) gives fill
-    // colour on paper and keeps the lines removed and added, as wide as before.
+    // What a pixel is comes from the stored overlay (its layers split at 200 dpi), its shape from
+    // the renders: a stored overlay with a fill tone everywhere but the two lines' 200-dpi rows
+    // (red, then green 3 rows lower; 2 rows each) gives the fill colour on paper, and each line in its colour
+    // as wide as the PDF draws it, not as a 16-px block.
+    const n = TILE_SIZE / SCALE;
+    const data = new Uint8Array(n * n * 3).fill(FILL[0]);
+    const row = (y: number, c: readonly number[]) => {
+      for (let x = 0; x < n; x++) data.set(c, (y * n + x) * 3);
+    };
+    const lineRow = Math.floor(LINE_ROW) - (TY * TILE_SIZE) / SCALE;
+    // Each 0.69-px line centred on a row boundary (y = 2575.0) inks the rows on both sides.
+    row(lineRow - 1, [225, 20, 20]);
+    row(lineRow, [225, 20, 20]);
+    row(lineRow + 2, [0, 170, 0]);
+    row(lineRow + 3, [0, 170, 0]);
     const stored = {
       left: (TX * TILE_SIZE) / SCALE,
       top: (TY * TILE_SIZE) / SCALE,
-      width: TILE_SIZE / SCALE,
-      height: TILE_SIZE / SCALE,
+      width: n,
+      height: n,
       channels: 3,
-      data: new Uint8Array((TILE_SIZE / SCALE) ** 2 * 3).fill(FILL[0]),
+      data,
     };
     const filled = await rgb(
       await renderOverlayTile({
@@ -209,6 +221,10 @@ describe('deep tiles rendered from the PDF', () => {
     near2(at(10), FILL);
     near2(at(median(redTop) + 5), [225, 20, 20]);
     near2(at(median(greenTop) + 5), [0, 170, 0]);
+    const reds = Array.from({ length: TILE_SIZE }, (_, y) => at(y)).filter(
+      (c) => Math.abs(c[0]! - 225) + Math.abs(c[1]! - 20) + Math.abs(c[2]! - 20) < 60,
+    ).length;
+    expect(Math.abs(reds - WIDTH_AT_SCALE)).toBeLessThanOrEqual(1);
     console.info(
       `overlay at 1,600 %: removed line ${median(red)} px, added line ${median(green)} px (PDF width x scale = ${WIDTH_AT_SCALE.toFixed(2)}), ${median(greenTop) - median(redTop)} px apart`,
     );

@@ -138,6 +138,18 @@ export interface StoredRegion {
   data: Uint8Array;
 }
 
+/** The 8 neighbours of a pixel. */
+const NEIGHBOURS = [
+  [-1, 0],
+  [1, 0],
+  [0, -1],
+  [0, 1],
+  [-1, -1],
+  [1, -1],
+  [-1, 1],
+  [1, 1],
+] as const;
+
 /** Pixels of B around the tile that are rendered too, so resampling near its edges has them. */
 const B_MARGIN = 2;
 
@@ -211,21 +223,48 @@ export async function renderOverlayTile(args: OverlayTileArgs): Promise<Uint8Arr
   if (!png) throw new Error(`The compare made no ${args.kind} image.`);
   let out = sharp(png);
   if (fills && args.stored) {
-    // Where the stored overlay (200 dpi, layers split there) shows a fill, its fill colour,
-    // enlarged; everywhere else the sharp line work.
+    // What each pixel is comes from the stored overlay (200 dpi, its layers split there); its
+    // shape from the renders at this scale:
+    //  - a fill there: its fill colour, enlarged (fills are areas: only their edges step);
+    //  - line work there (ink, removed, added, faint): its colour where the line work of the
+    //    renders has ink, paper elsewhere — the line as thin as the PDF draws it;
+    //  - paper there, ink here (a line's edge past the 200-dpi pixels): the colour of the line
+    //    work stored next to it, if any.
     const { width, height } = args.tile;
-    const lines = await sharp(png).removeAlpha().raw().toBuffer();
+    const deep = await sharp(png).removeAlpha().raw().toBuffer();
     const stored = enlarge(args.stored, args.scale, args.tile);
+    const out2 = Buffer.alloc(width * height * 3, 255);
     const is = (px: Buffer, o: number, colours: [number, number, number][]) =>
       colours.some((c) => px[o] === c[0] && px[o + 1] === c[1] && px[o + 2] === c[2]);
-    for (let o = 0; o < width * height * 3; o += 3)
-      // Sharp lines (ink, removed, added) stay on top of the enlarged fill.
-      if (is(stored, o, fills.fill) && !is(lines, o, fills.line)) {
-        lines[o] = stored[o]!;
-        lines[o + 1] = stored[o + 1]!;
-        lines[o + 2] = stored[o + 2]!;
+    const paper = (px: Buffer, o: number) =>
+      px[o] === 255 && px[o + 1] === 255 && px[o + 2] === 255;
+    const put = (o: number, from: Buffer, f: number) => {
+      out2[o] = from[f]!;
+      out2[o + 1] = from[f + 1]!;
+      out2[o + 2] = from[f + 2]!;
+    };
+    const k = args.scale;
+    for (let y = 0; y < height; y++)
+      for (let x = 0; x < width; x++) {
+        const o = (y * width + x) * 3;
+        if (is(stored, o, fills.fill)) put(o, stored, o);
+        else if (paper(deep, o)) continue;
+        else if (!paper(stored, o)) put(o, stored, o);
+        else {
+          // The stored line work one 200-dpi pixel away.
+          for (const [dx, dy] of NEIGHBOURS) {
+            const nx = x + dx * k,
+              ny = y + dy * k;
+            if (nx < 0 || ny < 0 || nx >= width || ny >= height) continue;
+            const n = (ny * width + nx) * 3;
+            if (!paper(stored, n) && !is(stored, n, fills.fill)) {
+              put(o, stored, n);
+              break;
+            }
+          }
+        }
       }
-    out = sharp(lines, { raw: { width, height, channels: 3 } });
+    out = sharp(out2, { raw: { width, height, channels: 3 } });
   }
   const webp = await out.webp({ nearLossless: true, quality: 80, effort: 2 }).toBuffer();
   return new Uint8Array(webp);
