@@ -141,9 +141,9 @@ function download(url: string): Promise<Buffer> {
 }
 
 /**
- * The new column inside the change: the centre of the solid added (green) area of the overlay
- * image within the change's box — the column is drawn as a filled square, the rest of the change
- * (its leader, callout text and cloud) as lines.
+ * The new column inside the change: the centre of the largest solid added (green) square of the
+ * overlay image within the change's box — the column is a filled square, the rest of the change
+ * (its leader, callout text and cloud) lines.
  */
 export async function findColumn(pair: BeamPair): Promise<{ x: number; y: number }> {
   const b = pair.change.bbox;
@@ -159,25 +159,26 @@ export async function findColumn(pair: BeamPair): Promise<{ x: number; y: number
     .toBuffer({ resolveWithObject: true });
   const green = (x: number, y: number) => {
     const o = (y * info.width + x) * info.channels;
-    return data[o]! < 60 && data[o + 1]! > 120 && data[o + 2]! < 60;
+    // Added line work (0, 170, 0) or an added fill (190, 236, 190).
+    return data[o + 1]! > 120 && data[o + 1]! - data[o]! > 40 && data[o + 1]! - data[o + 2]! > 40;
   };
-  let sx = 0,
-    sy = 0,
-    n = 0;
-  // Solid over a 13 x 13 px cross: wider than the cloud's and the leader's strokes (≤ 7 px).
-  const R = 6;
-  for (let y = R; y < info.height - R; y++)
-    for (let x = R; x < info.width - R; x++) {
-      let solid = true;
-      for (let d = -R; d <= R && solid; d++) solid = green(x + d, y) && green(x, y + d);
-      if (solid) {
-        sx += x;
-        sy += y;
-        n++;
-      }
+  // The largest all-green square (dynamic programming over bottom-right corners): the column,
+  // wider than any stroke of the cloud, leader or text.
+  const W = info.width;
+  const side = new Uint16Array(W * info.height);
+  let best = 0,
+    bx = 0,
+    by = 0;
+  for (let y = 0; y < info.height; y++)
+    for (let x = 0; x < W; x++) {
+      if (!green(x, y)) continue;
+      const i = y * W + x;
+      const s = x > 0 && y > 0 ? 1 + Math.min(side[i - 1]!, side[i - W]!, side[i - W - 1]!) : 1;
+      side[i] = s;
+      if (s > best) [best, bx, by] = [s, x, y];
     }
-  if (n === 0) return { x: b.x + b.width / 2, y: b.y + b.height / 2 };
-  return { x: b.x + sx / n, y: b.y + sy / n };
+  if (best === 0) return { x: b.x + b.width / 2, y: b.y + b.height / 2 };
+  return { x: b.x + bx - best / 2, y: b.y + by - best / 2 };
 }
 
 /** The canvas's current view, read from Konva's stage (scale, x, y). */
