@@ -26,6 +26,8 @@ import { filesRoutes } from './http/routes/files.routes';
 import { jobsRoutes } from './http/routes/jobs.routes';
 import { webRoutes } from './http/routes/web.routes';
 import { TileService } from './services/tiles.service';
+import { createTileSourceResolver } from './services/tiles-source';
+import { poolTileRenderer } from './jobs/tile-tasks';
 import { drawingsRoutes } from './http/routes/drawings.routes';
 import { createProcessHandler } from './jobs/handlers/process.job';
 import { failProcessingDrawing } from './store/repositories/drawings.repository';
@@ -220,7 +222,11 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
     objects,
     signer,
     maxUploadBytes: config.maxUploadBytes,
-    tiles: new TileService(objects),
+    tiles: new TileService(objects, {
+      resolve: createTileSourceResolver({ db, objects, maxPixels: config.maxPixelsPerPage }),
+      renderer: poolTileRenderer(pool),
+      cacheMaxBytes: config.tileCacheMaxBytes,
+    }),
   });
   jobsRoutes(app, deps, jobs, { maxStreamsPerKey: config.maxSseStreamsPerKey });
   drawingsRoutes(app, deps, jobs);

@@ -19,8 +19,13 @@
 //   trace  like warm, under a Chrome trace, for the "where does the time go" breakdown;
 //   profile  like warm, under the V8 CPU profiler (CDP Profiler), JS self time by function
 //          (written to profile-<screen>.cpuprofile, which Chromium's DevTools opens).
+//   deep   (issue 19, not in the default list) the beam proposal pair compared and S101's overlay
+//          zoomed to 1,600 % at three places: zoom step → sharp tile on screen, frame times
+//          while tiles land, tile cache on disk (deep-zoom.ts). `--screenshots <dir>` also saves
+//          the new column at 100 / 800 / 1,600 % in Overlay and New modes.
 // Goals: issue 5 median frame < 16 ms and no frame > 100 ms; issue 18 (whole-sheet view and the
-// new overlays) none > 50 ms.
+// new overlays) none > 50 ms. Deep pass (issue 19):
+// zoom step → sharp tile p95 < 250 ms, frames median < 16 ms and none > 50 ms.
 
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import {
@@ -39,6 +44,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { makeSheetPng, SHEET_DPI, SHEET_H, SHEET_W } from './make-sheet';
+import { prepareBeamPair, runDeepZoom, tileCacheOnDisk } from './deep-zoom';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const argv = process.argv.slice(2);
@@ -52,6 +58,7 @@ type Screen = 'sheet' | 'overlay';
 /** The canvas each screen's passes watch (data-loaded) and play the script on. */
 const CANVAS: Record<Screen, string> = { sheet: 'canvas-sheet', overlay: 'canvas-main' };
 const KEEP = argv.includes('--keep');
+const SCREENSHOTS = arg('screenshots') ?? null;
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const BASE_ARGS = [
   '--no-sandbox',
@@ -723,8 +730,12 @@ const fmt = (x: number, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : '—');
 async function main() {
   mkdirSync(WORK, { recursive: true });
   const load0 = os.loadavg();
-  const png = await makeSheetPng(WORK);
   const web = buildWeb();
+  if (PASSES.includes('deep')) {
+    await deepMain(web, load0);
+    if (PASSES.length === 1) return;
+  }
+  const png = await makeSheetPng(WORK);
   const svc = await startService(web);
   const stop = () => {
     if (svc.child.exitCode === null) svc.child.kill('SIGTERM');
@@ -763,7 +774,7 @@ async function main() {
       });
     let unlockedBrowser: Browser | null = null;
     for (const screen of SCREENS) {
-      for (const pass of PASSES) {
+      for (const pass of PASSES.filter((p) => p !== 'deep')) {
         const name = `${screen}:${pass}`;
         const unlocked = pass !== 'vsync';
         let browser: Browser;
@@ -890,6 +901,74 @@ async function main() {
         .loadavg()
         .map((x) => x.toFixed(2))
         .join(' ')} (${os.cpus().length} cores); details in ${path.join(WORK, 'result.json')}`,
+    );
+  } finally {
+    stop();
+    if (!KEEP) rmSync(svc.dataDir, { recursive: true, force: true });
+    else console.error(`kept data dir ${svc.dataDir}`);
+  }
+}
+
+/** The deep-zoom pass on its own service (deep-zoom.ts). */
+async function deepMain(web: string, load0: number[]) {
+  const svc = await startService(web);
+  const stop = () => {
+    if (svc.child.exitCode === null) svc.child.kill('SIGTERM');
+  };
+  process.on('exit', stop);
+  try {
+    console.error(
+      `deep: service at ${svc.origin}; processing and comparing the beam proposal pair …`,
+    );
+    const pair = await prepareBeamPair(api, svc.origin, svc.key, repoRoot);
+    console.error(
+      `deep: ready in ${pair.seconds.toFixed(0)} s; overlay ${pair.overlay.id} (${pair.overlay.width}x${pair.overlay.height}), change ${JSON.stringify(pair.change.bbox)}`,
+    );
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [...BASE_ARGS, ...UNLOCKED],
+    });
+    const loadBefore = os.loadavg();
+    const r = await runDeepZoom(
+      browser,
+      svc.origin,
+      svc.key,
+      pair,
+      INSTRUMENT,
+      VIEWPORT,
+      SCREENSHOTS ? path.resolve(SCREENSHOTS) : null,
+    );
+    await browser.close();
+    const disk = tileCacheOnDisk(svc.dataDir);
+    const lat = r.latencies;
+    console.log('\n### Deep zoom (beam proposal S101 overlay, to 1,600 %)\n');
+    console.log('| step | level | tiles | to sharp tile p50 / p95 / max ms |');
+    console.log('|---|---:|---:|---:|');
+    for (const s of r.steps)
+      console.log(
+        `| ${s.label} | ${s.level} | ${s.tiles} | ${fmt(quantile(s.latencies, 0.5), 0)} / ${fmt(quantile(s.latencies, 0.95), 0)} / ${fmt(maxOf(s.latencies), 0)} |`,
+      );
+    const f = r.frames;
+    console.log(
+      `\nzoom step → sharp tile on screen (all zoom steps, ${lat.length} tiles): p50 ${fmt(quantile(lat, 0.5), 0)} ms, p95 ${fmt(quantile(lat, 0.95), 0)} ms, max ${fmt(maxOf(lat), 0)} ms — goal p95 < 250 ms: ${quantile(lat, 0.95) < 250 ? 'MET' : 'MISSED'}`,
+    );
+    console.log(
+      `frames while tiles land (${f.length} rAF intervals): median ${fmt(quantile(f, 0.5))} ms, p95 ${fmt(quantile(f, 0.95))} ms, max ${fmt(maxOf(f))} ms, > 50 ms: ${f.filter((x) => x > 50).length} — goal median < 16, none > 50: ${quantile(f, 0.5) < 16 && maxOf(f) <= 50 ? 'MET' : 'MISSED'}`,
+    );
+    console.log(
+      `tile cache on disk after the session: ${(disk.bytes / 1024 / 1024).toFixed(1)} MiB in ${disk.files} tiles (bound: tileCacheMaxBytes, 2 GiB by default)`,
+    );
+    console.log(
+      `loadavg before ${loadBefore.map((x) => x.toFixed(2)).join(' ')}, after ${os
+        .loadavg()
+        .map((x) => x.toFixed(2))
+        .join(' ')} (start of the run ${load0.map((x) => x.toFixed(2)).join(' ')})`,
+    );
+    for (const s of r.screenshots) console.log(`screenshot ${s}`);
+    writeFileSync(
+      path.join(WORK, 'deep-result.json'),
+      JSON.stringify({ when: new Date().toISOString(), ...r, disk }, null, 2),
     );
   } finally {
     stop();

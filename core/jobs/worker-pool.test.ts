@@ -211,6 +211,27 @@ describe('worker pool', () => {
     expect(p.stats()).toMatchObject({ busy: 0, queued: 0, workers: 2, started: 2 });
   });
 
+  it('low-priority tasks wait for every normal task, newest first', async () => {
+    const p = pool(1);
+    const order: string[] = [];
+    const track = (name: string, r: Promise<unknown>) => r.then(() => order.push(name));
+    // The one worker is busy while the rest queue up (the order of completion is the order of
+    // start: one worker).
+    const busy = track('busy', p.run('test.spin', { ms: 100 }));
+    const low = { priority: 'low' as const };
+    const runs = [
+      busy,
+      track('low1', p.run('test.spin', { ms: 1 }, [], undefined, low)),
+      track('job1', p.run('test.spin', { ms: 1 })),
+      track('low2', p.run('test.spin', { ms: 1 }, [], undefined, low)),
+      track('low3', p.run('test.spin', { ms: 1 }, [], undefined, low)),
+      track('job2', p.run('test.spin', { ms: 1 })),
+    ];
+    expect(p.stats().queued).toBe(5);
+    await Promise.all(runs);
+    expect(order).toEqual(['busy', 'job1', 'job2', 'low3', 'low2', 'low1']);
+  });
+
   it('rejects with the task error and keeps an ApiError code across the thread hop', async () => {
     const p = pool(1);
     const plain = await p.run('test.throw', { message: 'bad input' }).catch((e: unknown) => e);

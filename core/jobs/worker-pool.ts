@@ -2,7 +2,8 @@
 // HTTP event loop stays responsive while a drawing set is processed (architecture.md, habit 5).
 // sharp needs none of this: it already runs on libuv's threads.
 //
-// - Each worker runs one task at a time; extra tasks wait in FIFO order.
+// - Each worker runs one task at a time; extra tasks wait in FIFO order (low-priority tasks, e.g.
+//   deep-zoom tiles, after every normal one and newest first: TaskOptions.priority).
 // - Workers start lazily (first use) up to `size`, and are unref'd while idle so an idle pool
 //   never keeps the process alive.
 // - A worker that crashes (uncaught error, process.exit, out of memory) fails only its task with
@@ -151,6 +152,13 @@ export interface TaskTimeLimit {
 export interface TaskOptions {
   /** Ends the task when it runs longer (see TaskTimeLimit). */
   limit?: TaskTimeLimit;
+  /**
+   * 'low': the task waits while any normal task is queued (those go first, whatever their arrival),
+   * and low tasks run newest first: a viewer's deep-zoom tiles, where the last asked for is the one
+   * on screen now, must never hold up a job. A running task is never interrupted, so a normal task
+   * waits at most for the low tasks already running (keep them short). Default 'normal'.
+   */
+  priority?: 'normal' | 'low';
 }
 
 /** A task failed inside the worker; `name` is the original error's name. */
@@ -202,6 +210,8 @@ interface Pending {
   onAbort: (() => void) | undefined;
   limit: TaskTimeLimit | undefined;
   timer: NodeJS.Timeout | undefined;
+  /** TaskOptions.priority 'low'. */
+  low?: boolean;
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
 }
@@ -457,7 +467,13 @@ export function createWorkerPool<R extends WorkerTaskRegistry = WorkerTasks>(
           p.onAbort = () => abort(p);
           signal.addEventListener('abort', p.onAbort, { once: true });
         }
-        queue.push(p);
+        // The queue holds the normal tasks (oldest first), then the low ones (newest first).
+        const firstLow = queue.findIndex((q) => q.low);
+        if (options.priority === 'low') {
+          p.low = true;
+          queue.splice(firstLow < 0 ? queue.length : firstLow, 0, p);
+        } else if (firstLow < 0) queue.push(p);
+        else queue.splice(firstLow, 0, p);
         dispatch();
       });
     },

@@ -35,6 +35,14 @@ import {
   type CloudedSheet,
 } from '../services/exports/clouded-pdf';
 import type { ExportModel } from '../services/exports/model';
+import {
+  pageKindOf,
+  renderOverlayTile,
+  renderPageTile,
+  type LevelRect,
+  type OverlayTileArgs,
+  type PageSource,
+} from '../vision/tiles/deep-tiles';
 
 /** Turns the input layer's InputError into an ApiError whose code names the problem (contract §3 table + processing codes). */
 function asApiError(e: unknown): unknown {
@@ -296,6 +304,35 @@ export const WORKER_TASKS = {
       now: new Date(args.options.now),
     });
     return withTransfer(bytes, [bytes.buffer as ArrayBuffer]);
+  },
+
+  /** Whether a page is vector drawing (deep-zoom levels rendered from it) or a scan. */
+  async 'tiles.kind'(args: PageSource) {
+    try {
+      return await pageKindOf(args);
+    } catch (e) {
+      throw asApiError(e);
+    }
+  },
+
+  /** A sheet's or block's deep-zoom tile, rendered from its page in colour (WebP). */
+  async 'tiles.page'(args: { source: PageSource; rect: LevelRect }) {
+    try {
+      const webp = await renderPageTile(args.source, args.rect);
+      return withTransfer(webp, [webp.buffer as ArrayBuffer]);
+    } catch (e) {
+      throw asApiError(e);
+    }
+  },
+
+  /** An overlay's deep-zoom tile, composed from both revisions rendered at its scale (WebP). */
+  async 'tiles.overlay'(args: OverlayTileArgs) {
+    try {
+      const webp = await renderOverlayTile(args);
+      return withTransfer(webp, [webp.buffer as ArrayBuffer]);
+    } catch (e) {
+      throw asApiError(e);
+    }
   },
 } satisfies WorkerTaskRegistry;
 

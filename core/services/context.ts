@@ -8,6 +8,8 @@ export interface ServiceConfig {
   maxPixelsPerPage: number;
   rateLimits: { document: number; vision: number };
   maxSseStreamsPerKey: number;
+  /** Disk bound of the stored image tiles (least recently used deleted past it), bytes. */
+  tileCacheMaxBytes: number;
 }
 
 export const DEFAULT_CONFIG: Omit<ServiceConfig, 'dataDir'> = {
@@ -16,6 +18,7 @@ export const DEFAULT_CONFIG: Omit<ServiceConfig, 'dataDir'> = {
   maxPixelsPerPage: 300_000_000,
   rateLimits: { document: 600, vision: 120 },
   maxSseStreamsPerKey: 20,
+  tileCacheMaxBytes: 2 * 1024 ** 3,
 };
 
 export interface Logger {

@@ -1,31 +1,104 @@
+import sharp from 'sharp';
 import { ApiError } from '../domain/errors';
 import type { ObjectStore } from '../blobs/object-store';
 import { imageTileKey } from '../blobs/keys';
 import {
   decodeForTiles,
+  DEEP_LEVELS,
   levelOf,
   renderTile,
   tileGeometry,
+  tileRect,
+  TILE_SIZE,
   type DecodedImage,
+  type TileGeometry,
 } from '../vision/tiles/tiles.adapter';
+import type { LevelRect, OverlayTileArgs, PageSource } from '../vision/tiles/deep-tiles';
+import type { PageKind } from '../vision/input/pdfium.adapter';
+import type { DeepSource } from './tiles-source';
+import { TileCache } from './tile-cache';
 
-// Serves deep-zoom tiles of stored images: a stored tile is returned as is; a missing one is
-// rendered from the decoded image (a few decoded images are kept, since a viewer asks for many
-// tiles of the same sheet in a burst) and stored for the next request.
+// Serves the tile pyramids of stored images (contract §5) and their description (tiles.json).
+//  - Levels up to native_zoom are cut from the stored image: a stored tile is returned as is; a
+//    missing one is rendered from the decoded image (a few decoded images are kept, since a viewer
+//    asks for many tiles of the same sheet in a burst) and stored for the next request.
+//  - Images of vector PDF pages (sheets, block crops, overlays of them) go DEEP_LEVELS deeper:
+//    those tiles are rendered from the pages themselves by the worker pool at low priority
+//    (`DeepTileRenderer`, wired in service.ts) and stored the same way.
+//  - Every stored tile counts against the tile cache's disk bound (tile-cache.ts): the least
+//    recently used go first.
+
+/** The pool's side of deep tiles (worker-tasks.ts 'tiles.*'); services do not see the pool. */
+export interface DeepTileRenderer {
+  kind(source: PageSource): Promise<PageKind>;
+  page(args: { source: PageSource; rect: LevelRect }): Promise<Uint8Array>;
+  overlay(args: OverlayTileArgs): Promise<Uint8Array>;
+}
+
+export interface TilesJson {
+  tile_size: number;
+  width: number;
+  height: number;
+  native_zoom: number;
+  max_zoom: number;
+}
+
+export interface TileServiceOptions {
+  /** What a stored image was made from (tiles-source.ts); without it no image goes deeper. */
+  resolve?: (imageKey: string) => Promise<DeepSource | null>;
+  renderer?: DeepTileRenderer;
+  /** Disk bound of the stored tiles, bytes (tile-cache.ts DEFAULT_TILE_CACHE_BYTES). */
+  cacheMaxBytes?: number;
+  /** Decoded stored images kept for cutting tiles. Default 3. */
+  maxDecoded?: number;
+}
+
+interface Described {
+  width: number;
+  height: number;
+  source: DeepSource | null;
+}
+
+/** Descriptions kept (image key → size and source): a viewer asks for many tiles of few images. */
+const MAX_DESCRIBED = 64;
 
 export class TileService {
   private decoded = new Map<string, Promise<DecodedImage>>();
   private rendering = new Map<string, Promise<void>>();
+  private described = new Map<string, Promise<Described>>();
+  /** Page kind by file bytes and page: asked of the pool once per page. */
+  private kinds = new Map<string, Promise<PageKind>>();
+  readonly cache: TileCache;
+  private readonly maxDecoded: number;
 
   constructor(
     private readonly objects: ObjectStore,
-    private readonly maxDecoded = 3,
-  ) {}
+    private readonly opts: TileServiceOptions = {},
+  ) {
+    this.cache = new TileCache(objects, opts.cacheMaxBytes);
+    this.maxDecoded = opts.maxDecoded ?? 3;
+  }
+
+  /** The pyramid of `imageKey` (contract §5 tiles.json); 404 when the image is gone. */
+  async tilesJson(imageKey: string): Promise<TilesJson> {
+    const g = await this.geometry(await this.describe(imageKey), true);
+    return {
+      tile_size: TILE_SIZE,
+      width: g.width,
+      height: g.height,
+      native_zoom: g.nativeZoom,
+      max_zoom: g.maxZoom,
+    };
+  }
 
   /** Ensures tile (z, x, y) of `imageKey` is stored and returns its key; 404 outside the pyramid. */
   async tileKey(imageKey: string, z: number, x: number, y: number): Promise<string> {
+    void this.cache.load();
     const key = imageTileKey(imageKey, z, x, y);
-    if (await this.objects.stat(key)) return key;
+    if (await this.objects.stat(key)) {
+      this.cache.touch(key);
+      return key;
+    }
     let job = this.rendering.get(key);
     if (!job) {
       job = this.render(imageKey, key, z, x, y).finally(() => this.rendering.delete(key));
@@ -42,15 +115,119 @@ export class TileService {
     x: number,
     y: number,
   ): Promise<void> {
-    const img = await this.decode(imageKey);
-    if (!levelOf(tileGeometry(img.width, img.height), z, x, y)) {
+    const described = await this.describe(imageKey);
+    const { source } = described;
+    // Only a tile past the image's own resolution waits for the page's kind (a pool task).
+    const g = await this.geometry(
+      described,
+      z > tileGeometry(described.width, described.height).nativeZoom,
+    );
+    const level = levelOf(g, z, x, y);
+    if (!level) {
       throw new ApiError(
         'not_found',
-        `Tile ${z}/${x}/${y} is outside this image's pyramid (levels 0–${tileGeometry(img.width, img.height).maxZoom}).`,
+        `Tile ${z}/${x}/${y} is outside this image's pyramid (levels 0–${g.maxZoom}${g.maxZoom > g.nativeZoom ? `, ${g.nativeZoom} at the image's own resolution` : ''}; tiles.json gives each level's size).`,
       );
     }
-    const webp = await renderTile(img, z, x, y);
-    await this.objects.put(key, webp, { contentType: 'image/webp' });
+    let webp: Uint8Array;
+    if (z <= g.nativeZoom) {
+      webp = await renderTile(await this.decode(imageKey), z, x, y);
+    } else {
+      const r = this.opts.renderer!;
+      const tile = tileRect(level, x, y);
+      if (source!.kind === 'page') {
+        const s = level.scale;
+        webp = await r.page({
+          source: source!.source,
+          rect: {
+            scale: s,
+            left: source!.origin.x * s + tile.left,
+            top: source!.origin.y * s + tile.top,
+            width: tile.width,
+            height: tile.height,
+          },
+        });
+      } else {
+        webp = await r.overlay({
+          a: source!.a,
+          b: source!.b,
+          scale: level.scale,
+          aOrigin: source!.aOrigin,
+          bOrigin: source!.bOrigin,
+          transform: source!.transform,
+          tile,
+          kind: source!.imageKind,
+          // The stored overlay under the tile (its fill classes), from the decoded copy the
+          // native levels are cut from: a few hundred bytes to the worker, not a PNG to decode.
+          stored: storedRegion(await this.decode(imageKey), level.scale, tile),
+        });
+      }
+    }
+    const buf = Buffer.from(webp.buffer, webp.byteOffset, webp.byteLength);
+    await this.objects.put(key, buf, { contentType: 'image/webp' });
+    await this.cache.add(key, buf.byteLength);
+  }
+
+  /** The pyramid: with deep levels when `deep` is asked about and the image's pages are vector. */
+  private async geometry(d: Described, deep: boolean): Promise<TileGeometry> {
+    const vector = deep && d.source !== null && (await this.isVector(d.source));
+    return tileGeometry(d.width, d.height, vector ? DEEP_LEVELS : 0);
+  }
+
+  /** The image's size and what it was made from (null: nothing deeper than the image). */
+  private describe(imageKey: string): Promise<Described> {
+    let p = this.described.get(imageKey);
+    if (p) {
+      this.described.delete(imageKey);
+      this.described.set(imageKey, p);
+      return p;
+    }
+    p = (async () => {
+      const source = (this.opts.renderer && (await this.opts.resolve?.(imageKey))) || null;
+      let width: number, height: number;
+      if (source) ({ width, height } = source);
+      else ({ width, height } = await this.storedSize(imageKey));
+      return { width, height, source };
+    })();
+    p.catch(() => this.described.delete(imageKey));
+    this.described.set(imageKey, p);
+    while (this.described.size > MAX_DESCRIBED)
+      this.described.delete(this.described.keys().next().value!);
+    return p;
+  }
+
+  /** Vector pages go deeper; scans keep their own resolution as the deepest level. */
+  private async isVector(source: DeepSource): Promise<boolean> {
+    const pages = source.kind === 'page' ? [source.source] : [source.a, source.b];
+    const kinds = await Promise.all(pages.map((s) => this.pageKind(s)));
+    return kinds.every((k) => k === 'vector');
+  }
+
+  private pageKind(s: PageSource): Promise<PageKind> {
+    const id = `${s.bytesKey}:${s.index}`;
+    let p = this.kinds.get(id);
+    if (!p) {
+      p = this.opts.renderer!.kind(s);
+      p.catch(() => this.kinds.delete(id));
+      this.kinds.set(id, p);
+    }
+    return p;
+  }
+
+  private async storedSize(imageKey: string): Promise<{ width: number; height: number }> {
+    const bytes = await this.read(imageKey);
+    const meta = await sharp(bytes, { limitInputPixels: 400_000_000 }).metadata();
+    if (!meta.width || !meta.height)
+      throw new ApiError('not_found', 'The object behind this URL is not an image.');
+    return { width: meta.width, height: meta.height };
+  }
+
+  private async read(imageKey: string): Promise<Buffer> {
+    const obj = await this.objects.get(imageKey);
+    if (!obj) throw new ApiError('not_found', 'The image behind this URL no longer exists.');
+    const chunks: Buffer[] = [];
+    for await (const c of obj.stream()) chunks.push(c as Buffer);
+    return Buffer.concat(chunks);
   }
 
   private decode(imageKey: string): Promise<DecodedImage> {
@@ -61,17 +238,36 @@ export class TileService {
       this.decoded.set(imageKey, p);
       return p;
     }
-    p = (async () => {
-      const obj = await this.objects.get(imageKey);
-      if (!obj) throw new ApiError('not_found', 'The image behind this URL no longer exists.');
-      const chunks: Buffer[] = [];
-      for await (const c of obj.stream()) chunks.push(c as Buffer);
-      return decodeForTiles(Buffer.concat(chunks));
-    })();
+    p = this.read(imageKey).then(decodeForTiles);
     p.catch(() => this.decoded.delete(imageKey));
     this.decoded.set(imageKey, p);
     while (this.decoded.size > this.maxDecoded)
       this.decoded.delete(this.decoded.keys().next().value!);
     return p;
   }
+}
+
+/** The pixels of a decoded image under a tile of a deeper level (scale > 1), packed rows. */
+function storedRegion(
+  img: DecodedImage,
+  scale: number,
+  tile: { left: number; top: number; width: number; height: number },
+) {
+  const left = Math.floor(tile.left / scale);
+  const top = Math.floor(tile.top / scale);
+  const width = Math.max(
+    0,
+    Math.min(img.width, Math.ceil((tile.left + tile.width) / scale)) - left,
+  );
+  const height = Math.max(
+    0,
+    Math.min(img.height, Math.ceil((tile.top + tile.height) / scale)) - top,
+  );
+  const c = img.channels;
+  const data = new Uint8Array(width * height * c);
+  for (let y = 0; y < height; y++) {
+    const from = ((top + y) * img.width + left) * c;
+    data.set(img.data.subarray(from, from + width * c), y * width * c);
+  }
+  return { left, top, width, height, channels: c, data };
 }

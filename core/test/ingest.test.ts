@@ -1,6 +1,6 @@
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService } from './harness';
+import { download, startTestService, type TestService } from './harness';
 import { uploadDrawing as upload, waitForJob } from './flows';
 
 // End to end over HTTPS: upload a real drawing set, create the drawing, let the `process` job run
@@ -77,7 +77,27 @@ describe('drawing processing', () => {
       expect(tile.status).toBe(200);
       expect(tile.headers['content-type']).toBe('image/webp');
     }
-    expect((await t.request('GET', tileUrl(maxZoom + 1, 0, 0), { key: null })).status).toBe(404);
+    // tiles.json (contract §5): a vector page goes 4 levels (16x) past the stored image, its deep
+    // tiles rendered from the PDF page (in colour); past max_zoom is outside the pyramid.
+    const described = await t.request('GET', String(s0.uri).replace('?', '/tiles.json?'), {
+      key: null,
+    });
+    expect(described.status).toBe(200);
+    expect(described.body).toEqual({
+      tile_size: 512,
+      width: s0.width,
+      height: s0.height,
+      native_zoom: maxZoom,
+      max_zoom: maxZoom + 4,
+    });
+    const deep = await t.request('GET', tileUrl(maxZoom + 4, 60, 40), { key: null });
+    expect(deep.status).toBe(200);
+    expect(deep.headers['content-type']).toBe('image/webp');
+    const meta = await sharp(await download(t, tileUrl(maxZoom + 4, 60, 40))).metadata();
+    expect([meta.width, meta.height, meta.channels]).toEqual([512, 512, 3]);
+    const past = await t.request('GET', tileUrl(maxZoom + 5, 0, 0), { key: null });
+    expect(past.status).toBe(404);
+    expect(past.body.detail).toContain(`levels 0–${maxZoom + 4}`);
     expect(
       (
         await t.request(

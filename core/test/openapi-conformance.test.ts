@@ -137,6 +137,9 @@ describe('the OpenAPI validator', () => {
     expect(validator.operation('GET', '/v1/blobs/a/b/c.png/tiles/0/0/0.webp')?.operationId).toBe(
       'getBlobTile',
     );
+    expect(validator.operation('GET', '/v1/blobs/a/b/c.png/tiles.json')?.operationId).toBe(
+      'getBlobTilesJson',
+    );
   });
 });
 
@@ -319,6 +322,7 @@ describe('every response of a walk through the API matches the OpenAPI document'
     await call('GET', `${blob}&palette=sepia`, 400, { key: null });
     await call('GET', `${uri.pathname}/tiles/0/0/0.webp${uri.search}`, 200, { key: null });
     await call('GET', `${uri.pathname}/tiles/0/9/9.webp${uri.search}`, 404, { key: null });
+    await call('GET', `${uri.pathname}/tiles.json${uri.search}`, 200, { key: null });
 
     // --- credits, comparison, change detection -------------------------------------------------
     await call('GET', '/v1/credits', 200);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -48,9 +49,31 @@ const FileCreated = Type.Object(
 const BLOB_DESCRIPTION =
   'Signed with HMAC-SHA256 over path and expiry, valid 1 hour (the expiry is rounded up to the next 5-minute mark, so a URL lasts 60–65 minutes and a blob keeps the same URL across list refetches, which lets clients cache it), no Authorization header needed. ' +
   'Served with ETag, Cache-Control: private, max-age=3600, immutable, and Range support; altered or expired → 403 invalid_signature. ' +
-  'Images (sheet, block crop, overlay) also serve a tile pyramid at `<uri path>/tiles/{z}/{x}/{y}.webp?<the same query>`: ' +
-  'tiles are 512 px square (edge tiles smaller); level z shows the image scaled by 2^(z − maxZoom), where ' +
-  'maxZoom = ceil(log2(max(width, height) / 512)) is full resolution and level 0 fits in one tile.';
+  'Images (sheet, block crop, overlay) also serve a tile pyramid at `<uri path>/tiles/{z}/{x}/{y}.webp?<the same query>`, ' +
+  'described by `<uri path>/tiles.json?<the same query>` = {tile_size, width, height, native_zoom, max_zoom}: ' +
+  'tiles are 512 px square (edge tiles smaller); level z shows the image scaled by 2^(z − native_zoom), where ' +
+  'native_zoom = ceil(log2(max(width, height) / 512)) is the stored image’s own resolution and level 0 fits in one tile. ' +
+  'Images of vector PDF pages (sheets, their blocks, overlays of them) go 4 levels deeper (max_zoom = native_zoom + 4, 16x): ' +
+  'those tiles are rendered from the PDF pages themselves on first request (sheets and blocks in colour; an overlay’s from both ' +
+  'revisions rendered at that scale and compared through the pair’s transform), so they are sharp, never enlarged pixels. ' +
+  'Images of scans stop at native_zoom (max_zoom = native_zoom). Stored tiles are a cache bounded on disk: any tile may be rendered again.';
+
+const TilesJsonBody = Type.Object(
+  {
+    tile_size: Type.Integer({ description: 'tile edge, px (512); edge tiles are smaller' }),
+    width: Type.Integer({ description: 'the stored image’s width, px' }),
+    height: Type.Integer({ description: 'the stored image’s height, px' }),
+    native_zoom: Type.Integer({
+      description:
+        'the level at the stored image’s own resolution; level z is scaled 2^(z − native_zoom)',
+    }),
+    max_zoom: Type.Integer({
+      description:
+        'the deepest level: native_zoom + 4 for images of vector PDF pages, native_zoom for scans',
+    }),
+  },
+  { $id: 'TilesJson' },
+);
 
 const BlobKeyParams = Type.Object({
   key: Type.String({
@@ -403,7 +426,8 @@ export function filesRoutes(
   const serveBlob = async (request: FastifyRequest, reply: FastifyReply) => {
     const path = (request.raw.url ?? '').split('?')[0]!;
     const tile = /^(\/v1\/blobs\/.+?)\/tiles\/(\d{1,5})\/(\d{1,6})\/(\d{1,6})\.webp$/.exec(path);
-    const signedPath = tile ? tile[1]! : path;
+    const described = tile ? null : /^(\/v1\/blobs\/.+?)\/tiles\.json$/.exec(path);
+    const signedPath = tile ? tile[1]! : described ? described[1]! : path;
     signer.assertValid(signedPath, request.query as Record<string, unknown>, Date.now(), 'GET');
     let key = signedPath.slice('/v1/blobs/'.length);
     // Overlays: `?palette=colorblind` selects the colour-blind-safe rendering of the combined
@@ -418,9 +442,20 @@ export function filesRoutes(
       if (/\/overlays\/ovl_[0-9A-Za-z]+\/combined\.png$/.test(key))
         key = key.replace(/combined\.png$/, 'combined-colorblind.png');
     }
+    if ((tile || described) && !/\.(png|webp|jpg)$/.test(key))
+      throw new ApiError('not_found', 'Only images have tiles.');
+    if (described) {
+      const body = JSON.stringify(await env.tiles.tilesJson(key));
+      const etag = `"${createHash('sha256').update(body).digest('hex').slice(0, 32)}"`;
+      reply.headers({
+        'Content-Type': 'application/json; charset=utf-8',
+        ETag: etag,
+        'Cache-Control': 'private, max-age=3600, immutable',
+      });
+      if (request.headers['if-none-match'] === etag) return reply.code(304).send();
+      return reply.code(200).send(request.method === 'HEAD' ? '' : body);
+    }
     if (tile) {
-      if (!/\.(png|webp|jpg)$/.test(key))
-        throw new ApiError('not_found', 'Only images have tiles.');
       key = await env.tiles.tileKey(key, Number(tile[2]), Number(tile[3]), Number(tile[4]));
     }
     let obj;
@@ -477,4 +512,28 @@ export function filesRoutes(
     problems: ['not_found', 'invalid_parameter'],
   });
   documentOperation(app, '/v1/blobs/{key}/tiles/{z}/{x}/{y}.webp', 'get', tileDoc);
+  const tilesJsonDoc = openapiOperation({
+    operationId: 'getBlobTilesJson',
+    method: 'GET',
+    url: '/v1/blobs/*',
+    summary: 'The tile pyramid of a stored image (its levels), under the image URL’s signature',
+    description: BLOB_DESCRIPTION,
+    tags: ['files'],
+    signed: true,
+    docParams: BlobKeyParams,
+    docQuery: PaletteQuery,
+    responses: {
+      200: {
+        description: 'The pyramid',
+        content: { 'application/json': TilesJsonBody },
+        headers: {
+          ETag: Type.String({ description: 'strong, from the body' }),
+          'Cache-Control': Type.String({ description: 'private, max-age=3600, immutable' }),
+        },
+      },
+      304: { description: 'Not modified (If-None-Match)' },
+    },
+    problems: ['not_found', 'invalid_parameter'],
+  });
+  documentOperation(app, '/v1/blobs/{key}/tiles.json', 'get', tilesJsonDoc);
 }

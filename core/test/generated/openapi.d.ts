@@ -387,7 +387,7 @@ export interface paths {
         };
         /**
          * Download a stored object through its signed URL (every *_uri)
-         * @description Signed with HMAC-SHA256 over path and expiry, valid 1 hour (the expiry is rounded up to the next 5-minute mark, so a URL lasts 60–65 minutes and a blob keeps the same URL across list refetches, which lets clients cache it), no Authorization header needed. Served with ETag, Cache-Control: private, max-age=3600, immutable, and Range support; altered or expired → 403 invalid_signature. Images (sheet, block crop, overlay) also serve a tile pyramid at `<uri path>/tiles/{z}/{x}/{y}.webp?<the same query>`: tiles are 512 px square (edge tiles smaller); level z shows the image scaled by 2^(z − maxZoom), where maxZoom = ceil(log2(max(width, height) / 512)) is full resolution and level 0 fits in one tile.
+         * @description Signed with HMAC-SHA256 over path and expiry, valid 1 hour (the expiry is rounded up to the next 5-minute mark, so a URL lasts 60–65 minutes and a blob keeps the same URL across list refetches, which lets clients cache it), no Authorization header needed. Served with ETag, Cache-Control: private, max-age=3600, immutable, and Range support; altered or expired → 403 invalid_signature. Images (sheet, block crop, overlay) also serve a tile pyramid at `<uri path>/tiles/{z}/{x}/{y}.webp?<the same query>`, described by `<uri path>/tiles.json?<the same query>` = {tile_size, width, height, native_zoom, max_zoom}: tiles are 512 px square (edge tiles smaller); level z shows the image scaled by 2^(z − native_zoom), where native_zoom = ceil(log2(max(width, height) / 512)) is the stored image’s own resolution and level 0 fits in one tile. Images of vector PDF pages (sheets, their blocks, overlays of them) go 4 levels deeper (max_zoom = native_zoom + 4, 16x): those tiles are rendered from the PDF pages themselves on first request (sheets and blocks in colour; an overlay’s from both revisions rendered at that scale and compared through the pair’s transform), so they are sharp, never enlarged pixels. Images of scans stop at native_zoom (max_zoom = native_zoom). Stored tiles are a cache bounded on disk: any tile may be rendered again.
          */
         get: operations["downloadBlob"];
         put?: never;
@@ -396,7 +396,7 @@ export interface paths {
         options?: never;
         /**
          * The headers of a stored object (size, type, ETag) through its signed URL
-         * @description Signed with HMAC-SHA256 over path and expiry, valid 1 hour (the expiry is rounded up to the next 5-minute mark, so a URL lasts 60–65 minutes and a blob keeps the same URL across list refetches, which lets clients cache it), no Authorization header needed. Served with ETag, Cache-Control: private, max-age=3600, immutable, and Range support; altered or expired → 403 invalid_signature. Images (sheet, block crop, overlay) also serve a tile pyramid at `<uri path>/tiles/{z}/{x}/{y}.webp?<the same query>`: tiles are 512 px square (edge tiles smaller); level z shows the image scaled by 2^(z − maxZoom), where maxZoom = ceil(log2(max(width, height) / 512)) is full resolution and level 0 fits in one tile.
+         * @description Signed with HMAC-SHA256 over path and expiry, valid 1 hour (the expiry is rounded up to the next 5-minute mark, so a URL lasts 60–65 minutes and a blob keeps the same URL across list refetches, which lets clients cache it), no Authorization header needed. Served with ETag, Cache-Control: private, max-age=3600, immutable, and Range support; altered or expired → 403 invalid_signature. Images (sheet, block crop, overlay) also serve a tile pyramid at `<uri path>/tiles/{z}/{x}/{y}.webp?<the same query>`, described by `<uri path>/tiles.json?<the same query>` = {tile_size, width, height, native_zoom, max_zoom}: tiles are 512 px square (edge tiles smaller); level z shows the image scaled by 2^(z − native_zoom), where native_zoom = ceil(log2(max(width, height) / 512)) is the stored image’s own resolution and level 0 fits in one tile. Images of vector PDF pages (sheets, their blocks, overlays of them) go 4 levels deeper (max_zoom = native_zoom + 4, 16x): those tiles are rendered from the PDF pages themselves on first request (sheets and blocks in colour; an overlay’s from both revisions rendered at that scale and compared through the pair’s transform), so they are sharp, never enlarged pixels. Images of scans stop at native_zoom (max_zoom = native_zoom). Stored tiles are a cache bounded on disk: any tile may be rendered again.
          */
         head: operations["headBlob"];
         patch?: never;
@@ -654,9 +654,29 @@ export interface paths {
         };
         /**
          * A deep-zoom tile of a stored image, under the image URL’s signature
-         * @description Signed with HMAC-SHA256 over path and expiry, valid 1 hour (the expiry is rounded up to the next 5-minute mark, so a URL lasts 60–65 minutes and a blob keeps the same URL across list refetches, which lets clients cache it), no Authorization header needed. Served with ETag, Cache-Control: private, max-age=3600, immutable, and Range support; altered or expired → 403 invalid_signature. Images (sheet, block crop, overlay) also serve a tile pyramid at `<uri path>/tiles/{z}/{x}/{y}.webp?<the same query>`: tiles are 512 px square (edge tiles smaller); level z shows the image scaled by 2^(z − maxZoom), where maxZoom = ceil(log2(max(width, height) / 512)) is full resolution and level 0 fits in one tile.
+         * @description Signed with HMAC-SHA256 over path and expiry, valid 1 hour (the expiry is rounded up to the next 5-minute mark, so a URL lasts 60–65 minutes and a blob keeps the same URL across list refetches, which lets clients cache it), no Authorization header needed. Served with ETag, Cache-Control: private, max-age=3600, immutable, and Range support; altered or expired → 403 invalid_signature. Images (sheet, block crop, overlay) also serve a tile pyramid at `<uri path>/tiles/{z}/{x}/{y}.webp?<the same query>`, described by `<uri path>/tiles.json?<the same query>` = {tile_size, width, height, native_zoom, max_zoom}: tiles are 512 px square (edge tiles smaller); level z shows the image scaled by 2^(z − native_zoom), where native_zoom = ceil(log2(max(width, height) / 512)) is the stored image’s own resolution and level 0 fits in one tile. Images of vector PDF pages (sheets, their blocks, overlays of them) go 4 levels deeper (max_zoom = native_zoom + 4, 16x): those tiles are rendered from the PDF pages themselves on first request (sheets and blocks in colour; an overlay’s from both revisions rendered at that scale and compared through the pair’s transform), so they are sharp, never enlarged pixels. Images of scans stop at native_zoom (max_zoom = native_zoom). Stored tiles are a cache bounded on disk: any tile may be rendered again.
          */
         get: operations["getBlobTile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/blobs/{key}/tiles.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tile pyramid of a stored image (its levels), under the image URL’s signature
+         * @description Signed with HMAC-SHA256 over path and expiry, valid 1 hour (the expiry is rounded up to the next 5-minute mark, so a URL lasts 60–65 minutes and a blob keeps the same URL across list refetches, which lets clients cache it), no Authorization header needed. Served with ETag, Cache-Control: private, max-age=3600, immutable, and Range support; altered or expired → 403 invalid_signature. Images (sheet, block crop, overlay) also serve a tile pyramid at `<uri path>/tiles/{z}/{x}/{y}.webp?<the same query>`, described by `<uri path>/tiles.json?<the same query>` = {tile_size, width, height, native_zoom, max_zoom}: tiles are 512 px square (edge tiles smaller); level z shows the image scaled by 2^(z − native_zoom), where native_zoom = ceil(log2(max(width, height) / 512)) is the stored image’s own resolution and level 0 fits in one tile. Images of vector PDF pages (sheets, their blocks, overlays of them) go 4 levels deeper (max_zoom = native_zoom + 4, 16x): those tiles are rendered from the PDF pages themselves on first request (sheets and blocks in colour; an overlay’s from both revisions rendered at that scale and compared through the pair’s transform), so they are sharp, never enlarged pixels. Images of scans stop at native_zoom (max_zoom = native_zoom). Stored tiles are a cache bounded on disk: any tile may be rendered again.
+         */
+        get: operations["getBlobTilesJson"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3768,6 +3788,124 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description `unavailable`: The service is shutting down or not ready yet. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        code: "unavailable";
+                        /** @enum {integer} */
+                        status: 503;
+                        instance: string;
+                        request_id: string;
+                    };
+                };
+            };
+        };
+    };
+    getBlobTilesJson: {
+        parameters: {
+            query: {
+                /** @description Overlay images: colorblind selects the colour-blind-safe rendering (not covered by the signature) */
+                palette?: "standard" | "colorblind";
+                /** @description Unix seconds; part of the signed URL */
+                expires: string;
+                /** @description base64url HMAC-SHA256 over method, path and expiry; part of the signed URL */
+                signature: string;
+            };
+            header?: never;
+            path: {
+                /** @description The object key: the rest of the path of a *_uri, slashes included. Follow the URI as given rather than building it. */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The pyramid */
+            200: {
+                headers: {
+                    /** @description strong, from the body */
+                    ETag?: string;
+                    /** @description private, max-age=3600, immutable */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description tile edge, px (512); edge tiles are smaller */
+                        tile_size: number;
+                        /** @description the stored image’s width, px */
+                        width: number;
+                        /** @description the stored image’s height, px */
+                        height: number;
+                        /** @description the level at the stored image’s own resolution; level z is scaled 2^(z − native_zoom) */
+                        native_zoom: number;
+                        /** @description the deepest level: native_zoom + 4 for images of vector PDF pages, native_zoom for scans */
+                        max_zoom: number;
+                    };
+                };
+            };
+            /** @description Not modified (If-None-Match) */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_parameter`: A query parameter is malformed: a bad datetime, a bad boolean, an unknown enum value, or a limit below 1 or not an integer. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        code: "invalid_parameter";
+                        /** @enum {integer} */
+                        status: 400;
+                        instance: string;
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `invalid_signature`: The signed URL was altered or has expired. Fetch the resource again for a fresh URL. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        code: "invalid_signature";
+                        /** @enum {integer} */
+                        status: 403;
+                        instance: string;
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `not_found`: No such record in this organization, or no such route. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @constant */
+                        code: "not_found";
+                        /** @enum {integer} */
+                        status: 404;
+                        instance: string;
+                        request_id: string;
+                    };
+                };
             };
             /** @description `unavailable`: The service is shutting down or not ready yet. Retry after Retry-After seconds. */
             503: {

@@ -5,7 +5,15 @@ import type { PageRaster, TextItem, TextSource } from '../types';
 import { openImage, type ImageFormat } from './image.adapter';
 import { InputError, type InputLimits } from './input-errors';
 import { scanPdfStreams } from './pdf-stream-scan';
-import { DEFAULT_DPI, openDocument, pixelSize, type PageBand, type PageInfo } from './pdf.adapter';
+import {
+  DEFAULT_DPI,
+  openDocument,
+  pixelSize,
+  type PageBand,
+  type PageInfo,
+  type RegionRequest,
+} from './pdf.adapter';
+import type { PageKind, RegionRaster } from './pdfium.adapter';
 
 export type SupportedContentType = 'application/pdf' | 'image/png' | 'image/jpeg' | 'image/tiff';
 
@@ -97,6 +105,13 @@ export interface InputDocument {
     band: PageBand,
     opts?: { dpi?: number; maxPixels?: number; withText?: boolean; colour?: boolean },
   ): Promise<{ raster: PageRaster; text: TextItem[] }>;
+  /**
+   * PDFs only: a rectangle of page `index` rendered from its content at `region.scale` times its
+   * raster at `region.dpi` (deep-zoom tiles), in grey or colour.
+   */
+  renderRegion?(index: number, region: RegionRequest): Promise<RegionRaster>;
+  /** PDFs only: whether the page is vector drawing or a scan. */
+  pageKind?(index: number): Promise<PageKind>;
   close(): Promise<void>;
 }
 
@@ -149,6 +164,8 @@ export async function openInput(
       pageText: (i, dpi) => doc.pageText(i, dpi),
       readPage: (i, o) => doc.renderPageWithText(i, o),
       readBand: (i, band, o) => doc.renderBand(i, band, o),
+      renderRegion: (i, region) => doc.renderRegion(i, region),
+      pageKind: (i) => doc.pageKind(i),
       close: () => doc.close(),
     };
   }

@@ -13,7 +13,12 @@
 
 import type { PageRaster, TextItem } from '../types';
 import { InputError, type InputLimits, resolveLimits, withTimeout } from './input-errors';
-import { PdfiumDocument } from './pdfium.adapter';
+import {
+  PdfiumDocument,
+  type PageKind,
+  type RegionRaster,
+  type RenderColour,
+} from './pdfium.adapter';
 
 /**
  * Default render resolution for review of 24x36 in (and 22x34 in) sheets, in dots per inch.
@@ -123,7 +128,22 @@ export interface PdfDocumentHandle {
     band: PageBand,
     opts?: RenderOptions & { withText?: boolean },
   ): Promise<PageContent>;
+  /** A rectangle of the page at `scale` times its raster at `dpi` (PdfiumDocument.renderRegion). */
+  renderRegion(index: number, region: RegionRequest): Promise<RegionRaster>;
+  /** Vector drawing or scan (PdfiumDocument.pageKind). */
+  pageKind(index: number): Promise<PageKind>;
   close(): Promise<void>;
+}
+
+/** A region of a page's raster at `dpi` enlarged `scale` times: pixels of that enlarged raster. */
+export interface RegionRequest {
+  dpi: number;
+  scale: number;
+  left: number;
+  top: number;
+  width: number;
+  height: number;
+  colour: RenderColour;
 }
 
 /** A band of a page's raster: rows [top, top + rows), written into `into` (width x height bytes). */
@@ -262,6 +282,17 @@ class PdfDocument implements PdfDocumentHandle {
   ): Promise<PageContent> {
     this.checkOpen();
     return this.raster.renderBand(index, this.renderOptions(opts), band, opts.withText ?? false);
+  }
+
+  async renderRegion(index: number, region: RegionRequest): Promise<RegionRaster> {
+    this.checkOpen();
+    checkDpi(region.dpi);
+    return this.raster.renderRegion(index, { ...region, pixelSize });
+  }
+
+  async pageKind(index: number): Promise<PageKind> {
+    this.checkOpen();
+    return this.raster.pageKind(index);
   }
 
   async pageText(index: number, dpi: number = DEFAULT_DPI): Promise<TextItem[]> {

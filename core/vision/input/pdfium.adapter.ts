@@ -208,6 +208,69 @@ export const COLOUR_MIN_PIXELS = 64;
 export function keepsColour(colourPixels: number): boolean {
   return colourPixels >= COLOUR_MIN_PIXELS;
 }
+
+/** Colour of a render: 8-bit grey (one byte a pixel) or colour (RGB, three). */
+export type RenderColour = 'grey' | 'colour';
+
+/**
+ * THE choice between grey and colour renders: the PDFium bitmap format and the channels it gives
+ * (RGB order after readPixels). Every render that may come in colour goes through here, so the
+ * ingest renders (native levels) and the deep tiles (tiles.adapter.ts) make the same choice.
+ */
+export function renderFormat(colour: RenderColour): { format: number; channels: 1 | 3 } {
+  return colour === 'colour'
+    ? { format: FPDFBitmap_BGR, channels: 3 }
+    : { format: FPDFBitmap_Gray, channels: 1 };
+}
+
+/**
+ * Copies `rows` rows of a PDFium bitmap (stride bytes a row) out of the heap as tightly packed
+ * pixels, BGR turned into RGB for colour.
+ */
+function readPixels(
+  heap: Uint8Array,
+  buf: number,
+  stride: number,
+  width: number,
+  rows: number,
+  channels: 1 | 3,
+): Uint8Array {
+  const rowBytes = width * channels;
+  const out = new Uint8Array(rowBytes * rows);
+  for (let y = 0; y < rows; y++)
+    out.set(heap.subarray(buf + y * stride, buf + y * stride + rowBytes), y * rowBytes);
+  if (channels === 3)
+    for (let i = 0; i < out.length; i += 3) {
+      const b = out[i]!;
+      out[i] = out[i + 2]!;
+      out[i + 2] = b;
+    }
+  return out;
+}
+
+/** What a page is drawn with: vector line work and text, or one scanned image (pageKind). */
+export type PageKind = 'vector' | 'scan';
+
+/** A rectangle of a page rendered at some scale (renderRegion): packed rows, 1 or 3 channels. */
+export interface RegionRaster {
+  width: number;
+  height: number;
+  channels: 1 | 3;
+  data: Uint8Array;
+}
+
+export interface PdfiumRegionOptions {
+  /** The raster the region is cut from: the page at `dpi`, sized by `pixelSize`, times `scale`. */
+  dpi: number;
+  pixelSize(widthPt: number, heightPt: number, dpi: number): { width: number; height: number };
+  scale: number;
+  /** The region in pixels of that scaled raster. */
+  left: number;
+  top: number;
+  width: number;
+  height: number;
+  colour: RenderColour;
+}
 /**
  * Bytes of image samples handed to PDFium decoded (decodeImages) after which the document
  * is reopened. A decoded image replaces its stream in PDFium's per-document image cache, which keeps
@@ -224,6 +287,11 @@ const DECODED_IMAGE_BUDGET_BYTES = 32 * 1024 * 1024;
  * again. The first tiles to come are kept; the rest are decoded each time.
  */
 const PAINT_CACHE_BYTES = 16 * 1024 * 1024;
+/**
+ * Path objects a page mostly covered by images may have and still count as a scan (pageKind): a
+ * stamp, a border, a few markups drawn over the scan (an OCR text layer is text, not counted).
+ */
+const SCAN_MAX_VECTOR_OBJECTS = 2000;
 /** Draw annotation appearance streams: revisions are often issued as markups (clouds, FreeText, Square). */
 const FPDF_ANNOT = 0x01;
 /** Colour renders write R G B (not PDFium's B G R): rows copy out as they are stored. */
@@ -673,6 +741,11 @@ export class PdfiumDocument {
   /** The same for colour renders: the R, G, B planes of colour images (counted in paintedBytes). */
   private paintedRgb = new Map<string, Uint8Array>();
   private paintedBytes = 0;
+  /**
+   * The page renderRegion keeps loaded: a viewer asks for many tiles of one page in a row, and
+   * loading (parsing the content of) a large sheet costs about as much as rendering a tile.
+   */
+  private kept: { index: number; page: number } | undefined;
 
   private constructor(
     private readonly inst: Instance,
@@ -1147,6 +1220,7 @@ export class PdfiumDocument {
   private reopenIfOverBudget(): void {
     if (this.decodedBytes <= DECODED_IMAGE_BUDGET_BYTES) return;
     const { api } = this.inst;
+    this.releaseKept();
     const doc = api.FPDF_LoadMemDocument(this.bytesPtr, this.byteLength, '');
     if (!doc) return; // it opened before: keep the one we have
     api.FPDF_CloseDocument(this.doc);
@@ -1437,12 +1511,130 @@ export class PdfiumDocument {
     );
   }
 
+  /**
+   * A rectangle of the page rendered straight from its content at any scale: the page's raster at
+   * `dpi` (renderPage's size) enlarged `scale` times, pixels [left, left + width) x [top, top +
+   * height) of it. Lines are drawn at their width times the scale, never as enlarged pixels: the
+   * deep-zoom tiles (tiles.adapter.ts). One blocking call that the time budget cannot interrupt:
+   * run it where its thread can be ended (the pool, with a time limit). Images are left to PDFium.
+   */
+  renderRegion(index: number, opts: PdfiumRegionOptions): Promise<RegionRaster> {
+    this.checkIndex(index);
+    const { width, height, left, top, scale } = opts;
+    if (!(width >= 1 && height >= 1 && width * height <= this.limits.maxPixels))
+      throw new RangeError(`A region of ${width} x ${height} px cannot be rendered.`);
+    const run = exclusive(this.inst, () => {
+      if (this.closed) throw new Error('PdfDocumentHandle used after close()');
+      const inst = this.inst;
+      const { api } = inst;
+      const page = this.regionPage(index);
+      let bitmap = 0;
+      try {
+        const widthPt = api.FPDF_GetPageWidthF(page);
+        const heightPt = api.FPDF_GetPageHeightF(page);
+        const px = opts.pixelSize(widthPt, heightPt, opts.dpi);
+        const { format, channels } = renderFormat(opts.colour);
+        bitmap = api.FPDFBitmap_CreateEx(width, height, format, 0, 0);
+        if (!bitmap)
+          throw new InputError(
+            'page_too_large',
+            `A ${width} x ${height} px region of page ${index + 1} does not fit in the renderer's memory.`,
+            { pageIndex: index },
+          );
+        api.FPDFBitmap_FillRect(bitmap, 0, 0, width, height, 0xffffffff);
+        // The same transform as a band's (points to the raster's pixels), enlarged and shifted so
+        // the region's top-left lands on the bitmap's origin; clipped to the bitmap.
+        const f32 = api.pdfium.HEAPF32;
+        const m = inst.scratch >> 2;
+        f32.set(
+          [(px.width / widthPt) * scale, 0, 0, (px.height / heightPt) * scale, -left, -top],
+          m,
+        );
+        f32.set([0, 0, width, height], m + 6);
+        api.FPDF_RenderPageBitmapWithMatrix(
+          bitmap,
+          page,
+          inst.scratch,
+          inst.scratch + 24,
+          FPDF_ANNOT,
+        );
+        const data = readPixels(
+          api.pdfium.HEAPU8,
+          api.FPDFBitmap_GetBuffer(bitmap),
+          api.FPDFBitmap_GetStride(bitmap),
+          width,
+          height,
+          channels,
+        );
+        return { width, height, channels, data };
+      } finally {
+        if (bitmap) api.FPDFBitmap_Destroy(bitmap);
+      }
+    });
+    return withTimeout(
+      run,
+      this.limits.pageTimeoutMs + this.limits.openTimeoutMs,
+      `Rendering part of page ${index + 1}`,
+      undefined,
+      index,
+    );
+  }
+
+  /** The loaded page `index` for renderRegion (kept loaded until another page is asked for). */
+  private regionPage(index: number): number {
+    if (this.kept?.index === index) return this.kept.page;
+    this.releaseKept();
+    const page = this.loadPage(index);
+    this.kept = { index, page };
+    return page;
+  }
+
+  private releaseKept(): void {
+    if (!this.kept) return;
+    this.inst.api.FPDF_ClosePage(this.kept.page);
+    this.kept = undefined;
+  }
+
+  /**
+   * Whether the page is vector drawing or a scan: images covering at least half the page with
+   * little line work besides (a scanned sheet, maybe with an OCR text layer and a few markups). A scan has nothing sharper than its image to show when enlarged.
+   */
+  pageKind(index: number): Promise<PageKind> {
+    this.checkIndex(index);
+    return exclusive(this.inst, () => {
+      if (this.closed) throw new Error('PdfDocumentHandle used after close()');
+      const { api } = this.inst;
+      const page = this.loadPage(index);
+      try {
+        const pageArea = api.FPDF_GetPageWidthF(page) * api.FPDF_GetPageHeightF(page);
+        const s = this.inst.scratch;
+        const f32 = api.pdfium.HEAPF32;
+        let imageArea = 0;
+        let paths = 0;
+        const n = api.FPDFPage_CountObjects(page);
+        for (let i = 0; i < n; i++) {
+          const obj = api.FPDFPage_GetObject(page, i);
+          const type = api.FPDFPageObj_GetType(obj);
+          if (type === FPDF_PAGEOBJ_PATH) paths++;
+          if (type !== FPDF_PAGEOBJ_IMAGE) continue;
+          if (!api.FPDFPageObj_GetBounds(obj, s, s + 4, s + 8, s + 12)) continue;
+          const f = s >> 2;
+          imageArea += Math.abs((f32[f + 2]! - f32[f]!) * (f32[f + 3]! - f32[f + 1]!));
+        }
+        return imageArea >= 0.5 * pageArea && paths < SCAN_MAX_VECTOR_OBJECTS ? 'scan' : 'vector';
+      } finally {
+        api.FPDF_ClosePage(page);
+      }
+    });
+  }
+
   close(): Promise<void> {
     if (this.closed) return Promise.resolve();
     this.closed = true;
     this.painted.clear();
     this.paintedRgb.clear();
     return exclusive(this.inst, () => {
+      this.releaseKept();
       this.inst.api.FPDF_CloseDocument(this.doc);
       this.inst.api.pdfium.wasmExports.free(this.bytesPtr);
     }).catch(() => {

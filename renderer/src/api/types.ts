@@ -167,14 +167,17 @@ export type Block = Static<typeof C.Block> & { sheet?: Sheet };
 /**
  * A tile pyramid for a large image (contract §5: "`<uri>/tiles/{z}/{x}/{y}.webp` or similar,
  * documented in OpenAPI"). The exact field is not fixed yet; the viewer accepts this shape when
- * present and falls back to the full image otherwise. Level `max_level` is full resolution;
- * each lower level halves both dimensions.
+ * present and falls back to the full image otherwise. Level `native_level` (default `max_level`)
+ * is the image's own resolution; each lower level halves both dimensions, each deeper one doubles them.
  */
 export interface TilePyramid {
   /** URL with `{z}`, `{x}`, `{y}` placeholders (signed, no auth needed). */
   url_template: string;
   tile_size: number;
+  /** The deepest level (past native_level for images of vector pages, rendered from the PDF). */
   max_level: number;
+  /** The level at the image's own resolution; max_level when absent. */
+  native_level?: number;
   min_level?: number;
   width: number;
   height: number;

@@ -16,7 +16,7 @@ import { useUi } from '../state/ui-store';
 import { frameRegion } from '../viewer/change-nav';
 import { KIND_COLOURS, OVERLAY_PALETTE_PARAM } from '../viewer/palette';
 import { SheetCanvas, type RegionSpec, type ViewBoxSpec } from '../viewer/SheetCanvas';
-import { servicePyramid } from '../viewer/tiles';
+import { useTilePyramid } from '../viewer/use-tile-pyramid';
 import { viewTitle } from '../viewer/words';
 import {
   ChangeDetail,
@@ -172,17 +172,18 @@ function OverlayViewer({
   // Block A's crop is A's frame, so its pixel size is the block's bbox size.
   const oldW = overlay.block_a?.bbox?.width ?? 0;
   const oldH = overlay.block_a?.bbox?.height ?? 0;
-  // Every stored image has a 512-px tile pyramid on the service (OpenAPI, GET /v1/blobs/*).
+  // Every stored image has a 512-px tile pyramid on the service (contract §5, tiles.json): deeper
+  // than the image for vector pages, whose deep tiles are rendered from the PDFs.
+  const overlayTiles = useTilePyramid(overlayUri, overlay.width, overlay.height);
+  const newTiles = useTilePyramid(newUri, overlay.width, overlay.height);
+  const oldTiles = useTilePyramid(oldUri, oldW, oldH);
   const images: ModeImages = useMemo(
     () => ({
-      overlay: {
-        src: overlayUri,
-        tiles: overlay.tiles ?? servicePyramid(overlayUri, overlay.width, overlay.height),
-      },
-      new: { src: newUri, tiles: servicePyramid(newUri, overlay.width, overlay.height) },
-      old: { src: oldUri, tiles: oldUri ? servicePyramid(oldUri, oldW, oldH) : null },
+      overlay: { src: overlayUri, tiles: overlay.tiles ?? overlayTiles },
+      new: { src: newUri, tiles: newTiles },
+      old: { src: oldUri, tiles: oldUri ? oldTiles : null },
     }),
-    [overlay.tiles, overlayUri, overlay.width, overlay.height, newUri, oldUri, oldW, oldH],
+    [overlay.tiles, overlayUri, overlayTiles, newUri, newTiles, oldUri, oldTiles],
   );
   const vp = cam.viewport;
   const view = cam.view;

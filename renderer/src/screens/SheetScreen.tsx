@@ -7,7 +7,7 @@ import { ui } from '../state/ui-store';
 import { SheetCanvas, type MarkSpec, type RegionSpec } from '../viewer/SheetCanvas';
 import { useSheetSymbols } from '../api/vision';
 import { CountPanel } from './CountPanel';
-import { servicePyramid } from '../viewer/tiles';
+import { useTilePyramid } from '../viewer/use-tile-pyramid';
 import type { Size, View } from '../viewer/view-transform';
 import { blockTypeWords, viewTitle } from '../viewer/words';
 import { centreOn, fitView, regionView, viewCentre } from '../viewer/view-transform';
@@ -73,11 +73,10 @@ function SheetView({
   const [view, setView] = useState<View | null>(null);
   const viewport = useRef<Size | null>(null);
   const [selected, setSelected] = useState<string | null>(null);
+  const sheetTiles = useTilePyramid(sheet.uri, sheet.width, sheet.height);
   const layers = useMemo(
-    () => [
-      { key: 'sheet', src: sheet.uri, tiles: servicePyramid(sheet.uri, sheet.width, sheet.height) },
-    ],
-    [sheet.uri, sheet.width, sheet.height],
+    () => [{ key: 'sheet', src: sheet.uri, tiles: sheetTiles }],
+    [sheet.uri, sheetTiles],
   );
 
   const onViewport = useCallback(

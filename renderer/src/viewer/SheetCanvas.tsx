@@ -6,7 +6,14 @@
 import { useCallback, useEffect, useMemo, useRef, useState, type CSSProperties } from 'react';
 import { Group, Image as KImage, Layer, Rect, Stage, Text } from 'react-konva';
 import type { BBox, TilePyramid } from '../api/types';
-import { backdropToDraw, levelForScale, tilesForView } from './tiles';
+import {
+  backdropToDraw,
+  levelForScale,
+  nativeLevel,
+  ringAroundView,
+  tilesForView,
+  type TileRef,
+} from './tiles';
 import { sourceForScale, useImageLevels } from './use-image-levels';
 import type { Point, Size, View } from './view-transform';
 import { constrainView, hitTest, screenToWorld, wheelZoomFactor, zoomAt } from './view-transform';
@@ -176,6 +183,7 @@ export function SheetCanvas(props: Props) {
   }, []);
   const shown = layers.filter((l) => l.visible ?? true);
   const loading = shown.some((l) => (loads[l.key] ?? 'loading') === 'loading');
+  const refining = shown.some((l) => loads[l.key] === 'refining');
   const failed = shown.some((l) => loads[l.key] === 'failed');
 
   const v = view;
@@ -189,8 +197,9 @@ export function SheetCanvas(props: Props) {
       ref={hostRef}
       className="sheet-canvas"
       data-testid={props.testId}
-      data-loaded={!loading}
-      aria-busy={loading}
+      data-loaded={!loading && !refining}
+      data-refining={refining}
+      aria-busy={loading || refining}
       style={{
         cursor: drawBox ? 'crosshair' : cursor === 'default' ? 'grab' : cursor,
         ...props.style,
@@ -388,7 +397,14 @@ export function SheetCanvas(props: Props) {
   );
 }
 
-export type LayerLoad = 'loading' | 'ready' | 'failed';
+/** 'refining': sharper tiles on their way over a view that coarser tiles already cover. */
+export type LayerLoad = 'loading' | 'refining' | 'ready' | 'failed';
+
+const contains = (outer: BBox, inner: BBox) =>
+  outer.x <= inner.x + 0.5 &&
+  outer.y <= inner.y + 0.5 &&
+  outer.x + outer.width >= inner.x + inner.width - 0.5 &&
+  outer.y + outer.height >= inner.y + inner.height - 0.5;
 
 function ImageLayer({
   spec,
@@ -495,8 +511,11 @@ const TILE_CACHE_MAX = 320;
 const failedTiles = new Set<string>();
 const isReady = (e: TileEntry | undefined): e is TileEntry & { bitmap: ImageBitmap } => !!e?.bitmap;
 
-async function fetchTileBitmap(url: string): Promise<ImageBitmap> {
-  const res = await fetch(url);
+async function fetchTileBitmap(
+  url: string,
+  priority: 'low' | 'auto' = 'auto',
+): Promise<ImageBitmap> {
+  const res = await fetch(url, { priority } as RequestInit);
   if (!res.ok) throw new Error(`tile ${res.status}`);
   return createImageBitmap(await res.blob());
 }
@@ -549,54 +568,81 @@ function TiledImage({
   const wanted = useMemo(() => {
     const v = { scale: view.scale * sx, x: view.x, y: view.y };
     const z = levelForScale(v.scale, pyramid, dpr);
-    // A coarse backdrop three levels down keeps the sheet visible while finer tiles load.
-    const backdropLevel = Math.max(pyramid.min_level ?? 0, z - 3);
-    const backdrop =
-      backdropLevel < z ? tilesForView(v, viewport, pyramid, dpr, 64, backdropLevel) : [];
+    const min = pyramid.min_level ?? 0;
+    // Backdrops keep the sheet on screen while finer tiles load, coarsest drawn first: a level
+    // three down, at most the image's own resolution (always asked for: cut from the stored
+    // image, never rendered from the PDF, and usually here already), and the levels between it
+    // and this one where their tiles are here already (the level zoomed in from) — so a deep
+    // tile still rendering shows the enlarged level above it, never paper.
+    const coarse = Math.max(min, Math.min(z - 3, nativeLevel(pyramid)));
+    const backdrop: TileRef[] = [];
+    for (let bz = coarse; bz < z; bz++) {
+      const ts = tilesForView(v, viewport, pyramid, dpr, 64, bz);
+      backdrop.push(...(bz === coarse ? ts : ts.filter((t) => isReady(tileCache.get(t.url)))));
+    }
     const current = tilesForView(v, viewport, pyramid, dpr, MAX_CURRENT_TILES, z);
-    return { backdrop, current, all: [...backdrop, ...current] };
+    // Prefetch: the ring of tiles around the view at this level, asked for once the view's own
+    // have arrived (a pan shows them at once).
+    const ring = ringAroundView(v, viewport, pyramid, dpr, z, 1, 32);
+    return { backdrop, current, ring, all: [...backdrop, ...current] };
   }, [view, viewport, pyramid, dpr, sx]);
   const tiles = wanted.all;
   useEffect(() => {
-    for (const t of tiles) {
-      if (tileCache.has(t.url) || failedTiles.has(t.url)) continue;
-      const entry: TileEntry = { bitmap: null };
-      tileCache.set(t.url, entry);
-      fetchTileBitmap(t.url).then(
-        (bitmap) => {
-          if (tileCache.get(t.url) !== entry) return bitmap.close();
-          entry.bitmap = bitmap;
-          stats.current.loads++;
-          evictTiles();
-          bump((n) => n + 1);
-        },
-        // A pyramid whose very first tiles fail (an older service, a deleted image) is unusable:
-        // fall back to the whole image instead of showing a blank sheet.
-        () => {
-          tileCache.delete(t.url);
-          failedTiles.add(t.url);
-          bump((n) => n + 1);
-          if (++stats.current.errors >= 2 && stats.current.loads === 0) onUnavailableRef.current();
-        },
-      );
-    }
+    for (const t of tiles) request(t, false);
   }, [tiles]);
-  // Ready once every wanted tile has arrived (or failed): what the loading chip and the
-  // `data-loaded` attribute (used by e2e screenshots) report.
-  const pending = tiles.filter(
-    (t) => !failedTiles.has(t.url) && !isReady(tileCache.get(t.url)),
-  ).length;
-  const load: LayerLoad = pending === 0 ? 'ready' : 'loading';
+  // Ready once every wanted tile has arrived (or failed): what the `data-loaded` attribute (used
+  // by e2e screenshots and benches) reports. While only sharper tiles are on their way over a
+  // view already covered by ready tiles of a coarser level, the layer is 'refining': no
+  // "Loading" chip, the enlarged level shows meanwhile.
+  const here = (t: TileRef) => failedTiles.has(t.url) || isReady(tileCache.get(t.url));
+  const missing = wanted.current.filter((t) => !here(t));
+  const pending = tiles.filter((t) => !here(t)).length;
+  const covered =
+    missing.length > 0 &&
+    missing.every((m) =>
+      wanted.backdrop.some((b) => isReady(tileCache.get(b.url)) && contains(b.rect, m.rect)),
+    );
+  const load: LayerLoad = pending === 0 ? 'ready' : covered ? 'refining' : 'loading';
+  const ringWanted = pending === 0 ? wanted.ring : null;
+  useEffect(() => {
+    if (ringWanted) for (const t of ringWanted) request(t, true);
+  }, [ringWanted]);
   const onStateRef = useRef(onState);
   onStateRef.current = onState;
   useEffect(() => onStateRef.current(load), [load]);
+
+  /** Starts loading tile `t` unless it is here or on its way. */
+  function request(t: TileRef, prefetch: boolean) {
+    if (tileCache.has(t.url) || failedTiles.has(t.url)) return;
+    const entry: TileEntry = { bitmap: null };
+    tileCache.set(t.url, entry);
+    // Prefetched tiles yield to the tiles of the view (browser fetch priority).
+    fetchTileBitmap(t.url, prefetch ? 'low' : 'auto').then(
+      (bitmap) => {
+        if (tileCache.get(t.url) !== entry) return bitmap.close();
+        entry.bitmap = bitmap;
+        stats.current.loads++;
+        evictTiles();
+        bump((n) => n + 1);
+      },
+      // A pyramid whose very first tiles fail (an older service, a deleted image) is unusable:
+      // fall back to the whole image instead of showing a blank sheet.
+      () => {
+        tileCache.delete(t.url);
+        failedTiles.add(t.url);
+        bump((n) => n + 1);
+        if (++stats.current.errors >= 2 && stats.current.loads === 0) onUnavailableRef.current();
+      },
+    );
+  }
   // Backdrop tiles hidden under ready current-level tiles are not drawn: each one is a full-area
   // resample per redraw, and under a translucent layer it would show through.
   const drawn = [
     ...backdropToDraw(
       wanted.backdrop,
       wanted.current,
-      (t) => failedTiles.has(t.url) || isReady(tileCache.get(t.url)),
+      // A current tile that failed keeps the enlarged level under it rather than paper.
+      (t) => isReady(tileCache.get(t.url)),
       wanted.current.length < MAX_CURRENT_TILES,
     ),
     ...wanted.current,

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { backdropToDraw, levelForScale, servicePyramid, tilesForView, type TileRef } from './tiles';
+import {
+  backdropToDraw,
+  levelForScale,
+  pyramidFromTilesJson,
+  ringAroundView,
+  servicePyramid,
+  tilesForView,
+  tilesJsonUrl,
+  type TileRef,
+} from './tiles';
 
 const pyramid = {
   url_template: '/t/{z}/{x}/{y}.webp?sig=1',
@@ -103,5 +112,56 @@ describe('backdropToDraw', () => {
     const ready = (t: TileRef) => !(t.x === 2 && t.y === 0);
     // (2,0) starts at x=1024: it touches coarse tile (0,0) only along its right edge.
     expect(backdropToDraw(backdrop, current, ready).map((t) => t.url)).toEqual(['t/1/1/0']);
+  });
+});
+
+describe('deep levels (tiles.json, contract §5)', () => {
+  const uri = 'https://127.0.0.1:7420/v1/blobs/projects/p/sheet.png?expires=9&signature=abc';
+  const json = { tile_size: 512, width: 6800, height: 4400, native_zoom: 4, max_zoom: 8 };
+
+  it('finds tiles.json beside the image under the same query', () => {
+    expect(tilesJsonUrl(uri)).toBe(
+      'https://127.0.0.1:7420/v1/blobs/projects/p/sheet.png/tiles.json?expires=9&signature=abc',
+    );
+    expect(tilesJsonUrl('/v1/blobs/a.png?s=1')).toBe('/v1/blobs/a.png/tiles.json?s=1');
+  });
+
+  it('takes the levels of a vector page from tiles.json: native 4, deepest 8', () => {
+    const p = pyramidFromTilesJson(uri, 6800, 4400, json)!;
+    expect(p).toMatchObject({ native_level: 4, max_level: 8, tile_size: 512 });
+    expect(levelForScale(1, p)).toBe(4); // 100 %: the stored image
+    expect(levelForScale(8, p)).toBe(7); // 800 %
+    expect(levelForScale(16, p)).toBe(8); // 1,600 %: the deepest
+    expect(levelForScale(40, p)).toBe(8);
+    expect(levelForScale(0.25, p)).toBe(2);
+    // At 1,600 % a tile covers 32 image pixels: the view 1440 px wide at x 3200 shows 90 of them.
+    const tiles = tilesForView(
+      { scale: 16, x: -3200 * 16, y: -2000 * 16 },
+      { width: 1440, height: 900 },
+      p,
+    );
+    expect(tiles[0]).toMatchObject({ z: 8, x: 100, y: 62 });
+    expect(tiles[0]!.rect).toEqual({ x: 3200, y: 1984, width: 32, height: 32 });
+    expect(tiles[0]!.url).toBe(
+      'https://127.0.0.1:7420/v1/blobs/projects/p/sheet.png/tiles/8/100/62.webp?expires=9&signature=abc',
+    );
+    expect(tiles).toHaveLength(3 * 3); // 1440/512 → 3 columns (+ partial), 900/512 → 2 rows (+ partial)
+  });
+
+  it('ignores a description of another image and scans that stop at native', () => {
+    expect(pyramidFromTilesJson(uri, 6800, 4401, json)).toBeNull();
+    expect(pyramidFromTilesJson(uri, 6800, 4400, { ...json, native_zoom: 3 })).toBeNull();
+    const scan = pyramidFromTilesJson(uri, 6800, 4400, { ...json, max_zoom: 4 })!;
+    expect(levelForScale(16, scan)).toBe(4);
+  });
+
+  it('prefetches the ring of tiles around the view, not the view itself', () => {
+    const p = pyramidFromTilesJson(uri, 6800, 4400, json)!;
+    const view = { scale: 16, x: -3200 * 16, y: -1984 * 16 }; // on tile edges
+    const inside = tilesForView(view, { width: 1024, height: 1024 }, p, 1, 400, 8);
+    const ring = ringAroundView(view, { width: 1024, height: 1024 }, p, 1, 8, 1, 100);
+    expect(inside).toHaveLength(4);
+    expect(ring).toHaveLength(16 - 4);
+    expect(ring.some((r) => inside.some((t) => t.url === r.url))).toBe(false);
   });
 });

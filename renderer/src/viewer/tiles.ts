@@ -1,12 +1,18 @@
 // Which tiles of a pyramid cover the viewport. Pure.
 //
-// Level `max_level` is full resolution (1 tile pixel = 1 image pixel); level z has resolution
-// 2^(z - max_level). Tile (x, y) at level z covers image pixels
-//   [x * tile * 2^(max-z), (x+1) * tile * 2^(max-z)) horizontally, likewise vertically.
+// Level `native_level` is the image's own resolution (1 tile pixel = 1 image pixel); level z has
+// resolution 2^(z - native_level), so levels past it (up to `max_level`, images of vector pages)
+// hold more pixels than the stored image: rendered from the PDF, sharp when zoomed in. Tile (x, y)
+// at level z covers image pixels
+//   [x * tile * 2^(native-z), (x+1) * tile * 2^(native-z)) horizontally, likewise vertically.
 
 import type { BBox, TilePyramid } from '../api/types';
 import type { Size, View } from './view-transform';
 import { visibleWorldRect } from './view-transform';
+
+/** The level at the image's own resolution (max_level for pyramids that stop there). */
+export const nativeLevel = (p: Pick<TilePyramid, 'max_level' | 'native_level'>) =>
+  p.native_level ?? p.max_level;
 
 export interface TileRef {
   z: number;
@@ -23,12 +29,12 @@ export interface TileRef {
  */
 export function levelForScale(
   scale: number,
-  pyramid: Pick<TilePyramid, 'max_level' | 'min_level'>,
+  pyramid: Pick<TilePyramid, 'max_level' | 'min_level' | 'native_level'>,
   dpr = 1,
 ): number {
   const min = pyramid.min_level ?? 0;
   const needed = Math.max(1e-6, scale * dpr);
-  const z = pyramid.max_level + Math.ceil(Math.log2(needed) - 1e-9);
+  const z = nativeLevel(pyramid) + Math.ceil(Math.log2(needed) - 1e-9);
   return Math.max(min, Math.min(pyramid.max_level, z));
 }
 
@@ -43,10 +49,12 @@ export function tilesForView(
   dpr = 1,
   maxTiles = 400,
   level?: number,
+  /** Tiles beyond the viewport on each side (prefetch). */
+  margin = 0,
 ): TileRef[] {
   const z = level ?? levelForScale(view.scale, pyramid, dpr);
-  const span = pyramid.tile_size * Math.pow(2, pyramid.max_level - z); // image pixels per tile
-  const vis = visibleWorldRect(view, viewport);
+  const span = pyramid.tile_size * Math.pow(2, nativeLevel(pyramid) - z); // image px per tile
+  const vis = grow(visibleWorldRect(view, viewport), margin * span);
   const x0 = Math.max(0, Math.floor(vis.x / span));
   const y0 = Math.max(0, Math.floor(vis.y / span));
   const x1 = Math.min(
@@ -78,6 +86,31 @@ export function tilesForView(
     }
   }
   return out;
+}
+
+const grow = (r: BBox, d: number): BBox => ({
+  x: r.x - d,
+  y: r.y - d,
+  width: r.width + 2 * d,
+  height: r.height + 2 * d,
+});
+
+/** The tiles in a ring `margin` tiles wide around the view (not the view's own): prefetch. */
+export function ringAroundView(
+  view: View,
+  viewport: Size,
+  pyramid: TilePyramid,
+  dpr: number,
+  level: number,
+  margin = 1,
+  maxTiles = 64,
+): TileRef[] {
+  const inside = new Set(
+    tilesForView(view, viewport, pyramid, dpr, 10_000, level).map((t) => t.url),
+  );
+  return tilesForView(view, viewport, pyramid, dpr, 10_000, level, margin)
+    .filter((t) => !inside.has(t.url))
+    .slice(0, maxTiles);
 }
 
 /** Tile edge of the service's pyramids (OpenAPI, GET /v1/blobs/*): 512 px, edge tiles smaller. */
@@ -113,6 +146,44 @@ export function servicePyramid(
     width,
     height,
   };
+}
+
+/** `<uri path>/tiles.json?<the uri's query>`: the pyramid's description (contract §5). */
+export function tilesJsonUrl(uri: string, base = 'https://invalid.local/'): string | null {
+  if (!uri) return null;
+  let u: URL;
+  try {
+    u = new URL(uri, base);
+  } catch {
+    return null;
+  }
+  const relative = !/^[a-z][a-z0-9+.-]*:/i.test(uri);
+  return `${relative ? '' : u.origin}${u.pathname.replace(/\/+$/, '')}/tiles.json${u.search}`;
+}
+
+/** The service's tiles.json, as served (contract §5). */
+export interface TilesJson {
+  tile_size: number;
+  width: number;
+  height: number;
+  native_zoom: number;
+  max_zoom: number;
+}
+
+/**
+ * The pyramid tiles.json describes: servicePyramid's URLs, its levels (deeper than native for
+ * images of vector pages). Null when the description does not fit the image (another size).
+ */
+export function pyramidFromTilesJson(
+  uri: string,
+  width: number,
+  height: number,
+  json: TilesJson,
+): TilePyramid | null {
+  const base = servicePyramid(uri, width, height);
+  if (!base || json.width !== width || json.height !== height) return null;
+  if (!(json.max_zoom >= json.native_zoom) || json.native_zoom !== base.max_level) return null;
+  return { ...base, native_level: json.native_zoom, max_level: json.max_zoom };
 }
 
 const overlaps = (a: BBox, b: BBox) =>

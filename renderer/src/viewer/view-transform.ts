@@ -23,9 +23,13 @@ export interface Point {
   y: number;
 }
 
-/** 1 % to 800 % of image pixels: far enough out to see an E-size sheet whole, in enough to read a 300-DPI dimension string. */
+/**
+ * 1 % to 1,600 % of image pixels: far enough out to see an E-size sheet whole, in far enough to
+ * read the smallest text and see whether two lines touch. Vector pages stay sharp all the way
+ * (their deep tiles are rendered from the PDF at 16x the 200-DPI image).
+ */
 export const MIN_SCALE = 0.01;
-export const MAX_SCALE = 8;
+export const MAX_SCALE = 16;
 
 export function clampScale(scale: number, min = MIN_SCALE, max = MAX_SCALE): number {
   return Math.min(max, Math.max(min, scale));

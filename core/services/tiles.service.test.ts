@@ -1,0 +1,128 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import sharp from 'sharp';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { LocalObjectStore } from '../blobs/local-object-store';
+import { imageTileKey } from '../blobs/keys';
+import type { PageKind } from '../vision/input/pdfium.adapter';
+import type { LevelRect, OverlayTileArgs, PageSource } from '../vision/tiles/deep-tiles';
+import { TileService, type DeepTileRenderer } from './tiles.service';
+import type { DeepSource } from './tiles-source';
+
+// The tile service's levels: the stored image up to native_zoom, deeper levels from the renderer
+// (the pool, in service.ts) only for images of vector pages. A fake renderer records its calls.
+
+let dataDir: string;
+let store: LocalObjectStore;
+beforeEach(async () => {
+  dataDir = await mkdtemp(path.join(tmpdir(), 'blueline-tiles-service-'));
+  store = new LocalObjectStore({ dataDir });
+});
+afterEach(async () => {
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+const SHEET = 'projects/prj_1/drawings/drw_1/sheets/sht_1/image.png';
+const BLOCK = 'projects/prj_1/drawings/drw_1/sheets/sht_1/blocks/blk_1.png';
+const page: PageSource = {
+  path: '/nowhere.pdf',
+  bytesKey: 'abc',
+  contentType: 'application/pdf',
+  index: 0,
+  dpi: 200,
+  maxPixels: 1e8,
+};
+
+function fakeRenderer(kind: PageKind) {
+  const calls: { kind: number; page: { source: PageSource; rect: LevelRect }[] } = {
+    kind: 0,
+    page: [],
+  };
+  const webp = () =>
+    sharp({ create: { width: 8, height: 8, channels: 3, background: '#fff' } })
+      .webp()
+      .toBuffer()
+      .then((b) => new Uint8Array(b));
+  const renderer: DeepTileRenderer = {
+    kind: async () => {
+      calls.kind++;
+      return kind;
+    },
+    page: async (args) => {
+      calls.page.push(args);
+      return webp();
+    },
+    overlay: async (_args: OverlayTileArgs) => webp(),
+  };
+  return { renderer, calls };
+}
+
+async function service(kind: PageKind) {
+  // A 1100 x 700 image: native_zoom 2 (1100 / 512 → 4 tiles wide at level 2).
+  await store.put(
+    SHEET,
+    await sharp({ create: { width: 1100, height: 700, channels: 3, background: '#fff' } })
+      .png()
+      .toBuffer(),
+    { contentType: 'image/png' },
+  );
+  const fake = fakeRenderer(kind);
+  const sources: Record<string, DeepSource> = {
+    [SHEET]: { kind: 'page', width: 1100, height: 700, source: page, origin: { x: 0, y: 0 } },
+    [BLOCK]: { kind: 'page', width: 300, height: 200, source: page, origin: { x: 400, y: 100 } },
+  };
+  const tiles = new TileService(store, {
+    resolve: async (key) => sources[key] ?? null,
+    renderer: fake.renderer,
+    cacheMaxBytes: 1e9,
+  });
+  return { tiles, ...fake };
+}
+
+describe('TileService levels', () => {
+  it('a vector page goes 4 levels deeper; its deep tiles come from the page at the level scale', async () => {
+    const { tiles, calls } = await service('vector');
+    expect(await tiles.tilesJson(SHEET)).toEqual({
+      tile_size: 512,
+      width: 1100,
+      height: 700,
+      native_zoom: 2,
+      max_zoom: 6,
+    });
+    // Level 6 = 16x: tile (3, 2) covers level pixels [1536, 2048) x [1024, 1536).
+    const key = await tiles.tileKey(SHEET, 6, 3, 2);
+    expect(key).toBe(imageTileKey(SHEET, 6, 3, 2));
+    expect(calls.page).toEqual([
+      { source: page, rect: { scale: 16, left: 1536, top: 1024, width: 512, height: 512 } },
+    ]);
+    // A block crop's level pixels start at its bbox origin on the sheet, times the scale (its
+    // native_zoom is 0: 300 x 200 fits one tile, so level 3 is 8x, 2400 x 1600); edge tiles are
+    // cut at the level's size.
+    await tiles.tileKey(BLOCK, 3, 2, 1);
+    expect(calls.page[1]!.rect).toEqual({
+      scale: 8,
+      left: 400 * 8 + 1024,
+      top: 100 * 8 + 512,
+      width: 512,
+      height: 512,
+    });
+    await tiles.tileKey(BLOCK, 3, 4, 3);
+    expect(calls.page[2]!.rect).toMatchObject({ width: 2400 - 2048, height: 1600 - 1536 });
+    // Stored: asked again, nothing is rendered.
+    await tiles.tileKey(SHEET, 6, 3, 2);
+    expect(calls.page).toHaveLength(3);
+    await expect(tiles.tileKey(SHEET, 7, 0, 0)).rejects.toThrow(/levels 0–6, 2 at the image/);
+  });
+
+  it("a scan stops at native_zoom, and tiles up to native never wait for the page's kind", async () => {
+    const { tiles, calls } = await service('scan');
+    await tiles.tileKey(SHEET, 2, 1, 1);
+    await tiles.tileKey(SHEET, 0, 0, 0);
+    expect(calls.kind).toBe(0);
+    expect((await tiles.tilesJson(SHEET)).max_zoom).toBe(2);
+    expect(calls.kind).toBe(1);
+    await expect(tiles.tileKey(SHEET, 3, 0, 0)).rejects.toThrow(/levels 0–2;/);
+    expect(calls.page).toHaveLength(0);
+  });
+});
