@@ -96,7 +96,12 @@ const norm = (s: string) => s.replace(/\s+/g, ' ').trim();
 beforeAll(async () => {
   tmp = mkdtempSync(join(tmpdir(), 'blueline-exports-'));
   t = await startTestService({ workers: 2 });
-  grantCredits(t.svc.db, ensureOrganization(t.svc.db, 'Test Org').id, 10_000, 'grant');
+  await grantCredits(
+    t.svc.db,
+    (await ensureOrganization(t.svc.db, 'Test Org')).id,
+    10_000,
+    'grant',
+  );
   projectId = (await t.request('POST', '/v1/projects', { body: { name: 'Barber & Aalseth' } })).body
     .id;
   for (const [k, f, rev] of [
@@ -498,7 +503,7 @@ describe('bad input', () => {
       problem(notCmp, 400, 'validation_error');
       expect(notCmp.body.errors[0].field).toBe('/job_id');
       // Another organization's comparison does not exist for this caller.
-      const other = t.newOrgKey('Other Org');
+      const other = await t.newOrgKey('Other Org');
       problem(
         await t.request('POST', '/v1/exports', {
           body: { job_id: cmp.beam, format: 'csv' },
@@ -570,9 +575,9 @@ describe('bad input', () => {
       expect(job.error).toMatchObject({ code: 'conflict', status: 409 });
       expect(job.error.detail).toMatch(/deleted while it was being exported/);
       expect(job.result).toBeNull();
-      const stored = t.svc.db
+      const stored = (await t.svc.db
         .prepare('SELECT count(*) AS n FROM files WHERE job_id = ?')
-        .get(exp.body.job_id) as { n: number };
+        .get(exp.body.job_id)) as { n: number };
       expect(stored.n).toBe(0);
     },
     LONG,

@@ -31,7 +31,7 @@ export interface TestService {
   key: string;
   agent: https.Agent;
   request<T = any>(method: string, path: string, opts?: RequestOptions): Promise<HttpResult<T>>;
-  newOrgKey(name: string): string;
+  newOrgKey(name: string): Promise<string>;
   stop(opts?: { keepDir?: boolean }): Promise<void>;
 }
 
@@ -50,7 +50,8 @@ export async function startTestService(
     config: { rateLimits: { document: 100_000, vision: 100_000 }, ...options.config },
   });
   const { origin, port } = await svc.start();
-  const key = createApiKey(svc.db, ensureOrganization(svc.db, 'Test Org').id).secret;
+  const key = (await createApiKey(svc.db, (await ensureOrganization(svc.db, 'Test Org')).id))
+    .secret;
   const agent = new https.Agent({ ca: svc.caCertPem, keepAlive: true, maxSockets: 64 });
   const request = <T>(
     method: string,
@@ -69,7 +70,8 @@ export async function startTestService(
     key,
     agent,
     request,
-    newOrgKey: (name) => createApiKey(svc.db, ensureOrganization(svc.db, name).id).secret,
+    newOrgKey: async (name) =>
+      (await createApiKey(svc.db, (await ensureOrganization(svc.db, name)).id)).secret,
     async stop({ keepDir = false } = {}) {
       agent.destroy();
       await svc.stop();
