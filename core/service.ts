@@ -10,6 +10,7 @@ import { loadOrCreateTls, type TlsMaterial } from './http/tls';
 import { createTransport, type Transport } from './http/transport';
 import { DEFAULT_CONFIG, type Logger, type ServiceConfig } from './services/context';
 import { type Db } from './store/db';
+import { openPostgres } from './store/pg-db';
 import { openCheckedDatabase, reconcile } from './services/reconcile.service';
 import { releaseAllProcessing } from './store/repositories/idempotency.repository';
 import { createApiKey } from './store/repositories/organizations.repository';
@@ -70,6 +71,11 @@ export interface ServiceOptions {
   warmWorkers?: boolean;
   /** Register job handlers before the runner starts (tests; later work registers vision handlers here). */
   registerHandlers?: (runner: JobRunner) => void;
+  /**
+   * The store: a `postgres://…` URL runs the service on PostgreSQL (team mode; migrated on
+   * open, under an advisory lock). Default: SQLite in `dataDir` (the desktop).
+   */
+  database?: string;
   /** Adds routes before the app is sealed (tests use it for failure-injection routes). */
   configureApp?: (app: FastifyInstance, db: Db) => void;
   log?: Logger;
@@ -109,7 +115,9 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
   mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
 
   // Refuses a corrupt database (PRAGMA integrity_check) with a message naming the way out.
-  const db = await openCheckedDatabase(join(opts.dataDir, 'blueline.db'));
+  const db = opts.database
+    ? await openPostgres(opts.database)
+    : await openCheckedDatabase(join(opts.dataDir, 'blueline.db'));
   // Boot-time reconciliation: requests in flight when the process died release their keys.
   await releaseAllProcessing(db);
 

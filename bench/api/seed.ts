@@ -18,15 +18,13 @@ export async function seedOverlays(
 ): Promise<void> {
   const g = await seedGraph(db, organizationId);
   const side = Math.ceil(Math.sqrt(count));
-  const insBlock = db.prepare(
-    `INSERT INTO blocks (id, organization_id, project_id, drawing_id, sheet_id, type, bbox, image_key, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, 'Detail', '{"x":0,"y":0,"width":10,"height":10}', ?, ?, ?)`,
-  );
-  const insOverlay = db.prepare(
-    `INSERT INTO overlays (id, organization_id, project_id, job_id, block_a_id, block_b_id, score, has_changes, images, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  );
+  const BLOCK_SQL = `INSERT INTO blocks (id, organization_id, project_id, drawing_id, sheet_id, type, bbox, image_key, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, 'Detail', '{"x":0,"y":0,"width":10,"height":10}', ?, ?, ?)`;
+  const OVERLAY_SQL = `INSERT INTO overlays (id, organization_id, project_id, job_id, block_a_id, block_b_id, score, has_changes, images, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
   await db.transaction(async (tx) => {
+    const insBlock = tx.prepare(BLOCK_SQL);
+    const insOverlay = tx.prepare(OVERLAY_SQL);
     if (opts.images) {
       const setKeys = tx.prepare('UPDATE sheets SET image_key = ?, thumbnail_key = ? WHERE id = ?');
       for (const s of g.sheetIds)

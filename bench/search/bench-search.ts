@@ -63,9 +63,9 @@ export async function replicate(
   projectId: string,
   target: number,
 ): Promise<{ sheets: number; textRows: number }> {
-  const count = async () =>
+  const count = async (on: Db = db) =>
     (
-      (await db
+      (await on
         .prepare('SELECT count(*) AS n FROM sheets WHERE project_id = ?')
         .get(projectId)) as {
         n: number;
@@ -80,7 +80,7 @@ export async function replicate(
     round++;
     await db.transaction(async (tx) => {
       for (const d of base) {
-        if ((await count()) >= target) break;
+        if ((await count(tx)) >= target) break;
         const dId = newId('drawing');
         await tx
           .prepare(

@@ -36,8 +36,22 @@ export async function openTestStore(kind: StoreKind): Promise<TestStore> {
       },
     };
   }
-  const { default: pg } = await import('pg');
   const { openPostgres } = await import('../store/pg-db');
+  const created = await createPgTestDatabase();
+  const db = await openPostgres(created.url, { max: 4 });
+  return {
+    db,
+    location: created.url,
+    async cleanup() {
+      await db.close();
+      await created.drop();
+    },
+  };
+}
+
+/** A new, empty database on the BLUELINE_TEST_DATABASE server; `drop` removes it. */
+export async function createPgTestDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const { default: pg } = await import('pg');
   const name = `bl_test_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: PG_URL });
   await admin.connect();
@@ -45,12 +59,9 @@ export async function openTestStore(kind: StoreKind): Promise<TestStore> {
   await admin.end();
   const url = new URL(PG_URL!);
   url.pathname = `/${name}`;
-  const db = await openPostgres(url.toString(), { max: 4 });
   return {
-    db,
-    location: url.toString(),
-    async cleanup() {
-      await db.close();
+    url: url.toString(),
+    async drop() {
       const a = new pg.Client({ connectionString: PG_URL });
       await a.connect();
       await a.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);

@@ -2,6 +2,7 @@ import https from 'node:https';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createPgTestDatabase, PG_URL } from './backends';
 import { createService, type Service, type ServiceOptions } from '../service';
 import { createApiKey, ensureOrganization } from '../store/repositories/organizations.repository';
 
@@ -41,11 +42,14 @@ export async function startTestService(
   options: Partial<ServiceOptions> = {},
 ): Promise<TestService> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'blueline-test-'));
+  // BLUELINE_TEST_DATABASE=postgres://…: every test service runs on a fresh PostgreSQL database.
+  const pgDb = PG_URL && !options.database ? await createPgTestDatabase() : undefined;
   const svc = await createService({
     port: 0,
     log: process.env.BLUELINE_TEST_LOG ? undefined : silent,
     warmWorkers: false,
     ...options,
+    ...(pgDb ? { database: pgDb.url } : {}),
     dataDir,
     config: { rateLimits: { document: 100_000, vision: 100_000 }, ...options.config },
   });
@@ -75,6 +79,7 @@ export async function startTestService(
     async stop({ keepDir = false } = {}) {
       agent.destroy();
       await svc.stop();
+      await pgDb?.drop();
       if (!keepDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };

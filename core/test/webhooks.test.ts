@@ -647,14 +647,15 @@ describe('delivery log paging', () => {
     try {
       const hook = await createHook(rx.url, ['overlay.created']);
       const other = await createHook(rx.url, ['job.canceled']);
-      const ids = [1, 2, 3].map(
-        async (i) =>
+      const ids: (string | null)[] = [];
+      for (const i of [1, 2, 3])
+        ids.push(
           await recordEvent(t.svc.db, {
             organization_id: orgA,
             type: 'overlay.created',
             data: { id: `ovl_page${i}` },
           }),
-      );
+        );
       await waitFor('three deliveries', () => rx.got.length >= 3);
       const first = await t.request('GET', `/v1/webhooks/${hook.id}/deliveries?limit=2`);
       expect(first.status).toBe(200);
