@@ -136,7 +136,11 @@ function condition(name: string, def: FilterDef, raw: string): Condition {
           `The query parameter '${name}' is too long (at most 200 characters).`,
         );
       const escaped = raw.replace(/[\\%_]/g, (c) => `\\${c}`);
-      return { sql: `${def.column} LIKE ? ESCAPE '\\'`, params: [`%${escaped}%`] };
+      // lower() on both sides: SQLite's LIKE ignores ASCII case, PostgreSQL's does not.
+      return {
+        sql: `lower(${def.column}) LIKE lower(?) ESCAPE '\\'`,
+        params: [`%${escaped}%`],
+      };
     }
     case 'enum':
       if (!def.values.includes(raw)) {

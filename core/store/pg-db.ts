@@ -95,7 +95,8 @@ class PgStatement implements Statement {
   private readonly c: Compiled;
   constructor(
     private readonly on: Queryable,
-    sql: string,
+    /** The SQL as written (SqliteStatement has it too: tests count statements by it). */
+    readonly sql: string,
   ) {
     this.c = compileSql(sql);
   }
