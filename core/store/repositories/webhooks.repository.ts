@@ -51,9 +51,14 @@ export async function subscribedWebhookIds(
   organizationId: string,
   type: string,
 ): Promise<string[]> {
+  // `events` is a JSON array of type names; each engine reads it with its own JSON function.
+  const elements =
+    db.dialect === 'sqlite'
+      ? 'SELECT value FROM json_each(webhooks.events)'
+      : 'SELECT json_array_elements_text(webhooks.events::json) AS value';
   const rows = (await db
     .prepare(
-      'SELECT id FROM webhooks WHERE organization_id = ? AND EXISTS (SELECT 1 FROM json_each(webhooks.events) WHERE value = ?) ORDER BY id',
+      `SELECT id FROM webhooks WHERE organization_id = ? AND EXISTS (SELECT 1 FROM (${elements}) AS e WHERE e.value = ?) ORDER BY id`,
     )
     .all(organizationId, type)) as { id: string }[];
   return rows.map((r) => r.id);
