@@ -10,6 +10,7 @@ import { loadOrCreateTls, type TlsMaterial } from './http/tls';
 import { createTransport, type Transport } from './http/transport';
 import { DEFAULT_CONFIG, type Logger, type ServiceConfig } from './services/context';
 import { type Db } from './store/db';
+import { openPostgres } from './store/pg-db';
 import { openCheckedDatabase, reconcile } from './services/reconcile.service';
 import { releaseAllProcessing } from './store/repositories/idempotency.repository';
 import { createApiKey } from './store/repositories/organizations.repository';
@@ -73,6 +74,11 @@ export interface ServiceOptions {
   warmWorkers?: boolean;
   /** Register job handlers before the runner starts (tests; later work registers vision handlers here). */
   registerHandlers?: (runner: JobRunner) => void;
+  /**
+   * The store: a `postgres://…` URL runs the service on PostgreSQL (team mode; migrated on
+   * open, under an advisory lock). Default: SQLite in `dataDir` (the desktop).
+   */
+  database?: string;
   /** Adds routes before the app is sealed (tests use it for failure-injection routes). */
   configureApp?: (app: FastifyInstance, db: Db) => void;
   log?: Logger;
@@ -92,7 +98,7 @@ export interface Service {
   readonly caCertPem: string;
   readonly certFingerprint256: string;
   /** A new API key for the "Default" organization (the desktop session, the serve banner). */
-  createSessionKey(label?: string): string;
+  createSessionKey(label?: string): Promise<string>;
   /** For tests and the CLI. */
   readonly db: Db;
   readonly jobs: JobRunner;
@@ -118,9 +124,11 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
   mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
 
   // Refuses a corrupt database (PRAGMA integrity_check) with a message naming the way out.
-  const db = openCheckedDatabase(join(opts.dataDir, 'blueline.db'));
+  const db = opts.database
+    ? await openPostgres(opts.database)
+    : await openCheckedDatabase(join(opts.dataDir, 'blueline.db'));
   // Boot-time reconciliation: requests in flight when the process died release their keys.
-  releaseAllProcessing(db);
+  await releaseAllProcessing(db);
 
   const tls: TlsMaterial = await loadOrCreateTls(
     opts.dataDir,
@@ -147,13 +155,13 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
     pool,
     log,
     hooks: {
-      onTerminal: (row) => {
+      onTerminal: async (row, tx) => {
         // A process job that ends without completing (the runner gave up, or it was canceled
         // before its handler ran) must not leave its drawing Processing forever.
         if (row.type === 'process' && row.status !== 'Completed')
-          failProcessingDrawing(db, row.target_id);
-        settleJobCredits(db, row);
-        recordJobEvent(db, row.organization_id, { ...toApiJob(row) });
+          await failProcessingDrawing(tx, row.target_id);
+        await settleJobCredits(tx, row);
+        await recordJobEvent(tx, row.organization_id, { ...toApiJob(row) });
       },
     },
   });
@@ -176,10 +184,10 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
   opts.registerHandlers?.(jobs);
   const webhooks = createWebhookDelivery({ db, log, options: opts.webhooks });
 
-  const cancelOpen = (organizationId: string, ids: string[]) => {
+  const cancelOpen = async (organizationId: string, ids: string[]) => {
     for (const id of ids) {
       try {
-        jobs.cancel(organizationId, id);
+        await jobs.cancel(organizationId, id);
       } catch {
         // Already terminal (e.g. canceled as a descendant of an earlier one): nothing to do.
       }
@@ -205,13 +213,15 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
     signedUrl: blobUrlSigner(signer),
   };
   projectsRoutes(app, deps, {
-    cancelProjectJobs: (org, projectId) => cancelOpen(org, openJobIds(db, org, { projectId })),
+    cancelProjectJobs: async (org, projectId) =>
+      await cancelOpen(org, await openJobIds(db, org, { projectId })),
     deleteProjectObjects: async (projectId) => {
       await objects.deletePrefix(projectPrefix(projectId));
     },
   });
   catalogRoutes(app, deps, {
-    cancelJobsForTargets: (org, targetIds) => cancelOpen(org, openJobIds(db, org, { targetIds })),
+    cancelJobsForTargets: async (org, targetIds) =>
+      await cancelOpen(org, await openJobIds(db, org, { targetIds })),
     deleteObjectPrefixes: async (prefixes) => {
       for (const p of prefixes) await objects.deletePrefix(p);
     },
@@ -248,8 +258,8 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
     pool,
     caCertPem: tls.cert,
     certFingerprint256: tls.fingerprint256,
-    createSessionKey: (label) =>
-      createApiKey(db, ensureDefaultOrganization(db).id, label ?? 'session').secret,
+    createSessionKey: async (label) =>
+      (await createApiKey(db, (await ensureDefaultOrganization(db)).id, label ?? 'session')).secret,
     async start() {
       if (started) return started;
       const host = opts.host ?? '127.0.0.1';
@@ -257,7 +267,7 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
       const h = host.includes(':') ? `[${host}]` : host;
       const origin = `https://${h}:${port}`;
       started = { baseUrl: `${origin}/v1`, origin, port };
-      jobs.start();
+      await jobs.start();
       webhooks.start();
       if (warmWorkers) {
         const t = performance.now();
@@ -279,7 +289,7 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
       await transport?.close();
       await app.close();
       await pool.close();
-      db.close();
+      await db.close();
     },
   };
 }

@@ -15,6 +15,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { SqliteDb } from '../core/store/db';
 import sharp from 'sharp';
 import { LocalObjectStore } from '../core/blobs/local-object-store';
 import { reconcile } from '../core/services/reconcile.service';
@@ -388,9 +389,9 @@ async function main() {
   countRunnerLines(svc.lines);
   if (stopped.code !== 0) fail(`SIGTERM exit code ${stopped.code ?? stopped.signal}`);
   svc.agent.destroy();
-  const dbAfter = new Database(join(dataDir, 'blueline.db'));
+  const dbAfter = new SqliteDb(new Database(join(dataDir, 'blueline.db')));
   const after = await reconcile({ db: dbAfter, objects: new LocalObjectStore({ dataDir }) });
-  dbAfter.close();
+  await dbAfter.close();
   if (
     after.orphanObjects ||
     after.orphanSearchRows ||

@@ -65,9 +65,10 @@ async function main() {
     // The per-key rate limit (600/min) would turn load into 429s: spread requests over many keys
     // of one organization, written straight into the store (the service reads keys per request).
     const db = openDatabase(join(dataDir, 'blueline.db'));
-    const org = ensureOrganization(db, 'Default').id;
-    const keys = Array.from({ length: 400 }, (_, i) => createApiKey(db, org, `load ${i}`).secret);
-    db.close();
+    const org = (await ensureOrganization(db, 'Default')).id;
+    const keys: string[] = [];
+    for (let i = 0; i < 400; i++) keys.push((await createApiKey(db, org, `load ${i}`)).secret);
+    await db.close();
 
     // Now start processing a 5-sheet set, and load the service while it runs.
     // LOAD_IDLE=1 measures the same load with nothing processing (the baseline).

@@ -110,10 +110,10 @@ async function main(): Promise<void> {
   });
   try {
     const { origin } = await svc.start();
-    const org = ensureOrganization(svc.db, 'Bench');
-    const key = createApiKey(svc.db, org.id, 'bench').secret;
+    const org = await ensureOrganization(svc.db, 'Bench');
+    const key = (await createApiKey(svc.db, org.id, 'bench')).secret;
     const t0 = performance.now();
-    seedOverlays(svc.db, org.id, OVERLAYS, { images: IMAGES });
+    await seedOverlays(svc.db, org.id, OVERLAYS, { images: IMAGES });
     console.log(
       `seeded ${OVERLAYS} overlays in ${Math.round(performance.now() - t0)} ms (data dir ${dataDir})`,
     );

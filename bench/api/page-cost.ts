@@ -27,8 +27,8 @@ const EXPAND = 'block_a.sheet.drawing,block_b.sheet.drawing,job';
 const dir = mkdtempSync(join(tmpdir(), 'blueline-page-cost-'));
 try {
   const db = openDatabase(join(dir, 'db.sqlite'));
-  const org = ensureOrganization(db, 'Bench');
-  seedOverlays(db, org.id, OVERLAYS, { images: IMAGES });
+  const org = await ensureOrganization(db, 'Bench');
+  await seedOverlays(db, org.id, OVERLAYS, { images: IMAGES });
   const cursorSecret = randomBytes(32);
   const urlSecret = randomBytes(32);
   const cursors = new CursorCodec(cursorSecret);
@@ -67,17 +67,17 @@ try {
   // object path + JSON.stringify, so this script also measures the "before" of a change.
   const textPath = (engine as unknown as { runListJson?: unknown }).runListJson as
     ((e: ListEndpoint, r: ReturnType<typeof req>) => string) | undefined;
-  const list = (query: Record<string, unknown>) => engine.runList(endpoint, req(query));
-  const body = (query: Record<string, unknown>): string =>
-    textPath ? textPath(endpoint, req(query)) : JSON.stringify(list(query));
+  const list = async (query: Record<string, unknown>) => await engine.runList(endpoint, req(query));
+  const body = async (query: Record<string, unknown>): Promise<string> =>
+    textPath ? textPath(endpoint, req(query)) : JSON.stringify(await list(query));
 
   // A cursor 90 % into the list, for the deep-page scenario.
   let cursor: string | null = null;
   let deep = '';
   for (let i = 0; i < Math.floor(OVERLAYS / 100) * 0.9; i++) {
-    const r: { _meta: { next: string | null } } = list(
+    const r: { _meta: { next: string | null } } = (await list(
       cursor ? { cursor } : { limit: '100', expand: EXPAND },
-    ) as never;
+    )) as never;
     cursor = r._meta.next;
     deep = cursor ?? deep;
   }
@@ -96,7 +96,7 @@ try {
       // CPU time is counted over the measured pages only (the first 30 warm up).
       if (i === 30) cpu = process.cpuUsage();
       const t0 = performance.now();
-      const text = body(query);
+      const text = await body(query);
       const t1 = performance.now();
       if (i >= 30) {
         times.push(t1 - t0);
@@ -120,11 +120,11 @@ try {
   );
   console.table(rows);
 
-  const plan = (sql: string) =>
+  const plan = async (sql: string) =>
     (
-      db
+      (await db
         .prepare(`EXPLAIN QUERY PLAN ${sql}`)
-        .all(...Array.from({ length: sql.split('?').length - 1 }, () => 'x')) as {
+        .all(...Array.from({ length: sql.split('?').length - 1 }, () => 'x'))) as {
         detail: string;
       }[]
     )
@@ -136,8 +136,8 @@ try {
     'SELECT id FROM overlays WHERE organization_id = ? AND (created_at, id) < (?, ?) ORDER BY created_at DESC, id DESC LIMIT 101',
     'SELECT id FROM blocks WHERE organization_id = ? AND id IN (?, ?, ?)',
   ])
-    console.log(`  ${sql}\n    → ${plan(sql)}`);
-  db.close();
+    console.log(`  ${sql}\n    → ${await plan(sql)}`);
+  await db.close();
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

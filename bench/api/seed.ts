@@ -10,27 +10,25 @@ import { seedGraph } from '../../core/test/seed';
  * With `images`, every overlay, block and sheet carries object keys, so pages also pay for URL
  * signing the way processed data does.
  */
-export function seedOverlays(
+export async function seedOverlays(
   db: Db,
   organizationId: string,
   count: number,
   opts: { images?: boolean } = {},
-): void {
-  const g = seedGraph(db, organizationId);
+): Promise<void> {
+  const g = await seedGraph(db, organizationId);
   const side = Math.ceil(Math.sqrt(count));
-  const insBlock = db.prepare(
-    `INSERT INTO blocks (id, organization_id, project_id, drawing_id, sheet_id, type, bbox, image_key, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, 'Detail', '{"x":0,"y":0,"width":10,"height":10}', ?, ?, ?)`,
-  );
-  const insOverlay = db.prepare(
-    `INSERT INTO overlays (id, organization_id, project_id, job_id, block_a_id, block_b_id, score, has_changes, images, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  );
-  db.transaction(() => {
+  const BLOCK_SQL = `INSERT INTO blocks (id, organization_id, project_id, drawing_id, sheet_id, type, bbox, image_key, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, 'Detail', '{"x":0,"y":0,"width":10,"height":10}', ?, ?, ?)`;
+  const OVERLAY_SQL = `INSERT INTO overlays (id, organization_id, project_id, job_id, block_a_id, block_b_id, score, has_changes, images, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+  await db.transaction(async (tx) => {
+    const insBlock = tx.prepare(BLOCK_SQL);
+    const insOverlay = tx.prepare(OVERLAY_SQL);
     if (opts.images) {
-      const setKeys = db.prepare('UPDATE sheets SET image_key = ?, thumbnail_key = ? WHERE id = ?');
+      const setKeys = tx.prepare('UPDATE sheets SET image_key = ?, thumbnail_key = ? WHERE id = ?');
       for (const s of g.sheetIds)
-        setKeys.run(
+        await setKeys.run(
           `projects/${g.projectId}/sheets/${s}.png`,
           `projects/${g.projectId}/sheets/${s}.thumb.png`,
           s,
@@ -46,7 +44,16 @@ export function seedOverlays(
         const id = newId('block');
         const t = monotonicNow();
         const key = opts.images ? `projects/${g.projectId}/blocks/${id}.png` : null;
-        insBlock.run(id, organizationId, g.projectId, g.drawingIds[k], g.sheetIds[k], key, t, t);
+        await insBlock.run(
+          id,
+          organizationId,
+          g.projectId,
+          g.drawingIds[k],
+          g.sheetIds[k],
+          key,
+          t,
+          t,
+        );
         list.push(id);
       }
     }
@@ -64,7 +71,7 @@ export function seedOverlays(
             ),
           )
         : '{}';
-      insOverlay.run(
+      await insOverlay.run(
         id,
         organizationId,
         g.projectId,
@@ -78,5 +85,5 @@ export function seedOverlays(
         t,
       );
     }
-  })();
+  });
 }

@@ -22,7 +22,12 @@ const runs = Number(values.runs);
 const dataDir = mkdtempSync(join(tmpdir(), 'blueline-bench-exports-'));
 const t = await startTestService({ dataDir, workers: Number(values.workers) });
 try {
-  grantCredits(t.svc.db, ensureOrganization(t.svc.db, 'Test Org').id, 10_000, 'bench');
+  await grantCredits(
+    t.svc.db,
+    (await ensureOrganization(t.svc.db, 'Test Org')).id,
+    10_000,
+    'bench',
+  );
   const project = (await t.request('POST', '/v1/projects', { body: { name: 'Barber House' } })).body
     .id as string;
   const older = await uploadDrawing(t, project, '20130718_barber-house_set_9-sheets.pdf', 'old');

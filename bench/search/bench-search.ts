@@ -58,62 +58,72 @@ const QUERIES: { cls: string; body: Record<string, unknown> }[] = [
   { cls: 'filtered', body: { query: 'section', types: ['sheet', 'block'] } },
 ];
 
-export function replicate(
+export async function replicate(
   db: Db,
   projectId: string,
   target: number,
-): { sheets: number; textRows: number } {
-  const count = () =>
+): Promise<{ sheets: number; textRows: number }> {
+  const count = async (on: Db = db) =>
     (
-      db.prepare('SELECT count(*) AS n FROM sheets WHERE project_id = ?').get(projectId) as {
+      (await on
+        .prepare('SELECT count(*) AS n FROM sheets WHERE project_id = ?')
+        .get(projectId)) as {
         n: number;
       }
     ).n;
-  const base = db
+  const base = (await db
     .prepare('SELECT * FROM drawings WHERE project_id = ? ORDER BY created_at')
-    .all(projectId) as Record<string, unknown>[];
+    .all(projectId)) as Record<string, unknown>[];
   let round = 0;
   const now = () => new Date().toISOString();
-  while (count() < target) {
+  while ((await count()) < target) {
     round++;
-    db.transaction(() => {
+    await db.transaction(async (tx) => {
       for (const d of base) {
-        if (count() >= target) break;
+        if ((await count(tx)) >= target) break;
         const dId = newId('drawing');
-        db.prepare(
-          `INSERT INTO drawings (id, organization_id, project_id, name, file_id, revision, status, sheet_count, job_id, created_at, updated_at)
+        await tx
+          .prepare(
+            `INSERT INTO drawings (id, organization_id, project_id, name, file_id, revision, status, sheet_count, job_id, created_at, updated_at)
            SELECT ?, organization_id, project_id, name || ' #' || ?, file_id, 'Issue ' || ?, status, sheet_count, NULL, ?, ? FROM drawings WHERE id = ?`,
-        ).run(dId, round, round, now(), now(), d.id);
-        const sheets = db
+          )
+          .run(dId, round, round, now(), now(), d.id);
+        const sheets = (await tx
           .prepare('SELECT id FROM sheets WHERE drawing_id = ? ORDER BY page_index')
-          .all(d.id) as { id: string }[];
+          .all(d.id)) as { id: string }[];
         for (const s of sheets) {
           const sId = newId('sheet');
-          db.prepare(
-            `INSERT INTO sheets (id, organization_id, project_id, drawing_id, page_index, sheet_number, title, discipline, revision, width, height, dpi, text_source, image_key, thumbnail_key, overrides, created_at, updated_at)
+          await tx
+            .prepare(
+              `INSERT INTO sheets (id, organization_id, project_id, drawing_id, page_index, sheet_number, title, discipline, revision, width, height, dpi, text_source, image_key, thumbnail_key, overrides, created_at, updated_at)
              SELECT ?, organization_id, project_id, ?, page_index, sheet_number, title, discipline, revision, width, height, dpi, text_source, image_key, thumbnail_key, overrides, ?, ? FROM sheets WHERE id = ?`,
-          ).run(sId, dId, now(), now(), s.id);
-          const blocks = db.prepare('SELECT id FROM blocks WHERE sheet_id = ?').all(s.id) as {
+            )
+            .run(sId, dId, now(), now(), s.id);
+          const blocks = (await tx
+            .prepare('SELECT id FROM blocks WHERE sheet_id = ?')
+            .all(s.id)) as {
             id: string;
           }[];
           const blockIds = new Map<string, string>();
           for (const b of blocks) {
             const bId = newId('block');
             blockIds.set(b.id, bId);
-            db.prepare(
-              `INSERT INTO blocks (id, organization_id, project_id, drawing_id, sheet_id, type, bbox, identifier, title, scale, description, image_key, overrides, created_at, updated_at)
+            await tx
+              .prepare(
+                `INSERT INTO blocks (id, organization_id, project_id, drawing_id, sheet_id, type, bbox, identifier, title, scale, description, image_key, overrides, created_at, updated_at)
                SELECT ?, organization_id, project_id, ?, ?, type, bbox, identifier, title, scale, description, image_key, overrides, ?, ? FROM blocks WHERE id = ?`,
-            ).run(bId, dId, sId, now(), now(), b.id);
+              )
+              .run(bId, dId, sId, now(), now(), b.id);
           }
           // Text runs (and the 002 sheet/block rows) as processing writes them.
-          const rows = db
+          const rows = (await tx
             .prepare('SELECT text, kind, ref_id, bbox FROM search_index WHERE sheet_id = ?')
-            .all(s.id) as { text: string; kind: string; ref_id: string; bbox: string | null }[];
-          const ins = db.prepare(
+            .all(s.id)) as { text: string; kind: string; ref_id: string; bbox: string | null }[];
+          const ins = tx.prepare(
             'INSERT INTO search_index (text, kind, ref_id, sheet_id, drawing_id, project_id, organization_id, bbox) SELECT ?, ?, ?, ?, ?, project_id, organization_id, ? FROM sheets WHERE id = ?',
           );
           for (const r of rows)
-            ins.run(
+            await ins.run(
               r.text,
               r.kind,
               r.kind === 'block' ? (blockIds.get(r.ref_id) ?? r.ref_id) : sId,
@@ -124,14 +134,14 @@ export function replicate(
             );
         }
       }
-    })();
+    });
   }
   const textRows = (
-    db
+    (await db
       .prepare("SELECT count(*) AS n FROM search_index WHERE project_id = ? AND kind = 'text'")
-      .get(projectId) as { n: number }
+      .get(projectId)) as { n: number }
   ).n;
-  return { sheets: count(), textRows };
+  return { sheets: await count(), textRows };
 }
 
 function pct(xs: number[], p: number): number {
@@ -163,12 +173,12 @@ async function main() {
   });
   try {
     const t0 = performance.now();
-    const grown = replicate(svc.db, projectId, TARGET_SHEETS);
+    const grown = await replicate(svc.db, projectId, TARGET_SHEETS);
     console.log(
       `replicated to ${grown.sheets} sheets, ${grown.textRows} text runs in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
     );
     const { origin } = await svc.start();
-    const key = createApiKey(svc.db, organizationId).secret;
+    const key = (await createApiKey(svc.db, organizationId)).secret;
     const agent = new https.Agent({ ca: svc.caCertPem, keepAlive: true, maxSockets: 1 });
 
     const http: Record<string, number[]> = {};
@@ -196,7 +206,7 @@ async function main() {
         hitCounts[JSON.stringify(q.body)] = res.body.data.length;
         const cpu0 = process.cpuUsage();
         const b = performance.now();
-        searchProject(svc.db, organizationId, projectId, q.body as never);
+        await searchProject(svc.db, organizationId, projectId, q.body as never);
         const ims = performance.now() - b;
         const cpu = process.cpuUsage(cpu0);
         // CPU time of the (synchronous) search: what it costs regardless of other load.

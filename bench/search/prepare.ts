@@ -42,8 +42,8 @@ export async function prepare(
     config: { rateLimits: { document: 1e6, vision: 1e6 } },
   });
   const { origin } = await svc.start();
-  const org = ensureOrganization(svc.db, 'Bench');
-  const key = createApiKey(svc.db, org.id).secret;
+  const org = await ensureOrganization(svc.db, 'Bench');
+  const key = (await createApiKey(svc.db, org.id)).secret;
   const agent = new https.Agent({ ca: svc.caCertPem, keepAlive: true });
   const req = (method: string, path: string, body?: unknown, raw?: Buffer, ct?: string) =>
     httpsRequest(

@@ -122,9 +122,9 @@ async function serve(argv: string[]): Promise<void> {
     ...(maxUpload ? { config: { maxUploadBytes: maxUpload } } : {}),
     ...(values['no-warmup'] ? { warmWorkers: false } : {}),
   });
-  const isNew = countOrganizations(svc.db) === 0;
+  const isNew = (await countOrganizations(svc.db)) === 0;
   const firstKey = isNew
-    ? createApiKey(svc.db, ensureDefaultOrganization(svc.db).id, 'first key').secret
+    ? (await createApiKey(svc.db, (await ensureDefaultOrganization(svc.db)).id, 'first key')).secret
     : undefined;
   const { baseUrl, origin } = await svc.start();
   console.log(`Blueline API: ${baseUrl}`);
@@ -180,21 +180,21 @@ function reportLoopLag(): void {
   }, every).unref();
 }
 
-function withDb<T>(
+async function withDb<T>(
   dataDirArg: string | undefined,
-  fn: (db: ReturnType<typeof openDatabase>) => T,
-): T {
+  fn: (db: ReturnType<typeof openDatabase>) => Promise<T>,
+): Promise<T> {
   const dataDir = resolve(dataDirArg ?? defaultDataDir());
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const db = openDatabase(join(dataDir, 'blueline.db'));
   try {
-    return fn(db);
+    return await fn(db);
   } finally {
-    db.close();
+    await db.close();
   }
 }
 
-function keys(argv: string[]): void {
+async function keys(argv: string[]): Promise<void> {
   const [sub, ...rest] = argv;
   const { values, positionals } = parseArgs({
     args: rest,
@@ -214,16 +214,16 @@ function keys(argv: string[]): void {
       throw new UsageError(
         `Expected a non-negative integer for --credits but received '${values.credits}'.`,
       );
-    withDb(values['data-dir'], (db) => {
-      const org = ensureOrganization(db, values.org!);
-      if (credits) grantCredits(db, org.id, credits, 'grant');
-      console.log(createApiKey(db, org.id, values.label ?? null).secret);
+    await withDb(values['data-dir'], async (db) => {
+      const org = await ensureOrganization(db, values.org!);
+      if (credits) await grantCredits(db, org.id, credits, 'grant');
+      console.log((await createApiKey(db, org.id, values.label ?? null)).secret);
     });
     return;
   }
   if (sub === 'list') {
-    withDb(values['data-dir'], (db) => {
-      for (const k of listApiKeys(db)) {
+    await withDb(values['data-dir'], async (db) => {
+      for (const k of await listApiKeys(db)) {
         console.log(
           [
             k.id,
@@ -240,8 +240,8 @@ function keys(argv: string[]): void {
   if (sub === 'revoke') {
     const id = positionals[0];
     if (!id) throw new UsageError('keys revoke needs KEY_ID (see `keys list`).');
-    withDb(values['data-dir'], (db) => {
-      if (!revokeApiKey(db, id)) throw new UsageError(`No active key with id '${id}'.`);
+    await withDb(values['data-dir'], async (db) => {
+      if (!(await revokeApiKey(db, id))) throw new UsageError(`No active key with id '${id}'.`);
       console.log(`revoked ${id}`);
     });
     return;
@@ -249,7 +249,7 @@ function keys(argv: string[]): void {
   throw new UsageError(`Unknown keys command '${sub ?? ''}'.`);
 }
 
-function credits(argv: string[]): void {
+async function credits(argv: string[]): Promise<void> {
   const [sub, ...rest] = argv;
   const { values } = parseArgs({
     args: rest,
@@ -264,9 +264,11 @@ function credits(argv: string[]): void {
   if (!values.org) throw new UsageError('credits grant needs --org NAME.');
   const amount = positiveInt('amount', values.amount);
   if (!amount) throw new UsageError('credits grant needs --amount N.');
-  withDb(values['data-dir'], (db) => {
-    const org = findOrganizationByName(db, values.org!) ?? ensureOrganization(db, values.org!);
-    const after = grantCredits(db, org.id, amount, 'grant');
+  await withDb(values['data-dir'], async (db) => {
+    const org =
+      (await findOrganizationByName(db, values.org!)) ??
+      (await ensureOrganization(db, values.org!));
+    const after = await grantCredits(db, org.id, amount, 'grant');
     console.log(`${after.name}: balance ${after.credit_balance}`);
   });
 }
@@ -337,8 +339,8 @@ export async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
   try {
     if (cmd === 'serve') await serve(rest);
-    else if (cmd === 'keys') keys(rest);
-    else if (cmd === 'credits') credits(rest);
+    else if (cmd === 'keys') await keys(rest);
+    else if (cmd === 'credits') await credits(rest);
     else if (cmd === 'backup') await backup(rest);
     else if (cmd === 'restore') await restore(rest);
     else if (cmd === 'migrate') return migrateCommand(rest);

@@ -256,7 +256,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     const path = (request.raw.url ?? '/').split('?')[0]!.replace(/\/{2,}/g, '/');
     const needsAuth = !config.public && (routeUrl ?? path).startsWith('/v1/');
     if (!needsAuth) return;
-    authenticate(request, opts.db);
+    await authenticate(request, opts.db);
     const headers = limiter.take(request.auth!.keyId, config.area ?? 'document');
     reply.headers(headers);
   });
@@ -391,7 +391,7 @@ function writeClientErrorProblem(err: NodeJS.ErrnoException, socket: Duplex): vo
   );
 }
 
-function authenticate(request: FastifyRequest, db: Db): void {
+async function authenticate(request: FastifyRequest, db: Db): Promise<void> {
   const header = request.headers.authorization;
   const fail = (detail: string) =>
     new ApiError('unauthorized', detail, {
@@ -407,7 +407,7 @@ function authenticate(request: FastifyRequest, db: Db): void {
   const secret = m[1]!;
   if (!looksLikeKey(secret))
     throw fail('The API key is malformed; keys look like sk_ followed by 40 letters and digits.');
-  const key = findActiveKey(db, secret);
+  const key = await findActiveKey(db, secret);
   if (!key) throw fail('The API key is unknown or has been revoked.');
   request.auth = { organizationId: key.organization_id, keyId: key.id };
 }

@@ -136,7 +136,11 @@ function condition(name: string, def: FilterDef, raw: string): Condition {
           `The query parameter '${name}' is too long (at most 200 characters).`,
         );
       const escaped = raw.replace(/[\\%_]/g, (c) => `\\${c}`);
-      return { sql: `${def.column} LIKE ? ESCAPE '\\'`, params: [`%${escaped}%`] };
+      // lower() on both sides: SQLite's LIKE ignores ASCII case, PostgreSQL's does not.
+      return {
+        sql: `lower(${def.column}) LIKE lower(?) ESCAPE '\\'`,
+        params: [`%${escaped}%`],
+      };
     }
     case 'enum':
       if (!def.values.includes(raw)) {
@@ -166,10 +170,10 @@ interface Page {
 }
 
 /** The list envelope as an object (callers that post-process items). */
-export function runList(endpoint: ListEndpoint, req: ListRequest): ListResponse {
-  const page = loadPage(endpoint, req);
+export async function runList(endpoint: ListEndpoint, req: ListRequest): Promise<ListResponse> {
+  const page = await loadPage(endpoint, req);
   return {
-    data: serializeWithExpansion(
+    data: await serializeWithExpansion(
       req.db,
       req.organizationId,
       endpoint.kind,
@@ -187,9 +191,9 @@ export function runList(endpoint: ListEndpoint, req: ListRequest): ListResponse 
  * overlay page repeats the same 2 sheets, 2 drawings and 1 job 100–200 times). List routes send
  * this string as the body, so Fastify does not serialize it again.
  */
-export function runListJson(endpoint: ListEndpoint, req: ListRequest): string {
-  const page = loadPage(endpoint, req);
-  const items = serializeWithExpansionJson(
+export async function runListJson(endpoint: ListEndpoint, req: ListRequest): Promise<string> {
+  const page = await loadPage(endpoint, req);
+  const items = await serializeWithExpansionJson(
     req.db,
     req.organizationId,
     endpoint.kind,
@@ -200,7 +204,7 @@ export function runListJson(endpoint: ListEndpoint, req: ListRequest): string {
   return `{"data":[${items.join(',')}],"_meta":${JSON.stringify(page.meta)}}`;
 }
 
-function loadPage(endpoint: ListEndpoint, req: ListRequest): Page {
+async function loadPage(endpoint: ListEndpoint, req: ListRequest): Promise<Page> {
   const { query } = req;
   const cursorRaw = single(query, 'cursor');
   const limitRaw = single(query, 'limit');
@@ -250,7 +254,7 @@ function loadPage(endpoint: ListEndpoint, req: ListRequest): Page {
       const def = endpoint.filters[name];
       if (def && !RESERVED.has(name)) conditions.push(condition(name, def, raw));
       const parent = PARENT_FILTERS[name];
-      if (def && parent && !getRow(req.db, parent.table, req.organizationId, raw))
+      if (def && parent && !(await getRow(req.db, parent.table, req.organizationId, raw)))
         throw notFound(parent.noun, raw);
     }
   }
@@ -263,7 +267,13 @@ function loadPage(endpoint: ListEndpoint, req: ListRequest): Page {
   const base = { table: def.table, organizationId: req.organizationId, conditions };
   const direction = cursor?.d === 'b' ? 'before' : 'after';
   const key: PageKey | null = cursor ? { created_at: cursor.k[0], id: cursor.k[1] } : null;
-  const page = fetchPage<Row>(req.db, { ...base, limit, direction, key, columns: def.columns });
+  const page = await fetchPage<Row>(req.db, {
+    ...base,
+    limit,
+    direction,
+    key,
+    columns: def.columns,
+  });
 
   const make = (row: PageKey, d: 'a' | 'b'): string =>
     req.cursors.encode({
@@ -284,12 +294,12 @@ function loadPage(endpoint: ListEndpoint, req: ListRequest): Page {
     if (page.more && last) next = make(last, 'a');
     if (key) {
       const anchor = first ?? key;
-      if (existsBeyond(req.db, base, anchor, 'before')) prev = make(anchor, 'b');
+      if (await existsBeyond(req.db, base, anchor, 'before')) prev = make(anchor, 'b');
     }
   } else {
     if (page.more && first) prev = make(first, 'b');
     const anchor = last ?? key!;
-    if (existsBeyond(req.db, base, anchor, 'after')) next = make(anchor, 'a');
+    if (await existsBeyond(req.db, base, anchor, 'after')) next = make(anchor, 'a');
   }
 
   return { rows: page.rows, tree, meta: { next, prev, limit } };

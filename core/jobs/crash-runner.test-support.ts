@@ -11,7 +11,7 @@ import { TEST_REGISTRY_URL, type TestWorkerTasks } from './worker-tasks.test-sup
 const file = process.argv[2];
 if (!file) throw new Error('usage: crash-runner.test-support.ts <db-file>');
 const db = openDatabase(file);
-createEffectsTable(db);
+await createEffectsTable(db);
 const pool = createWorkerPool<TestWorkerTasks>({ size: 1, registryUrl: TEST_REGISTRY_URL });
 const backoffMs = Number(process.env.CRASH_BACKOFF_MS);
 const runner = createJobRunner<TestWorkerTasks>({

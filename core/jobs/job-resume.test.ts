@@ -48,17 +48,19 @@ afterEach(async () => {
 });
 
 it('resumes a job after its process is killed mid-job: Completed once, no effect stored twice', async () => {
-  const { orgId, projectId } = seedOrgAndProject(t.db);
-  createEffectsTable(t.db);
+  const { orgId, projectId } = await seedOrgAndProject(t.db);
+  await createEffectsTable(t.db);
   const steps = 12;
-  const job = new JobsRepository(t.db).insert({
-    organization_id: orgId,
-    project_id: projectId,
-    type: 'steps',
-    target_type: 'drawing',
-    target_id: 'drw_resume',
-    payload: { steps, stepMs: 60 },
-  }).row;
+  const job = (
+    await new JobsRepository(t.db).insert({
+      organization_id: orgId,
+      project_id: projectId,
+      type: 'steps',
+      target_type: 'drawing',
+      target_id: 'drw_resume',
+      payload: { steps, stepMs: 60 },
+    })
+  ).row;
 
   const child = spawn(process.execPath, ['--import', 'tsx', script, t.file], {
     cwd: repoRoot,
@@ -72,14 +74,14 @@ it('resumes a job after its process is killed mid-job: Completed once, no effect
     child.on('exit', (_code, sig) => r(sig)),
   );
 
-  const row = () =>
-    t.db.prepare('SELECT * FROM jobs WHERE id = ?').get(job.id) as {
+  const row = async () =>
+    (await t.db.prepare('SELECT * FROM jobs WHERE id = ?').get(job.id)) as {
       status: string;
       attempts: number;
       progress_completed: number;
     };
   await waitFor(
-    () => row().progress_completed >= 4,
+    async () => (await row()).progress_completed >= 4,
     `the child process to do 4 steps (stderr: ${stderr})`,
     30_000,
   );
@@ -88,15 +90,15 @@ it('resumes a job after its process is killed mid-job: Completed once, no effect
   expect(stdout).toContain('"status":"Started"');
 
   // What the killed process left behind: Started, part of the work stored.
-  expect(row()).toMatchObject({ status: 'Started', attempts: 1 });
-  const effects = () =>
-    t.db
+  expect(await row()).toMatchObject({ status: 'Started', attempts: 1 });
+  const effects = async () =>
+    (await t.db
       .prepare('SELECT step, attempt FROM test_effects WHERE job_id = ? ORDER BY step')
-      .all(job.id) as {
+      .all(job.id)) as {
       step: number;
       attempt: number;
     }[];
-  const doneBefore = effects().length;
+  const doneBefore = (await effects()).length;
   expect(doneBefore).toBeGreaterThanOrEqual(4);
   expect(doneBefore).toBeLessThan(steps);
 
@@ -107,7 +109,11 @@ it('resumes a job after its process is killed mid-job: Completed once, no effect
   const events: ApiJob[] = [];
   runner.events.on('job', (j) => j.id === job.id && events.push(j));
   runner.start();
-  await waitFor(() => row().status === 'Completed', 'the resumed job to complete', 30_000);
+  await waitFor(
+    async () => (await row()).status === 'Completed',
+    'the resumed job to complete',
+    30_000,
+  );
 
   expect(events[0]).toMatchObject({ status: 'Queued', started_at: null }); // back to Queued first
   expect(events.filter((e) => e.status === 'Completed')).toHaveLength(1);
@@ -116,28 +122,30 @@ it('resumes a job after its process is killed mid-job: Completed once, no effect
     result: { steps },
     progress: { completed: steps, total: steps },
   });
-  expect(row().attempts).toBe(2);
+  expect((await row()).attempts).toBe(2);
   // Every step stored exactly once; the second attempt did only what the first had not.
-  const stored = effects();
+  const stored = await effects();
   expect(stored.map((e) => e.step)).toEqual(Array.from({ length: steps }, (_, i) => i));
   expect(stored.filter((e) => e.attempt === 1)).toHaveLength(doneBefore);
   expect(stored.filter((e) => e.attempt === 2)).toHaveLength(steps - doneBefore);
 });
 
 it('a job killed from outside again and again while it moves forward is never failed for it', async () => {
-  const { orgId, projectId } = seedOrgAndProject(t.db);
-  createEffectsTable(t.db);
+  const { orgId, projectId } = await seedOrgAndProject(t.db);
+  await createEffectsTable(t.db);
   const steps = 10;
-  const job = new JobsRepository(t.db).insert({
-    organization_id: orgId,
-    project_id: projectId,
-    type: 'steps',
-    target_type: 'drawing',
-    target_id: 'drw_kills',
-    payload: { steps, stepMs: 120 },
-  }).row;
-  const row = () =>
-    t.db.prepare('SELECT * FROM jobs WHERE id = ?').get(job.id) as {
+  const job = (
+    await new JobsRepository(t.db).insert({
+      organization_id: orgId,
+      project_id: projectId,
+      type: 'steps',
+      target_type: 'drawing',
+      target_id: 'drw_kills',
+      payload: { steps, stepMs: 120 },
+    })
+  ).row;
+  const row = async () =>
+    (await t.db.prepare('SELECT * FROM jobs WHERE id = ?').get(job.id)) as {
       status: string;
       attempts: number;
       crashes: number;
@@ -145,41 +153,44 @@ it('a job killed from outside again and again while it moves forward is never fa
     };
   // Six SIGKILLs, each once the process stored one more step than the last one left.
   for (let kill = 1; kill <= 6; kill++) {
-    const before = row().progress_completed;
+    const before = (await row()).progress_completed;
     const r = spawnRunner();
     await waitFor(
-      () => row().progress_completed > before,
+      async () => (await row()).progress_completed > before,
       `a step after kill ${kill - 1} (stderr: ${r.out.stderr})`,
       30_000,
     );
     r.child.kill('SIGKILL');
     expect(await r.exited).toBe('SIGKILL');
-    expect(row()).toMatchObject({ status: 'Started', crashes: 0 });
+    expect(await row()).toMatchObject({ status: 'Started', crashes: 0 });
   }
   pool = createWorkerPool({ size: 1 });
   runner = createJobRunner({ db: t.db, pool, concurrency: 1 });
   runner.register('steps', stepsHandler(t.db));
   runner.start();
-  await waitFor(() => row().status === 'Completed', 'the job to complete', 30_000);
-  expect(row()).toMatchObject({ attempts: 7, crashes: 0 });
-  const stored = t.db
-    .prepare('SELECT step FROM test_effects WHERE job_id = ? ORDER BY step')
-    .pluck()
-    .all(job.id);
+  await waitFor(async () => (await row()).status === 'Completed', 'the job to complete', 30_000);
+  expect(await row()).toMatchObject({ attempts: 7, crashes: 0 });
+  const stored = (
+    (await t.db
+      .prepare('SELECT step FROM test_effects WHERE job_id = ? ORDER BY step')
+      .all(job.id)) as { step: number }[]
+  ).map((r) => r.step);
   expect(stored).toEqual(Array.from({ length: steps }, (_, i) => i)); // each step exactly once
 }, 120_000);
 
 it('a poison file that takes the process down fails with processor_crashed after 3 crashes, without a crash loop', async () => {
-  const { orgId, projectId } = seedOrgAndProject(t.db);
-  const job = new JobsRepository(t.db).insert({
-    organization_id: orgId,
-    project_id: projectId,
-    type: 'poison',
-    target_type: 'drawing',
-    target_id: 'drw_poison',
-  }).row;
-  const row = () =>
-    t.db.prepare('SELECT status, crashes, error FROM jobs WHERE id = ?').get(job.id) as {
+  const { orgId, projectId } = await seedOrgAndProject(t.db);
+  const job = (
+    await new JobsRepository(t.db).insert({
+      organization_id: orgId,
+      project_id: projectId,
+      type: 'poison',
+      target_type: 'drawing',
+      target_id: 'drw_poison',
+    })
+  ).row;
+  const row = async () =>
+    (await t.db.prepare('SELECT status, crashes, error FROM jobs WHERE id = ?').get(job.id)) as {
       status: string;
       crashes: number;
       error: string | null;
@@ -191,14 +202,17 @@ it('a poison file that takes the process down fails with processor_crashed after
   for (;;) {
     // Whichever comes first: the process dies, or the job is Failed.
     const ended = await new Promise<NodeJS.Signals | null>((resolve) => {
-      const poll = setInterval(() => row().status === 'Failed' && done(null), 20);
+      const poll = setInterval(
+        () => void row().then((x) => x.status === 'Failed' && done(null)),
+        20,
+      );
       const done = (sig: NodeJS.Signals | null) => {
         clearInterval(poll);
         resolve(sig);
       };
       void r.exited.then(done);
     });
-    if (row().status === 'Failed') break;
+    if ((await row()).status === 'Failed') break;
     deaths.push(ended);
     expect(deaths.length).toBeLessThanOrEqual(3);
     r = spawnRunner({ CRASH_BACKOFF_MS: '300' });
@@ -207,7 +221,7 @@ it('a poison file that takes the process down fails with processor_crashed after
   // Three deaths, each the worker's SIGSEGV taking the process down; the 4th boot fails the job.
   expect(deaths).toEqual(['SIGSEGV', 'SIGSEGV', 'SIGSEGV']);
   expect(seconds).toBeLessThan(45);
-  const failed = row();
+  const failed = await row();
   expect(failed.crashes).toBe(3);
   const error = JSON.parse(failed.error!) as Record<string, unknown>;
   expect(error).toMatchObject({

@@ -31,9 +31,9 @@ let projectId: string;
 let pool: WorkerPool<TestWorkerTasks>;
 const runners: JobRunner<TestWorkerTasks>[] = [];
 
-beforeEach(() => {
+beforeEach(async () => {
   t = tempDb();
-  ({ orgId, projectId } = seedOrgAndProject(t.db));
+  ({ orgId, projectId } = await seedOrgAndProject(t.db));
   pool = createWorkerPool<TestWorkerTasks>({ size: 2, registryUrl: TEST_REGISTRY_URL });
 });
 afterEach(async () => {
@@ -71,20 +71,20 @@ const job = (over: Partial<NewJob> = {}): NewJob => ({
   ...over,
 });
 
-const status = (id: string) =>
-  t.db.prepare('SELECT * FROM jobs WHERE id = ?').get(id) as {
+const status = async (id: string) =>
+  (await t.db.prepare('SELECT * FROM jobs WHERE id = ?').get(id)) as {
     status: string;
     attempts: number;
     result: string | null;
     error: string | null;
   };
 const waitStatus = (id: string, s: string, timeoutMs?: number) =>
-  waitFor(() => status(id).status === s, `job ${id} to be ${s}`, timeoutMs);
+  waitFor(async () => (await status(id)).status === s, `job ${id} to be ${s}`, timeoutMs);
 
 describe('job runner', () => {
-  it('serializes a job exactly as contract §4 lists its fields', () => {
+  it('serializes a job exactly as contract §4 lists its fields', async () => {
     const { runner } = makeRunner();
-    const row = runner.enqueue(job({ payload: { a: 1 } }));
+    const row = await runner.enqueue(job({ payload: { a: 1 } }));
     const api = toApiJob(row);
     expect(Object.keys(api)).toEqual([
       'id',
@@ -116,8 +116,8 @@ describe('job runner', () => {
       finished_at: null,
     });
     expect(api.id).toMatch(/^job_/);
-    expect(runner.get(orgId, row.id)).toEqual(api);
-    expect(() => runner.get('org_someoneelse', row.id)).toThrow(
+    expect(await runner.get(orgId, row.id)).toEqual(api);
+    await expect((async () => await runner.get('org_someoneelse', row.id))()).rejects.toThrow(
       expect.objectContaining({ code: 'not_found' }),
     );
   });
@@ -129,32 +129,34 @@ describe('job runner', () => {
       ran.push(ctx.job.target_id);
       return { target: ctx.job.target_id };
     });
-    const insertProject = t.db.prepare(
-      'INSERT INTO projects (id, organization_id, name, created_at, updated_at) VALUES (?, ?, ?, ?, ?)',
-    );
-    const create = t.db.transaction((fail: boolean) => {
-      const id = newId('project');
-      const now = monotonicNow();
-      insertProject.run(id, orgId, 'p', now, now);
-      const row = runner.enqueue(job({ project_id: id, target_id: id }));
-      if (fail) throw new Error('validation failed after the insert');
-      return { id, jobId: row.id };
-    });
+    const create = (fail: boolean) =>
+      t.db.transaction(async (tx) => {
+        const id = newId('project');
+        const now = monotonicNow();
+        await tx
+          .prepare(
+            'INSERT INTO projects (id, organization_id, name, created_at, updated_at) VALUES (?, ?, ?, ?, ?)',
+          )
+          .run(id, orgId, 'p', now, now);
+        const row = await runner.enqueue(job({ project_id: id, target_id: id }), tx);
+        if (fail) throw new Error('validation failed after the insert');
+        return { id, jobId: row.id };
+      });
     let rolledBack: string | undefined;
     try {
-      create(true);
+      await create(true);
     } catch {
       rolledBack = 'yes';
     }
     expect(rolledBack).toBe('yes');
-    const ok = create(false);
+    const ok = await create(false);
     runner.start();
     await waitStatus(ok.jobId, 'Completed');
     // The rolled-back job never existed: no row, no run, no event.
-    expect(t.db.prepare('SELECT count(*) AS n FROM jobs').get()).toEqual({ n: 1 });
+    expect(await t.db.prepare('SELECT count(*) AS n FROM jobs').get()).toEqual({ n: 1 });
     expect(ran).toEqual([ok.id]);
     expect(new Set(events.map((e) => e.id))).toEqual(new Set([ok.jobId]));
-    expect(runner.get(orgId, ok.jobId).result).toEqual({ target: ok.id });
+    expect((await runner.get(orgId, ok.jobId)).result).toEqual({ target: ok.id });
   });
 
   it('runs a real handler that uses the worker pool, with a progress event per band', async () => {
@@ -170,7 +172,7 @@ describe('job runner', () => {
     runner.register('ink', async (ctx) => {
       const { threshold } = ctx.payload as { threshold: number };
       let ink = 0;
-      ctx.progress(0, bands);
+      await ctx.progress(0, bands);
       for (let b = 0; b < bands; b++) {
         const px = makeBand(b);
         const out = await ctx.pool.run(
@@ -180,7 +182,7 @@ describe('job runner', () => {
           ctx.signal,
         );
         ink += out.ink;
-        ctx.progress(b + 1, bands);
+        await ctx.progress(b + 1, bands);
       }
       return { ink };
     });
@@ -188,9 +190,9 @@ describe('job runner', () => {
     for (let b = 0; b < bands; b++) for (const v of makeBand(b)) if (v < 100) expected++;
 
     runner.start();
-    const row = runner.enqueue(job({ type: 'ink', payload: { threshold: 100 } }));
+    const row = await runner.enqueue(job({ type: 'ink', payload: { threshold: 100 } }));
     await waitStatus(row.id, 'Completed');
-    expect(runner.get(orgId, row.id)).toMatchObject({
+    expect(await runner.get(orgId, row.id)).toMatchObject({
       status: 'Completed',
       result: { ink: expected },
       progress: { completed: bands, total: bands },
@@ -219,11 +221,11 @@ describe('job runner', () => {
       throw new Error('secret /var/data/path exploded');
     });
     runner.start();
-    const a = runner.enqueue(job({ type: 'bad-input' }));
-    const b = runner.enqueue(job({ type: 'bug' }));
+    const a = await runner.enqueue(job({ type: 'bad-input' }));
+    const b = await runner.enqueue(job({ type: 'bug' }));
     await waitStatus(a.id, 'Failed');
     await waitStatus(b.id, 'Failed');
-    expect(runner.get(orgId, a.id).error).toEqual({
+    expect((await runner.get(orgId, a.id)).error).toEqual({
       type: '/problems/validation_error',
       title: 'Validation error',
       status: 400,
@@ -231,7 +233,7 @@ describe('job runner', () => {
       instance: `/v1/jobs/${a.id}`,
       code: 'validation_error',
     });
-    const bug = runner.get(orgId, b.id);
+    const bug = await runner.get(orgId, b.id);
     expect(bug.error).toMatchObject({ code: 'internal_error', status: 500 });
     expect(JSON.stringify(bug)).not.toContain('secret');
     expect(
@@ -254,9 +256,9 @@ describe('job runner', () => {
         ctx.pool.run('test.allocateForever', undefined, [], ctx.signal),
       );
       runner.start();
-      const row = runner.enqueue(job({ type: 'greedy' }));
+      const row = await runner.enqueue(job({ type: 'greedy' }));
       await waitStatus(row.id, 'Failed', 60_000);
-      const failed = runner.get(orgId, row.id);
+      const failed = await runner.get(orgId, row.id);
       expect(failed.error).toMatchObject({
         code: 'resource_limit_exceeded',
         status: 422,
@@ -284,33 +286,41 @@ describe('job runner', () => {
       return { pair: (ctx.payload as { n: number }).n };
     });
     runner.register('compare', async (ctx) => {
-      const kids = [1, 2, 3].map((n) =>
-        ctx.createChild(`pair-${n}`, {
-          type: 'pair',
-          target_type: 'sheet',
-          target_id: `sht_${n}`,
-          payload: { n },
-        }),
-      );
+      const kids = [];
+      for (const n of [1, 2, 3])
+        kids.push(
+          await ctx.createChild(`pair-${n}`, {
+            type: 'pair',
+            target_type: 'sheet',
+            target_id: `sht_${n}`,
+            payload: { n },
+          }),
+        );
       // Asking twice returns the same child: a resumed parent never duplicates work.
       expect(
-        ctx.createChild('pair-1', { type: 'pair', target_type: 'sheet', target_id: 'sht_1' }).id,
+        (
+          await ctx.createChild('pair-1', {
+            type: 'pair',
+            target_type: 'sheet',
+            target_id: 'sht_1',
+          })
+        ).id,
       ).toBe(kids[0]!.id);
       const done = await ctx.waitForChildren();
       return { pairs: done.map((c) => JSON.parse(c.result!) as unknown) };
     });
     runner.start();
-    const parent = runner.enqueue(job({ type: 'compare' }));
+    const parent = await runner.enqueue(job({ type: 'compare' }));
     await waitStatus(parent.id, 'Completed');
-    const children = runner.repository.children(parent.id);
+    const children = await runner.repository.children(parent.id);
     expect(children).toHaveLength(3);
     expect(children.every((c) => c.status === 'Completed')).toBe(true);
     expect(children.map((c) => c.project_id)).toEqual([projectId, projectId, projectId]);
-    expect(runner.get(orgId, children[0]!.id).parent_id).toBe(parent.id);
-    expect(runner.get(orgId, parent.id).result).toEqual({
+    expect((await runner.get(orgId, children[0]!.id)).parent_id).toBe(parent.id);
+    expect((await runner.get(orgId, parent.id)).result).toEqual({
       pairs: [{ pair: 1 }, { pair: 2 }, { pair: 3 }],
     });
-    const p = runner.repository.getById(parent.id)!;
+    const p = (await runner.repository.getById(parent.id))!;
     for (const c of children) expect(c.finished_at! <= p.finished_at!).toBe(true);
     expect(maxRunning).toBe(1);
   });
@@ -324,9 +334,9 @@ describe('job runner', () => {
       return { n };
     });
     // The parent does not wait explicitly: the runner still holds it until its children end.
-    runner.register('compare', (ctx) => {
+    runner.register('compare', async (ctx) => {
       for (const n of [1, 2, 3]) {
-        ctx.createChild(`n${n}`, {
+        await ctx.createChild(`n${n}`, {
           type: 'pair',
           target_type: 'sheet',
           target_id: `sht_${n}`,
@@ -336,11 +346,11 @@ describe('job runner', () => {
       return { overlay_count: 2 };
     });
     runner.start();
-    const parent = runner.enqueue(job({ type: 'compare' }));
+    const parent = await runner.enqueue(job({ type: 'compare' }));
     await waitStatus(parent.id, 'Failed');
-    const kids = runner.repository.children(parent.id);
+    const kids = await runner.repository.children(parent.id);
     expect(kids.map((k) => k.status)).toEqual(['Completed', 'Failed', 'Completed']);
-    const api = runner.get(orgId, parent.id);
+    const api = await runner.get(orgId, parent.id);
     expect(api.result).toEqual({
       overlay_count: 2,
       failed_children: [
@@ -371,29 +381,29 @@ describe('job runner', () => {
     });
     runner.register('branch', async (ctx) => {
       for (const k of ['x', 'y'])
-        ctx.createChild(k, { type: 'leaf', target_type: 'block', target_id: `blk_${k}` });
+        await ctx.createChild(k, { type: 'leaf', target_type: 'block', target_id: `blk_${k}` });
       await ctx.waitForChildren();
       return { branch: true };
     });
     runner.register('root', async (ctx) => {
       for (const k of ['a', 'b'])
-        ctx.createChild(k, { type: 'branch', target_type: 'sheet', target_id: `sht_${k}` });
+        await ctx.createChild(k, { type: 'branch', target_type: 'sheet', target_id: `sht_${k}` });
       await ctx.waitForChildren();
       return { root: true };
     });
     runner.start();
-    const root = runner.enqueue(job({ type: 'root' }));
+    const root = await runner.enqueue(job({ type: 'root' }));
     // Both slots busy with spinning leaves; the other leaves are queued.
     await waitFor(() => pool.stats().busy === 2, 'two CPU tasks running');
-    const tree = runner.repository.descendants(root.id);
+    const tree = await runner.repository.descendants(root.id);
     expect(tree).toHaveLength(6); // 2 branches + 4 leaves (grandchildren)
     expect(tree.filter((r) => r.status === 'Started')).toHaveLength(4); // 2 waiting branches + 2 leaves
 
     const t0 = Date.now();
-    const answer = runner.cancel(orgId, root.id);
+    const answer = await runner.cancel(orgId, root.id);
     expect(answer.status).toBe('Canceled');
     const all = [root.id, ...tree.map((r) => r.id)];
-    for (const id of all) expect(status(id).status).toBe('Canceled');
+    for (const id of all) expect((await status(id)).status).toBe('Canceled');
     // The running tasks were aborted: their workers were terminated, well before 60 s.
     await waitFor(() => handlerEnds.length === 2, 'running leaf handlers to return');
     expect(Date.now() - t0).toBeLessThan(10_000);
@@ -401,14 +411,14 @@ describe('job runner', () => {
     // Nothing overwrote Canceled, and every canceled job was announced.
     await sleep(50);
     for (const id of all)
-      expect(status(id)).toMatchObject({ status: 'Canceled', result: null, error: null });
+      expect(await status(id)).toMatchObject({ status: 'Canceled', result: null, error: null });
     const canceledEvents = new Set(events.filter((e) => e.status === 'Canceled').map((e) => e.id));
     expect(canceledEvents).toEqual(new Set(all));
     // Already terminal: 409 conflict; another organization: 404.
-    expect(() => runner.cancel(orgId, root.id)).toThrow(
+    await expect((async () => await runner.cancel(orgId, root.id))()).rejects.toThrow(
       expect.objectContaining({ code: 'conflict', status: 409 }),
     );
-    expect(() => runner.cancel('org_someoneelse', root.id)).toThrow(
+    await expect((async () => await runner.cancel('org_someoneelse', root.id))()).rejects.toThrow(
       expect.objectContaining({ code: 'not_found' }),
     );
   });
@@ -424,14 +434,14 @@ describe('job runner', () => {
       return { finished: 'anyway' };
     });
     runner.start();
-    const j = runner.enqueue(job({ type: 'stubborn' }));
+    const j = await runner.enqueue(job({ type: 'stubborn' }));
     await waitStatus(j.id, 'Started');
-    runner.cancel(orgId, j.id);
+    await runner.cancel(orgId, j.id);
     await waitFor(() => returned, 'the handler to return');
     await sleep(50);
     expect(sawSignal).toBeInstanceOf(JobAbortedError);
     expect((sawSignal as JobAbortedError).reason).toBe('canceled');
-    expect(runner.get(orgId, j.id)).toMatchObject({
+    expect(await runner.get(orgId, j.id)).toMatchObject({
       status: 'Canceled',
       result: null,
       error: null,
@@ -450,23 +460,27 @@ describe('job runner', () => {
       return null;
     });
     runner.start();
-    const ids = Array.from({ length: 7 }, () => runner.enqueue(job({ type: 'work' })).id);
+    const ids: string[] = [];
+    for (let i = 0; i < 7; i++) ids.push((await runner.enqueue(job({ type: 'work' }))).id);
     for (const id of ids) await waitStatus(id, 'Completed');
     expect(max).toBe(2);
   });
 
   it('graceful stop leaves a running job Started (not Failed), and the next start runs it again', async () => {
-    createEffectsTable(t.db);
+    await createEffectsTable(t.db);
     const first = makeRunner();
     first.runner.register('steps', stepsHandler(t.db));
     first.runner.start();
-    const j = first.runner.enqueue(job({ type: 'steps', payload: { steps: 6, stepMs: 80 } }));
-    await waitFor(() => first.runner.get(orgId, j.id).progress.completed >= 2, 'two steps done');
+    const j = await first.runner.enqueue(job({ type: 'steps', payload: { steps: 6, stepMs: 80 } }));
+    await waitFor(
+      async () => (await first.runner.get(orgId, j.id)).progress.completed >= 2,
+      'two steps done',
+    );
     await first.runner.stop();
-    const left = runner_row(j.id);
+    const left = await runner_row(j.id);
     expect(left).toMatchObject({ status: 'Started', attempts: 1, error: null });
     expect(first.logs.some((l) => l.msg?.includes('interrupted by shutdown'))).toBe(true);
-    const doneBefore = effects(j.id).length;
+    const doneBefore = (await effects(j.id)).length;
     expect(doneBefore).toBeGreaterThanOrEqual(2);
     expect(doneBefore).toBeLessThan(6);
 
@@ -475,8 +489,8 @@ describe('job runner', () => {
     second.runner.start();
     await waitStatus(j.id, 'Completed');
     expect(second.events.filter((e) => e.id === j.id)[0]).toMatchObject({ status: 'Queued' });
-    expect(runner_row(j.id).attempts).toBe(2);
-    const steps = effects(j.id);
+    expect((await runner_row(j.id)).attempts).toBe(2);
+    const steps = await effects(j.id);
     expect(steps.map((e) => e.step)).toEqual([0, 1, 2, 3, 4, 5]);
     expect(steps.filter((e) => e.attempt === 2)).toHaveLength(6 - doneBefore);
   });
@@ -488,12 +502,12 @@ describe('job runner', () => {
       return { ok: true };
     });
     runner.start();
-    const a = runner.enqueue(job({ type: 'work' }));
-    const b = runner.enqueue(job({ type: 'work' }));
+    const a = await runner.enqueue(job({ type: 'work' }));
+    const b = await runner.enqueue(job({ type: 'work' }));
     await waitStatus(a.id, 'Started');
     await runner.stop({ drain: true });
-    expect(status(a.id).status).toBe('Completed');
-    expect(status(b.id)).toMatchObject({ status: 'Queued', attempts: 0 });
+    expect((await status(a.id)).status).toBe('Completed');
+    expect(await status(b.id)).toMatchObject({ status: 'Queued', attempts: 0 });
   });
 
   it('fails a job whose worker thread crashed during its task as processor_crashed, at once', async () => {
@@ -504,9 +518,9 @@ describe('job runner', () => {
       return ctx.pool.run('test.exit', undefined, [], ctx.signal);
     });
     runner.start();
-    const row = runner.enqueue(job({ type: 'crashy' }));
+    const row = await runner.enqueue(job({ type: 'crashy' }));
     await waitStatus(row.id, 'Failed', 30_000);
-    const failed = runner.get(orgId, row.id);
+    const failed = await runner.get(orgId, row.id);
     expect(failed.error).toMatchObject({
       code: 'processor_crashed',
       status: 422,
@@ -525,16 +539,16 @@ describe('job runner after a process death (crash-attribution.ts)', () => {
    * What a process that died leaves behind: a runner boot that never ended, and the job Started
    * under it, claimed when its progress stood at `claimedAt` and now standing at `progress`.
    */
-  function diedWhileRunning(
+  async function diedWhileRunning(
     ids: string[],
     o: { crashes?: number; suspect?: boolean; claimedAt?: number; progress?: number } = {},
-  ): string {
+  ): Promise<string> {
     const boot = `boot-${newId('job')}`;
-    t.db
+    await t.db
       .prepare('INSERT INTO runner_boots (id, started_at) VALUES (?, ?)')
       .run(boot, monotonicNow());
     for (const id of ids)
-      t.db
+      await t.db
         .prepare(
           `UPDATE jobs SET status = 'Started', attempts = attempts + 1, started_at = ?, claim_boot = ?,
              claim_progress = ?, progress_completed = ?, progress_total = 8, crashes = ?, suspect = ?
@@ -551,12 +565,12 @@ describe('job runner after a process death (crash-attribution.ts)', () => {
         );
     return boot;
   }
-  const claimState = (id: string) =>
-    t.db
+  const claimState = async (id: string) =>
+    (await t.db
       .prepare(
         'SELECT status, attempts, crashes, suspect, not_before, error FROM jobs WHERE id = ?',
       )
-      .get(id) as {
+      .get(id)) as {
       status: string;
       attempts: number;
       crashes: number;
@@ -572,30 +586,30 @@ describe('job runner after a process death (crash-attribution.ts)', () => {
       ran++;
       return null;
     });
-    const j = runner.enqueue(job({ type: 'poison' }));
-    diedWhileRunning([j.id], { crashes: 2, suspect: true });
+    const j = await runner.enqueue(job({ type: 'poison' }));
+    await diedWhileRunning([j.id], { crashes: 2, suspect: true });
     runner.start();
     await waitStatus(j.id, 'Failed');
     expect(ran).toBe(0);
-    const failed = runner.get(orgId, j.id);
+    const failed = await runner.get(orgId, j.id);
     expect(failed.error).toMatchObject({ code: 'processor_crashed', status: 422 });
     expect(failed.error?.detail).toMatch(
       /^The file crashed the processor: .* died 3 times in a row/,
     );
-    expect(claimState(j.id).crashes).toBe(3);
+    expect((await claimState(j.id)).crashes).toBe(3);
   });
 
   it('never blames a job that made progress in the claim the process died in', async () => {
     const { runner } = makeRunner();
-    runner.register('steady', (ctx) => {
-      ctx.progress(8, 8);
+    runner.register('steady', async (ctx) => {
+      await ctx.progress(8, 8);
       return null;
     });
-    const j = runner.enqueue(job({ type: 'steady' }));
-    diedWhileRunning([j.id], { crashes: 2, suspect: true, claimedAt: 3, progress: 4 });
+    const j = await runner.enqueue(job({ type: 'steady' }));
+    await diedWhileRunning([j.id], { crashes: 2, suspect: true, claimedAt: 3, progress: 4 });
     runner.start();
     await waitStatus(j.id, 'Completed');
-    expect(claimState(j.id)).toMatchObject({ crashes: 0, suspect: 0, attempts: 2 });
+    expect(await claimState(j.id)).toMatchObject({ crashes: 0, suspect: 0, attempts: 2 });
   });
 
   it('counts a death while running alone without progress, and backs off before the next claim', async () => {
@@ -605,11 +619,11 @@ describe('job runner after a process death (crash-attribution.ts)', () => {
       claimedAt.push(Date.now());
       return null;
     });
-    const j = runner.enqueue(job({ type: 'slow' }));
-    diedWhileRunning([j.id]);
+    const j = await runner.enqueue(job({ type: 'slow' }));
+    await diedWhileRunning([j.id]);
     const t0 = Date.now();
     runner.start();
-    const queued = claimState(j.id);
+    const queued = await claimState(j.id);
     expect(queued).toMatchObject({ status: 'Queued', crashes: 1, suspect: 1 });
     expect(Date.parse(queued.not_before!) - t0).toBeGreaterThanOrEqual(350);
     await waitStatus(j.id, 'Completed');
@@ -624,93 +638,97 @@ describe('job runner after a process death (crash-attribution.ts)', () => {
       most = Math.max(most, ++now);
       await sleep(80);
       now--;
-      if ((ctx.payload as { progress?: boolean }).progress) ctx.progress(8, 8);
+      if ((ctx.payload as { progress?: boolean }).progress) await ctx.progress(8, 8);
       return null;
     });
-    const a = runner.enqueue(job({ type: 'work' }));
-    const b = runner.enqueue(job({ type: 'work' }));
-    diedWhileRunning([a.id, b.id]);
+    const a = await runner.enqueue(job({ type: 'work' }));
+    const b = await runner.enqueue(job({ type: 'work' }));
+    await diedWhileRunning([a.id, b.id]);
     runner.start();
     await waitStatus(a.id, 'Completed');
     await waitStatus(b.id, 'Completed');
     expect(most).toBe(1); // suspects never ran side by side
-    expect(claimState(a.id)).toMatchObject({ crashes: 0, suspect: 1 });
-    expect(claimState(b.id)).toMatchObject({ crashes: 0, suspect: 1 });
+    expect(await claimState(a.id)).toMatchObject({ crashes: 0, suspect: 1 });
+    expect(await claimState(b.id)).toMatchObject({ crashes: 0, suspect: 1 });
   });
 
   it('clears the suspicion of a job that was not running when the process died', async () => {
     const { runner } = makeRunner();
     runner.register('work', () => null);
-    const j = runner.enqueue(job({ type: 'work' }));
+    const j = await runner.enqueue(job({ type: 'work' }));
     // Two deaths were blamed on it and it was backing off for a minute when the process died again.
-    t.db
+    await t.db
       .prepare('UPDATE jobs SET crashes = 2, suspect = 1, not_before = ? WHERE id = ?')
       .run(new Date(Date.now() + 60_000).toISOString(), j.id);
-    diedWhileRunning([]);
+    await diedWhileRunning([]);
     runner.start();
     await waitStatus(j.id, 'Completed'); // at once: no back-off left
-    expect(claimState(j.id)).toMatchObject({ crashes: 0, suspect: 0, not_before: null });
+    expect(await claimState(j.id)).toMatchObject({ crashes: 0, suspect: 0, not_before: null });
   });
 
   it('a clean stop never counts: a job left Started by a stopped runner runs again as it was', async () => {
-    createEffectsTable(t.db);
+    await createEffectsTable(t.db);
     const first = makeRunner();
     first.runner.register('steps', stepsHandler(t.db));
-    const j = first.runner.enqueue(job({ type: 'steps', payload: { steps: 4, stepMs: 400 } }));
-    t.db.prepare('UPDATE jobs SET crashes = 2, suspect = 1 WHERE id = ?').run(j.id);
+    const j = await first.runner.enqueue(
+      job({ type: 'steps', payload: { steps: 4, stepMs: 400 } }),
+    );
+    await t.db.prepare('UPDATE jobs SET crashes = 2, suspect = 1 WHERE id = ?').run(j.id);
     first.runner.start();
     await waitStatus(j.id, 'Started');
     await first.runner.stop(); // before its first step: no progress
-    expect(claimState(j.id)).toMatchObject({ status: 'Started', crashes: 2 });
+    expect(await claimState(j.id)).toMatchObject({ status: 'Started', crashes: 2 });
 
     const second = makeRunner();
     second.runner.register('steps', stepsHandler(t.db));
     second.runner.start();
     await waitStatus(j.id, 'Completed', 30_000);
-    expect(claimState(j.id)).toMatchObject({ attempts: 2, crashes: 0 });
+    expect(await claimState(j.id)).toMatchObject({ attempts: 2, crashes: 0 });
   });
 
   it('restarts that interrupt a job between its steps never fail it, however many', async () => {
-    createEffectsTable(t.db);
+    await createEffectsTable(t.db);
     const steps = 8;
-    const j = new JobsRepository(t.db).insert(
-      job({ type: 'steps', payload: { steps, stepMs: 30 } }),
+    const j = (
+      await new JobsRepository(t.db).insert(job({ type: 'steps', payload: { steps, stepMs: 30 } }))
     ).row;
     // Eight process deaths, each after the job moved forward by one step: none is its fault.
     for (let death = 1; death < steps; death++) {
       const r = makeRunner({ concurrency: 1 });
       r.runner.register('steps', stepsHandler(t.db));
       r.runner.start();
-      await waitFor(() => effects(j.id).length >= death, `step ${death}`);
+      await waitFor(async () => (await effects(j.id)).length >= death, `step ${death}`);
       await r.runner.stop({ abortGraceMs: 2000 });
       // Pretend the process died instead of stopping: its boot never ended.
-      t.db
+      await t.db
         .prepare(
           "UPDATE runner_boots SET ended_at = NULL, end_reason = NULL WHERE end_reason = 'stopped'",
         )
         .run();
-      if (runner_row(j.id).status === 'Completed') break;
-      expect(claimState(j.id)).toMatchObject({ status: 'Started', crashes: 0 });
+      if ((await runner_row(j.id)).status === 'Completed') break;
+      expect(await claimState(j.id)).toMatchObject({ status: 'Started', crashes: 0 });
     }
     const last = makeRunner();
     last.runner.register('steps', stepsHandler(t.db));
     last.runner.start();
     await waitStatus(j.id, 'Completed');
-    expect(effects(j.id).map((e) => e.step)).toEqual(Array.from({ length: steps }, (_, i) => i));
-    expect(claimState(j.id)).toMatchObject({ crashes: 0, error: null });
+    expect((await effects(j.id)).map((e) => e.step)).toEqual(
+      Array.from({ length: steps }, (_, i) => i),
+    );
+    expect(await claimState(j.id)).toMatchObject({ crashes: 0, error: null });
   });
 });
 
-function runner_row(id: string) {
-  return t.db.prepare('SELECT status, attempts, error FROM jobs WHERE id = ?').get(id) as {
+async function runner_row(id: string) {
+  return (await t.db.prepare('SELECT status, attempts, error FROM jobs WHERE id = ?').get(id)) as {
     status: string;
     attempts: number;
     error: string | null;
   };
 }
 
-function effects(jobId: string) {
-  return t.db
+async function effects(jobId: string) {
+  return (await t.db
     .prepare('SELECT step, attempt FROM test_effects WHERE job_id = ? ORDER BY step')
-    .all(jobId) as { step: number; attempt: number }[];
+    .all(jobId)) as { step: number; attempt: number }[];
 }

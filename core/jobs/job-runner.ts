@@ -22,7 +22,7 @@
 //   loop), and within `pollIntervalMs` when another process wrote it.
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import type { Db } from '../store/db';
+import { detached, type Db } from '../store/db';
 import { ApiError, notFound, PROBLEMS } from '../domain/errors';
 import { isTerminal } from '../domain/job-status';
 import type { WorkerTaskRegistry } from './worker-protocol';
@@ -75,14 +75,14 @@ export interface JobContext<P = unknown, R extends WorkerTaskRegistry = WorkerTa
   /** Aborted with a JobAbortedError when the job is canceled or the service stops. Pass it on to pool.run. */
   readonly signal: AbortSignal;
   /** Records progress (written and emitted at once; call it per unit of work, not per pixel). */
-  progress(completed: number, total: number): void;
+  progress(completed: number, total: number): Promise<void>;
   readonly pool: WorkerPool<R>;
   /**
    * Creates (or, when it already exists, returns) the child job named `childKey` within this job.
-   * Synchronous, so it may run inside the handler's own transaction. Idempotent by
+   * Given the handler's transaction handle `tx`, it runs inside that transaction. Idempotent by
    * (parent_id, child_key): a parent that runs again after a restart gets its existing children.
    */
-  createChild(childKey: string, spec: ChildJobSpec): JobRow;
+  createChild(childKey: string, spec: ChildJobSpec, tx?: Db): Promise<JobRow>;
   /**
    * Resolves when every child is terminal, with all children (oldest first). While it waits the
    * job gives up its concurrency slot. Rejects with the abort reason if the job is canceled or the
@@ -118,7 +118,7 @@ export interface JobRunnerHooks {
    * reserved when the job failed through no fault of the request). Throwing rolls the status
    * write back.
    */
-  onTerminal?(job: JobRow): void;
+  onTerminal?(job: JobRow, tx: Db): Promise<void>;
 }
 
 export interface JobRunnerOptions<R extends WorkerTaskRegistry = WorkerTasks> {
@@ -158,21 +158,22 @@ export interface JobRunner<R extends WorkerTaskRegistry = WorkerTasks> {
    */
   register<P>(type: string, handler: JobHandler<P, R>): void;
   /**
-   * Inserts a Queued job and returns its row. Synchronous: call it inside the transaction that
-   * writes the row the job acts on. The runner picks it up once the transaction has committed.
+   * Inserts a Queued job and returns its row. Call it inside the transaction that writes the row
+   * the job acts on, with that transaction's handle `tx`; the runner picks it up once the
+   * transaction has committed.
    */
-  enqueue(job: NewJob): JobRow;
+  enqueue(job: NewJob, tx?: Db): Promise<JobRow>;
   /** Resets jobs left Started (crash recovery), then claims and runs jobs. */
-  start(): void;
+  start(): Promise<void>;
   /** Stops claiming; aborts running handlers (reason 'shutdown'), leaving their jobs Started. */
   stop(options?: StopOptions): Promise<void>;
   /**
    * Cancels a job and every non-terminal descendant. 404 not_found for another organization's or
    * an unknown id; 409 conflict when the job is already terminal. Returns the canceled job.
    */
-  cancel(organizationId: string, jobId: string): ApiJob;
+  cancel(organizationId: string, jobId: string): Promise<ApiJob>;
   /** The job as the API returns it; 404 not_found when it is not this organization's. */
-  get(organizationId: string, jobId: string): ApiJob;
+  get(organizationId: string, jobId: string): Promise<ApiJob>;
   /** 'job' (job: ApiJob, meta: JobEventMeta) after every change of a job. */
   readonly events: EventEmitter<{ job: [ApiJob, JobEventMeta] }>;
   readonly repository: JobsRepository;
@@ -243,15 +244,39 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
   function wake(): void {
     if (wakeScheduled || !started) return;
     wakeScheduled = true;
-    setImmediate(() => {
-      wakeScheduled = false;
-      fill();
-    });
+    detached(() =>
+      setImmediate(() => {
+        wakeScheduled = false;
+        void fill();
+      }),
+    );
   }
 
-  function fill(): void {
+  let filling = false;
+  let refill = false;
+
+  /** Claims jobs while slots are free. One fill at a time: a wake-up meanwhile makes it go round again. */
+  async function fill(): Promise<void> {
+    if (filling) {
+      refill = true;
+      return;
+    }
+    filling = true;
+    try {
+      do {
+        refill = false;
+        await fillOnce();
+      } while (refill && started);
+    } catch (err) {
+      log.error({ err }, 'Could not fill the job slots; retrying at the next poll');
+    } finally {
+      filling = false;
+    }
+  }
+
+  async function fillOnce(): Promise<void> {
     if (!started) return;
-    flushInserted();
+    await flushInserted();
     while (running < concurrency) {
       // A suspect runs alone, so that a process death while it runs is its own (crash-attribution.ts).
       if (exclusiveRunning()) break;
@@ -264,8 +289,8 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
       if (!claiming) break;
       let row: JobRow | undefined;
       try {
-        row = repo.claimNext([...handlers.keys()], { boot: bootId, idle: running === 0 });
-        if (!row) scheduleBackoffWake();
+        row = await repo.claimNext([...handlers.keys()], { boot: bootId, idle: running === 0 });
+        if (!row) await scheduleBackoffWake();
       } catch (err) {
         log.error({ err }, 'Could not claim a job; retrying at the next poll');
         break;
@@ -283,10 +308,10 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
   }
 
   /** Wakes the runner when the earliest back-off of a Queued job ends. */
-  function scheduleBackoffWake(): void {
+  async function scheduleBackoffWake(): Promise<void> {
     if (backoffTimer) clearTimeout(backoffTimer);
     backoffTimer = undefined;
-    const at = repo.nextNotBefore([...handlers.keys()]);
+    const at = await repo.nextNotBefore([...handlers.keys()]);
     if (!at) return;
     backoffTimer = setTimeout(
       () => {
@@ -341,7 +366,7 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
   /** Resolves once no child of `entry` is open, without holding a slot meanwhile. */
   async function awaitChildren(entry: Active): Promise<void> {
     const id = entry.row.id;
-    if (repo.openChildCount(id) === 0) return;
+    if ((await repo.openChildCount(id)) === 0) return;
     releaseSlot(entry);
     const signal = entry.ac.signal;
     await new Promise<void>((resolve, reject) => {
@@ -356,11 +381,9 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
         else reject(err);
       };
       const check = () => {
-        try {
-          if (repo.openChildCount(id) === 0) done();
-        } catch (err) {
-          done(err);
-        }
+        repo.openChildCount(id).then((n) => {
+          if (n === 0) done();
+        }, done);
       };
       const onAbort = () => done(signal.reason);
       if (signal.aborted) return done(signal.reason);
@@ -422,8 +445,10 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
    * Fails a job, first canceling its descendants that are still open (a parent is terminal only
    * when all its children are). One transaction; events and aborts follow the commit.
    */
-  function failJob(row: JobRow, problem: JobProblem, result: unknown = null): void {
-    announceFailure(db.transaction(() => failInTransaction(row, problem, result))());
+  async function failJob(row: JobRow, problem: JobProblem, result: unknown = null): Promise<void> {
+    announceFailure(
+      await db.transaction(async (tx) => await failInTransaction(tx, row, problem, result)),
+    );
   }
 
   interface Failure {
@@ -432,17 +457,23 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
   }
 
   /** The writes of failJob; call inside a transaction, then announceFailure after the commit. */
-  function failInTransaction(row: JobRow, problem: JobProblem, result: unknown = null): Failure {
+  async function failInTransaction(
+    tx: Db,
+    row: JobRow,
+    problem: JobProblem,
+    result: unknown = null,
+  ): Promise<Failure> {
     const canceled: JobRow[] = [];
-    for (const child of repo.children(row.id)) {
+    const t = repo.with(tx);
+    for (const child of await t.children(row.id)) {
       if (isTerminal(child.status)) continue;
-      for (const r of repo.cancelTree(child.id)) {
-        hooks.onTerminal?.(r);
+      for (const r of await t.cancelTree(child.id)) {
+        await hooks.onTerminal?.(r, tx);
         canceled.push(r);
       }
     }
-    const failed = repo.fail(row.id, problem, result);
-    if (failed) hooks.onTerminal?.(failed);
+    const failed = await t.fail(row.id, problem, result);
+    if (failed) await hooks.onTerminal?.(failed, tx);
     return { failed, canceled };
   }
 
@@ -459,21 +490,23 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
    * died; every job left Started goes back to Queued, or fails when the deaths are its own
    * (crash-attribution.ts has the rules). One transaction.
    */
-  function recover(): void {
+  async function recover(): Promise<void> {
     const requeued: JobRow[] = [];
     const failures: Failure[] = [];
-    db.transaction(() => {
-      boots.insert(bootId);
-      const dead = new Set(boots.openBoots(bootId).map((b) => b.id));
+    await db.transaction(async (tx) => {
+      const t = repo.with(tx);
+      const tb = new RunnerBootsRepository(tx);
+      await tb.insert(bootId);
+      const dead = new Set((await tb.openBoots(bootId)).map((b) => b.id));
       // Rule 3: the process died while these were not running.
       if (dead.size > 0) {
-        for (const id of repo.clearQueuedSuspicion())
+        for (const id of await t.clearQueuedSuspicion())
           log.info(
             { job_id: id },
             'The process died while this job was not running: not a suspect',
           );
       }
-      const started = repo.startedJobs();
+      const started = await t.startedJobs();
       const activeIn = new Map<string, number>();
       for (const r of started)
         if (!r.waiting && r.claim_boot !== null)
@@ -484,7 +517,7 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
             ? 'unknown' // claimed before boots were tracked, or only waiting for its children
             : dead.has(r.claim_boot)
               ? 'died'
-              : boots.get(r.claim_boot)?.end_reason === 'stopped'
+              : (await tb.get(r.claim_boot))?.end_reason === 'stopped'
                 ? 'stopped'
                 : 'unknown';
         const verdict = judgeInterruptedClaim(
@@ -498,13 +531,14 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
           crashPolicy,
         );
         if (verdict.action === 'fail') {
-          repo.setCrashes(r.id, verdict.crashes);
+          await t.setCrashes(r.id, verdict.crashes);
           log.error(
             { job_id: r.id, job_type: r.type, crashes: verdict.crashes },
             'The process died each time this job ran alone without progress: failing it',
           );
           failures.push(
-            failInTransaction(
+            await failInTransaction(
+              tx,
               r,
               toProblem(
                 r,
@@ -516,7 +550,7 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
         }
         const notBefore =
           verdict.backoffMs > 0 ? new Date(Date.now() + verdict.backoffMs).toISOString() : null;
-        const row = repo.requeueInterrupted(r.id, { ...verdict, notBefore });
+        const row = await t.requeueInterrupted(r.id, { ...verdict, notBefore });
         if (!row) continue;
         requeued.push(row);
         log.info(
@@ -532,9 +566,9 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
             : 'Job found Started at boot; queued to run again',
         );
       }
-      for (const id of dead) boots.end(id, 'died');
-      boots.prune();
-    })();
+      for (const id of dead) await tb.end(id, 'died');
+      await tb.prune();
+    });
     for (const f of failures) announceFailure(f);
     for (const row of requeued) emit(row);
   }
@@ -550,9 +584,10 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
     const id = entry.row.id;
     for (;;) {
       await awaitChildren(entry);
-      const children = repo.children(id);
+      const children = await repo.children(id);
       const failedChildren = children.filter((c) => c.status === 'Failed');
-      const written = db.transaction(() => {
+      const written = await db.transaction(async (tx) => {
+        const t = repo.with(tx);
         let out: JobRow | undefined;
         if (failedChildren.length > 0) {
           const list = failedChildren.map((c) => ({
@@ -563,23 +598,23 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
             error: c.error === null ? null : (JSON.parse(c.error) as unknown),
           }));
           const result = { ...(isPlainObject(output) ? output : {}), failed_children: list };
-          out = repo.fail(
+          out = await t.fail(
             id,
             childFailureProblem(entry.row, failedChildren, children.length),
             result,
           );
         } else {
-          out = repo.complete(id, output ?? null);
+          out = await t.complete(id, output ?? null);
         }
-        if (out) hooks.onTerminal?.(out);
+        if (out) await hooks.onTerminal?.(out, tx);
         return out;
-      })();
+      });
       if (written) {
         emit(written);
         notifyParent(written.parent_id);
         return;
       }
-      const current = repo.getById(id);
+      const current = await repo.getById(id);
       // Canceled (or otherwise moved on) meanwhile: the guard refused the write, which is right.
       if (!current || current.status !== 'Started') return;
       // Still Started: a child was created after we looked. Wait for it too.
@@ -638,7 +673,7 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
         return; // canceled: already Canceled; shutdown: stays Started for resume
       }
       try {
-        failJob(row, toProblem(row, err));
+        await failJob(row, toProblem(row, err));
       } catch (writeErr) {
         log.error({ err: writeErr, job_id: row.id }, 'Could not record a job failure');
       }
@@ -659,7 +694,7 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
       payload: JSON.parse(row.payload) as unknown,
       signal: ac.signal,
       pool,
-      progress(completed, total) {
+      async progress(completed, total) {
         if (
           !Number.isInteger(completed) ||
           !Number.isInteger(total) ||
@@ -670,7 +705,7 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
             `Expected non-negative integers for progress but received ${completed}/${total}.`,
           );
         }
-        const out = repo.updateProgress(row.id, completed, total);
+        const out = await repo.updateProgress(row.id, completed, total);
         if (out) emit(out);
         if (out && entry.exclusive && out.suspect === 0) {
           // It moved forward: not the one taking the process down; others may run beside it.
@@ -678,28 +713,29 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
           wake();
         }
       },
-      createChild(childKey, spec) {
+      async createChild(childKey, spec, outer) {
         if (ac.signal.aborted) throw ac.signal.reason;
         if (!handlers.has(spec.type)) {
           log.warn({ job_id: row.id, type: spec.type }, 'Child job of a type with no handler');
         }
-        const inserted = db.transaction(() => {
-          const parent = repo.getById(row.id);
+        const inserted = await (outer ?? db).transaction(async (tx) => {
+          const r = repo.with(tx);
+          const parent = await r.getById(row.id);
           if (parent?.status !== 'Started') throw new JobAbortedError('canceled');
-          return repo.insert({
+          return await r.insert({
             organization_id: row.organization_id,
             project_id: row.project_id,
             parent_id: row.id,
             child_key: childKey,
             ...spec,
           });
-        })();
+        });
         if (inserted.created) deferEmit(inserted.row);
         return inserted.row;
       },
       async waitForChildren() {
         await awaitChildren(entry);
-        return repo.children(row.id);
+        return await repo.children(row.id);
       },
     };
   }
@@ -713,12 +749,24 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
     pendingInserted.set(row.id, row);
     if (!flushScheduled) {
       flushScheduled = true;
-      setImmediate(flushInserted);
+      detached(() => setImmediate(() => void flushInserted()));
     }
     wake();
   }
 
-  function flushInserted(): void {
+  let flushing: Promise<void> = Promise.resolve();
+
+  /**
+   * Announces the pending new jobs. Flushes run one after another, and a caller's promise settles
+   * after every flush before it: a claim that awaits it never overtakes an announcement.
+   */
+  function flushInserted(): Promise<void> {
+    const next = flushing.then(flushOnce);
+    flushing = next.catch(() => {});
+    return next;
+  }
+
+  async function flushOnce(): Promise<void> {
     flushScheduled = false;
     if (pendingInserted.size === 0) return;
     const rows = [...pendingInserted.values()];
@@ -726,7 +774,7 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
     if (!db.open) return;
     for (const row of rows) {
       try {
-        if (repo.getById(row.id)) emit(row);
+        if (await repo.getById(row.id)) emit(row);
       } catch (err) {
         log.error({ err, job_id: row.id }, 'Could not announce a new job');
       }
@@ -742,15 +790,15 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
       handlers.set(type, handler as JobHandler<unknown, R>);
       wake();
     },
-    enqueue(job) {
-      const { row, created } = repo.insert(job);
+    async enqueue(job, tx) {
+      const { row, created } = await (tx ? repo.with(tx) : repo).insert(job);
       if (created) deferEmit(row);
       return row;
     },
-    start() {
+    async start() {
       if (started) return;
       bootId = randomUUID();
-      recover();
+      await recover();
       started = true;
       claiming = true;
       timer = setInterval(() => {
@@ -788,14 +836,15 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
       idleWaiters.clear();
       // A clean end: the jobs it leaves Started were interrupted, not crashed (crash-attribution.ts).
       try {
-        if (db.open) boots.end(bootId, 'stopped');
+        if (db.open) await boots.end(bootId, 'stopped');
       } catch (err) {
         log.error({ err }, 'Could not record the runner’s clean stop');
       }
     },
-    cancel(organizationId, jobId) {
-      const canceled = db.transaction(() => {
-        const row = repo.get(organizationId, jobId);
+    async cancel(organizationId, jobId) {
+      const canceled = await db.transaction(async (tx) => {
+        const t = repo.with(tx);
+        const row = await t.get(organizationId, jobId);
         if (!row) throw notFound('job', jobId);
         if (isTerminal(row.status)) {
           throw new ApiError(
@@ -803,15 +852,15 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
             `Job ${jobId} is already ${row.status}; only a Queued or Started job can be canceled.`,
           );
         }
-        const rows = repo.cancelTree(jobId);
-        for (const r of rows) hooks.onTerminal?.(r);
+        const rows = await t.cancelTree(jobId);
+        for (const r of rows) await hooks.onTerminal?.(r, tx);
         return rows;
-      })();
+      });
       afterCancel(canceled);
-      return toApiJob(repo.getById(jobId)!);
+      return toApiJob((await repo.getById(jobId))!);
     },
-    get(organizationId, jobId) {
-      const row = repo.get(organizationId, jobId);
+    async get(organizationId, jobId) {
+      const row = await repo.get(organizationId, jobId);
       if (!row) throw notFound('job', jobId);
       return toApiJob(row);
     },

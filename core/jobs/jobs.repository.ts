@@ -1,17 +1,17 @@
-// SQL for the `jobs` table, and nothing else. Every method is synchronous (better-sqlite3), so a
-// caller can enqueue a job inside the same transaction as the row the job acts on: either both
-// are committed or neither is (architecture.md, habit 4).
+// SQL for the `jobs` table, and nothing else. A repository is bound to one store handle; `with(tx)`
+// gives the same repository over a transaction, so a caller can enqueue a job inside the same
+// transaction as the row the job acts on: either both are committed or neither is
+// (architecture.md, habit 4).
 //
 // Status writes carry their legality in the WHERE clause (`sourcesOf` from the status machine),
 // so a status never goes backwards and never leaves a terminal status, whatever races in memory:
 // e.g. a handler that finishes after its job was canceled updates 0 rows. The one exception is
 // crash recovery at boot, `resetStarted` and `requeueInterrupted` (contract §4: jobs found Started
 // go back to Queued).
-import type { Db } from '../store/db';
+import type { Db, Statement } from '../store/db';
 import { newId } from '../domain/ids';
 import { monotonicNow } from '../domain/clock';
 import { sourcesOf, TERMINAL_JOB_STATUSES, type JobStatus } from '../domain/job-status';
-import type Database from 'better-sqlite3';
 
 export type JobTargetType = 'drawing' | 'sheet' | 'block' | 'overlay';
 
@@ -93,8 +93,21 @@ const TREE = `WITH RECURSIVE tree(id, depth) AS (
 export class JobsRepository {
   private readonly s: ReturnType<typeof prepare>;
 
+  private readonly byHandle = new WeakMap<Db, JobsRepository>();
+
   constructor(readonly db: Db) {
     this.s = prepare(db);
+  }
+
+  /** The same repository over another handle of the store (a transaction's). */
+  with(tx: Db): JobsRepository {
+    if (tx === this.db) return this;
+    let r = this.byHandle.get(tx);
+    if (!r) {
+      r = new JobsRepository(tx);
+      this.byHandle.set(tx, r);
+    }
+    return r;
   }
 
   /**
@@ -102,7 +115,7 @@ export class JobsRepository {
    * with the same pair returns the first row (created: false), so a parent that runs again after a
    * crash never creates duplicate children.
    */
-  insert(job: NewJob): InsertedJob {
+  async insert(job: NewJob): Promise<InsertedJob> {
     const now = monotonicNow();
     const params = {
       id: newId('job'),
@@ -120,9 +133,9 @@ export class JobsRepository {
     if (params.child_key !== null && params.parent_id === null) {
       throw new Error('A child_key needs a parent_id: it is unique only within one parent.');
     }
-    const inserted = this.s.insert.get(params) as JobRow | undefined;
+    const inserted = (await this.s.insert.get(params)) as JobRow | undefined;
     if (inserted) return { row: inserted, created: true };
-    const existing = this.s.byChildKey.get(params.parent_id, params.child_key) as
+    const existing = (await this.s.byChildKey.get(params.parent_id, params.child_key)) as
       JobRow | undefined;
     if (!existing)
       throw new Error(`Job insert for child '${params.child_key}' conflicted but found no row.`);
@@ -136,102 +149,103 @@ export class JobsRepository {
   }
 
   /** A job of this organization, or undefined (another organization's job is not visible). */
-  get(organizationId: string, id: string): JobRow | undefined {
-    return this.s.get.get(id, organizationId) as JobRow | undefined;
+  async get(organizationId: string, id: string): Promise<JobRow | undefined> {
+    return (await this.s.get.get(id, organizationId)) as JobRow | undefined;
   }
 
   /** Any job by id. For the runner's own bookkeeping, never for answering a request. */
-  getById(id: string): JobRow | undefined {
-    return this.s.getById.get(id) as JobRow | undefined;
+  async getById(id: string): Promise<JobRow | undefined> {
+    return (await this.s.getById.get(id)) as JobRow | undefined;
   }
 
   /**
    * Atomically moves the oldest Queued job of one of `types` to Started (attempts + 1) and returns
    * it; undefined when there is none. One statement, so two claimers never get the same job.
    */
-  claimNext(
+  async claimNext(
     types: readonly string[],
     claim: { boot?: string | null; idle?: boolean } = {},
-  ): JobRow | undefined {
+  ): Promise<JobRow | undefined> {
     if (types.length === 0) return undefined;
     const now = monotonicNow();
-    return this.s.claim.get({
+    return (await this.s.claim.get({
       now,
       types: JSON.stringify(types),
       boot: claim.boot ?? null,
       idle: claim.idle === false ? 0 : 1,
-    }) as JobRow | undefined;
+    })) as JobRow | undefined;
   }
 
   /** The earliest `not_before` still in the future of a Queued job of `types`, or undefined. */
-  nextNotBefore(types: readonly string[]): string | undefined {
+  async nextNotBefore(types: readonly string[]): Promise<string | undefined> {
     if (types.length === 0) return undefined;
-    const r = this.s.nextNotBefore.get({
+    const r = (await this.s.nextNotBefore.get({
       now: new Date().toISOString(),
       types: JSON.stringify(types),
-    }) as { t: string | null } | undefined;
+    })) as { t: string | null } | undefined;
     return r?.t ?? undefined;
   }
 
   /** Started jobs, each with whether it was waiting for children (so not actively running). */
-  startedJobs(): (JobRow & { waiting: number })[] {
-    return this.s.started.all() as (JobRow & { waiting: number })[];
+  async startedJobs(): Promise<(JobRow & { waiting: number })[]> {
+    return (await this.s.started.all()) as (JobRow & { waiting: number })[];
   }
 
   /**
    * Started → Queued for a job whose claim ended with its process (crash recovery at boot), with
    * the crash bookkeeping of crash-attribution.ts. Undefined when it is no longer Started.
    */
-  requeueInterrupted(
+  async requeueInterrupted(
     id: string,
     verdict: { crashes: number; suspect: boolean; notBefore: string | null },
-  ): JobRow | undefined {
-    return this.s.requeue.get({
+  ): Promise<JobRow | undefined> {
+    return (await this.s.requeue.get({
       id,
       crashes: verdict.crashes,
       suspect: verdict.suspect ? 1 : 0,
       not_before: verdict.notBefore,
       now: monotonicNow(),
-    }) as JobRow | undefined;
+    })) as JobRow | undefined;
   }
 
   /** Sets a Started job's crash count (before failing it for its crashes). */
-  setCrashes(id: string, crashes: number): void {
-    this.s.setCrashes.run({ id, crashes });
+  async setCrashes(id: string, crashes: number): Promise<void> {
+    await this.s.setCrashes.run({ id, crashes });
   }
 
   /** Rule 3 of crash-attribution.ts: Queued jobs lose their suspicion. Returns their ids. */
-  clearQueuedSuspicion(): string[] {
-    return (this.s.clearSuspicion.all({ now: monotonicNow() }) as { id: string }[]).map(
+  async clearQueuedSuspicion(): Promise<string[]> {
+    return ((await this.s.clearSuspicion.all({ now: monotonicNow() })) as { id: string }[]).map(
       (r) => r.id,
     );
   }
 
   /** Records progress of a Started job; undefined when it is not Started or nothing changed. */
-  updateProgress(id: string, completed: number, total: number): JobRow | undefined {
-    return this.s.progress.get({ id, completed, total, now: monotonicNow() }) as JobRow | undefined;
+  async updateProgress(id: string, completed: number, total: number): Promise<JobRow | undefined> {
+    return (await this.s.progress.get({ id, completed, total, now: monotonicNow() })) as
+      JobRow | undefined;
   }
 
   /**
    * Started → Completed with its result. Undefined (nothing written) when the job is no longer
    * Started (e.g. canceled meanwhile) or still has children that are not terminal.
    */
-  complete(id: string, result: unknown): JobRow | undefined {
-    return this.s.complete.get({
+  async complete(id: string, result: unknown): Promise<JobRow | undefined> {
+    return (await this.s.complete.get({
       id,
       result: JSON.stringify(result ?? null),
       now: monotonicNow(),
-    }) as JobRow | undefined;
+    })) as JobRow | undefined;
   }
 
   /** Started → Failed with a Problem Details error (and optionally a result). Guarded like complete. */
-  fail(id: string, error: object, result: unknown = null): JobRow | undefined {
-    return this.s.fail.get({
+  async fail(id: string, error: object, result: unknown = null): Promise<JobRow | undefined> {
+    return (await this.s.fail.get({
       id,
       error: JSON.stringify(error),
       result: result === null || result === undefined ? null : JSON.stringify(result),
       now: monotonicNow(),
-    }) as JobRow | undefined;
+    })) as JobRow | undefined;
   }
 
   /**
@@ -239,23 +253,23 @@ export class JobsRepository {
    * statement. Returns the rows it changed (in no particular order); terminal ones are left as
    * they are.
    */
-  cancelTree(rootId: string): JobRow[] {
-    return this.s.cancelTree.all(rootId, { now: monotonicNow() }) as JobRow[];
+  async cancelTree(rootId: string): Promise<JobRow[]> {
+    return (await this.s.cancelTree.all(rootId, { now: monotonicNow() })) as JobRow[];
   }
 
   /** Direct children, oldest first. */
-  children(parentId: string): JobRow[] {
-    return this.s.children.all(parentId) as JobRow[];
+  async children(parentId: string): Promise<JobRow[]> {
+    return (await this.s.children.all(parentId)) as JobRow[];
   }
 
   /** How many direct children are still Queued or Started. */
-  openChildCount(parentId: string): number {
-    return (this.s.openChildren.get(parentId) as { n: number }).n;
+  async openChildCount(parentId: string): Promise<number> {
+    return ((await this.s.openChildren.get(parentId)) as { n: number }).n;
   }
 
   /** Every descendant (not the root itself), nearest generation first, then oldest first. */
-  descendants(rootId: string): JobRow[] {
-    return this.s.descendants.all(rootId) as JobRow[];
+  async descendants(rootId: string): Promise<JobRow[]> {
+    return (await this.s.descendants.all(rootId)) as JobRow[];
   }
 
   /**
@@ -263,18 +277,26 @@ export class JobsRepository {
    * kept; started_at is cleared because the next claim starts a new attempt). Only call this when
    * no runner is working on the database, i.e. before this process starts its own runner.
    */
-  resetStarted(): JobRow[] {
-    return this.s.reset.all({ now: monotonicNow() }) as JobRow[];
+  async resetStarted(): Promise<JobRow[]> {
+    return (await this.s.reset.all({ now: monotonicNow() })) as JobRow[];
   }
 
   /** Hook for the credits service (contract §7): what the job is charged when it ends. */
-  setCreditsCharged(id: string, credits: number): void {
-    this.s.setCharged.run({ id, credits, now: monotonicNow() });
+  async setCreditsCharged(id: string, credits: number): Promise<void> {
+    await this.s.setCharged.run({ id, credits, now: monotonicNow() });
   }
 }
 
 function prepare(db: Db) {
-  const st = (sql: string): Database.Statement => db.prepare(sql);
+  const st = (sql: string): Statement => db.prepare(sql);
+  // The claim is the one statement the engines need apart: the handled types arrive as one JSON
+  // array, and on PostgreSQL concurrent claimers (workers on other machines) skip a row another
+  // claimer holds instead of waiting for it.
+  const typesIn =
+    db.dialect === 'sqlite'
+      ? 'SELECT value FROM json_each(@types)'
+      : 'SELECT json_array_elements_text(@types::json)';
+  const skipLocked = db.dialect === 'sqlite' ? '' : ' FOR UPDATE SKIP LOCKED';
   return {
     insert: st(`
       INSERT INTO jobs (id, organization_id, project_id, type, status, target_type, target_id,
@@ -292,9 +314,9 @@ function prepare(db: Db) {
         claim_boot = @boot, claim_progress = progress_completed, not_before = NULL
       WHERE id = (
         SELECT id FROM jobs
-        WHERE status = 'Queued' AND type IN (SELECT value FROM json_each(@types))
+        WHERE status = 'Queued' AND type IN (${typesIn})
           AND (not_before IS NULL OR not_before <= @now)
-        ORDER BY created_at, id LIMIT 1
+        ORDER BY created_at, id LIMIT 1${skipLocked}
       ) AND status IN (${sqlList(sourcesOf('Started'))})
         -- A suspect runs alone: when it is next in line and others run, nothing is claimed until
         -- they are done (crash-attribution.ts).
@@ -302,7 +324,7 @@ function prepare(db: Db) {
       RETURNING *`),
     nextNotBefore: st(`
       SELECT min(not_before) AS t FROM jobs
-      WHERE status = 'Queued' AND type IN (SELECT value FROM json_each(@types))
+      WHERE status = 'Queued' AND type IN (${typesIn})
         AND not_before > @now`),
     started: st(`
       SELECT jobs.*, EXISTS (SELECT 1 FROM jobs AS c WHERE c.parent_id = jobs.id AND c.status NOT IN (${TERMINAL})) AS waiting

@@ -32,24 +32,24 @@ export class RunnerBootsRepository {
     };
   }
 
-  insert(id: string): void {
-    this.s.insert.run(id, monotonicNow());
+  async insert(id: string): Promise<void> {
+    await this.s.insert.run(id, monotonicNow());
   }
 
   /** Boots other than `exceptId` that never ended: their processes died. */
-  openBoots(exceptId: string): RunnerBootRow[] {
-    return this.s.open.all(exceptId) as RunnerBootRow[];
+  async openBoots(exceptId: string): Promise<RunnerBootRow[]> {
+    return (await this.s.open.all(exceptId)) as RunnerBootRow[];
   }
 
-  get(id: string): RunnerBootRow | undefined {
-    return this.s.get.get(id) as RunnerBootRow | undefined;
+  async get(id: string): Promise<RunnerBootRow | undefined> {
+    return (await this.s.get.get(id)) as RunnerBootRow | undefined;
   }
 
-  end(id: string, reason: 'stopped' | 'died'): void {
-    this.s.end.run(monotonicNow(), reason, id);
+  async end(id: string, reason: 'stopped' | 'died'): Promise<void> {
+    await this.s.end.run(monotonicNow(), reason, id);
   }
 
-  prune(): void {
-    this.s.prune.run();
+  async prune(): Promise<void> {
+    await this.s.prune.run();
   }
 }

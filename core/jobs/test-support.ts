@@ -25,33 +25,35 @@ export function tempDb(): TempDb {
     file,
     dir,
     cleanup() {
-      if (db.open) db.close();
+      if (db.open) db.raw.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };
 }
 
-export function seedOrgAndProject(db: Db): { orgId: string; projectId: string } {
+export async function seedOrgAndProject(db: Db): Promise<{ orgId: string; projectId: string }> {
   const orgId = newId('organization');
   const projectId = newId('project');
   const now = monotonicNow();
-  db.prepare(
-    'INSERT INTO organizations (id, name, created_at, updated_at) VALUES (?, ?, ?, ?)',
-  ).run(orgId, `org ${orgId}`, now, now);
-  db.prepare(
-    'INSERT INTO projects (id, organization_id, name, created_at, updated_at) VALUES (?, ?, ?, ?, ?)',
-  ).run(projectId, orgId, 'Tower A', now, now);
+  await db
+    .prepare('INSERT INTO organizations (id, name, created_at, updated_at) VALUES (?, ?, ?, ?)')
+    .run(orgId, `org ${orgId}`, now, now);
+  await db
+    .prepare(
+      'INSERT INTO projects (id, organization_id, name, created_at, updated_at) VALUES (?, ?, ?, ?, ?)',
+    )
+    .run(projectId, orgId, 'Tower A', now, now);
   return { orgId, projectId };
 }
 
 export async function waitFor<T>(
-  probe: () => T | undefined | false,
+  probe: () => T | undefined | false | Promise<T | undefined | false>,
   what: string,
   timeoutMs = 15_000,
 ): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
-    const v = probe();
+    const v = await probe();
     if (v !== undefined && v !== false) return v;
     if (Date.now() > end) throw new Error(`Timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
@@ -76,8 +78,8 @@ export const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
  * The side-effect table of the `steps` handler. Deliberately without a UNIQUE constraint: only the
  * handler's own check keeps a step from being stored twice, so a test can see duplicates.
  */
-export function createEffectsTable(db: Db): void {
-  db.exec(
+export async function createEffectsTable(db: Db): Promise<void> {
+  await db.exec(
     'CREATE TABLE IF NOT EXISTS test_effects (job_id TEXT NOT NULL, step INTEGER NOT NULL, attempt INTEGER NOT NULL) STRICT',
   );
 }
@@ -88,17 +90,18 @@ export function createEffectsTable(db: Db): void {
  * stored it; progress after each step.
  */
 export function stepsHandler(db: Db): JobHandler<{ steps: number; stepMs: number }> {
-  const has = db.prepare('SELECT 1 FROM test_effects WHERE job_id = ? AND step = ?');
-  const put = db.prepare('INSERT INTO test_effects (job_id, step, attempt) VALUES (?, ?, ?)');
+  const HAS = 'SELECT 1 AS one FROM test_effects WHERE job_id = ? AND step = ?';
+  const PUT = 'INSERT INTO test_effects (job_id, step, attempt) VALUES (?, ?, ?)';
   return async (ctx) => {
     const { steps, stepMs } = ctx.payload;
     for (let step = 0; step < steps; step++) {
-      if (has.get(ctx.job.id, step)) continue; // done by an earlier attempt
+      if (await db.prepare(HAS).get(ctx.job.id, step)) continue; // done by an earlier attempt
       await sleep(stepMs, ctx.signal);
-      db.transaction(() => {
-        if (!has.get(ctx.job.id, step)) put.run(ctx.job.id, step, ctx.job.attempts);
-      })();
-      ctx.progress(step + 1, steps);
+      await db.transaction(async (tx) => {
+        if (!(await tx.prepare(HAS).get(ctx.job.id, step)))
+          await tx.prepare(PUT).run(ctx.job.id, step, ctx.job.attempts);
+      });
+      await ctx.progress(step + 1, steps);
     }
     return { steps };
   };

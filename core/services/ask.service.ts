@@ -300,7 +300,7 @@ const COUNT_RE =
 const WHERE_RE =
   /^\s*(?:where(?:'s|\s+is|\s+are|\s+can\s+i\s+find|\s+do\s+i\s+find)?|find|locate|search(?:\s+for)?|which\s+sheets?\s+(?:shows?|has|have|mentions?|contains?))\s+(.+?)\s*[?.!]*$/i;
 
-function answerBetween(c: Ctx, xText: string, yText: string): Draft {
+async function answerBetween(c: Ctx, xText: string, yText: string): Promise<Draft> {
   const src = new Sources();
   const x = resolveDrawing(c.drawings, xText);
   const y = resolveDrawing(c.drawings, yText);
@@ -340,7 +340,7 @@ function answerBetween(c: Ctx, xText: string, yText: string): Draft {
       src.list,
     );
   const overlays = latestComparison(
-    overlaysBetweenDrawings(c.db, c.organizationId, dx.id, dy.id),
+    await overlaysBetweenDrawings(c.db, c.organizationId, dx.id, dy.id),
     c.cat.drawings,
   );
   if (overlays.length === 0) {
@@ -387,12 +387,12 @@ function answerBetween(c: Ctx, xText: string, yText: string): Draft {
   return { answer: parts.join(' '), answered: true, sources: src.list };
 }
 
-function answerChangedOn(c: Ctx, sheetText: string): Draft {
+async function answerChangedOn(c: Ctx, sheetText: string): Promise<Draft> {
   const src = new Sources();
   const sheets = resolveSheets(c.sheets, sheetText);
   if (sheets.length === 0)
     return notAnswered(`no sheet numbered “${sheetText}” exists in this project.`);
-  const overlays = overlaysOfSheets(
+  const overlays = await overlaysOfSheets(
     c.db,
     c.organizationId,
     sheets.map((s) => s.id),
@@ -432,10 +432,12 @@ function answerChangedOn(c: Ctx, sheetText: string): Draft {
     };
   }
   const lines: string[] = [];
-  const changes = changesOfOverlays(
-    c.db,
-    c.organizationId,
-    changedOverlays.map((o) => o.id),
+  const changes = (
+    await changesOfOverlays(
+      c.db,
+      c.organizationId,
+      changedOverlays.map((o) => o.id),
+    )
   ).filter((ch) => ch.category !== 'noise');
   const SHOWN = 10;
   for (const ch of changes.slice(0, SHOWN)) {
@@ -479,15 +481,22 @@ function matchLabels(known: string[], text: string): string[] {
   return known.filter((l) => forms.has(fold(l).trim()));
 }
 
-function answerHowMany(c: Ctx, labelText: string, sheetText: string | undefined): Draft {
+async function answerHowMany(
+  c: Ctx,
+  labelText: string,
+  sheetText: string | undefined,
+): Promise<Draft> {
   const src = new Sources();
-  const labels = matchLabels(projectSymbolLabels(c.db, c.organizationId, c.projectId), labelText);
+  const labels = matchLabels(
+    await projectSymbolLabels(c.db, c.organizationId, c.projectId),
+    labelText,
+  );
   if (labels.length === 0) {
     return notAnswered(
       `no symbols labelled “${labelText}” have been detected in this project (symbol detection runs with POST /parse and a template for the symbol).`,
     );
   }
-  const counts = symbolCounts(c.db, c.organizationId, c.projectId, labels);
+  const counts = await symbolCounts(c.db, c.organizationId, c.projectId, labels);
   const describe = (sheetId: string, n: number, ids: string, label: string) => {
     const few = ids.split(',').slice(0, 5).join(', ');
     return src.cite({
@@ -568,10 +577,10 @@ function hitSource(c: Ctx, h: SearchHit): AskSource {
 }
 
 /** Search-backed answer: where the term appears, grouped by sheet. */
-function answerWhere(c: Ctx, term: string, phrasing: 'where' | 'mention'): Draft {
+async function answerWhere(c: Ctx, term: string, phrasing: 'where' | 'mention'): Promise<Draft> {
   const words = contentWords(term);
   if (words.length === 0) return notAnswered('the question names nothing to look for.');
-  const { hits } = searchProject(c.db, c.organizationId, c.projectId, {
+  const { hits } = await searchProject(c.db, c.organizationId, c.projectId, {
     query: words.join(' '),
     limit: 30,
   });
@@ -618,17 +627,17 @@ function answerWhere(c: Ctx, term: string, phrasing: 'where' | 'mention'): Draft
 }
 
 /** The extractive answer: the question's form decides which records answer it. */
-export function extractiveAnswer(c: Ctx, question: string): Draft {
+export async function extractiveAnswer(c: Ctx, question: string): Promise<Draft> {
   const q = question.trim();
   let m = BETWEEN_RE.exec(q) ?? BETWEEN_RE2.exec(q) ?? FROM_TO_RE.exec(q);
-  if (m) return answerBetween(c, m[1]!, m[2]!);
+  if (m) return await answerBetween(c, m[1]!, m[2]!);
   m = HOW_MANY_RE.exec(q) ?? COUNT_RE.exec(q);
-  if (m) return answerHowMany(c, m[1]!, m[2]);
+  if (m) return await answerHowMany(c, m[1]!, m[2]);
   m = CHANGED_ON_RE.exec(q);
-  if (m) return answerChangedOn(c, m[1]!);
+  if (m) return await answerChangedOn(c, m[1]!);
   m = WHERE_RE.exec(q);
-  if (m) return answerWhere(c, m[1]!, 'where');
-  return answerWhere(c, q, 'mention');
+  if (m) return await answerWhere(c, m[1]!, 'where');
+  return await answerWhere(c, q, 'mention');
 }
 
 // ── Provider (OpenAI-compatible chat completions) ────────────────────────────────────────────────
@@ -742,27 +751,31 @@ export async function askProject(
   question: string,
   opts: AskOptions = {},
 ): Promise<AskResult> {
-  if (!getRow(db, 'projects', organizationId, projectId)) throw notFound('project', projectId);
+  if (!(await getRow(db, 'projects', organizationId, projectId)))
+    throw notFound('project', projectId);
   // Reserve first: a refused request (402) does no work; the charge settles below.
-  db.transaction(() => reserveCredits(db, organizationId, ASK_COST, 'Asking a question'))();
+  await db.transaction(
+    async (tx) => await reserveCredits(tx, organizationId, ASK_COST, 'Asking a question'),
+  );
   let settled = false;
-  const settle = (answered: boolean) => {
+  const settle = async (answered: boolean) => {
     if (settled) return;
     settled = true;
     // jobId: ask runs no job; the ledger row's job_id is NULL (the column is nullable).
-    db.transaction(() =>
-      settleReservation(db, {
-        organizationId,
-        jobId: null,
-        reserved: ASK_COST,
-        charged: answered ? ASK_COST : 0,
-        reason: 'ask',
-      }),
-    )();
+    await db.transaction(
+      async (tx) =>
+        await settleReservation(tx, {
+          organizationId,
+          jobId: null,
+          reserved: ASK_COST,
+          charged: answered ? ASK_COST : 0,
+          reason: 'ask',
+        }),
+    );
   };
   try {
-    const drawings = projectDrawings(db, organizationId, projectId);
-    const sheets = projectSheets(db, organizationId, projectId);
+    const drawings = await projectDrawings(db, organizationId, projectId);
+    const sheets = await projectSheets(db, organizationId, projectId);
     const ctx: Ctx = {
       db,
       organizationId,
@@ -774,7 +787,7 @@ export async function askProject(
         sheets: new Map(sheets.map((s) => [s.id, s])),
       },
     };
-    const draft = extractiveAnswer(ctx, question);
+    const draft = await extractiveAnswer(ctx, question);
     let result: AskResult = { ...draft, method: 'extractive' };
     // The provider writes the answer only from retrieved records; with none there is nothing to give it.
     if (opts.llm && draft.sources.length > 0) {
@@ -792,10 +805,10 @@ export async function askProject(
         result = { ...draft, method: 'extractive_fallback', fallback_reason: reason };
       }
     }
-    settle(result.answered);
+    await settle(result.answered);
     return result;
   } catch (e) {
-    settle(false);
+    await settle(false);
     throw e;
   }
 }

@@ -15,6 +15,7 @@ import {
 } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
+import { SqliteDb } from '../store/db';
 import { LocalObjectStore } from '../blobs/local-object-store';
 import type { ObjectStore } from '../blobs/object-store';
 import {
@@ -96,10 +97,13 @@ async function fsyncPath(p: string): Promise<void> {
 }
 
 /** Every key the database references, plus the file keys of every file row (pending included). */
-function referencedKeys(db: Database.Database): { required: Set<string>; optional: Set<string> } {
-  const required = new Set(referencedObjectKeys(db));
+async function referencedKeys(
+  raw: Database.Database,
+): Promise<{ required: Set<string>; optional: Set<string> }> {
+  const db = new SqliteDb(raw);
+  const required = new Set(await referencedObjectKeys(db));
   // Bytes of a pending file may exist (a crash between the upload's bytes and its row update).
-  const optional = new Set(pendingFileKeys(db));
+  const optional = new Set(await pendingFileKeys(db));
   return { required, optional };
 }
 
@@ -215,7 +219,7 @@ export async function backupDataDir(
             .slice(0, 5)
             .join('; ')}`,
         );
-      ({ required, optional } = referencedKeys(snap));
+      ({ required, optional } = await referencedKeys(snap));
       schemaVersion = snap
         .prepare('SELECT max(version) FROM schema_migrations')
         .pluck()

@@ -14,7 +14,7 @@ import { RESOURCES, type ResourceKind } from './resources';
 
 export interface CatalogEffects {
   /** Cancels every non-terminal job whose target is one of these ids (and their descendants). */
-  cancelJobsForTargets(organizationId: string, targetIds: string[]): void;
+  cancelJobsForTargets(organizationId: string, targetIds: string[]): Promise<void>;
   /** Removes stored objects under each prefix. */
   deleteObjectPrefixes(prefixes: string[]): Promise<void>;
   /** Object-key prefix of a drawing's images and of an overlay's images. */
@@ -30,13 +30,13 @@ const parseObj = (v: unknown): Record<string, unknown> =>
  * in `overrides`, for drawings in the `*_source` columns, so re-processing never overwrites a
  * person's correction (contract §4).
  */
-export function patchRecord(
+export async function patchRecord(
   db: Db,
   organizationId: string,
   kind: ResourceKind,
   row: Row,
   body: Record<string, unknown>,
-): Row {
+): Promise<Row> {
   const values: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(body)) if (v !== undefined) values[k] = v;
   // The Sheet block is the whole page, one per sheet (contract §4): it stays what it is. (The
@@ -74,9 +74,10 @@ export function patchRecord(
     if ('revision' in values) values.revision_source = 'person';
   }
   if (Object.keys(values).length === 0) return row;
-  return db.transaction(
-    () => updateRecord(db, RESOURCES[kind].table, organizationId, row.id, values) ?? row,
-  )();
+  return await db.transaction(
+    async (tx) =>
+      (await updateRecord(tx, RESOURCES[kind].table, organizationId, row.id, values)) ?? row,
+  );
 }
 
 export async function deleteDrawing(
@@ -86,13 +87,13 @@ export async function deleteDrawing(
   drawing: Row,
 ): Promise<void> {
   const projectId = String(drawing.project_id);
-  const overlayIds = overlayIdsOfDrawing(db, organizationId, drawing.id);
-  effects.cancelJobsForTargets(organizationId, [drawing.id, ...overlayIds]);
+  const overlayIds = await overlayIdsOfDrawing(db, organizationId, drawing.id);
+  await effects.cancelJobsForTargets(organizationId, [drawing.id, ...overlayIds]);
   // Foreign keys cascade to sheets, blocks, overlays (through their blocks) and changes.
-  db.transaction(() => {
-    deleteDrawingSearchRows(db, drawing.id);
-    deleteRecord(db, 'drawings', organizationId, drawing.id);
-  })();
+  await db.transaction(async (tx) => {
+    await deleteDrawingSearchRows(tx, drawing.id);
+    await deleteRecord(tx, 'drawings', organizationId, drawing.id);
+  });
   await effects.deleteObjectPrefixes([
     effects.drawingPrefix(projectId, drawing.id),
     ...overlayIds.map((o) => effects.overlayPrefix(projectId, o)),
@@ -105,8 +106,8 @@ export async function deleteOverlay(
   organizationId: string,
   overlay: Row,
 ): Promise<void> {
-  effects.cancelJobsForTargets(organizationId, [overlay.id]);
-  deleteRecord(db, 'overlays', organizationId, overlay.id);
+  await effects.cancelJobsForTargets(organizationId, [overlay.id]);
+  await deleteRecord(db, 'overlays', organizationId, overlay.id);
   await effects.deleteObjectPrefixes([
     effects.overlayPrefix(String(overlay.project_id), overlay.id),
   ]);

@@ -96,7 +96,11 @@ function assertReady(drawing: Row): void {
 }
 
 /** Upper bound of the overlays a Drawing comparison makes: the credits it reserves per cost unit. */
-export function estimateDrawingPairs(db: Db, oldDrawingId: string, newDrawingId: string): number {
+export async function estimateDrawingPairs(
+  db: Db,
+  oldDrawingId: string,
+  newDrawingId: string,
+): Promise<number> {
   const info = (rows: Row[]) =>
     rows.map((r) => ({
       id: r.id,
@@ -104,10 +108,10 @@ export function estimateDrawingPairs(db: Db, oldDrawingId: string, newDrawingId:
       title: r.title as string | null,
       page_index: r.page_index as number,
     }));
-  const a = sheetsOfDrawing(db, oldDrawingId);
-  const b = sheetsOfDrawing(db, newDrawingId);
-  const countA = blockCountsOfDrawing(db, oldDrawingId);
-  const countB = blockCountsOfDrawing(db, newDrawingId);
+  const a = await sheetsOfDrawing(db, oldDrawingId);
+  const b = await sheetsOfDrawing(db, newDrawingId);
+  const countA = await blockCountsOfDrawing(db, oldDrawingId);
+  const countB = await blockCountsOfDrawing(db, newDrawingId);
   // Number and title pairs are known now; leftovers may still pair by look in the job, so they
   // are bounded by min(left A, left B) pairs of the largest block counts.
   const p = pairSheets(info(a), info(b));
@@ -123,18 +127,18 @@ export function estimateDrawingPairs(db: Db, oldDrawingId: string, newDrawingId:
   return n;
 }
 
-export function createComparison(
+export async function createComparison(
   db: Db,
   jobs: JobEnqueuer,
   organizationId: string,
   req: CompareRequest,
-): { id: string; status: string } {
+): Promise<{ id: string; status: string }> {
   const k = KIND[req.type];
   if (idKind(req.oldId) !== k.kind) throw wrongType(req.oldField, req.oldId, req.type);
   if (idKind(req.newId) !== k.kind) throw wrongType(req.newField, req.newId, req.type);
-  const newer = getRow<Row>(db, k.table, organizationId, req.newId);
+  const newer = await getRow<Row>(db, k.table, organizationId, req.newId);
   if (!newer) throw notFound(k.noun, req.newId);
-  const older = getRow<Row>(db, k.table, organizationId, req.oldId);
+  const older = await getRow<Row>(db, k.table, organizationId, req.oldId);
   if (!older) throw notFound(k.noun, req.oldId);
   if (older.project_id !== newer.project_id) {
     throw new ApiError(
@@ -157,10 +161,13 @@ export function createComparison(
   if (req.type === 'Drawing') {
     assertReady(newer);
     assertReady(older);
-    pairs = estimateDrawingPairs(db, req.oldId, req.newId);
+    pairs = await estimateDrawingPairs(db, req.oldId, req.newId);
     what = `Comparing drawing ${req.newId} with ${req.oldId} (up to ${pairs} block pair${pairs === 1 ? '' : 's'})`;
   } else if (req.type === 'Sheet') {
-    pairs = maxBlockPairs(blockCountOfSheet(db, req.oldId), blockCountOfSheet(db, req.newId));
+    pairs = maxBlockPairs(
+      await blockCountOfSheet(db, req.oldId),
+      await blockCountOfSheet(db, req.newId),
+    );
     what = `Comparing sheet ${req.newId} with ${req.oldId} (up to ${pairs} block pair${pairs === 1 ? '' : 's'})`;
   } else {
     pairs = 1;
@@ -174,52 +181,60 @@ export function createComparison(
     analyze: req.analyze,
   };
 
-  return db
-    .transaction(() => {
-      reserveCredits(
-        db,
+  return await db.transaction(
+    async (tx) => {
+      await reserveCredits(
+        tx,
         organizationId,
         required,
         req.analyze ? `${what} with change detection` : what,
       );
-      return jobs.enqueue({
-        organization_id: organizationId,
-        project_id: String(newer.project_id),
-        type: 'compare',
-        target_type: k.target,
-        target_id: req.newId,
-        payload,
-        credits_reserved: required,
-      });
-    })
-    .immediate();
+      return await jobs.enqueue(
+        {
+          organization_id: organizationId,
+          project_id: String(newer.project_id),
+          type: 'compare',
+          target_type: k.target,
+          target_id: req.newId,
+          payload,
+          credits_reserved: required,
+        },
+        tx,
+      );
+    },
+    { immediate: true },
+  );
 }
 
 /** POST /overlays/{id}/analyze: change detection on one stored overlay, later. */
-export function createAnalysis(
+export async function createAnalysis(
   db: Db,
   jobs: JobEnqueuer,
   organizationId: string,
   overlay: Row,
-): { id: string; status: string } {
+): Promise<{ id: string; status: string }> {
   const payload: AnalyzePayload = { overlay_id: overlay.id };
-  return db
-    .transaction(() => {
-      reserveCredits(
-        db,
+  return await db.transaction(
+    async (tx) => {
+      await reserveCredits(
+        tx,
         organizationId,
         COST.analyzeOverlay,
         `Change detection on overlay ${overlay.id}`,
       );
-      return jobs.enqueue({
-        organization_id: organizationId,
-        project_id: String(overlay.project_id),
-        type: 'analyze',
-        target_type: 'overlay',
-        target_id: overlay.id,
-        payload,
-        credits_reserved: COST.analyzeOverlay,
-      });
-    })
-    .immediate();
+      return await jobs.enqueue(
+        {
+          organization_id: organizationId,
+          project_id: String(overlay.project_id),
+          type: 'analyze',
+          target_type: 'overlay',
+          target_id: overlay.id,
+          payload,
+          credits_reserved: COST.analyzeOverlay,
+        },
+        tx,
+      );
+    },
+    { immediate: true },
+  );
 }

@@ -35,16 +35,20 @@ export interface BaseContext {
 
 /**
  * The part of the job runner services need to queue work (services sit below jobs, so they see
- * only its shape). Call it inside the transaction that writes the row the job acts on.
+ * only its shape). Call it inside the transaction that writes the row the job acts on, with that
+ * transaction's handle.
  */
 export interface JobEnqueuer {
-  enqueue(job: {
-    organization_id: string;
-    project_id: string;
-    type: string;
-    target_type: 'drawing' | 'sheet' | 'block' | 'overlay';
-    target_id: string;
-    payload?: unknown;
-    credits_reserved?: number;
-  }): { id: string; status: string };
+  enqueue(
+    job: {
+      organization_id: string;
+      project_id: string;
+      type: string;
+      target_type: 'drawing' | 'sheet' | 'block' | 'overlay';
+      target_id: string;
+      payload?: unknown;
+      credits_reserved?: number;
+    },
+    tx?: Db,
+  ): Promise<{ id: string; status: string }>;
 }

@@ -39,14 +39,14 @@ export interface SettledJob {
  * transaction that creates the job, so a refused request leaves nothing behind and an accepted one
  * never exists without its reservation.
  */
-export function reserveCredits(
+export async function reserveCredits(
   db: Db,
   organizationId: string,
   required: number,
   what: string,
-): void {
-  if (tryReserve(db, organizationId, required)) return;
-  const available = creditState(db, organizationId).balance;
+): Promise<void> {
+  if (await tryReserve(db, organizationId, required)) return;
+  const available = (await creditState(db, organizationId)).balance;
   throw new ApiError(
     'insufficient_credits',
     `${what} needs ${required} credit${required === 1 ? '' : 's'} but the organization has ${available} available. Add credits (blueline credits grant) or compare fewer sheets.`,
@@ -66,17 +66,18 @@ function systemFailure(job: SettledJob): boolean {
 }
 
 /** What a job used, in credits, from what it stored. */
-export function creditsUsed(db: Db, job: SettledJob): number {
+export async function creditsUsed(db: Db, job: SettledJob): Promise<number> {
   if (job.type === 'compare') {
     const payload = JSON.parse(job.payload || '{}') as { analyze?: boolean };
-    const overlays = countOverlaysOfJob(db, job.id) * COST.compareOverlay;
+    const overlays = (await countOverlaysOfJob(db, job.id)) * COST.compareOverlay;
     return (
-      overlays + (payload.analyze ? completedAnalyzeJobsUnder(db, job.id) * COST.analyzeOverlay : 0)
+      overlays +
+      (payload.analyze ? (await completedAnalyzeJobsUnder(db, job.id)) * COST.analyzeOverlay : 0)
     );
   }
   if (job.type === 'analyze') return job.status === 'Completed' ? COST.analyzeOverlay : 0;
   // Parse: 1 per sheet actually scanned (contract §7).
-  if (job.type === 'parse') return parseSheetsScanned(db, job.id);
+  if (job.type === 'parse') return await parseSheetsScanned(db, job.id);
   return 0;
 }
 
@@ -85,17 +86,19 @@ export function creditsUsed(db: Db, job: SettledJob): number {
  * charge commits with the status, exactly once. Only jobs that reserved credits settle (roots of a
  * client's request; their children reserve nothing and are accounted for by the root).
  */
-export function settleJobCredits(db: Db, job: SettledJob): void {
+export async function settleJobCredits(db: Db, job: SettledJob): Promise<void> {
   if (job.credits_reserved <= 0) return;
-  const charged = systemFailure(job) ? 0 : Math.min(job.credits_reserved, creditsUsed(db, job));
-  settleReservation(db, {
+  const charged = systemFailure(job)
+    ? 0
+    : Math.min(job.credits_reserved, await creditsUsed(db, job));
+  await settleReservation(db, {
     organizationId: job.organization_id,
     jobId: job.id,
     reserved: job.credits_reserved,
     charged,
     reason: job.type,
   });
-  setJobCreditsCharged(db, job.id, charged);
+  await setJobCreditsCharged(db, job.id, charged);
 }
 
 /**
@@ -107,14 +110,15 @@ export function settleJobCredits(db: Db, job: SettledJob): void {
 export const DEFAULT_ORGANIZATION_CREDITS = 10_000;
 
 /** The "Default" organization, created with its starting balance (one ledger grant) if new. */
-export function ensureDefaultOrganization(db: Db): { id: string } {
-  return db
-    .transaction(() => {
-      const existing = findOrganizationByName(db, 'Default');
+export async function ensureDefaultOrganization(db: Db): Promise<{ id: string }> {
+  return await db.transaction(
+    async (tx) => {
+      const existing = await findOrganizationByName(tx, 'Default');
       if (existing) return existing;
-      const org = ensureOrganization(db, 'Default');
-      grantCredits(db, org.id, DEFAULT_ORGANIZATION_CREDITS, 'starting balance');
+      const org = await ensureOrganization(tx, 'Default');
+      await grantCredits(tx, org.id, DEFAULT_ORGANIZATION_CREDITS, 'starting balance');
       return org;
-    })
-    .immediate();
+    },
+    { immediate: true },
+  );
 }

@@ -8,15 +8,15 @@ import type { Row } from '../store/repositories/row';
 // Creating a drawing queues its `process` job in the same transaction as the drawing row, so a
 // drawing never exists without the job that will process it (and vice versa).
 
-export function createDrawing(
+export async function createDrawing(
   db: Db,
   jobs: JobEnqueuer,
   organizationId: string,
   body: { project_id: string; name: string; file_id: string; revision?: string | null },
-): Row {
-  if (!getRow(db, 'projects', organizationId, body.project_id))
+): Promise<Row> {
+  if (!(await getRow(db, 'projects', organizationId, body.project_id)))
     throw notFound('project', body.project_id);
-  const file = getRow<Row>(db, 'files', organizationId, body.file_id);
+  const file = await getRow<Row>(db, 'files', organizationId, body.file_id);
   if (!file) throw notFound('file', body.file_id);
   if (file.project_id !== body.project_id) {
     throw new ApiError(
@@ -35,23 +35,26 @@ export function createDrawing(
       `File ${body.file_id} has no bytes yet; PUT them to its upload_url before creating the drawing.`,
     );
   }
-  return db.transaction(() => {
-    const drawing = insertDrawing(db, {
+  return await db.transaction(async (tx) => {
+    const drawing = await insertDrawing(tx, {
       organizationId,
       projectId: body.project_id,
       name: body.name,
       fileId: body.file_id,
       revision: body.revision ?? null,
     });
-    const job = jobs.enqueue({
-      organization_id: organizationId,
-      project_id: body.project_id,
-      type: 'process',
-      target_type: 'drawing',
-      target_id: drawing.id,
-      payload: { drawing_id: drawing.id },
-    });
-    setDrawingJob(db, drawing.id, job.id);
-    return getRow<Row>(db, 'drawings', organizationId, drawing.id)!;
-  })();
+    const job = await jobs.enqueue(
+      {
+        organization_id: organizationId,
+        project_id: body.project_id,
+        type: 'process',
+        target_type: 'drawing',
+        target_id: drawing.id,
+        payload: { drawing_id: drawing.id },
+      },
+      tx,
+    );
+    await setDrawingJob(tx, drawing.id, job.id);
+    return (await getRow<Row>(tx, 'drawings', organizationId, drawing.id))!;
+  });
 }

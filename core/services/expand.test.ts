@@ -26,32 +26,35 @@ const ctx = {
   signedUrl: (key: string | null | undefined) => (key ? `https://h/b/${key}?sig=1` : null),
 };
 
-beforeAll(() => {
+beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'blueline-expand-'));
   db = openDatabase(join(dir, 'db.sqlite'));
-  org = ensureOrganization(db, 'A').id;
-  const otherOrg = ensureOrganization(db, 'B').id;
-  g = seedGraph(db, org, { overlays: 9 });
-  other = seedGraph(db, otherOrg, { overlays: 1 });
+  org = (await ensureOrganization(db, 'A')).id;
+  const otherOrg = (await ensureOrganization(db, 'B')).id;
+  g = await seedGraph(db, org, { overlays: 9 });
+  other = await seedGraph(db, otherOrg, { overlays: 1 });
   // Values JSON must escape, nested JSON columns with odd spacing, a float that is no short decimal,
   // object keys that sign URLs, a null reference and a reference into another organization.
-  db.prepare(
-    `UPDATE sheets SET title = ?, revision = ?, image_key = 'k/s.png', thumbnail_key = 'k/t.png' WHERE id = ?`,
-  ).run('Plan \u2028 "quoted"\n\ttab \u0001 \ud83d\ude00 \ud800', 'R\u00e9v \\ B', g.sheetIds[0]);
-  db.prepare(
-    `UPDATE overlays SET transform = '[ 1, 0, 0.5 ,0, 1, 1e-7 ]', stats = '{"added_px": 12}', score = 0.1 + 0.2,
+  await db
+    .prepare(
+      `UPDATE sheets SET title = ?, revision = ?, image_key = 'k/s.png', thumbnail_key = 'k/t.png' WHERE id = ?`,
+    )
+    .run('Plan \u2028 "quoted"\n\ttab \u0001 \ud83d\ude00 \ud800', 'R\u00e9v \\ B', g.sheetIds[0]);
+  await db
+    .prepare(
+      `UPDATE overlays SET transform = '[ 1, 0, 0.5 ,0, 1, 1e-7 ]', stats = '{"added_px": 12}', score = 0.1 + 0.2,
        images = '{"combined":"k/c.png","addition":"k/a.png"}' WHERE id = ?`,
-  ).run(g.overlayIds[1]);
-  db.prepare(`UPDATE overlays SET job_id = NULL WHERE id = ?`).run(g.overlayIds[2]);
-  db.prepare(`UPDATE overlays SET job_id = ? WHERE id = ?`).run(other.jobId, g.overlayIds[3]);
-  db.prepare(`UPDATE jobs SET result = '{"a": [1, {"b": null}]}', parent_id = ? WHERE id = ?`).run(
-    g.jobId,
-    g.jobId,
-  );
+    )
+    .run(g.overlayIds[1]);
+  await db.prepare(`UPDATE overlays SET job_id = NULL WHERE id = ?`).run(g.overlayIds[2]);
+  await db.prepare(`UPDATE overlays SET job_id = ? WHERE id = ?`).run(other.jobId, g.overlayIds[3]);
+  await db
+    .prepare(`UPDATE jobs SET result = '{"a": [1, {"b": null}]}', parent_id = ? WHERE id = ?`)
+    .run(g.jobId, g.jobId);
 });
 
-afterAll(() => {
-  db.close();
+afterAll(async () => {
+  await db.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -70,26 +73,28 @@ function expandPaths(kind: ResourceKind): string[] {
   return paths.length ? ['', ...paths, paths.join(',')] : [''];
 }
 
-function rowsOf(kind: ResourceKind): Row[] {
-  return fetchPage<Row>(db, {
-    table: RESOURCES[kind].table,
-    organizationId: org,
-    conditions: [],
-    limit: 100,
-    direction: 'after',
-    key: null,
-  }).rows;
+async function rowsOf(kind: ResourceKind): Promise<Row[]> {
+  return (
+    await fetchPage<Row>(db, {
+      table: RESOURCES[kind].table,
+      organizationId: org,
+      conditions: [],
+      limit: 100,
+      direction: 'after',
+      key: null,
+    })
+  ).rows;
 }
 
 describe('serializeWithExpansionJson', () => {
-  it('equals JSON.stringify of serializeWithExpansion for every resource and expand path', () => {
+  it('equals JSON.stringify of serializeWithExpansion for every resource and expand path', async () => {
     let compared = 0;
     for (const kind of Object.keys(RESOURCES) as ResourceKind[]) {
-      const rows = rowsOf(kind);
+      const rows = await rowsOf(kind);
       for (const path of expandPaths(kind)) {
         const tree = parseExpand(kind, path || undefined);
-        const objects = serializeWithExpansion(db, org, kind, rows, tree, ctx);
-        const texts = serializeWithExpansionJson(db, org, kind, rows, tree, ctx);
+        const objects = await serializeWithExpansion(db, org, kind, rows, tree, ctx);
+        const texts = await serializeWithExpansionJson(db, org, kind, rows, tree, ctx);
         expect(texts, `${kind} expand=${path}`).toEqual(objects.map((o) => JSON.stringify(o)));
         compared += texts.length;
       }
@@ -97,36 +102,40 @@ describe('serializeWithExpansionJson', () => {
     expect(compared).toBeGreaterThan(200);
   });
 
-  it('expands a missing or foreign reference to null and keeps the _id field', () => {
-    const rows = [g.overlayIds[2], g.overlayIds[3]].map((id) =>
-      getRow<Row>(db, 'overlays', org, id!)!,
-    );
-    const [nullJob, foreignJob] = serializeWithExpansionJson(
-      db,
-      org,
-      'overlay',
-      rows,
-      parseExpand('overlay', 'job,block_a.sheet'),
-      ctx,
+  it('expands a missing or foreign reference to null and keeps the _id field', async () => {
+    const rows: Row[] = [];
+    for (const id of [g.overlayIds[2], g.overlayIds[3]])
+      rows.push((await getRow<Row>(db, 'overlays', org, id!))!);
+    const [nullJob, foreignJob] = (
+      await serializeWithExpansionJson(
+        db,
+        org,
+        'overlay',
+        rows,
+        parseExpand('overlay', 'job,block_a.sheet'),
+        ctx,
+      )
     ).map((t) => JSON.parse(t) as Record<string, unknown>);
     expect(nullJob).toMatchObject({ job_id: null, job: null });
     expect(foreignJob).toMatchObject({ job_id: other.jobId, job: null });
     expect((foreignJob!.block_a as { sheet: { id: string } }).sheet.id).toBe(g.sheetIds[0]);
   });
 
-  it('takes a record already serialized on the page from the cache instead of loading it again', () => {
-    const rows = rowsOf('overlay');
+  it('takes a record already serialized on the page from the cache instead of loading it again', async () => {
+    const rows = await rowsOf('overlay');
     const cache: JsonCache = new Map([
       ['drawing:{}', new Map([[g.drawingIds[0], '{"cached":true}']])],
     ]);
-    const items = serializeWithExpansionJson(
-      db,
-      org,
-      'overlay',
-      rows,
-      parseExpand('overlay', 'block_a.sheet.drawing,block_b.sheet.drawing'),
-      ctx,
-      cache,
+    const items = (
+      await serializeWithExpansionJson(
+        db,
+        org,
+        'overlay',
+        rows,
+        parseExpand('overlay', 'block_a.sheet.drawing,block_b.sheet.drawing'),
+        ctx,
+        cache,
+      )
     ).map((t) => JSON.parse(t) as { block_a: any; block_b: any });
     expect(items.length).toBe(rows.length);
     // Side A's drawing came from the cache; side B's was loaded, serialized and added to it.

@@ -69,14 +69,14 @@ function exampleNested(kind: ResourceKind): string {
  * Serializes `rows` of `kind` and inlines the expansions in `tree`. Referenced records outside the
  * caller's organization are never loaded (every query is scoped), so they expand to null.
  */
-export function serializeWithExpansion(
+export async function serializeWithExpansion(
   db: Db,
   organizationId: string,
   kind: ResourceKind,
   rows: readonly Row[],
   tree: ExpandTree,
   ctx: SerializeContext,
-): Record<string, unknown>[] {
+): Promise<Record<string, unknown>[]> {
   const def = RESOURCES[kind];
   const out = rows.map((r) => def.toApi(r, ctx));
   for (const [field, subtree] of Object.entries(tree)) {
@@ -85,9 +85,9 @@ export function serializeWithExpansion(
     const ids = rows
       .map((r) => r[relation.column])
       .filter((v): v is string => typeof v === 'string');
-    const loaded = getRows<Row>(db, target.table, organizationId, ids, target.columns);
+    const loaded = await getRows<Row>(db, target.table, organizationId, ids, target.columns);
     const loadedRows = [...loaded.values()];
-    const expanded = serializeWithExpansion(
+    const expanded = await serializeWithExpansion(
       db,
       organizationId,
       relation.kind,
@@ -118,7 +118,7 @@ export type JsonCache = Map<string, Map<string, string>>;
  * the closing brace — the position `serializeWithExpansion` gives a newly added key. A reference
  * that loads nothing (deleted, or another organization's) is `null`, as there.
  */
-export function serializeWithExpansionJson(
+export async function serializeWithExpansionJson(
   db: Db,
   organizationId: string,
   kind: ResourceKind,
@@ -126,7 +126,7 @@ export function serializeWithExpansionJson(
   tree: ExpandTree,
   ctx: SerializeContext,
   cache: JsonCache = new Map(),
-): string[] {
+): Promise<string[]> {
   const def = RESOURCES[kind];
   const fields = Object.entries(tree);
   const out = new Array<string>(rows.length);
@@ -134,7 +134,9 @@ export function serializeWithExpansionJson(
     for (let i = 0; i < rows.length; i++) out[i] = JSON.stringify(def.toApi(rows[i]!, ctx));
     return out;
   }
-  const expansions = fields.map(([field, subtree]) => {
+  const expansions: { field: string; key: string; column: string; known: Map<string, string> }[] =
+    [];
+  for (const [field, subtree] of fields) {
     const relation = def.relations[field]!;
     const target = RESOURCES[relation.kind];
     const cacheKey = `${relation.kind}:${JSON.stringify(subtree)}`;
@@ -150,9 +152,9 @@ export function serializeWithExpansionJson(
     }
     if (missing.length > 0) {
       const loaded = [
-        ...getRows<Row>(db, target.table, organizationId, missing, target.columns).values(),
+        ...(await getRows<Row>(db, target.table, organizationId, missing, target.columns)).values(),
       ];
-      const json = serializeWithExpansionJson(
+      const json = await serializeWithExpansionJson(
         db,
         organizationId,
         relation.kind,
@@ -164,8 +166,8 @@ export function serializeWithExpansionJson(
       loaded.forEach((r, i) => known.set(r.id, json[i]!));
       for (const id of missing) if (!known.has(id)) known.set(id, 'null');
     }
-    return { field, key: `,${JSON.stringify(field)}:`, column: relation.column, known };
-  });
+    expansions.push({ field, key: `,${JSON.stringify(field)}:`, column: relation.column, known });
+  }
   for (let i = 0; i < rows.length; i++) {
     const r = rows[i]!;
     const obj = def.toApi(r, ctx);

@@ -47,12 +47,12 @@ const invalidJobId = (detail: string, message: string) =>
     errors: [{ field: '/job_id', code: 'not_a_comparison', message }],
   });
 
-export function createExport(
+export async function createExport(
   db: Db,
   jobs: JobEnqueuer,
   caller: { organizationId: string; keyId: string; origin: string },
   req: ExportRequest,
-): { id: string; status: string } {
+): Promise<{ id: string; status: string }> {
   if (idKind(req.job_id) !== 'job')
     throw new ApiError(
       'validation_error',
@@ -67,7 +67,7 @@ export function createExport(
         ],
       },
     );
-  const job = getRow<Row>(db, 'jobs', caller.organizationId, req.job_id);
+  const job = await getRow<Row>(db, 'jobs', caller.organizationId, req.job_id);
   if (!job) throw notFound('job', req.job_id);
   if (job.type !== 'compare')
     throw invalidJobId(
@@ -86,7 +86,7 @@ export function createExport(
         ? `Comparison ${job.id} is still ${String(job.status)}; export it once it has Completed (GET /v1/jobs/${job.id}/events follows it).`
         : `Comparison ${job.id} ended ${String(job.status)} and has no complete result to export; run the comparison again.`,
     );
-  const key = rowById(db, 'api_keys', caller.keyId);
+  const key = await rowById(db, 'api_keys', caller.keyId);
   const payload: ExportPayload = {
     comparison_job_id: job.id,
     format: req.format,
@@ -97,16 +97,19 @@ export function createExport(
     origin: caller.origin,
     requested_by: (key?.label as string | null | undefined) || caller.keyId,
   };
-  return db
-    .transaction(() =>
-      jobs.enqueue({
-        organization_id: caller.organizationId,
-        project_id: String(job.project_id),
-        type: 'export',
-        target_type: job.target_type as 'drawing' | 'sheet' | 'block' | 'overlay',
-        target_id: String(job.target_id),
-        payload,
-      }),
-    )
-    .immediate();
+  return await db.transaction(
+    async (tx) =>
+      await jobs.enqueue(
+        {
+          organization_id: caller.organizationId,
+          project_id: String(job.project_id),
+          type: 'export',
+          target_type: job.target_type as 'drawing' | 'sheet' | 'block' | 'overlay',
+          target_id: String(job.target_id),
+          payload,
+        },
+        tx,
+      ),
+    { immediate: true },
+  );
 }

@@ -54,12 +54,12 @@ function sourceSize(row: Row, kind: 'sheet' | 'block'): { width: number; height:
   return { width: b.width, height: b.height };
 }
 
-export function createParse(
+export async function createParse(
   db: Db,
   jobs: JobEnqueuer,
   organizationId: string,
   req: ParseRequest,
-): { id: string; status: string } {
+): Promise<{ id: string; status: string }> {
   const kind = idKind(req.target_id);
   if (kind !== 'drawing' && kind !== 'sheet' && kind !== 'block') {
     throw invalid(
@@ -106,7 +106,7 @@ export function createParse(
     }
   });
 
-  const target = getRow<Row>(db, TABLE[kind], organizationId, req.target_id);
+  const target = await getRow<Row>(db, TABLE[kind], organizationId, req.target_id);
   if (!target) throw notFound(kind, req.target_id);
   let sheets: number;
   if (kind === 'drawing') {
@@ -118,12 +118,12 @@ export function createParse(
           : `Drawing ${target.id} failed to process (see job ${String(target.job_id)}) and has no sheets to parse; upload the file again as a new drawing.`,
       );
     }
-    sheets = countSheets(db, target.id);
+    sheets = await countSheets(db, target.id);
   } else sheets = 1;
 
-  req.templates.forEach((t, i) => {
+  for (const [i, t] of req.templates.entries()) {
     const k = idKind(t.source_id) as 'sheet' | 'block';
-    const src = getRow<Row>(db, TABLE[k], organizationId, t.source_id);
+    const src = await getRow<Row>(db, TABLE[k], organizationId, t.source_id);
     if (!src) throw notFound(k, t.source_id);
     const size = sourceSize(src, k);
     const b = t.bbox;
@@ -135,7 +135,7 @@ export function createParse(
         `templates[${i}].bbox (x ${b.x}, y ${b.y}, ${b.width}x${b.height}) reaches outside ${k} ${t.source_id}, whose image is ${size.width}x${size.height} px.`,
       );
     }
-  });
+  }
 
   const required = sheets * PARSE_COST_PER_SHEET;
   const payload: ParsePayload = {
@@ -149,18 +149,22 @@ export function createParse(
     ...(req.threshold === undefined ? {} : { threshold: req.threshold }),
   };
   const what = `Parsing ${kind} ${target.id} (${sheets} sheet${sheets === 1 ? '' : 's'} at ${PARSE_COST_PER_SHEET} credit each)`;
-  return db
-    .transaction(() => {
-      reserveCredits(db, organizationId, required, what);
-      return jobs.enqueue({
-        organization_id: organizationId,
-        project_id: String(target.project_id),
-        type: 'parse',
-        target_type: kind,
-        target_id: target.id,
-        payload,
-        credits_reserved: required,
-      });
-    })
-    .immediate();
+  return await db.transaction(
+    async (tx) => {
+      await reserveCredits(tx, organizationId, required, what);
+      return await jobs.enqueue(
+        {
+          organization_id: organizationId,
+          project_id: String(target.project_id),
+          type: 'parse',
+          target_type: kind,
+          target_id: target.id,
+          payload,
+          credits_reserved: required,
+        },
+        tx,
+      );
+    },
+    { immediate: true },
+  );
 }

@@ -11,26 +11,31 @@ import type { Row } from '../store/repositories/row';
 
 export interface ProjectCascade {
   /** Cancels every non-terminal job of the project (and their descendants) before rows go. */
-  cancelProjectJobs(organizationId: string, projectId: string): void;
+  cancelProjectJobs(organizationId: string, projectId: string): Promise<void>;
   /** Removes every stored object of the project. */
   deleteProjectObjects(projectId: string): Promise<void>;
 }
 
-export function createProject(
+export async function createProject(
   db: Db,
   organizationId: string,
   body: { name: string; description?: string | null },
-): Row {
-  return insertProject(db, organizationId, body.name.trim() || body.name, body.description ?? null);
+): Promise<Row> {
+  return await insertProject(
+    db,
+    organizationId,
+    body.name.trim() || body.name,
+    body.description ?? null,
+  );
 }
 
-export function patchProject(
+export async function patchProject(
   db: Db,
   organizationId: string,
   id: string,
   body: { name?: string; description?: string | null },
-): Row {
-  const row = updateProject(db, organizationId, id, body);
+): Promise<Row> {
+  const row = await updateProject(db, organizationId, id, body);
   if (!row) throw notFound('project', id);
   return row;
 }
@@ -42,11 +47,11 @@ export async function removeProject(
   organizationId: string,
   id: string,
 ): Promise<void> {
-  if (!getRow(db, 'projects', organizationId, id)) throw notFound('project', id);
-  cascade.cancelProjectJobs(organizationId, id);
-  db.transaction(() => {
-    deleteProjectSearchRows(db, id);
-    deleteProject(db, organizationId, id);
-  })();
+  if (!(await getRow(db, 'projects', organizationId, id))) throw notFound('project', id);
+  await cascade.cancelProjectJobs(organizationId, id);
+  await db.transaction(async (tx) => {
+    await deleteProjectSearchRows(tx, id);
+    await deleteProject(tx, organizationId, id);
+  });
   await cascade.deleteProjectObjects(id);
 }

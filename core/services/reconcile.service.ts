@@ -52,7 +52,7 @@ export class DatabaseCorruptError extends Error {
  * A file that is not SQLite at all (or whose header is damaged) fails inside the driver before
  * the integrity check can run; that is reported the same way.
  */
-export function openCheckedDatabase(file: string): Db {
+export async function openCheckedDatabase(file: string): Promise<Db> {
   let db: Db;
   try {
     db = openDatabase(file);
@@ -64,12 +64,12 @@ export function openCheckedDatabase(file: string): Db {
   }
   let problems: string[];
   try {
-    problems = integrityProblems(db);
+    problems = await integrityProblems(db);
   } catch (err) {
     problems = [(err as Error).message];
   }
   if (problems.length > 0) {
-    db.close();
+    await db.close();
     throw new DatabaseCorruptError(file, problems);
   }
   return db;
@@ -137,22 +137,22 @@ export async function reconcile(env: {
       unknownKeys++;
       continue;
     }
-    if (!project(idFromKeySegment(prj))) {
+    if (!(await project(idFromKeySegment(prj)))) {
       const p = `projects/${prj}/`;
       // Never take a file's bytes whose row exists, even if its project row is gone (it cannot
       // be, with foreign keys on; this guards a database restored from elsewhere).
-      if (!fileRowUnder(p)) prefixes.add(p);
-      else if (!(kind === 'files' && fileHasRow(key))) singles.push(key);
+      if (!(await fileRowUnder(p))) prefixes.add(p);
+      else if (!(kind === 'files' && (await fileHasRow(key)))) singles.push(key);
       continue;
     }
     if (kind === 'files') {
       if (s.length === 4 && FILE_KEY_RE.test(key)) {
-        if (!fileHasRow(key)) singles.push(key);
+        if (!(await fileHasRow(key))) singles.push(key);
       } else unknownKeys++;
       continue;
     }
     if (kind === 'drawings' && unit && ID_RE.test(unit)) {
-      if (!drawing(idFromKeySegment(unit))) {
+      if (!(await drawing(idFromKeySegment(unit)))) {
         prefixes.add(`projects/${prj}/drawings/${unit}/`);
         continue;
       }
@@ -160,20 +160,21 @@ export async function reconcile(env: {
         unknownKeys++;
         continue;
       }
-      if (!sheet(idFromKeySegment(subId))) {
+      if (!(await sheet(idFromKeySegment(subId)))) {
         prefixes.add(`projects/${prj}/drawings/${unit}/sheets/${subId}/`);
         continue;
       }
       // A block crop (and its tiles, stored beside it as `<blk>.png.tiles/…`) without its row.
       if (rest[0] === 'blocks' && rest[1]) {
         const m = BLOCK_SEGMENT_RE.exec(rest[1]);
-        if (m && !block(idFromKeySegment(m[1]!))) singles.push(key);
+        if (m && !(await block(idFromKeySegment(m[1]!)))) singles.push(key);
         else if (!m) unknownKeys++;
       }
       continue;
     }
     if (kind === 'overlays' && unit && ID_RE.test(unit)) {
-      if (!overlay(idFromKeySegment(unit))) prefixes.add(`projects/${prj}/overlays/${unit}/`);
+      if (!(await overlay(idFromKeySegment(unit))))
+        prefixes.add(`projects/${prj}/overlays/${unit}/`);
       continue;
     }
     unknownKeys++;
@@ -191,14 +192,14 @@ export async function reconcile(env: {
 
   // Rows: FTS5 rows have no foreign keys, so a deletion interrupted between the row deletes and
   // the index delete (or an older bug) leaves them; they would surface as search hits of nothing.
-  const orphanSearchRows = deleteOrphanSearchRows(db);
+  const orphanSearchRows = await deleteOrphanSearchRows(db);
 
   // Drawings still Processing whose job has ended (or vanished) match their job again.
-  const repairedDrawings = repairStaleDrawings(db, new Date().toISOString());
+  const repairedDrawings = await repairStaleDrawings(db, new Date().toISOString());
 
   // Lost bytes: rows naming objects the store does not have. Not repairable here (the bytes are
   // gone); logged so an operator restores from a backup. File rows count only once uploaded.
-  const referenced = referencedObjectKeys(db);
+  const referenced = await referencedObjectKeys(db);
   const missingObjects: string[] = [];
   for (const k of referenced) {
     if (typeof k !== 'string') continue;

@@ -277,20 +277,20 @@ export interface SearchOutcome {
 }
 
 /** Runs the parsed query over every requested source: every term, or any term (`mode`). */
-function runSources(
+async function runSources(
   db: Db,
   scope: SearchScope,
   parsed: ParsedQuery,
   mode: 'all' | 'any',
   types: ReadonlySet<HitType>,
   limit: number,
-): RawHit[] {
+): Promise<RawHit[]> {
   const hits: RawHit[] = [];
   const sheetExpr = mode === 'all' ? parsed.all : parsed.any;
   const expr = mode === 'all' ? parsed.allNarrow : parsed.anyNarrow;
   const snip = (text: string) => makeSnippet(text, parsed.terms);
   if (types.has('sheet')) {
-    for (const r of searchSheets(db, scope, sheetExpr, limit)) {
+    for (const r of await searchSheets(db, scope, sheetExpr, limit)) {
       const num = normalizeNumber(r.sheet_number);
       const band =
         num && parsed.numberKeys.includes(num)
@@ -311,7 +311,7 @@ function runSources(
     }
   }
   if (types.has('block')) {
-    for (const r of searchBlocks(db, scope, expr, limit)) {
+    for (const r of await searchBlocks(db, scope, expr, limit)) {
       hits.push({
         type: 'block',
         id: r.id,
@@ -325,7 +325,7 @@ function runSources(
     }
   }
   if (types.has('change')) {
-    for (const r of searchChanges(db, scope, expr, limit)) {
+    for (const r of await searchChanges(db, scope, expr, limit)) {
       const box = parseBox(r.bbox);
       const at = parseBox(r.block_bbox);
       const parts = [
@@ -352,7 +352,7 @@ function runSources(
     }
   }
   if (types.has('symbol')) {
-    for (const r of searchSymbols(db, scope, expr, limit)) {
+    for (const r of await searchSymbols(db, scope, expr, limit)) {
       hits.push({
         type: 'symbol',
         id: r.id,
@@ -366,7 +366,7 @@ function runSources(
     }
   }
   if (types.has('text')) {
-    for (const r of searchText(db, scope, expr, limit)) {
+    for (const r of await searchText(db, scope, expr, limit)) {
       hits.push({
         type: 'text',
         id: r.sheet_id,
@@ -424,13 +424,14 @@ export function dedupeHits<T extends RawHit>(hits: T[]): T[] {
 }
 
 /** Checks the project and filters, then searches. Throws 404/400 as Problem Details. */
-export function searchProject(
+export async function searchProject(
   db: Db,
   organizationId: string,
   projectId: string,
   req: SearchRequest,
-): SearchOutcome {
-  if (!getRow(db, 'projects', organizationId, projectId)) throw notFound('project', projectId);
+): Promise<SearchOutcome> {
+  if (!(await getRow(db, 'projects', organizationId, projectId)))
+    throw notFound('project', projectId);
   const parsed = parseQuery(req.query);
   if (!parsed) {
     throw new ApiError(
@@ -445,7 +446,7 @@ export function searchProject(
   }
   const drawingId = req.drawing_id ?? null;
   if (drawingId) {
-    const d = getRow<{ project_id: string }>(db, 'drawings', organizationId, drawingId);
+    const d = await getRow<{ project_id: string }>(db, 'drawings', organizationId, drawingId);
     if (!d || d.project_id !== projectId) throw notFound('drawing', drawingId);
   }
   const scope: SearchScope = {
@@ -458,11 +459,13 @@ export function searchProject(
   const limit = Math.min(MAX_SEARCH_LIMIT, Math.max(1, req.limit ?? DEFAULT_SEARCH_LIMIT));
   // Each source is asked for more than `limit`: duplicates are dropped after ranking.
   const want = Math.min(MAX_SEARCH_LIMIT * 2, limit * 3);
-  let raw = runSources(db, scope, parsed, 'all', types, want);
+  let raw = await runSources(db, scope, parsed, 'all', types, want);
   // Nothing holds every word: rank what holds some of them (bm25 favours records holding more).
   if (raw.length === 0 && parsed.terms.length > 1)
-    raw = runSources(db, scope, parsed, 'any', types, want);
-  const issues = new Map(projectDrawings(db, organizationId, projectId).map((d) => [d.id, d]));
+    raw = await runSources(db, scope, parsed, 'any', types, want);
+  const issues = new Map(
+    (await projectDrawings(db, organizationId, projectId)).map((d) => [d.id, d]),
+  );
   const hits: SearchHit[] = raw.slice(0, limit).map((h) => {
     const d = issues.get(h.drawing_id);
     return {

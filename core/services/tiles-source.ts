@@ -65,8 +65,8 @@ export function createTileSourceResolver(env: {
 
   /** The page behind a sheet row, or null when its file is gone. */
   const pageOf = async (sheet: Row): Promise<PageSource | null> => {
-    const drawing = getById(db, 'drawings', String(sheet.drawing_id));
-    const file = drawing && getFileById(db, String(drawing.file_id));
+    const drawing = await getById(db, 'drawings', String(sheet.drawing_id));
+    const file = drawing && (await getFileById(db, String(drawing.file_id)));
     if (!file || file.status !== 'uploaded' || !file.object_key) return null;
     let path: string;
     try {
@@ -85,9 +85,9 @@ export function createTileSourceResolver(env: {
   };
 
   const blockOf = async (blockId: string) => {
-    const block = getById(db, 'blocks', blockId);
+    const block = await getById(db, 'blocks', blockId);
     const bbox = block && json<Box>(block.bbox);
-    const sheet = block && getById(db, 'sheets', String(block.sheet_id));
+    const sheet = block && (await getById(db, 'sheets', String(block.sheet_id)));
     if (!block || !bbox || !sheet) return null;
     const source = await pageOf(sheet);
     return source ? { block, bbox, sheet, source } : null;
@@ -97,7 +97,7 @@ export function createTileSourceResolver(env: {
     const parsed = parseObjectKey(imageKey);
     if (!parsed) return null;
     if (parsed.kind === 'sheet-image') {
-      const sheet = getById(db, 'sheets', parsed.sheetId);
+      const sheet = await getById(db, 'sheets', parsed.sheetId);
       if (!sheet || sheet.image_key !== imageKey) return null;
       const source = await pageOf(sheet);
       if (!source) return null;
@@ -122,7 +122,7 @@ export function createTileSourceResolver(env: {
     }
     if (parsed.kind === 'overlay-image') {
       const imageKind = VARIANT_KIND[parsed.variant];
-      const overlay = getOverlayById(db, parsed.overlayId);
+      const overlay = await getOverlayById(db, parsed.overlayId);
       const transform = overlay && json<number[]>(overlay.transform);
       if (!imageKind || !overlay || !transform || transform.length !== 6) return null;
       const images = json<Record<string, string>>(overlay.images) ?? {};

@@ -106,23 +106,24 @@ export function createWebhookDelivery(env: {
     pumpScheduled = true;
     setImmediate(() => {
       pumpScheduled = false;
-      pump();
+      void pump();
     });
   }
 
-  function pump(): void {
+  async function pump(): Promise<void> {
     if (!running || !db.open) return;
     try {
       const now = Date.now();
       if (now - lastPrune > 3600_000) {
         lastPrune = now;
-        pruneDeliveries(db, iso(now - o.retentionMs));
+        await pruneDeliveries(db, iso(now - o.retentionMs));
       }
       const free = o.concurrency - inFlight.size;
       if (free > 0) {
-        for (const d of dueDeliveries(db, iso(now), free, [...inFlight.keys()])) {
+        for (const d of await dueDeliveries(db, iso(now), free, [...inFlight.keys()])) {
           // The lease: if this process dies mid-attempt the row is due again after it.
-          if (!claimDelivery(db, d.id, d.next_attempt_at, iso(now + o.timeoutMs + 5_000))) continue;
+          if (!(await claimDelivery(db, d.id, d.next_attempt_at, iso(now + o.timeoutMs + 5_000))))
+            continue;
           const ac = new AbortController();
           const entry = { ac, done: Promise.resolve() };
           inFlight.set(d.id, entry);
@@ -132,23 +133,23 @@ export function createWebhookDelivery(env: {
           });
         }
       }
-      armTimer();
+      await armTimer();
     } catch (err) {
       log.error({ err }, 'Webhook delivery loop failed; retrying at the next poll');
-      armTimer();
+      await armTimer();
     }
   }
 
-  function armTimer(): void {
+  async function armTimer(): Promise<void> {
     if (timer) clearTimeout(timer);
     timer = undefined;
     if (!running) return;
     let delay = o.pollIntervalMs;
     if (inFlight.size < o.concurrency) {
-      const next = nextDueAt(db);
+      const next = await nextDueAt(db);
       if (next) delay = Math.min(delay, Math.max(0, Date.parse(next) - Date.now()));
     }
-    timer = setTimeout(pump, delay);
+    timer = setTimeout(() => void pump(), delay);
     timer.unref();
   }
 
@@ -157,7 +158,7 @@ export function createWebhookDelivery(env: {
     const result = await send(d, timestamp, signal);
     if (result.aborted) {
       // Stopping: the attempt does not count; it is due again at the next start.
-      if (db.open) releaseDelivery(db, d.id, iso(Date.now()));
+      if (db.open) await releaseDelivery(db, d.id, iso(Date.now()));
       return;
     }
     const now = Date.now();
@@ -173,7 +174,7 @@ export function createWebhookDelivery(env: {
     };
     if (!db.open) return;
     if (ok) {
-      recordAttempt(db, d.id, {
+      await recordAttempt(db, d.id, {
         status: 'delivered',
         statusCode: result.statusCode,
         error: null,
@@ -186,7 +187,7 @@ export function createWebhookDelivery(env: {
     const deadline = Date.parse(d.event_created_at) + o.retryWindowMs;
     if (now >= deadline) {
       const error = `${result.error ?? 'failed'}; gave up after ${failures} attempt${failures === 1 ? '' : 's'} (retry window of ${Math.round(o.retryWindowMs / 3600_000)} h ended)`;
-      recordAttempt(db, d.id, {
+      await recordAttempt(db, d.id, {
         status: 'failed',
         statusCode: result.statusCode,
         error,
@@ -198,7 +199,7 @@ export function createWebhookDelivery(env: {
     }
     // The last attempt lands on the window's end, so a receiver back just before it still gets the event.
     const next = Math.min(now + backoffDelayMs(o, failures), deadline);
-    recordAttempt(db, d.id, {
+    await recordAttempt(db, d.id, {
       status: 'pending',
       statusCode: result.statusCode,
       error: result.error,

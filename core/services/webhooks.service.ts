@@ -2,7 +2,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { ApiError } from '../domain/errors';
 import { newId } from '../domain/ids';
 import { monotonicNow } from '../domain/clock';
-import type { Db } from '../store/db';
+import { detached, type Db } from '../store/db';
 import { getDrawingById, setDrawingStatus } from '../store/repositories/drawings.repository';
 import {
   insertEventWithDeliveries,
@@ -78,16 +78,16 @@ export function signWebhook(
   return `v1,${createHmac('sha256', key).update(`${id}.${timestampSeconds}.${body}`).digest('base64')}`;
 }
 
-export function createWebhook(
+export async function createWebhook(
   db: Db,
   organizationId: string,
   body: { url: string; events: string[] },
-): { row: Row; secret: string } {
+): Promise<{ row: Row; secret: string }> {
   const url = checkWebhookUrl(body.url);
   // Duplicates are harmless; store each type once, in the documented order.
   const events = WEBHOOK_EVENT_TYPES.filter((t) => body.events.includes(t));
   const secret = newWebhookSecret();
-  return { row: insertWebhook(db, organizationId, { url, events, secret }), secret };
+  return { row: await insertWebhook(db, organizationId, { url, events, secret }), secret };
 }
 
 // --- The outbox -----------------------------------------------------------------------------
@@ -96,8 +96,8 @@ const wakers = new WeakMap<Db, () => void>();
 
 /** The delivery loop registers here to hear of new events at once (no polling delay). */
 export function onEventRecorded(db: Db, wake: (() => void) | undefined): void {
-  if (wake) wakers.set(db, wake);
-  else wakers.delete(db);
+  if (wake) wakers.set(db.root, wake);
+  else wakers.delete(db.root);
 }
 
 export interface RecordedEvent {
@@ -112,25 +112,26 @@ export interface RecordedEvent {
  * savepoint): it commits or rolls back with that change. Returns the event id, or null when no
  * webhook is subscribed (nothing is stored then).
  */
-export function recordEvent(db: Db, event: RecordedEvent): string | null {
+export async function recordEvent(db: Db, event: RecordedEvent): Promise<string | null> {
   if (!(WEBHOOK_EVENT_TYPES as readonly string[]).includes(event.type))
     throw new Error(`Unknown webhook event type ${event.type}`);
-  const webhookIds = subscribedWebhookIds(db, event.organization_id, event.type);
+  const webhookIds = await subscribedWebhookIds(db, event.organization_id, event.type);
   if (webhookIds.length === 0) return null;
   const id = newId('event');
   const createdAt = monotonicNow();
   const payload = JSON.stringify({ id, type: event.type, created_at: createdAt, data: event.data });
-  db.transaction(() =>
-    insertEventWithDeliveries(
-      db,
-      { id, organizationId: event.organization_id, type: event.type, payload, createdAt },
-      webhookIds,
-    ),
-  )();
-  const wake = wakers.get(db);
-  // After the caller's transaction: setImmediate runs once the synchronous transaction is over
-  // (a rolled-back event is simply not found).
-  if (wake) setImmediate(wake);
+  await db.transaction(
+    async (tx) =>
+      await insertEventWithDeliveries(
+        tx,
+        { id, organizationId: event.organization_id, type: event.type, payload, createdAt },
+        webhookIds,
+      ),
+  );
+  const wake = wakers.get(db.root);
+  // The loop reads through the store itself, so it sees the event once the caller's transaction
+  // commits (a rolled-back event is simply not found).
+  if (wake) detached(() => setImmediate(wake));
   return id;
 }
 
@@ -152,42 +153,42 @@ const JOB_EVENT: Record<string, WebhookEventType | undefined> = {
  * job object. Every job, children included (`data.parent_id` tells them apart). Meant for the job
  * runner's onTerminal hook, which runs inside the transaction that writes the terminal status.
  */
-export function recordJobEvent(
+export async function recordJobEvent(
   db: Db,
   organizationId: string,
   job: { status: string } & Record<string, unknown>,
-): string | null {
+): Promise<string | null> {
   const type = JOB_EVENT[job.status];
   if (!type) return null;
-  return recordEvent(db, { organization_id: organizationId, type, data: job });
+  return await recordEvent(db, { organization_id: organizationId, type, data: job });
 }
 
 /**
  * Sets a drawing's processing status and, when it becomes Ready or Failed (and was not already),
  * records drawing.ready / drawing.failed in the same transaction.
  */
-export function setDrawingStatusWithEvent(
+export async function setDrawingStatusWithEvent(
   db: Db,
   drawingId: string,
   status: 'Processing' | 'Ready' | 'Failed',
   sheetCount?: number,
-): void {
-  db.transaction(() => {
-    const before = getDrawingById(db, drawingId);
-    setDrawingStatus(db, drawingId, status, sheetCount);
+): Promise<void> {
+  await db.transaction(async (tx) => {
+    const before = await getDrawingById(tx, drawingId);
+    await setDrawingStatus(tx, drawingId, status, sheetCount);
     if (!before || before.status === status || status === 'Processing') return;
-    const after = getDrawingById(db, drawingId)!;
-    recordEvent(db, {
+    const after = (await getDrawingById(tx, drawingId))!;
+    await recordEvent(tx, {
       organization_id: String(after.organization_id),
       type: status === 'Ready' ? 'drawing.ready' : 'drawing.failed',
       data: eventSnapshot('drawing', after),
     });
-  })();
+  });
 }
 
 /** overlay.created: call in the transaction that inserts the overlay row (data: the overlay, no URLs). */
-export function recordOverlayCreated(db: Db, overlay: Row): string | null {
-  return recordEvent(db, {
+export async function recordOverlayCreated(db: Db, overlay: Row): Promise<string | null> {
+  return await recordEvent(db, {
     organization_id: String(overlay.organization_id),
     type: 'overlay.created',
     data: eventSnapshot('overlay', overlay),
@@ -198,8 +199,12 @@ export function recordOverlayCreated(db: Db, overlay: Row): string | null {
  * changes.analyzed: call in the transaction that stores an overlay's change regions, with the
  * overlay row as it is after the write. data: {overlay_id, project_id, job_id, change_count, overlay}.
  */
-export function recordChangesAnalyzed(db: Db, overlay: Row, jobId?: string | null): string | null {
-  return recordEvent(db, {
+export async function recordChangesAnalyzed(
+  db: Db,
+  overlay: Row,
+  jobId?: string | null,
+): Promise<string | null> {
+  return await recordEvent(db, {
     organization_id: String(overlay.organization_id),
     type: 'changes.analyzed',
     data: {

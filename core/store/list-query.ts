@@ -1,5 +1,4 @@
 import type { Db } from './db';
-import { allRows, prepared, preparedRaw } from './statement-cache';
 
 /**
  * Keyset paging over any organization-scoped table ordered by (created_at DESC, id DESC).
@@ -50,7 +49,7 @@ function whereClause(
   return { sql: parts.join(' AND '), params };
 }
 
-export function fetchPage<Row>(db: Db, q: PageQuery): PageResult<Row> {
+export async function fetchPage<Row>(db: Db, q: PageQuery): Promise<PageResult<Row>> {
   const forward = q.direction === 'after';
   const keyOp = q.key ? (forward ? '<' : '>') : null;
   const w = whereClause(q, keyOp);
@@ -59,7 +58,7 @@ export function fetchPage<Row>(db: Db, q: PageQuery): PageResult<Row> {
   const params = [q.organizationId, ...w.params];
   if (q.key) params.push(q.key.created_at, q.key.id);
   params.push(q.limit + 1);
-  const rows = allRows<Row>(preparedRaw(db, sql), ...params);
+  const rows = (await db.prepare(sql).all(...params)) as Row[];
   const more = rows.length > q.limit;
   if (more) rows.length = q.limit;
   if (!forward) rows.reverse();
@@ -67,27 +66,28 @@ export function fetchPage<Row>(db: Db, q: PageQuery): PageResult<Row> {
 }
 
 /** Whether any matching row lies strictly beyond `key` in the given direction. */
-export function existsBeyond(
+export async function existsBeyond(
   db: Db,
   q: Pick<PageQuery, 'table' | 'organizationId' | 'conditions'>,
   key: PageKey,
   direction: 'after' | 'before',
-): boolean {
+): Promise<boolean> {
   const w = whereClause(q, direction === 'after' ? '<' : '>');
   const sql = `SELECT 1 FROM ${q.table} WHERE ${w.sql} LIMIT 1`;
-  return prepared(db, sql).get(q.organizationId, ...w.params, key.created_at, key.id) !== undefined;
+  return (
+    (await db.prepare(sql).get(q.organizationId, ...w.params, key.created_at, key.id)) !== undefined
+  );
 }
 
-export function getRow<Row>(
+export async function getRow<Row>(
   db: Db,
   table: string,
   organizationId: string,
   id: string,
-): Row | undefined {
-  return prepared(db, `SELECT * FROM ${table} WHERE id = ? AND organization_id = ?`).get(
-    id,
-    organizationId,
-  ) as Row | undefined;
+): Promise<Row | undefined> {
+  return (await db
+    .prepare(`SELECT * FROM ${table} WHERE id = ? AND organization_id = ?`)
+    .get(id, organizationId)) as Row | undefined;
 }
 
 function selectList(columns: readonly string[] | undefined): string {
@@ -102,18 +102,23 @@ function selectList(columns: readonly string[] | undefined): string {
  * each id is a primary-key seek (EXPLAIN QUERY PLAN: `SEARCH … USING INDEX sqlite_autoindex_…
  * (id=?)`), so the cost follows the page, not the size of the organization.
  */
-export function getRows<Row extends { id: string }>(
+export async function getRows<Row extends { id: string }>(
   db: Db,
   table: string,
   organizationId: string,
   ids: readonly string[],
   columns?: readonly string[],
-): Map<string, Row> {
+): Promise<Map<string, Row>> {
   const out = new Map<string, Row>();
   if (ids.length === 0) return out;
   const unique = [...new Set(ids)];
-  const sql = `SELECT ${selectList(columns)} FROM ${table} WHERE id IN (SELECT value FROM json_each(?)) AND +organization_id = ?`;
-  for (const row of allRows<Row>(preparedRaw(db, sql), JSON.stringify(unique), organizationId))
+  // PostgreSQL: the ids as one text[] parameter; each is a primary-key probe there too.
+  const sql =
+    db.dialect === 'sqlite'
+      ? `SELECT ${selectList(columns)} FROM ${table} WHERE id IN (SELECT value FROM json_each(?)) AND +organization_id = ?`
+      : `SELECT ${selectList(columns)} FROM ${table} WHERE id = ANY(?::text[]) AND organization_id = ?`;
+  const idParam = db.dialect === 'sqlite' ? JSON.stringify(unique) : unique;
+  for (const row of (await db.prepare(sql).all(idParam, organizationId)) as Row[])
     out.set(row.id, row);
   return out;
 }

@@ -41,7 +41,7 @@ const balance = async () => (await t.request('GET', '/v1/credits')).body.balance
 
 beforeAll(async () => {
   t = await startTestService();
-  orgId = ensureOrganization(t.svc.db, 'Test Org').id;
+  orgId = (await ensureOrganization(t.svc.db, 'Test Org')).id;
   const p = await t.request('POST', '/v1/projects', { body: { name: 'Ask' } });
   projectId = p.body.id;
   oldSet = await uploadDrawing(
@@ -75,7 +75,7 @@ describe('ask (extractive)', () => {
     const r = await ask('Where is the cantilever?');
     expect(r.status).toBe(402);
     expect(r.body).toMatchObject({ code: 'insufficient_credits', required: 1, available: 0 });
-    grantCredits(t.svc.db, orgId, 100, 'grant');
+    await grantCredits(t.svc.db, orgId, 100, 'grant');
   });
 
   it('answers "where is <a word printed on a beam proposal sheet>" with a cited text run, for 1 credit', async () => {
@@ -127,7 +127,7 @@ describe('ask (extractive)', () => {
        VALUES (?, ?, ?, NULL, ?, NULL, 'Hold-down', ?, 0.9, 0, ?, ?)`,
     );
     for (let i = 0; i < 3; i++)
-      ins.run(
+      await ins.run(
         newId('symbol'),
         orgId,
         projectId,
@@ -150,7 +150,7 @@ describe('ask (extractive)', () => {
   it(
     'answers which sheets changed between two revisions, and what changed on S101, from a real comparison',
     async () => {
-      grantCredits(t.svc.db, orgId, 100, 'grant');
+      await grantCredits(t.svc.db, orgId, 100, 'grant');
       const cmp = await t.request('POST', `/v1/drawings/${newSet.id}/compare`, {
         body: { compare_to: oldSet.id, analyze: true },
       });
@@ -190,7 +190,7 @@ describe('ask (extractive)', () => {
       const s300 = ovs.filter((o) => o.block_a.sheet.sheet_number === 'S300');
       expect(s300.some((o) => o.block_a.type === 'Sheet')).toBe(true);
       for (const o of s300)
-        t.svc.db
+        await t.svc.db
           .prepare(
             `UPDATE overlays SET alignment = json_set(alignment, '$.low_confidence', json('true')) WHERE id = ?`,
           )
@@ -206,7 +206,7 @@ describe('ask (extractive)', () => {
   );
 
   it('is 404 for another organization and 400 for an empty question', async () => {
-    const other = t.newOrgKey('Ask other org');
+    const other = await t.newOrgKey('Ask other org');
     const r = await ask('Where is the cantilever?', other);
     expect(r.status).toBe(404);
     expect(r.body.code).toBe('not_found');

@@ -18,7 +18,12 @@ import { uploadDrawing, waitForJob } from './flows';
 let t: TestService;
 beforeAll(async () => {
   t = await startTestService();
-  grantCredits(t.svc.db, ensureOrganization(t.svc.db, 'Test Org').id, 10_000, 'grant');
+  await grantCredits(
+    t.svc.db,
+    (await ensureOrganization(t.svc.db, 'Test Org')).id,
+    10_000,
+    'grant',
+  );
 });
 afterAll(async () => {
   await t.stop();

@@ -77,7 +77,12 @@ let sheetH: number;
 
 beforeAll(async () => {
   t = await startTestService({ workers: 2 });
-  grantCredits(t.svc.db, ensureOrganization(t.svc.db, 'Test Org').id, 10_000, 'grant');
+  await grantCredits(
+    t.svc.db,
+    (await ensureOrganization(t.svc.db, 'Test Org')).id,
+    10_000,
+    'grant',
+  );
   projectId = (await t.request('POST', '/v1/projects', { body: { name: 'Aalseth Lane' } })).body.id;
   oldDrawing = await uploadDrawing(OLD, 'ASK-003 2015-01-15');
   newDrawing = await uploadDrawing(NEW, 'ASK-003 2015-01-16');

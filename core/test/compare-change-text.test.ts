@@ -77,7 +77,12 @@ const wordCount = (s: string | null) => (s ? s.trim().split(/\s+/).length : 0);
 
 beforeAll(async () => {
   t = await startTestService({ workers: 2 });
-  grantCredits(t.svc.db, ensureOrganization(t.svc.db, 'Test Org').id, 10_000, 'grant');
+  await grantCredits(
+    t.svc.db,
+    (await ensureOrganization(t.svc.db, 'Test Org')).id,
+    10_000,
+    'grant',
+  );
   projectId = (await t.request('POST', '/v1/projects', { body: { name: 'Change text' } })).body.id;
 }, LONG);
 

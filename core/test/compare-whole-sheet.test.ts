@@ -64,7 +64,12 @@ async function sheetOf(drawingId: string) {
 
 beforeAll(async () => {
   t = await startTestService({ workers: 2 });
-  grantCredits(t.svc.db, ensureOrganization(t.svc.db, 'Test Org').id, 10_000, 'grant');
+  await grantCredits(
+    t.svc.db,
+    (await ensureOrganization(t.svc.db, 'Test Org')).id,
+    10_000,
+    'grant',
+  );
   projectId = (await t.request('POST', '/v1/projects', { body: { name: 'Whole sheets' } })).body.id;
   drawingA = await uploadDrawing(t, projectId, buildSheet(), 'A101 issue A');
   expect((await waitForJob(t, drawingA.job_id, LONG)).status).toBe('Completed');

@@ -68,7 +68,12 @@ async function changesOf(overlayId: string) {
 
 beforeAll(async () => {
   t = await startTestService({ workers: 2 });
-  grantCredits(t.svc.db, ensureOrganization(t.svc.db, 'Test Org').id, 10_000, 'grant');
+  await grantCredits(
+    t.svc.db,
+    (await ensureOrganization(t.svc.db, 'Test Org')).id,
+    10_000,
+    'grant',
+  );
   projectId = (await t.request('POST', '/v1/projects', { body: { name: 'Beam proposal' } })).body
     .id;
   otherProjectId = (await t.request('POST', '/v1/projects', { body: { name: 'Another project' } }))
@@ -336,7 +341,7 @@ describe('comparing a sheet with itself and bad input', () => {
         ).status,
       ).toBe(404);
       // Another organization's ids: 404, and nothing reveals them.
-      const other = t.newOrgKey('Compare other org');
+      const other = await t.newOrgKey('Compare other org');
       const foreign = await t.request('POST', '/v1/compare', {
         body: { old_id: beamOld.id, new_id: beamNew.id, type: 'Drawing' },
         key: other,

@@ -43,7 +43,7 @@ async function expectLedgerConsistent() {
 
 beforeAll(async () => {
   t = await startTestService({ workers: 2 });
-  orgId = ensureOrganization(t.svc.db, 'Test Org').id;
+  orgId = (await ensureOrganization(t.svc.db, 'Test Org')).id;
   projectId = (await t.request('POST', '/v1/projects', { body: { name: 'Credits' } })).body.id;
   const bytes = readFileSync(
     resolve(FIXTURES, '20150115_ASK-003_exterior-west-wall-window-locations.pdf'),
@@ -70,7 +70,9 @@ beforeAll(async () => {
     .data;
   sheetImageKey = String(
     (
-      t.svc.db.prepare('SELECT image_key FROM sheets WHERE id = ?').get(sheets.body.data[0].id) as {
+      (await t.svc.db
+        .prepare('SELECT image_key FROM sheets WHERE id = ?')
+        .get(sheets.body.data[0].id)) as {
         image_key: string;
       }
     ).image_key,
@@ -96,7 +98,7 @@ describe('credits', () => {
   it(
     'accepts exactly 10 of 50 concurrent compares against a balance for 10, and charges what they used',
     async () => {
-      grantCredits(t.svc.db, orgId, 10, 'grant');
+      await grantCredits(t.svc.db, orgId, 10, 'grant');
       const b = blocks[0]!.id;
       const results = await Promise.all(
         Array.from({ length: 50 }, () =>
@@ -133,7 +135,7 @@ describe('credits', () => {
   it(
     'charges nothing for an idempotent replay',
     async () => {
-      grantCredits(t.svc.db, orgId, 5, 'grant');
+      await grantCredits(t.svc.db, orgId, 5, 'grant');
       const body = { old_id: blocks[0]!.id, new_id: blocks[0]!.id, type: 'Block' };
       const first = await t.request('POST', '/v1/compare', {
         body,

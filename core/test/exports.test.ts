@@ -96,7 +96,12 @@ const norm = (s: string) => s.replace(/\s+/g, ' ').trim();
 beforeAll(async () => {
   tmp = mkdtempSync(join(tmpdir(), 'blueline-exports-'));
   t = await startTestService({ workers: 2 });
-  grantCredits(t.svc.db, ensureOrganization(t.svc.db, 'Test Org').id, 10_000, 'grant');
+  await grantCredits(
+    t.svc.db,
+    (await ensureOrganization(t.svc.db, 'Test Org')).id,
+    10_000,
+    'grant',
+  );
   projectId = (await t.request('POST', '/v1/projects', { body: { name: 'Barber & Aalseth' } })).body
     .id;
   for (const [k, f, rev] of [
@@ -301,12 +306,16 @@ describe('pdf_report, poor alignment', () => {
       const warning =
         'Poor alignment (confidence 0.21, residual 14.0 px): these may not show the same drawing.';
       const db = t.svc.db;
-      const before = db.prepare('SELECT alignment FROM overlays WHERE id = ?').get(s300.id) as {
+      const before = (await db
+        .prepare('SELECT alignment FROM overlays WHERE id = ?')
+        .get(s300.id)) as {
         alignment: string;
       };
-      db.prepare(
-        `UPDATE overlays SET alignment = json_set(alignment, '$.low_confidence', json('true'), '$.confidence', 0.21, '$.warning', ?) WHERE id = ?`,
-      ).run(warning, s300.id);
+      await db
+        .prepare(
+          `UPDATE overlays SET alignment = json_set(alignment, '$.low_confidence', json('true'), '$.confidence', 0.21, '$.warning', ?) WHERE id = ?`,
+        )
+        .run(warning, s300.id);
       try {
         const { bytes } = await runExport({ job_id: cmp.beam, format: 'pdf_report' });
         const path = join(tmp, 'beam-poor.pdf');
@@ -326,7 +335,9 @@ describe('pdf_report, poor alignment', () => {
         const s101 = pages.findIndex((p) => p.startsWith('S101 —'));
         expect(pages[s101]).not.toMatch(/alignment/i);
       } finally {
-        db.prepare('UPDATE overlays SET alignment = ? WHERE id = ?').run(before.alignment, s300.id);
+        await db
+          .prepare('UPDATE overlays SET alignment = ? WHERE id = ?')
+          .run(before.alignment, s300.id);
       }
     },
     LONG,
@@ -631,7 +642,7 @@ describe('bad input', () => {
       problem(notCmp, 400, 'validation_error');
       expect(notCmp.body.errors[0].field).toBe('/job_id');
       // Another organization's comparison does not exist for this caller.
-      const other = t.newOrgKey('Other Org');
+      const other = await t.newOrgKey('Other Org');
       problem(
         await t.request('POST', '/v1/exports', {
           body: { job_id: cmp.beam, format: 'csv' },
@@ -666,7 +677,7 @@ describe('bad input', () => {
         body: { compare_to: drawings.beamOld!.id },
       });
       expect((await waitForJob(t, failed.body.job_id, LONG)).status).toBe('Completed');
-      t.svc.db
+      await t.svc.db
         .prepare(`UPDATE jobs SET status = 'Failed', result = NULL, error = ? WHERE id = ?`)
         .run(
           JSON.stringify({ code: 'internal_error', status: 500, detail: 'The worker died.' }),
@@ -729,9 +740,9 @@ describe('bad input', () => {
         expect(job.error).toMatchObject({ code: 'conflict', status: 409 });
         expect(job.error.detail).toMatch(/deleted while it was being exported/);
         expect(job.result).toBeNull();
-        const stored = t.svc.db
+        const stored = (await t.svc.db
           .prepare('SELECT count(*) AS n FROM files WHERE job_id = ?')
-          .get(exp.body.job_id) as { n: number };
+          .get(exp.body.job_id)) as { n: number };
         expect(stored.n).toBe(0);
       } finally {
         pool.run = run;
@@ -767,9 +778,9 @@ describe('bad input', () => {
       expect(job.error).toMatchObject({ code: 'conflict', status: 409 });
       expect(job.error.detail).toMatch(/deleted while it was being exported/);
       expect(job.result).toBeNull();
-      const stored = t.svc.db
+      const stored = (await t.svc.db
         .prepare('SELECT count(*) AS n FROM files WHERE job_id = ?')
-        .get(exp.body.job_id) as { n: number };
+        .get(exp.body.job_id)) as { n: number };
       expect(stored.n).toBe(0);
     },
     LONG,

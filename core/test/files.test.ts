@@ -473,10 +473,10 @@ describe('DELETE /files/{id}', () => {
     expect((await t.request('GET', uri, { key: null })).status).toBe(200);
 
     // A drawing row that uses the file (inserted directly: no processing needed for this rule).
-    const org = ensureOrganization(t.svc.db, 'Test Org').id;
+    const org = (await ensureOrganization(t.svc.db, 'Test Org')).id;
     const drawingId = newId('drawing');
     const now = new Date().toISOString();
-    t.svc.db
+    await t.svc.db
       .prepare(
         `INSERT INTO drawings (id, organization_id, project_id, name, file_id, revision, status, sheet_count, created_at, updated_at)
          VALUES (?, ?, ?, 'Uses file', ?, NULL, 'Ready', 0, ?, ?)`,
@@ -487,7 +487,7 @@ describe('DELETE /files/{id}', () => {
     expect(conflict.body.detail).toContain(drawingId);
     expect((await t.request('GET', uri, { key: null })).status).toBe(200);
 
-    t.svc.db.prepare('DELETE FROM drawings WHERE id = ?').run(drawingId);
+    await t.svc.db.prepare('DELETE FROM drawings WHERE id = ?').run(drawingId);
     const del = await t.request('DELETE', `/v1/files/${created.body.id}`);
     expect(del.status).toBe(204);
     expect(del.text).toBe('');

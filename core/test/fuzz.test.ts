@@ -117,8 +117,9 @@ beforeAll(async () => {
   t = await startTestService({
     log: { info: () => {}, warn: () => {}, error: (o: unknown) => loggedErrors.push(o) },
   });
-  const org = ensureOrganization(t.svc.db, 'Test Org').id;
-  graphs = Array.from({ length: 4 }, () => seedGraph(t.svc.db, org));
+  const org = (await ensureOrganization(t.svc.db, 'Test Org')).id;
+  graphs = [];
+  for (let i = 0; i < 4; i++) graphs.push(await seedGraph(t.svc.db, org));
   routes = routeTable(t.svc.app.printRoutes());
 });
 

@@ -2,6 +2,7 @@ import https from 'node:https';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createPgTestDatabase, PG_URL } from './backends';
 import { createService, type Service, type ServiceOptions } from '../service';
 import { createApiKey, ensureOrganization } from '../store/repositories/organizations.repository';
 import { S3ObjectStore } from '../blobs/s3-object-store';
@@ -38,7 +39,7 @@ export interface TestService {
   key: string;
   agent: https.Agent;
   request<T = any>(method: string, path: string, opts?: RequestOptions): Promise<HttpResult<T>>;
-  newOrgKey(name: string): string;
+  newOrgKey(name: string): Promise<string>;
   stop(opts?: { keepDir?: boolean }): Promise<void>;
 }
 
@@ -72,17 +73,21 @@ export async function startTestService(
 ): Promise<TestService> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'blueline-test-'));
   const objects = options.objects ? undefined : await testObjects(dataDir);
+  // BLUELINE_TEST_DATABASE=postgres://…: every test service runs on a fresh PostgreSQL database.
+  const pgDb = PG_URL && !options.database ? await createPgTestDatabase() : undefined;
   const svc = await createService({
     port: 0,
     log: process.env.BLUELINE_TEST_LOG ? undefined : silent,
     warmWorkers: false,
     ...(objects ? { objects } : {}),
     ...options,
+    ...(pgDb ? { database: pgDb.url } : {}),
     dataDir,
     config: { rateLimits: { document: 100_000, vision: 100_000 }, ...options.config },
   });
   const { origin, port } = await svc.start();
-  const key = createApiKey(svc.db, ensureOrganization(svc.db, 'Test Org').id).secret;
+  const key = (await createApiKey(svc.db, (await ensureOrganization(svc.db, 'Test Org')).id))
+    .secret;
   const agent = new https.Agent({ ca: svc.caCertPem, keepAlive: true, maxSockets: 64 });
   const request = <T>(
     method: string,
@@ -101,11 +106,13 @@ export async function startTestService(
     key,
     agent,
     request,
-    newOrgKey: (name) => createApiKey(svc.db, ensureOrganization(svc.db, name).id).secret,
+    newOrgKey: async (name) =>
+      (await createApiKey(svc.db, (await ensureOrganization(svc.db, name)).id)).secret,
     async stop({ keepDir = false } = {}) {
       agent.destroy();
       await svc.stop();
       objects?.close();
+      await pgDb?.drop();
       if (!keepDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };

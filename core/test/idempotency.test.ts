@@ -57,9 +57,12 @@ const post = (path: string, body: unknown, key?: string, apiKey?: string): Promi
     ...(apiKey ? { key: apiKey } : {}),
   });
 
-const countProjects = (name: string): number =>
-  (t.svc.db.prepare('SELECT count(*) AS n FROM projects WHERE name = ?').get(name) as { n: number })
-    .n;
+const countProjects = async (name: string): Promise<number> =>
+  (
+    (await t.svc.db.prepare('SELECT count(*) AS n FROM projects WHERE name = ?').get(name)) as {
+      n: number;
+    }
+  ).n;
 
 let seq = 0;
 const newKey = () => `key-${Date.now()}-${++seq}_x`;
@@ -82,7 +85,7 @@ describe('replay', () => {
     const slash = await post('/v1/projects/', { name: 'Idem A', description: 'd' }, key);
     expect(slash.status).toBe(201);
     expect(slash.headers['idempotency-status']).toBe('hit');
-    expect(countProjects('Idem A')).toBe(1);
+    expect(await countProjects('Idem A')).toBe(1);
     // Without a key, nothing is cached: two requests make two records.
     const plain1 = await post('/v1/projects', { name: 'Idem plain' });
     const plain2 = await post('/v1/projects', { name: 'Idem plain' });
@@ -102,7 +105,9 @@ describe('replay', () => {
     expect(second.body).toEqual(first.body);
     expect(second.text).toBe(first.text);
     const n = (
-      t.svc.db.prepare('SELECT count(*) AS n FROM files WHERE project_id = ?').get(project) as {
+      (await t.svc.db
+        .prepare('SELECT count(*) AS n FROM files WHERE project_id = ?')
+        .get(project)) as {
         n: number;
       }
     ).n;
@@ -212,8 +217,8 @@ describe('conflicts', () => {
       headers: { 'idempotency-key': key },
     });
     expect(del.status).toBe(409);
-    expect(countProjects('Idem C')).toBe(1);
-    expect(countProjects('Idem C2')).toBe(0);
+    expect(await countProjects('Idem C')).toBe(1);
+    expect(await countProjects('Idem C2')).toBe(0);
     // The original is still replayed afterwards.
     const replay = await post('/v1/projects', { name: 'Idem C' }, key);
     expect(replay.headers['idempotency-status']).toBe('hit');
@@ -237,7 +242,7 @@ describe('concurrency', () => {
     expect(new Set(results.map((r) => r.text)).size).toBe(1);
     expect(results.filter((r) => r.headers['idempotency-status'] === 'miss')).toHaveLength(1);
     expect(results.filter((r) => r.headers['idempotency-status'] === 'hit')).toHaveLength(9);
-    expect(countProjects('Idem Concurrent')).toBe(1);
+    expect(await countProjects('Idem Concurrent')).toBe(1);
   });
 
   it('duplicates arriving while the original is still processing wait and get its response (202, same job_id)', async () => {
@@ -264,7 +269,7 @@ describe('concurrency', () => {
 
 describe('keys', () => {
   it('are scoped per organization: the same key in two organizations makes two records', async () => {
-    const otherKey = t.newOrgKey('Idem Other Org');
+    const otherKey = await t.newOrgKey('Idem Other Org');
     const key = newKey();
     const a = await post('/v1/projects', { name: 'Idem Scoped' }, key);
     const b = await post('/v1/projects', { name: 'Idem Scoped' }, key, otherKey);
@@ -272,14 +277,14 @@ describe('keys', () => {
     expect(b.status).toBe(201);
     expect(b.headers['idempotency-status']).toBe('miss');
     expect(b.body.id).not.toBe(a.body.id);
-    expect(countProjects('Idem Scoped')).toBe(2);
+    expect(await countProjects('Idem Scoped')).toBe(2);
     // And a different body under the same key in the other organization is no conflict either.
-    const otherOrgId = ensureOrganization(t.svc.db, 'Idem Other Org').id;
-    const rows = t.svc.db
+    const otherOrgId = (await ensureOrganization(t.svc.db, 'Idem Other Org')).id;
+    const rows = (await t.svc.db
       .prepare('SELECT organization_id FROM idempotency_keys WHERE idem_key = ?')
-      .all(key) as { organization_id: string }[];
+      .all(key)) as { organization_id: string }[];
     expect(rows.map((r) => r.organization_id).sort()).toEqual(
-      [ensureOrganization(t.svc.db, 'Test Org').id, otherOrgId].sort(),
+      [(await ensureOrganization(t.svc.db, 'Test Org')).id, otherOrgId].sort(),
     );
     expect(
       (await post('/v1/projects', { name: 'Idem Scoped' }, key, otherKey)).headers[
@@ -303,7 +308,7 @@ describe('keys', () => {
       expect(r.status, JSON.stringify(bad)).toBe(400);
       expect(r.body.code).toBe('invalid_idempotency_key');
     }
-    expect(countProjects('Idem Bad')).toBe(0);
+    expect(await countProjects('Idem Bad')).toBe(0);
     const max = await post('/v1/projects', { name: 'Idem Max' }, 'A-z_9'.repeat(51) + 'x');
     expect(max.status).toBe(201);
     expect(max.headers['idempotency-status']).toBe('miss');
@@ -319,25 +324,25 @@ describe('keys', () => {
     const key = newKey();
     const first = await post('/v1/projects', { name: 'Idem Exp 1' }, key);
     expect(first.status).toBe(201);
-    const row = t.svc.db
+    const row = (await t.svc.db
       .prepare('SELECT created_at, expires_at FROM idempotency_keys WHERE idem_key = ?')
-      .get(key) as { created_at: string; expires_at: string };
+      .get(key)) as { created_at: string; expires_at: string };
     expect(Date.parse(row.expires_at) - Date.parse(row.created_at)).toBe(IDEMPOTENCY_TTL_MS);
     expect(IDEMPOTENCY_TTL_MS).toBe(24 * 60 * 60 * 1000);
     // Not yet expired a minute before the end: still a conflict.
-    t.svc.db
+    await t.svc.db
       .prepare('UPDATE idempotency_keys SET expires_at = ? WHERE idem_key = ?')
       .run(new Date(Date.now() + 60_000).toISOString(), key);
     expect((await post('/v1/projects', { name: 'Idem Exp 2' }, key)).status).toBe(409);
     // Past its lifetime: processed as new, with a new record.
-    t.svc.db
+    await t.svc.db
       .prepare('UPDATE idempotency_keys SET expires_at = ? WHERE idem_key = ?')
       .run(new Date(Date.now() - 1000).toISOString(), key);
     const reused = await post('/v1/projects', { name: 'Idem Exp 2' }, key);
     expect(reused.status).toBe(201);
     expect(reused.headers['idempotency-status']).toBe('miss');
     expect(reused.body.id).not.toBe(first.body.id);
-    expect(countProjects('Idem Exp 2')).toBe(1);
+    expect(await countProjects('Idem Exp 2')).toBe(1);
     const replay = await post('/v1/projects', { name: 'Idem Exp 2' }, key);
     expect(replay.headers['idempotency-status']).toBe('hit');
     expect(replay.body.id).toBe(reused.body.id);

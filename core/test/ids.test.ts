@@ -49,7 +49,7 @@ describe('ids', () => {
   it('stored before ULIDs stay routable, with their files', async () => {
     const created = await t.request('POST', '/v1/projects', { body: { name: 'Legacy' } });
     const legacy = 'prj_0a1b2c3d4e5f6g7h8j9k';
-    t.svc.db.prepare('UPDATE projects SET id = ? WHERE id = ?').run(legacy, created.body.id);
+    await t.svc.db.prepare('UPDATE projects SET id = ? WHERE id = ?').run(legacy, created.body.id);
 
     const got = await t.request('GET', `/v1/projects/${legacy}`);
     expect(got.status, got.text).toBe(200);

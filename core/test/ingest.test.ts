@@ -180,7 +180,7 @@ describe('drawing processing', () => {
     });
     expect(res.status).toBe(409);
     expect(res.body.code).toBe('conflict');
-    const other = t.newOrgKey('Other org');
+    const other = await t.newOrgKey('Other org');
     const foreign = await t.request('POST', '/v1/drawings', {
       body: { project_id: project.body.id, name: 'x', file_id: file.body.id },
       key: other,

@@ -242,11 +242,11 @@ async function snapshotA(): Promise<Record<string, string>> {
 beforeAll(async () => {
   t = await startTestService();
   keyA = t.key;
-  keyB = t.newOrgKey('Org B');
-  const orgA = ensureOrganization(t.svc.db, 'Test Org').id;
-  const orgB = ensureOrganization(t.svc.db, 'Org B').id;
-  A = seedGraph(t.svc.db, orgA, { overlays: 1 });
-  B = seedGraph(t.svc.db, orgB, { overlays: 1 });
+  keyB = await t.newOrgKey('Org B');
+  const orgA = (await ensureOrganization(t.svc.db, 'Test Org')).id;
+  const orgB = (await ensureOrganization(t.svc.db, 'Org B')).id;
+  A = await seedGraph(t.svc.db, orgA, { overlays: 1 });
+  B = await seedGraph(t.svc.db, orgB, { overlays: 1 });
   addGraph(idsA, A);
   addGraph(idsB, B);
   // A project made through the API, a file whose bytes were really uploaded, a pending file, and
@@ -262,13 +262,15 @@ beforeAll(async () => {
   pendingA = { id: pend.body.id };
   add(idsA, pendingA.id);
   add(idsB, (await uploadSmallPng(keyB, B.projectId)).id);
-  queuedJobA = t.svc.jobs.enqueue({
-    organization_id: orgA,
-    project_id: A.projectId,
-    type: 'isolation-probe',
-    target_type: 'overlay',
-    target_id: A.overlayIds[0]!,
-  }).id;
+  queuedJobA = (
+    await t.svc.jobs.enqueue({
+      organization_id: orgA,
+      project_id: A.projectId,
+      type: 'isolation-probe',
+      target_type: 'overlay',
+      target_id: A.overlayIds[0]!,
+    })
+  ).id;
   add(idsA, queuedJobA);
   openapi = (await t.request('GET', '/v1/openapi.json', { key: null })).body;
   routes = routeTable(t.svc.app.printRoutes());

@@ -36,18 +36,22 @@ async function processed(
   return got.body;
 }
 
-function sources(id: string): { issued_at_source: string | null; revision_source: string | null } {
-  return t.svc.db
+async function sources(
+  id: string,
+): Promise<{ issued_at_source: string | null; revision_source: string | null }> {
+  return (await t.svc.db
     .prepare('SELECT issued_at_source, revision_source FROM drawings WHERE id = ?')
-    .get(id) as { issued_at_source: string | null; revision_source: string | null };
+    .get(id)) as { issued_at_source: string | null; revision_source: string | null };
 }
 
 /** Runs the drawing's process job again (what a restart or a re-queue does) and waits for it. */
 async function reprocess(drawing: { id: string }) {
-  const job = t.svc.jobs.enqueue({
+  const job = await t.svc.jobs.enqueue({
     organization_id: String(
       (
-        t.svc.db.prepare('SELECT organization_id FROM drawings WHERE id = ?').get(drawing.id) as {
+        (await t.svc.db
+          .prepare('SELECT organization_id FROM drawings WHERE id = ?')
+          .get(drawing.id)) as {
           organization_id: string;
         }
       ).organization_id,
@@ -74,8 +78,8 @@ describe('issued_at read at processing', () => {
     });
     expect(older.issued_at).toBe('2013-07-18');
     expect(newer.issued_at).toBe('2013-07-24');
-    expect(sources(older.id).issued_at_source).toBe('file_name');
-    expect(sources(newer.id).issued_at_source).toBe('file_name');
+    expect((await sources(older.id)).issued_at_source).toBe('file_name');
+    expect((await sources(newer.id)).issued_at_source).toBe('file_name');
     // Nothing in these title blocks names a revision.
     expect(older.revision).toBeNull();
   }, 480_000);
@@ -86,7 +90,7 @@ describe('issued_at read at processing', () => {
       filename: 'Barber House set 2 Aug 2013.pdf',
     });
     expect(d.issued_at).toBe('2013-08-02');
-    expect(sources(d.id).issued_at_source).toBe('file_name');
+    expect((await sources(d.id)).issued_at_source).toBe('file_name');
   }, 480_000);
 
   it('beam proposal: from its title blocks, 2019-05-27 (not the file name’s 2019-06-01)', async () => {
@@ -94,18 +98,18 @@ describe('issued_at read at processing', () => {
       filename: '20190601_beam-proposal_5-sheets.pdf',
     });
     expect(d.issued_at).toBe('2019-05-27');
-    expect(sources(d.id).issued_at_source).toBe('title_block');
+    expect((await sources(d.id)).issued_at_source).toBe('title_block');
   }, 480_000);
 
   it('no date in the title block or the name: the PDF creation date; none at all: null', async () => {
     const withDate = buildPdf({ info: { CreationDate: "D:20110302093000-05'00'" } });
     const d = await processed(Buffer.from(withDate), 'Sketch', { filename: 'sketch.pdf' });
     expect(d.issued_at).toBe('2011-03-02');
-    expect(sources(d.id).issued_at_source).toBe('pdf_metadata');
+    expect((await sources(d.id)).issued_at_source).toBe('pdf_metadata');
 
     const none = await processed(Buffer.from(buildPdf()), 'Undated', { filename: 'sketch-2.pdf' });
     expect(none.issued_at).toBeNull();
-    expect(sources(none.id).issued_at_source).toBeNull();
+    expect((await sources(none.id)).issued_at_source).toBeNull();
   }, 240_000);
 });
 
@@ -116,7 +120,7 @@ describe('revision read from the title block', () => {
     const read = await processed(E1, 'Erection E1', { filename: 'E1.pdf' });
     expect(read.revision).toBe('B');
     expect(read.issued_at).toBe('2024-03-14');
-    expect(sources(read.id)).toEqual({
+    expect(await sources(read.id)).toEqual({
       issued_at_source: 'title_block',
       revision_source: 'title_block',
     });
@@ -126,7 +130,7 @@ describe('revision read from the title block', () => {
       revision: 'For approval',
     });
     expect(given.revision).toBe('For approval');
-    expect(sources(given.id).revision_source).toBe('person');
+    expect((await sources(given.id)).revision_source).toBe('person');
   }, 240_000);
 });
 
@@ -141,7 +145,7 @@ describe('PATCH /drawings/{id} issued_at and revision', () => {
 
   it('re-processing re-reads what no person set (the control for the tests below)', async () => {
     // Values that processing itself wrote are replaced by what it reads again.
-    t.svc.db
+    await t.svc.db
       .prepare(`UPDATE drawings SET issued_at = '1999-09-09', revision = 'Z' WHERE id = ?`)
       .run(control.id);
     const again = await reprocess(control);
@@ -155,7 +159,10 @@ describe('PATCH /drawings/{id} issued_at and revision', () => {
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ issued_at: '2024-03-20', revision: 'C' });
     expect(r.body.updated_at > before.updated_at).toBe(true);
-    expect(sources(drawing.id)).toEqual({ issued_at_source: 'person', revision_source: 'person' });
+    expect(await sources(drawing.id)).toEqual({
+      issued_at_source: 'person',
+      revision_source: 'person',
+    });
 
     const again = await reprocess(drawing);
     expect(again).toMatchObject({ issued_at: '2024-03-20', revision: 'C' });

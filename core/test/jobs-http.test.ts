@@ -30,16 +30,16 @@ async function treeHandler(ctx: JobContext<TreePayload>): Promise<unknown> {
   if (fanout.length > 0) {
     const [n, ...rest] = fanout;
     for (let i = 0; i < n!; i++) {
-      ctx.createChild(`child-${i}`, {
+      await ctx.createChild(`child-${i}`, {
         type: jobType,
         target_type: ctx.job.target_type,
         target_id: ctx.job.target_id,
         payload: { fanout: rest, steps, stepMs } satisfies TreePayload,
       });
     }
-    ctx.progress(0, n!);
+    await ctx.progress(0, n!);
     const children = await ctx.waitForChildren();
-    ctx.progress(children.length, n!);
+    await ctx.progress(children.length, n!);
     return { children: children.map((c) => c.id) };
   }
   let digest = Buffer.alloc(32);
@@ -51,7 +51,7 @@ async function treeHandler(ctx: JobContext<TreePayload>): Promise<unknown> {
       .digest();
     await sleep(stepMs, undefined, { signal: ctx.signal }).catch(() => {});
     if (ctx.signal.aborted) throw ctx.signal.reason;
-    ctx.progress(i + 1, steps);
+    await ctx.progress(i + 1, steps);
   }
   return { steps, digest: digest.toString('hex') };
 }
@@ -75,16 +75,16 @@ beforeAll(async () => {
       }
     },
   });
-  orgId = ensureOrganization(t.svc.db, 'Test Org').id;
-  g = seedGraph(t.svc.db, orgId);
+  orgId = (await ensureOrganization(t.svc.db, 'Test Org')).id;
+  g = await seedGraph(t.svc.db, orgId);
 });
 
 afterAll(async () => {
   await t?.stop();
 });
 
-function enqueue(payload: TreePayload, type = jobType) {
-  return t.svc.jobs.enqueue({
+async function enqueue(payload: TreePayload, type = jobType) {
+  return await t.svc.jobs.enqueue({
     organization_id: orgId,
     project_id: g.projectId,
     type,
@@ -203,7 +203,7 @@ async function waitForStatus(id: string, status: string, ms = 15_000) {
 
 describe('jobs over HTTPS', () => {
   it('GET /v1/jobs/{id} and the SSE stream follow a job tree to Completed, then the stream ends', async () => {
-    const root = enqueue({ fanout: [2, 2], steps: 4, stepMs: 15 });
+    const root = await enqueue({ fanout: [2, 2], steps: 4, stepMs: 15 });
     const sse = await openSse(`/v1/jobs/${root.id}/events`);
     expect(sse.status).toBe(200);
     expect(sse.headers['content-type']).toMatch(/^text\/event-stream/);
@@ -277,7 +277,7 @@ describe('jobs over HTTPS', () => {
   });
 
   it('cancel → 202 and reaches every descendant, aborting the running handlers; SSE ends with Canceled', async () => {
-    const root = enqueue({ fanout: [2, 2], steps: 400, stepMs: 25 }); // leaves would run ~10 s
+    const root = await enqueue({ fanout: [2, 2], steps: 400, stepMs: 25 }); // leaves would run ~10 s
     const sse = await openSse(`/v1/jobs/${root.id}/events`);
     // Wait until leaves are running (the tree is three levels deep).
     const until = Date.now() + 10_000;
@@ -320,13 +320,13 @@ describe('jobs over HTTPS', () => {
       expect((await t.request('GET', `/v1/jobs/${j.id}`)).body.status).toBe('Canceled');
     expect((await t.request('POST', `/v1/jobs/${root.id}/cancel`)).status).toBe(409);
     // The runner is free again: a new job still completes.
-    const after = enqueue({ steps: 2, stepMs: 5 });
+    const after = await enqueue({ steps: 2, stepMs: 5 });
     await waitForStatus(after.id, 'Completed');
   });
 
   it(`at most ${MAX_STREAMS} SSE streams per key: the next is 429 rate_limited with Retry-After; closing one frees a slot`, async () => {
     // A job of a type no handler runs stays Queued, so its streams stay open.
-    const idle = enqueue({ steps: 1, stepMs: 1 }, 'never-runs');
+    const idle = await enqueue({ steps: 1, stepMs: 1 }, 'never-runs');
     const open: SseStream[] = [];
     for (let i = 0; i < MAX_STREAMS; i++) {
       const s = await openSse(`/v1/jobs/${idle.id}/events`);
@@ -341,7 +341,7 @@ describe('jobs over HTTPS', () => {
     expect(refused.headers['content-type']).toContain('application/problem+json');
 
     // The limit is per key: another key of the same organization may still open a stream.
-    const otherKey = t.newOrgKey('Test Org');
+    const otherKey = await t.newOrgKey('Test Org');
     const other = await openSse(`/v1/jobs/${idle.id}/events`, otherKey);
     expect(other.status).toBe(200);
 
@@ -362,7 +362,7 @@ describe('jobs over HTTPS', () => {
     await Promise.all([...open, other].map((s) => s.ended));
     for (const s of [...open, other]) expect(s.events.at(-1)!.data.status).toBe('Canceled');
     // All slots are free afterwards.
-    const done = enqueue({ steps: 1, stepMs: 1 });
+    const done = await enqueue({ steps: 1, stepMs: 1 });
     await waitForStatus(done.id, 'Completed');
     const streams = await Promise.all(
       Array.from({ length: MAX_STREAMS }, () => openSse(`/v1/jobs/${done.id}/events`)),

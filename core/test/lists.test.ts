@@ -25,11 +25,11 @@ type Page = { data: Item[]; _meta: { next: string | null; prev: string | null; l
 
 beforeAll(async () => {
   t = await startTestService();
-  org = ensureOrganization(t.svc.db, 'Test Org').id;
-  g = seedMany(org, 150);
-  g2 = seedMany(org, 3);
-  otherKey = t.newOrgKey('Other Org');
-  otherGraph = seedMany(ensureOrganization(t.svc.db, 'Other Org').id, 30);
+  org = (await ensureOrganization(t.svc.db, 'Test Org')).id;
+  g = await seedMany(org, 150);
+  g2 = await seedMany(org, 3);
+  otherKey = await t.newOrgKey('Other Org');
+  otherGraph = await seedMany((await ensureOrganization(t.svc.db, 'Other Org')).id, 30);
 });
 afterAll(async () => {
   await t.stop();
@@ -53,21 +53,21 @@ const withCursor = (base: string, cursor: string, extra = '') =>
   `${base}?cursor=${encodeURIComponent(cursor)}${extra}`;
 
 /** Ids of a table for the test organization, in the API's order (created_at DESC, id DESC). */
-function dbOrder(table: string, where = '', ...params: unknown[]): string[] {
+async function dbOrder(table: string, where = '', ...params: unknown[]): Promise<string[]> {
   return (
-    t.svc.db
+    (await t.svc.db
       .prepare(
         `SELECT id FROM ${table} WHERE organization_id = ? ${where} ORDER BY created_at DESC, id DESC`,
       )
-      .all(org, ...params) as { id: string }[]
+      .all(org, ...params)) as { id: string }[]
   ).map((r) => r.id);
 }
 
 /** A new block on sheet `side` (0 or 1) of the graph's drawings. */
-function insertBlock(orgId: string, graph: SeededGraph, side: 0 | 1): string {
+async function insertBlock(orgId: string, graph: SeededGraph, side: 0 | 1): Promise<string> {
   const id = newId('block');
   const now = monotonicNow();
-  t.svc.db
+  await t.svc.db
     .prepare(
       `INSERT INTO blocks (id, organization_id, project_id, drawing_id, sheet_id, type, bbox, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, 'Plan', '{"x":0,"y":0,"width":10,"height":10}', ?, ?)`,
@@ -81,18 +81,18 @@ function insertBlock(orgId: string, graph: SeededGraph, side: 0 | 1): string {
  * block pair (A on the first drawing's sheet, B on the second's), as a real comparison job would:
  * one overlay per block pair.
  */
-function seedMany(orgId: string, n: number): SeededGraph {
-  const graph = seedGraph(t.svc.db, orgId, { overlays: 1 });
-  for (let i = 1; i < n; i++) graph.overlayIds.push(insertOverlay(graph, i % 2, orgId));
+async function seedMany(orgId: string, n: number): Promise<SeededGraph> {
+  const graph = await seedGraph(t.svc.db, orgId, { overlays: 1 });
+  for (let i = 1; i < n; i++) graph.overlayIds.push(await insertOverlay(graph, i % 2, orgId));
   return graph;
 }
 
-function insertOverlay(graph: SeededGraph, hasChanges = 0, orgId = org): string {
-  const blockA = insertBlock(orgId, graph, 0);
-  const blockB = insertBlock(orgId, graph, 1);
+async function insertOverlay(graph: SeededGraph, hasChanges = 0, orgId = org): Promise<string> {
+  const blockA = await insertBlock(orgId, graph, 0);
+  const blockB = await insertBlock(orgId, graph, 1);
   const id = newId('overlay');
   const now = monotonicNow();
-  t.svc.db
+  await t.svc.db
     .prepare(
       `INSERT INTO overlays (id, organization_id, project_id, job_id, block_a_id, block_b_id, score, has_changes, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, 0.5, ?, ?, ?)`,
@@ -101,17 +101,17 @@ function insertOverlay(graph: SeededGraph, hasChanges = 0, orgId = org): string 
   return id;
 }
 
-function insertJob(fields: {
+async function insertJob(fields: {
   projectId: string;
   type?: string;
   status?: string;
   targetType?: string;
   targetId: string;
   parentId?: string;
-}): string {
+}): Promise<string> {
   const id = newId('job');
   const now = monotonicNow();
-  t.svc.db
+  await t.svc.db
     .prepare(
       `INSERT INTO jobs (id, organization_id, project_id, type, status, target_type, target_id, parent_id, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -151,7 +151,7 @@ describe('keyset paging', () => {
       const r = await t.request('POST', '/v1/projects', { body: { name: `Walk ${i}` } });
       expect(r.status).toBe(201);
     }
-    const snapshot = dbOrder('projects');
+    const snapshot = await dbOrder('projects');
     let inserted = 0;
     const insert = async (n: number) => {
       for (let i = 0; i < n; i++) {
@@ -200,7 +200,7 @@ describe('keyset paging', () => {
     const backward = [...backwardPages].reverse().flatMap((x) => x.data);
     expectNewestFirst(backward);
     const top = backward[0]!;
-    const all = dbOrder('projects');
+    const all = await dbOrder('projects');
     const expected = all.slice(all.indexOf(top.id), all.indexOf(p.data[0]!.id));
     expect(backward.map((d) => d.id)).toEqual(expected);
     expect(new Set(backward.map((d) => d.id)).size).toBe(backward.length);
@@ -210,13 +210,13 @@ describe('keyset paging', () => {
 
   it('walks overlays with a filter while records are inserted between pages', async () => {
     const filter = `project_id=${g.projectId}`;
-    const snapshot = dbOrder('overlays', 'AND project_id = ?', g.projectId);
+    const snapshot = await dbOrder('overlays', 'AND project_id = ?', g.projectId);
     const seen: string[] = [];
     let p = await page(`/v1/overlays?${filter}&limit=17`);
     seen.push(...ids(p));
     const fresh: string[] = [];
     while (p._meta.next) {
-      fresh.push(insertOverlay(g), insertOverlay(g));
+      fresh.push(await insertOverlay(g), await insertOverlay(g));
       p = await page(withCursor('/v1/overlays', p._meta.next));
       seen.push(...ids(p));
     }
@@ -224,7 +224,9 @@ describe('keyset paging', () => {
     for (const f of fresh) expect(seen).not.toContain(f);
     // The new records are there for a client that starts again.
     const again = await page(`/v1/overlays?${filter}&limit=5`);
-    expect(ids(again)).toEqual(dbOrder('overlays', 'AND project_id = ?', g.projectId).slice(0, 5));
+    expect(ids(again)).toEqual(
+      (await dbOrder('overlays', 'AND project_id = ?', g.projectId)).slice(0, 5),
+    );
     expect(fresh).toContain(again.data[0]!.id);
   });
 
@@ -248,7 +250,7 @@ describe('keyset paging', () => {
     expect(top._meta.prev).toBeNull();
 
     // A page reached by next becomes the first page once everything above it is deleted.
-    const key = t.newOrgKey('Paging Org');
+    const key = await t.newOrgKey('Paging Org');
     for (let i = 0; i < 6; i++)
       expect(
         (await t.request('POST', '/v1/projects', { key, body: { name: `p${i}` } })).status,
@@ -309,7 +311,11 @@ describe('limit', () => {
 
 describe('cursors', () => {
   it('remember the filters: paging with only the cursor keeps filtering', async () => {
-    const expected = dbOrder('overlays', 'AND project_id = ? AND has_changes = 1', g.projectId);
+    const expected = await dbOrder(
+      'overlays',
+      'AND project_id = ? AND has_changes = 1',
+      g.projectId,
+    );
     expect(expected.length).toBeGreaterThan(30);
     const seen: Item[] = [];
     let p = await page(`/v1/overlays?project_id=${g.projectId}&has_changes=true&limit=10`);
@@ -526,7 +532,7 @@ describe('filters', () => {
   });
 
   it('sheets: drawing_id, project_id, discipline, sheet_number (exact)', async () => {
-    t.svc.db
+    await t.svc.db
       .prepare(`UPDATE sheets SET discipline = 'structural', sheet_number = 'S-201' WHERE id = ?`)
       .run(g.sheetIds[1]);
     const s = (q: string) => page(`/v1/sheets?${q}`).then(ids);
@@ -548,11 +554,11 @@ describe('filters', () => {
   });
 
   it('blocks: sheet_id, type', async () => {
-    t.svc.db.prepare(`UPDATE blocks SET type = 'Detail' WHERE id = ?`).run(g.blockIds[1]);
+    await t.svc.db.prepare(`UPDATE blocks SET type = 'Detail' WHERE id = ?`).run(g.blockIds[1]);
     const b = (q: string) => page(`/v1/blocks?${q}`).then(ids);
-    const onSheet = (i: 0 | 1) => dbOrder('blocks', 'AND sheet_id = ?', g.sheetIds[i]);
-    expect(onSheet(0).length).toBeGreaterThan(20);
-    expect(onSheet(0)).toContain(g.blockIds[0]);
+    const onSheet = async (i: 0 | 1) => await dbOrder('blocks', 'AND sheet_id = ?', g.sheetIds[i]);
+    expect((await onSheet(0)).length).toBeGreaterThan(20);
+    expect(await onSheet(0)).toContain(g.blockIds[0]);
     const all = async (q: string) => {
       const out: string[] = [];
       let p = await page(`/v1/blocks?${q}&limit=100`);
@@ -563,10 +569,10 @@ describe('filters', () => {
       }
       return out;
     };
-    expect(await all(`sheet_id=${g.sheetIds[0]}`)).toEqual(onSheet(0));
-    expect(await all(`sheet_id=${g.sheetIds[1]}`)).toEqual(onSheet(1));
+    expect(await all(`sheet_id=${g.sheetIds[0]}`)).toEqual(await onSheet(0));
+    expect(await all(`sheet_id=${g.sheetIds[1]}`)).toEqual(await onSheet(1));
     expect(await all(`sheet_id=${g.sheetIds[1]}&type=Plan`)).toEqual(
-      onSheet(1).filter((id) => id !== g.blockIds[1]),
+      (await onSheet(1)).filter((id) => id !== g.blockIds[1]),
     );
     expect(await b(`sheet_id=${g.sheetIds[1]}&type=Detail`)).toEqual([g.blockIds[1]]);
     const details = await page('/v1/blocks?type=Detail');
@@ -592,24 +598,24 @@ describe('filters', () => {
       }
       return out;
     };
-    const inG = dbOrder('overlays', 'AND project_id = ?', g.projectId);
+    const inG = await dbOrder('overlays', 'AND project_id = ?', g.projectId);
     expect(await all(`project_id=${g.projectId}`)).toEqual(inG);
     expect(await all(`job_id=${g.jobId}`)).toEqual(inG);
     expect(await all(`job_id=${g2.jobId}`)).toEqual(
-      dbOrder('overlays', 'AND project_id = ?', g2.projectId),
+      await dbOrder('overlays', 'AND project_id = ?', g2.projectId),
     );
     expect(await all(`drawing_id=${g.drawingIds[0]}`)).toEqual(inG);
     expect(await all(`drawing_id=${g2.drawingIds[1]}`)).toEqual(
-      dbOrder('overlays', 'AND project_id = ?', g2.projectId),
+      await dbOrder('overlays', 'AND project_id = ?', g2.projectId),
     );
     expect(await all(`project_id=${g.projectId}&has_changes=true`)).toEqual(
-      dbOrder('overlays', 'AND project_id = ? AND has_changes = 1', g.projectId),
+      await dbOrder('overlays', 'AND project_id = ? AND has_changes = 1', g.projectId),
     );
     expect(await all(`project_id=${g.projectId}&has_changes=false`)).toEqual(
-      dbOrder('overlays', 'AND project_id = ? AND has_changes = 0', g.projectId),
+      await dbOrder('overlays', 'AND project_id = ? AND has_changes = 0', g.projectId),
     );
     expect(await all(`drawing_id=${g.drawingIds[0]}&has_changes=false`)).toEqual(
-      dbOrder('overlays', 'AND project_id = ? AND has_changes = 0', g.projectId),
+      await dbOrder('overlays', 'AND project_id = ? AND has_changes = 0', g.projectId),
     );
     expect(await all(`project_id=${g2.projectId}&job_id=${g.jobId}`)).toEqual([]);
     for (const bad of ['yes', 'maybe', 'TRUEISH', '']) {
@@ -625,19 +631,19 @@ describe('filters', () => {
   });
 
   it('jobs: project_id, status, type, target_type, target_id, parent_id', async () => {
-    const parent = insertJob({
+    const parent = await insertJob({
       projectId: g2.projectId,
       status: 'Started',
       targetId: g2.drawingIds[1],
     });
-    const child1 = insertJob({
+    const child1 = await insertJob({
       projectId: g2.projectId,
       status: 'Canceled',
       targetType: 'sheet',
       targetId: g2.sheetIds[1]!,
       parentId: parent,
     });
-    const child2 = insertJob({
+    const child2 = await insertJob({
       projectId: g2.projectId,
       status: 'Failed',
       type: 'analyze',
@@ -757,8 +763,8 @@ describe('expansion', () => {
         file_id: g2.fileId,
         file: { id: g2.fileId, content_type: 'application/pdf' },
       });
-    const parent = insertJob({ projectId: g.projectId, targetId: g.drawingIds[0] });
-    const child = insertJob({
+    const parent = await insertJob({ projectId: g.projectId, targetId: g.drawingIds[0] });
+    const child = await insertJob({
       projectId: g.projectId,
       targetId: g.sheetIds[0]!,
       targetType: 'sheet',
@@ -847,21 +853,21 @@ describe('expansion', () => {
   });
 
   it('loads in batches: the number of queries does not grow with the page size', async () => {
-    // Count every statement execution that reads the expanded tables while one request runs.
+    // Count every statement execution that reads the expanded tables while one request runs (the
+    // store's statements: core/store/db.ts).
     const proto = Object.getPrototypeOf(t.svc.db.prepare('SELECT 1')) as Record<
       string,
       (...a: unknown[]) => unknown
     >;
-    const original = { all: proto.all!, get: proto.get!, iterate: proto.iterate! };
+    const original = { all: proto.all!, get: proto.get! };
     let count = 0;
     const counting = (name: keyof typeof original) =>
-      function (this: { source: string }, ...args: unknown[]) {
-        if (/\bFROM\s+(blocks|sheets|drawings|jobs|files)\b/i.test(this.source)) count++;
+      function (this: { sql: string }, ...args: unknown[]) {
+        if (/\bFROM\s+(blocks|sheets|drawings|jobs|files)\b/i.test(this.sql)) count++;
         return original[name].apply(this, args);
       };
     proto.all = counting('all');
     proto.get = counting('get');
-    proto.iterate = counting('iterate');
     const measure = async (limit: number) => {
       count = 0;
       const p = await page(

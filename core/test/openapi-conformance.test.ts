@@ -175,7 +175,7 @@ describe('the component schemas', () => {
 
 describe('every response of a walk through the API matches the OpenAPI document', () => {
   it('walks every documented operation, with bad input too', async () => {
-    const org = ensureOrganization(t.svc.db, 'Test Org').id;
+    const org = (await ensureOrganization(t.svc.db, 'Test Org')).id;
 
     // --- meta, authentication, generic errors ------------------------------------------------
     await call('GET', '/v1/openapi.json', 200, { key: null });
@@ -329,7 +329,7 @@ describe('every response of a walk through the API matches the OpenAPI document'
     await call('POST', `/v1/drawings/${newer.id}/compare`, 402, {
       body: { compare_to: older.id },
     });
-    grantCredits(t.svc.db, org, 1000, 'grant');
+    await grantCredits(t.svc.db, org, 1000, 'grant');
     await call('GET', '/v1/credits/ledger?expand=job', 200);
     await call('POST', `/v1/drawings/${newer.id}/compare`, 400, {
       body: { compare_to: sheet.id },

@@ -59,7 +59,7 @@ async function sheetByNumber(drawingId: string, number: string) {
 
 beforeAll(async () => {
   t = await startTestService();
-  grantCredits(t.svc.db, ensureOrganization(t.svc.db, 'Test Org').id, 1_000, 'grant');
+  await grantCredits(t.svc.db, (await ensureOrganization(t.svc.db, 'Test Org')).id, 1_000, 'grant');
   const project = await t.request('POST', '/v1/projects', {
     body: { name: 'Beam proposal symbols' },
   });
@@ -257,35 +257,39 @@ describe('POST /parse', () => {
     r = await post({ target_id: 'sht_' + '0'.repeat(20), templates: [tpl] });
     expect(r.status).toBe(404);
     // Another organization sees none of these records.
-    const other = t.newOrgKey('Other Org');
+    const other = await t.newOrgKey('Other Org');
     r = await post({ target_id: s101.id, templates: [tpl] }, other);
     expect(r.status).toBe(404);
     expect(r.text).not.toContain(s101.project_id);
     // A drawing that is not Ready.
-    t.svc.db.prepare("UPDATE drawings SET status = 'Processing' WHERE id = ?").run(drawingB.id);
+    await t.svc.db
+      .prepare("UPDATE drawings SET status = 'Processing' WHERE id = ?")
+      .run(drawingB.id);
     try {
       r = await post({ target_id: drawingB.id, templates: [tpl] });
       expect(r.status).toBe(409);
       expect(r.body.code).toBe('conflict');
     } finally {
-      t.svc.db.prepare("UPDATE drawings SET status = 'Ready' WHERE id = ?").run(drawingB.id);
+      await t.svc.db.prepare("UPDATE drawings SET status = 'Ready' WHERE id = ?").run(drawingB.id);
     }
     // Credits: a drawing target reserves 1 per sheet (5 here); a balance of 3 cannot cover it.
-    const org = ensureOrganization(t.svc.db, 'Test Org').id;
-    const { credit_balance: saved } = t.svc.db
+    const org = (await ensureOrganization(t.svc.db, 'Test Org')).id;
+    const { credit_balance: saved } = (await t.svc.db
       .prepare('SELECT credit_balance FROM organizations WHERE id = ?')
-      .get(org) as { credit_balance: number };
-    t.svc.db.prepare('UPDATE organizations SET credit_balance = 3 WHERE id = ?').run(org);
+      .get(org)) as { credit_balance: number };
+    await t.svc.db.prepare('UPDATE organizations SET credit_balance = 3 WHERE id = ?').run(org);
     try {
       r = await post({ target_id: drawingA.id, templates: [tpl] });
       expect(r.status).toBe(402);
       expect(r.body).toMatchObject({ code: 'insufficient_credits', required: 5, available: 3 });
-      const jobs = t.svc.db
+      const jobs = (await t.svc.db
         .prepare("SELECT count(*) AS n FROM jobs WHERE type = 'parse' AND target_id = ?")
-        .get(drawingA.id) as { n: number };
+        .get(drawingA.id)) as { n: number };
       expect(jobs.n).toBe(0);
     } finally {
-      t.svc.db.prepare('UPDATE organizations SET credit_balance = ? WHERE id = ?').run(saved, org);
+      await t.svc.db
+        .prepare('UPDATE organizations SET credit_balance = ? WHERE id = ?')
+        .run(saved, org);
     }
   });
 });

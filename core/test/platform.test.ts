@@ -146,8 +146,8 @@ describe('projects', () => {
     expect(patched.body.name).toBe('Lake Home');
     expect(patched.body.description).toBe('Kegonsa');
 
-    const org = ensureOrganization(t.svc.db, 'Test Org');
-    const graph = seedGraph(t.svc.db, org.id, { projectId: id });
+    const org = await ensureOrganization(t.svc.db, 'Test Org');
+    const graph = await seedGraph(t.svc.db, org.id, { projectId: id });
     expect((await t.request('GET', `/v1/overlays/${graph.overlayIds[0]}`)).status).toBe(200);
     const del = await t.request('DELETE', `/v1/projects/${id}`);
     expect(del.status).toBe(204);

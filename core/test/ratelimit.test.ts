@@ -29,11 +29,12 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-const sameOrgKey = () => createApiKey(t.svc.db, ensureOrganization(t.svc.db, 'Test Org').id).secret;
+const sameOrgKey = async () =>
+  (await createApiKey(t.svc.db, (await ensureOrganization(t.svc.db, 'Test Org')).id)).secret;
 
 describe('rate limits', () => {
   it('sends RateLimit-* headers and answers the 6th request in a minute with 429 rate_limited and Retry-After', async () => {
-    const key = sameOrgKey();
+    const key = await sameOrgKey();
     for (let i = 0; i < 5; i++) {
       const r = await t.request('GET', '/v1/projects', { key });
       expect(r.status).toBe(200);
@@ -63,21 +64,23 @@ describe('rate limits', () => {
   });
 
   it('counts per key: another key of the same organization and another organization are unaffected', async () => {
-    const exhausted = sameOrgKey();
+    const exhausted = await sameOrgKey();
     for (let i = 0; i < 5; i++)
       expect((await t.request('GET', '/v1/projects', { key: exhausted })).status).toBe(200);
     expect((await t.request('GET', '/v1/projects', { key: exhausted })).status).toBe(429);
-    const sibling = sameOrgKey();
+    const sibling = await sameOrgKey();
     const s = await t.request('GET', '/v1/projects', { key: sibling });
     expect(s.status).toBe(200);
     expect(s.headers['ratelimit-remaining']).toBe('4');
-    const other = await t.request('GET', '/v1/projects', { key: t.newOrgKey('Rate Other Org') });
+    const other = await t.request('GET', '/v1/projects', {
+      key: await t.newOrgKey('Rate Other Org'),
+    });
     expect(other.status).toBe(200);
     expect(other.headers['ratelimit-remaining']).toBe('4');
   });
 
   it('keeps the Vision area in its own, smaller bucket', async () => {
-    const key = sameOrgKey();
+    const key = await sameOrgKey();
     for (let i = 0; i < 5; i++)
       expect((await t.request('GET', '/v1/projects', { key })).status).toBe(200);
     expect((await t.request('GET', '/v1/projects', { key })).status).toBe(429);
@@ -95,7 +98,7 @@ describe('rate limits', () => {
   });
 
   it('error responses carry the headers too, and the window resets after a minute', async () => {
-    const key = sameOrgKey();
+    const key = await sameOrgKey();
     const missing = await t.request('GET', '/v1/projects/prj_0000000000000000000z', { key });
     expect(missing.status).toBe(404);
     expect(missing.headers['ratelimit-remaining']).toBe('4');
@@ -111,7 +114,7 @@ describe('rate limits', () => {
   });
 
   it('requests without a valid key are 401, not counted against anyone', async () => {
-    const key = sameOrgKey();
+    const key = await sameOrgKey();
     for (let i = 0; i < 8; i++)
       expect((await t.request('GET', '/v1/projects', { key: null })).status).toBe(401);
     expect((await t.request('GET', '/v1/projects', { key })).headers['ratelimit-remaining']).toBe(

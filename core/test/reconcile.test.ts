@@ -33,7 +33,7 @@ import {
   openCheckedDatabase,
   reconcile,
 } from '../services/reconcile.service';
-import { openDatabase, type Db } from '../store/db';
+import { openDatabase, type SqliteDb } from '../store/db';
 import { ensureOrganization } from '../store/repositories/organizations.repository';
 import { seedGraph } from './seed';
 
@@ -42,16 +42,16 @@ import { seedGraph } from './seed';
 // corrupt database stops the boot with a message that says what to do.
 
 let dir: string;
-let db: Db;
+let db: SqliteDb;
 let objects: LocalObjectStore;
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'blueline-reconcile-'));
   db = openDatabase(join(dir, 'blueline.db'));
   objects = new LocalObjectStore({ dataDir: dir });
 });
-afterEach(() => {
+afterEach(async () => {
   try {
-    db.close();
+    await db.close();
   } catch {
     // closed by the test
   }
@@ -61,14 +61,20 @@ afterEach(() => {
 const png = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
 const put = (key: string) => objects.put(key, png, { contentType: 'image/png' });
 
-function insertFile(projectId: string, orgId: string, status: 'pending' | 'uploaded'): string {
+async function insertFile(
+  projectId: string,
+  orgId: string,
+  status: 'pending' | 'uploaded',
+): Promise<string> {
   const id = newId('file');
   const t = monotonicNow();
   const key = fileKey(projectId, t, id);
-  db.prepare(
-    `INSERT INTO files (id, organization_id, project_id, filename, content_type, status, object_key, created_at, updated_at)
+  await db
+    .prepare(
+      `INSERT INTO files (id, organization_id, project_id, filename, content_type, status, object_key, created_at, updated_at)
      VALUES (?, ?, ?, 'a.pdf', 'application/pdf', ?, ?, ?, ?)`,
-  ).run(id, orgId, projectId, status, key, t, t);
+    )
+    .run(id, orgId, projectId, status, key, t, t);
   return key;
 }
 
@@ -80,8 +86,8 @@ const capture = () => {
 
 describe('reconcile', () => {
   it('removes orphaned objects and rows, keeps every object a row owns', async () => {
-    const org = ensureOrganization(db, 'Org').id;
-    const g = seedGraph(db, org);
+    const org = (await ensureOrganization(db, 'Org')).id;
+    const g = await seedGraph(db, org);
     const [drw] = g.drawingIds;
     const [sht] = g.sheetIds;
     const [blk] = g.blockIds;
@@ -97,9 +103,9 @@ describe('reconcile', () => {
       imageTileKey(blockCropKey(prj, drw, sht!, blk!), 1, 0, 1),
       overlayImageKey(prj, ovl!, 'combined'),
       overlayImageKey(prj, ovl!, 'aligned-b'),
-      insertFile(prj, org, 'uploaded'),
+      await insertFile(prj, org, 'uploaded'),
       // A pending file's bytes (a crash between the PUT's bytes and its row update): kept.
-      insertFile(prj, org, 'pending'),
+      await insertFile(prj, org, 'pending'),
     ];
     // Orphans, as a kill between "bytes first" and "rows after" (or a half-done delete) leaves them.
     const deadSheet = newId('sheet');
@@ -128,13 +134,15 @@ describe('reconcile', () => {
     const ins = db.prepare(
       'INSERT INTO search_index (text, kind, ref_id, sheet_id, drawing_id, project_id, organization_id) VALUES (?, ?, ?, ?, ?, ?, ?)',
     );
-    ins.run('kept text', 'text', sht, sht, drw, prj, org);
-    ins.run('orphan text', 'text', deadSheet, deadSheet, drw, prj, org);
-    ins.run('orphan drawing', 'sheet', deadSheet, deadSheet, deadDrawing, prj, org);
-    ins.run('orphan project', 'sheet', 'x', null, null, deadProject, org);
-    db.prepare(
-      "UPDATE drawings SET status = 'Processing', job_id = ?, sheet_count = 0 WHERE id = ?",
-    ).run(g.jobId, drw);
+    await ins.run('kept text', 'text', sht, sht, drw, prj, org);
+    await ins.run('orphan text', 'text', deadSheet, deadSheet, drw, prj, org);
+    await ins.run('orphan drawing', 'sheet', deadSheet, deadSheet, deadDrawing, prj, org);
+    await ins.run('orphan project', 'sheet', 'x', null, null, deadProject, org);
+    await db
+      .prepare(
+        "UPDATE drawings SET status = 'Processing', job_id = ?, sheet_count = 0 WHERE id = ?",
+      )
+      .run(g.jobId, drw);
 
     const { lines, log } = capture();
     const report = await reconcile({ db, objects, log });
@@ -156,9 +164,13 @@ describe('reconcile', () => {
     ).toBe(false);
     expect(existsSync(join(objects.root, projectPrefix(deadProject)))).toBe(false);
     expect(report.orphanSearchRows).toBe(3);
-    expect(db.prepare('SELECT text FROM search_index').pluck().all()).toEqual(['kept text']);
+    expect(await db.prepare('SELECT text FROM search_index').all()).toEqual([
+      { text: 'kept text' },
+    ]);
     expect(report.repairedDrawings).toBe(1);
-    expect(db.prepare('SELECT status, sheet_count FROM drawings WHERE id = ?').get(drw)).toEqual({
+    expect(
+      await db.prepare('SELECT status, sheet_count FROM drawings WHERE id = ?').get(drw),
+    ).toEqual({
       status: 'Ready',
       sheet_count: 1,
     });
@@ -185,39 +197,40 @@ describe('reconcile', () => {
   });
 
   it('a drawing left Processing by a canceled or vanished job becomes Failed; a running one stays', async () => {
-    const org = ensureOrganization(db, 'Org').id;
-    const g = seedGraph(db, org);
+    const org = (await ensureOrganization(db, 'Org')).id;
+    const g = await seedGraph(db, org);
     const [d1, d2] = g.drawingIds;
-    db.prepare("UPDATE jobs SET status = 'Canceled' WHERE id = ?").run(g.jobId);
-    db.prepare("UPDATE drawings SET status = 'Processing', job_id = ? WHERE id = ?").run(
-      g.jobId,
-      d1,
-    );
+    await db.prepare("UPDATE jobs SET status = 'Canceled' WHERE id = ?").run(g.jobId);
+    await db
+      .prepare("UPDATE drawings SET status = 'Processing', job_id = ? WHERE id = ?")
+      .run(g.jobId, d1);
     const running = newId('job');
     const t = monotonicNow();
-    db.prepare(
-      `INSERT INTO jobs (id, organization_id, project_id, type, status, target_type, target_id, created_at, updated_at) VALUES (?, ?, ?, 'process', 'Queued', 'drawing', ?, ?, ?)`,
-    ).run(running, org, g.projectId, d2, t, t);
-    db.prepare("UPDATE drawings SET status = 'Processing', job_id = ? WHERE id = ?").run(
-      running,
-      d2,
-    );
+    await db
+      .prepare(
+        `INSERT INTO jobs (id, organization_id, project_id, type, status, target_type, target_id, created_at, updated_at) VALUES (?, ?, ?, 'process', 'Queued', 'drawing', ?, ?, ?)`,
+      )
+      .run(running, org, g.projectId, d2, t, t);
+    await db
+      .prepare("UPDATE drawings SET status = 'Processing', job_id = ? WHERE id = ?")
+      .run(running, d2);
     const r = await reconcile({ db, objects });
     expect(r.repairedDrawings).toBe(1);
-    const status = (id: string) =>
-      db.prepare('SELECT status FROM drawings WHERE id = ?').pluck().get(id);
-    expect(status(d1)).toBe('Failed');
-    expect(status(d2)).toBe('Processing');
+    const status = async (id: string) =>
+      ((await db.prepare('SELECT status FROM drawings WHERE id = ?').get(id)) as { status: string })
+        .status;
+    expect(await status(d1)).toBe('Failed');
+    expect(await status(d2)).toBe('Processing');
   });
 
   it('the service reconciles at boot: orphans gone before the port opens', async () => {
-    const org = ensureOrganization(db, 'Org').id;
-    const g = seedGraph(db, org);
+    const org = (await ensureOrganization(db, 'Org')).id;
+    const g = await seedGraph(db, org);
     const orphan = sheetImageKey(g.projectId, g.drawingIds[0], newId('sheet'));
     const kept = blockCropKey(g.projectId, g.drawingIds[0], g.sheetIds[0]!, g.blockIds[0]!);
     await put(orphan);
     await put(kept);
-    db.close();
+    await db.close();
     const { lines, log } = capture();
     const svc = await createService({ dataDir: dir, port: 0, log, workers: 1 });
     try {
@@ -239,24 +252,24 @@ describe('integrity check at boot', () => {
     closeSync(fd);
   }
 
-  it('opens a sound database', () => {
-    db.close();
-    const checked = openCheckedDatabase(join(dir, 'blueline.db'));
-    checked.close();
+  it('opens a sound database', async () => {
+    await db.close();
+    const checked = await openCheckedDatabase(join(dir, 'blueline.db'));
+    await checked.close();
   });
 
   it('refuses a database with a damaged b-tree page, saying how to recover', async () => {
-    const org = ensureOrganization(db, 'Org').id;
-    for (let i = 0; i < 400; i++) seedGraph(db, org);
-    db.pragma('wal_checkpoint(TRUNCATE)');
-    db.close();
+    const org = (await ensureOrganization(db, 'Org')).id;
+    for (let i = 0; i < 400; i++) await seedGraph(db, org);
+    db.raw.pragma('wal_checkpoint(TRUNCATE)');
+    await db.close();
     const file = join(dir, 'blueline.db');
     const pages = statSync(file).size / 4096;
     expect(pages).toBeGreaterThan(10);
     corruptPage(file, Math.floor(pages / 2));
     let err: unknown;
     try {
-      openCheckedDatabase(file)?.close();
+      await (await openCheckedDatabase(file))?.close();
     } catch (e) {
       err = e;
     }
@@ -270,9 +283,11 @@ describe('integrity check at boot', () => {
   });
 
   it('refuses a file whose header is not SQLite any more', async () => {
-    db.close();
+    await db.close();
     const file = join(dir, 'blueline.db');
     corruptPage(file, 1);
-    expect(() => openCheckedDatabase(file)).toThrow(DatabaseCorruptError);
+    await expect((async () => await openCheckedDatabase(file))()).rejects.toThrow(
+      DatabaseCorruptError,
+    );
   });
 });

@@ -239,7 +239,7 @@ describe('search', () => {
   });
 
   it('shows another organization nothing: its project is 404, and so is its drawing as a filter', async () => {
-    const other = t.newOrgKey('Search other org');
+    const other = await t.newOrgKey('Search other org');
     const r = await search({ query: 'S102' }, other);
     expect(r.status).toBe(404);
     expect(r.body.code).toBe('not_found');
@@ -270,11 +270,11 @@ describe('search', () => {
     ).body.data as { id: string; bbox: { x: number; y: number } }[];
     const blockA = blocks[0]!;
     const org = (
-      db.prepare('SELECT organization_id FROM projects WHERE id = ?').get(projectId) as {
+      (await db.prepare('SELECT organization_id FROM projects WHERE id = ?').get(projectId)) as {
         organization_id: string;
       }
     ).organization_id;
-    const overlay = insertOverlay(db, {
+    const overlay = await insertOverlay(db, {
       organizationId: org,
       projectId,
       jobId: newId('job'),
@@ -288,7 +288,7 @@ describe('search', () => {
       stats: {},
       images: {},
     });
-    replaceChanges(db, overlay, [
+    await replaceChanges(db, overlay, [
       {
         bbox: { x: 10, y: 20, width: 30, height: 40 },
         kind: 'added',
@@ -315,7 +315,7 @@ describe('search', () => {
     });
     expect((await hits({ query: 'W8X31', types: ['change'] })).length).toBe(1);
     // Re-analysis replaces the regions: the old description leaves the index.
-    replaceChanges(db, overlay, [
+    await replaceChanges(db, overlay, [
       {
         bbox: { x: 1, y: 1, width: 5, height: 5 },
         kind: 'removed',
@@ -332,18 +332,20 @@ describe('search', () => {
 
     const symId = newId('symbol');
     const now = new Date().toISOString();
-    db.prepare(
-      `INSERT INTO symbols (id, organization_id, project_id, job_id, sheet_id, block_id, label, bbox, confidence, rotation, created_at, updated_at)
+    await db
+      .prepare(
+        `INSERT INTO symbols (id, organization_id, project_id, job_id, sheet_id, block_id, label, bbox, confidence, rotation, created_at, updated_at)
        VALUES (?, ?, ?, NULL, ?, NULL, 'Hold-down anchor', ?, 0.91, 90, ?, ?)`,
-    ).run(
-      symId,
-      org,
-      projectId,
-      sheets.get('S102')!.id,
-      JSON.stringify({ x: 500, y: 600, width: 40, height: 40 }),
-      now,
-      now,
-    );
+      )
+      .run(
+        symId,
+        org,
+        projectId,
+        sheets.get('S102')!.id,
+        JSON.stringify({ x: 500, y: 600, width: 40, height: 40 }),
+        now,
+        now,
+      );
     const sym = await hits({ query: 'hold-down', types: ['symbol'] });
     expect(sym).toEqual([
       expect.objectContaining({
@@ -360,9 +362,10 @@ describe('search', () => {
     expect(await hits({ query: 'note removed' })).toEqual([]);
     expect(await hits({ query: 'S102' })).toEqual([]);
     for (const table of ['sheet_search', 'block_search', 'change_search', 'symbol_search']) {
-      expect(() =>
-        db.exec(`INSERT INTO ${table} (${table}, rank) VALUES ('integrity-check', 1)`),
-      ).not.toThrow();
+      await expect(
+        (async () =>
+          await db.exec(`INSERT INTO ${table} (${table}, rank) VALUES ('integrity-check', 1)`))(),
+      ).resolves.not.toThrow();
     }
     expect((await hits({ query: 'ASK-03' }))[0]).toMatchObject({
       type: 'sheet',

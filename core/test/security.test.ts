@@ -39,8 +39,9 @@ beforeAll(async () => {
       app.get('/v1/test/leaky-error', async () => {
         throw new Error(`SQLITE_ERROR: near "${LEAKY_SQL}" in ${LEAKY_PATH}`);
       });
-      app.get('/v1/test/real-sql-error', async () =>
-        db.prepare('SELECT * FROM table_that_does_not_exist').all(),
+      app.get(
+        '/v1/test/real-sql-error',
+        async () => await db.prepare('SELECT * FROM table_that_does_not_exist').all(),
       );
       app.post('/v1/test/type-error', async () => {
         const o: { deep?: { x: number } } = {};
@@ -194,11 +195,14 @@ describe('signed URLs (contract §5)', () => {
 
 describe('API keys (contract §11: stored only as SHA-256 hashes)', () => {
   it('the plain key appears nowhere in the database files, only its hash', async () => {
-    const secret = t.svc.createSessionKey('security test');
+    const secret = await t.svc.createSessionKey('security test');
     expect(secret).toMatch(/^sk_/);
     expect((await t.request('GET', '/v1/projects', { key: secret })).status).toBe(200); // used: last_used_at written
     expect((await t.request('GET', '/v1/projects', { key: t.key })).status).toBe(200);
-    const rows = t.svc.db.prepare('SELECT * FROM api_keys').all() as Record<string, unknown>[];
+    const rows = (await t.svc.db.prepare('SELECT * FROM api_keys').all()) as Record<
+      string,
+      unknown
+    >[];
     const mine = rows.find((r) => r.key_hash === createHash('sha256').update(secret).digest('hex'));
     expect(mine).toBeDefined();
     for (const r of rows)
@@ -342,7 +346,7 @@ describe('errors never leak internals (contract §3)', () => {
 describe('secrets never logged', () => {
   it('no API key, signing secret or signature appears in the service log', async () => {
     // Exercise what touches secrets: key creation, good and bad keys, signed URLs good and bad, uploads, 5xx.
-    const fresh = t.svc.createSessionKey('log check');
+    const fresh = await t.svc.createSessionKey('log check');
     const bogus = 'sk_' + 'Q'.repeat(40);
     await t.request('GET', '/v1/projects', { key: fresh });
     await t.request('GET', '/v1/projects', { key: bogus });

@@ -23,7 +23,9 @@ describe('graceful shutdown', () => {
           entered();
           await sleep(600);
           // The store is still open while the request runs.
-          const n = (db.prepare('SELECT COUNT(*) AS n FROM projects').get() as { n: number }).n;
+          const n = (
+            (await db.prepare('SELECT COUNT(*) AS n FROM projects').get()) as { n: number }
+          ).n;
           return { ok: true, projects: n, payload: 'x'.repeat(100_000) };
         });
       },
@@ -65,7 +67,7 @@ describe('graceful shutdown', () => {
       const attempt = ctx.job.attempts;
       if (attempt === 1) {
         // First run: works until the service stops under it.
-        ctx.progress(1, ctx.payload.steps);
+        await ctx.progress(1, ctx.payload.steps);
         started();
         try {
           await sleep(60_000, undefined, { signal: ctx.signal });
@@ -78,7 +80,7 @@ describe('graceful shutdown', () => {
       }
       for (let i = 0; i < ctx.payload.steps; i++) {
         await sleep(5);
-        ctx.progress(i + 1, ctx.payload.steps);
+        await ctx.progress(i + 1, ctx.payload.steps);
       }
       runs.push({ jobId: ctx.job.id, attempt, outcome: 'completed' });
       return { attempt, steps: ctx.payload.steps };
@@ -93,9 +95,9 @@ describe('graceful shutdown', () => {
     };
 
     const first = await startTestService({ registerHandlers });
-    const org = ensureOrganization(first.svc.db, 'Test Org').id;
-    const g = seedGraph(first.svc.db, org);
-    const job = first.svc.jobs.enqueue({
+    const org = (await ensureOrganization(first.svc.db, 'Test Org')).id;
+    const g = await seedGraph(first.svc.db, org);
+    const job = await first.svc.jobs.enqueue({
       organization_id: org,
       project_id: g.projectId,
       type,

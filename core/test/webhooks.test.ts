@@ -172,8 +172,8 @@ async function createHook(url: string, events: string[], key?: string) {
   };
 }
 
-function enqueueProbe(payload: unknown = {}) {
-  return t.svc.jobs.enqueue({
+async function enqueueProbe(payload: unknown = {}) {
+  return await t.svc.jobs.enqueue({
     organization_id: orgA,
     project_id: projectA,
     type: PROBE,
@@ -185,8 +185,8 @@ function enqueueProbe(payload: unknown = {}) {
 
 beforeAll(async () => {
   t = await startTestService({ registerHandlers: registerProbe, webhooks: FAST, log });
-  orgA = ensureOrganization(t.svc.db, 'Test Org').id;
-  keyB = t.newOrgKey('Org B');
+  orgA = (await ensureOrganization(t.svc.db, 'Test Org')).id;
+  keyB = await t.newOrgKey('Org B');
   projectA = (await t.request('POST', '/v1/projects', { body: { name: 'Hooks' } })).body.id;
 });
 
@@ -330,7 +330,7 @@ describe('deliveries', () => {
       });
       secrets.push(r.body.secret);
 
-      const job = enqueueProbe();
+      const job = await enqueueProbe();
       await waitFor('the delivery', () => rx.got.length >= 1);
       await sleep(400); // time enough for a duplicate or a stray delivery to show
       expect(rx.got).toHaveLength(1);
@@ -386,7 +386,7 @@ describe('deliveries', () => {
       ).toBe(400);
 
       // A failing job reaches the job.failed subscriber (and not the job.completed one).
-      const failing = enqueueProbe({ fail: true });
+      const failing = await enqueueProbe({ fail: true });
       await waitFor('job.failed', () => rxOther.got.length >= 1);
       const failed = JSON.parse(rxOther.got[0]!.raw.toString('utf8'));
       expect(failed.type).toBe('job.failed');
@@ -410,7 +410,7 @@ describe('deliveries', () => {
     rx.respond = (n) => (n < 3 ? 500 : 204);
     try {
       const hook = await createHook(rx.url, ['job.completed']);
-      enqueueProbe();
+      await enqueueProbe();
       // While retrying, the log shows the failure and when the next attempt is due.
       const pending = await waitFor('a failed first attempt in the log', async () => {
         const r = await t.request('GET', `/v1/webhooks/${hook.id}/deliveries`);
@@ -460,7 +460,7 @@ describe('deliveries', () => {
       const redirect = await createHook(`${rx.url}/redirect`, ['job.completed']);
       const hang = await createHook(`${rx.url}/hang`, ['job.completed']);
       const started = Date.now();
-      enqueueProbe();
+      await enqueueProbe();
       const failed = await waitFor(
         'the delivery to give up',
         async () => {
@@ -507,22 +507,23 @@ describe('deliveries', () => {
     const rx = await startReceiver();
     try {
       const hook = await createHook(rx.url, ['drawing.ready', 'drawing.failed', 'overlay.created']);
-      const g = seedGraph(t.svc.db, orgA);
+      const g = await seedGraph(t.svc.db, orgA);
       const drawing = g.drawingIds[0];
-      setDrawingStatusWithEvent(t.svc.db, drawing, 'Processing');
-      setDrawingStatusWithEvent(t.svc.db, drawing, 'Ready', 1);
-      setDrawingStatusWithEvent(t.svc.db, drawing, 'Ready', 1); // no change: no second event
-      setDrawingStatusWithEvent(t.svc.db, g.drawingIds[1], 'Failed');
-      expect(() =>
-        t.svc.db.transaction(() => {
-          recordEvent(t.svc.db, {
-            organization_id: orgA,
-            type: 'overlay.created',
-            data: { id: 'ovl_rolledback' },
-          });
-          throw new Error('roll back');
-        })(),
-      ).toThrow('roll back');
+      await setDrawingStatusWithEvent(t.svc.db, drawing, 'Processing');
+      await setDrawingStatusWithEvent(t.svc.db, drawing, 'Ready', 1);
+      await setDrawingStatusWithEvent(t.svc.db, drawing, 'Ready', 1); // no change: no second event
+      await setDrawingStatusWithEvent(t.svc.db, g.drawingIds[1], 'Failed');
+      await expect(
+        (async () =>
+          await t.svc.db.transaction(async (tx) => {
+            await recordEvent(tx, {
+              organization_id: orgA,
+              type: 'overlay.created',
+              data: { id: 'ovl_rolledback' },
+            });
+            throw new Error('roll back');
+          }))(),
+      ).rejects.toThrow('roll back');
       await waitFor('two drawing events', () => rx.got.length >= 2);
       await sleep(300);
       const events = rx.got.map((d) => JSON.parse(d.raw.toString('utf8')));
@@ -532,9 +533,9 @@ describe('deliveries', () => {
       ]);
       expect(events[0].data.status).toBe('Ready');
       expect(rx.got.every((d) => verifyStandardWebhook(hook.secret, d.headers, d.raw))).toBe(true);
-      const n = t.svc.db
+      const n = (await t.svc.db
         .prepare("SELECT count(*) AS n FROM webhook_events WHERE payload LIKE '%ovl_rolledback%'")
-        .get() as { n: number };
+        .get()) as { n: number };
       expect(n.n).toBe(0);
       await t.request('DELETE', `/v1/webhooks/${hook.id}`);
     } finally {
@@ -594,7 +595,7 @@ describe('events from the pipeline', () => {
       const sheet = (await t.request('GET', `/v1/sheets?drawing_id=${drawing.id}`)).body.data[0];
       const block = (await t.request('GET', `/v1/blocks?sheet_id=${sheet.id}&limit=1`)).body
         .data[0];
-      grantCredits(t.svc.db, orgA, 10, 'webhook test');
+      await grantCredits(t.svc.db, orgA, 10, 'webhook test');
       const cmp = await t.request('POST', '/v1/compare', {
         body: { old_id: block.id, new_id: block.id, type: 'Block', analyze: true },
       });
@@ -646,13 +647,15 @@ describe('delivery log paging', () => {
     try {
       const hook = await createHook(rx.url, ['overlay.created']);
       const other = await createHook(rx.url, ['job.canceled']);
-      const ids = [1, 2, 3].map((i) =>
-        recordEvent(t.svc.db, {
-          organization_id: orgA,
-          type: 'overlay.created',
-          data: { id: `ovl_page${i}` },
-        }),
-      );
+      const ids: (string | null)[] = [];
+      for (const i of [1, 2, 3])
+        ids.push(
+          await recordEvent(t.svc.db, {
+            organization_id: orgA,
+            type: 'overlay.created',
+            data: { id: `ovl_page${i}` },
+          }),
+        );
       await waitFor('three deliveries', () => rx.got.length >= 3);
       const first = await t.request('GET', `/v1/webhooks/${hook.id}/deliveries?limit=2`);
       expect(first.status).toBe(200);
@@ -698,14 +701,14 @@ describe('restart', () => {
     let rx: Receiver | undefined;
     let firstStopped = false;
     try {
-      const org = ensureOrganization(first.svc.db, 'Test Org').id;
+      const org = (await ensureOrganization(first.svc.db, 'Test Org')).id;
       const created = await first.request('POST', '/v1/webhooks', {
         body: { url: `http://127.0.0.1:${port}/hook`, events: ['job.completed'] },
       });
       expect(created.status).toBe(201);
       const secret = created.body.secret as string;
       secrets.push(secret);
-      const job = first.svc.jobs.enqueue({
+      const job = await first.svc.jobs.enqueue({
         organization_id: org,
         type: PROBE,
         target_type: 'drawing',

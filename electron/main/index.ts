@@ -117,7 +117,7 @@ async function startService(): Promise<Running> {
   };
   const service = await createService(options);
   const { baseUrl, origin } = await service.start();
-  const apiKey = service.createSessionKey(`desktop session ${new Date().toISOString()}`);
+  const apiKey = await service.createSessionKey(`desktop session ${new Date().toISOString()}`);
   const devOrigin = devServerUrl ? originOf(devServerUrl) : null;
   return {
     service,

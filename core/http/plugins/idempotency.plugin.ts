@@ -41,15 +41,16 @@ export function registerIdempotency(app: FastifyInstance, db: Db): void {
   const waiters = new Map<string, { promise: Promise<void>; resolve: () => void }>();
   const waiterKey = (org: string, key: string) => `${org}\u0000${key}`;
 
-  const settle = (
+  const settle = async (
     request: FastifyRequest,
     response: { status: number; headers: Record<string, string>; body: string } | null,
   ) => {
     const idem = request.idempotency;
     if (!idem || idem.settled) return;
     idem.settled = true;
-    if (response && response.status < 500) completeKey(db, idem.organizationId, idem.key, response);
-    else releaseKey(db, idem.organizationId, idem.key);
+    if (response && response.status < 500)
+      await completeKey(db, idem.organizationId, idem.key, response);
+    else await releaseKey(db, idem.organizationId, idem.key);
     const k = waiterKey(idem.organizationId, idem.key);
     waiters.get(k)?.resolve();
     waiters.delete(k);
@@ -88,7 +89,7 @@ export function registerIdempotency(app: FastifyInstance, db: Db): void {
       .replace(/\/{2,}/g, '/')
       .replace(/(.)\/$/, '$1');
     if (request.method !== 'POST') {
-      const held = getKey(db, organizationId, key);
+      const held = await getKey(db, organizationId, key);
       if (held && held.expires_at > new Date().toISOString()) {
         throw new ApiError(
           'idempotency_key_conflict',
@@ -100,7 +101,7 @@ export function registerIdempotency(app: FastifyInstance, db: Db): void {
     const bodyHash = createHash('sha256').update(canonicalJson(request.body)).digest('hex');
 
     for (;;) {
-      const claim = claimKey(db, {
+      const claim = await claimKey(db, {
         organizationId,
         key,
         method: request.method,
@@ -132,7 +133,7 @@ export function registerIdempotency(app: FastifyInstance, db: Db): void {
       const waiter = waiters.get(waiterKey(organizationId, key));
       if (waiter) await waiter.promise;
       else await new Promise((r) => setTimeout(r, 50));
-      const after = getKey(db, organizationId, key);
+      const after = await getKey(db, organizationId, key);
       if (after?.state === 'done') {
         if (
           after.body_hash !== bodyHash ||
@@ -158,11 +159,11 @@ export function registerIdempotency(app: FastifyInstance, db: Db): void {
         : Buffer.isBuffer(payload)
           ? payload.toString('utf8')
           : '';
-    settle(request, { status: reply.statusCode, headers, body });
+    await settle(request, { status: reply.statusCode, headers, body });
     return payload;
   });
 
   // Whatever happened (aborted connection, error before onSend), never leave a key claimed.
-  app.addHook('onResponse', async (request) => settle(request, null));
-  app.addHook('onRequestAbort', async (request) => settle(request, null));
+  app.addHook('onResponse', async (request) => await settle(request, null));
+  app.addHook('onRequestAbort', async (request) => await settle(request, null));
 }

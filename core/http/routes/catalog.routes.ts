@@ -154,15 +154,15 @@ export function catalogRoutes(app: FastifyInstance, deps: HttpDeps, effects: Cat
       responses: { 200: item },
       handler: async (request) => {
         const { id } = request.params as { id: string };
-        const row = loadOwned(deps, request, kind, id);
-        const updated = patchRecord(
+        const row = await loadOwned(deps, request, kind, id);
+        const updated = await patchRecord(
           deps.db,
           orgOf(request),
           kind,
           row,
           (request.body ?? {}) as Record<string, unknown>,
         );
-        return serializeOne(deps, request, kind, updated);
+        return await serializeOne(deps, request, kind, updated);
       },
     });
   };
@@ -187,7 +187,7 @@ export function catalogRoutes(app: FastifyInstance, deps: HttpDeps, effects: Cat
     responses: { 204: DELETED },
     handler: async (request, reply) => {
       const { id } = request.params as { id: string };
-      const row = loadOwned(deps, request, 'drawing', id);
+      const row = await loadOwned(deps, request, 'drawing', id);
       await deleteDrawing(deps.db, effects, orgOf(request), row);
       return reply.code(204).send();
     },
@@ -204,7 +204,7 @@ export function catalogRoutes(app: FastifyInstance, deps: HttpDeps, effects: Cat
     responses: { 204: DELETED },
     handler: async (request, reply) => {
       const { id } = request.params as { id: string };
-      const row = loadOwned(deps, request, 'overlay', id);
+      const row = await loadOwned(deps, request, 'overlay', id);
       await deleteOverlay(deps.db, effects, orgOf(request), row);
       return reply.code(204).send();
     },

@@ -61,8 +61,8 @@ export function compareRoutes(app: FastifyInstance, deps: HttpDeps, jobs: JobEnq
     handler: async (request, reply) => {
       const { id } = request.params as { id: string };
       const body = request.body as { compare_to: string; analyze?: boolean };
-      loadOwned(deps, request, 'drawing', id); // 404 for a wrong prefix or another organization's id
-      const job = createComparison(deps.db, jobs, orgOf(request), {
+      await loadOwned(deps, request, 'drawing', id); // 404 for a wrong prefix or another organization's id
+      const job = await createComparison(deps.db, jobs, orgOf(request), {
         type: 'Drawing',
         oldId: body.compare_to,
         newId: id,
@@ -93,7 +93,7 @@ export function compareRoutes(app: FastifyInstance, deps: HttpDeps, jobs: JobEnq
         type: CompareType;
         analyze?: boolean;
       };
-      const job = createComparison(deps.db, jobs, orgOf(request), {
+      const job = await createComparison(deps.db, jobs, orgOf(request), {
         type: body.type,
         oldId: body.old_id,
         newId: body.new_id,
@@ -120,8 +120,8 @@ export function compareRoutes(app: FastifyInstance, deps: HttpDeps, jobs: JobEnq
     problems: ['insufficient_credits'],
     handler: async (request, reply) => {
       const { id } = request.params as { id: string };
-      const overlay = loadOwned(deps, request, 'overlay', id);
-      const job = createAnalysis(deps.db, jobs, orgOf(request), overlay);
+      const overlay = await loadOwned(deps, request, 'overlay', id);
+      const job = await createAnalysis(deps.db, jobs, orgOf(request), overlay);
       reply.code(202).header('location', `/v1/jobs/${job.id}`);
       return { job_id: job.id, status: job.status };
     },

@@ -52,7 +52,7 @@ export function creditsRoutes(app: FastifyInstance, deps: HttpDeps): void {
     tags: ['credits'],
     area: 'vision',
     responses: { 200: CreditsObject },
-    handler: async (request) => creditState(deps.db, orgOf(request)),
+    handler: async (request) => await creditState(deps.db, orgOf(request)),
   });
   listRoute(app, deps, LEDGER_ENDPOINT, LedgerEntry, 'credits', 'listCreditLedger');
 }

@@ -19,7 +19,7 @@ export function drawingsRoutes(app: FastifyInstance, deps: HttpDeps, jobs: JobRu
     // not_found: the project or file; conflict: the file's bytes have not arrived yet.
     problems: ['not_found', 'conflict'],
     handler: async (request, reply) => {
-      const row = createDrawing(
+      const row = await createDrawing(
         deps.db,
         jobs,
         orgOf(request),
@@ -31,7 +31,7 @@ export function drawingsRoutes(app: FastifyInstance, deps: HttpDeps, jobs: JobRu
         },
       );
       reply.code(201).header('location', `/v1/drawings/${row.id}`);
-      return serializeOne(deps, request, 'drawing', row);
+      return await serializeOne(deps, request, 'drawing', row);
     },
   });
 }

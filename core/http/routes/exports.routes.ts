@@ -70,7 +70,7 @@ export function exportsRoutes(app: FastifyInstance, deps: HttpDeps, jobs: JobEnq
     // not_found: no such job in this organization; conflict: the comparison has not Completed.
     problems: ['not_found', 'conflict'],
     handler: async (request, reply) => {
-      const job = createExport(
+      const job = await createExport(
         deps.db,
         jobs,
         {

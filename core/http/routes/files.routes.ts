@@ -135,7 +135,7 @@ export function filesRoutes(
         content_type: string;
         size_bytes?: number;
       };
-      if (!getRow(deps.db, 'projects', org, body.project_id)) {
+      if (!(await getRow(deps.db, 'projects', org, body.project_id))) {
         throw notFound('project', body.project_id);
       }
       if (body.size_bytes !== undefined && body.size_bytes > env.maxUploadBytes) {
@@ -144,7 +144,7 @@ export function filesRoutes(
           `size_bytes ${body.size_bytes} is over the upload limit of ${env.maxUploadBytes} bytes.`,
         );
       }
-      const row = insertFile(deps.db, {
+      const row = await insertFile(deps.db, {
         organizationId: org,
         projectId: body.project_id,
         filename: body.filename,
@@ -157,7 +157,7 @@ export function filesRoutes(
       });
       reply.code(201).header('location', `/v1/files/${row.id}`);
       return {
-        ...serializeOne(deps, request, 'file', row),
+        ...(await serializeOne(deps, request, 'file', row)),
         upload_url: requestOrigin(request) + signed.url,
         upload_expires_at: signed.expiresAt,
       };
@@ -183,7 +183,7 @@ export function filesRoutes(
       const { id } = request.params as { id: string };
       const path = (request.raw.url ?? '').split('?')[0]!;
       signer.assertValid(path, request.query as Record<string, unknown>, Date.now(), 'PUT');
-      const row = getFileById(deps.db, id);
+      const row = await getFileById(deps.db, id);
       if (!row) throw new ApiError('not_found', `No file with id '${id}' exists.`);
       if (row.status === 'uploaded')
         throw new ApiError(
@@ -223,7 +223,7 @@ export function filesRoutes(
         body.resume();
         throw err;
       }
-      const updated = markUploaded(deps.db, id, stored.size, stored.sha256);
+      const updated = await markUploaded(deps.db, id, stored.size, stored.sha256);
       const ctx = serializeContext(deps, request);
       return RESOURCES.file.toApi(updated, ctx);
     },
@@ -300,7 +300,8 @@ export function filesRoutes(
       }
       const limit = parseLimit(q.limit, remembered);
       const ctx = serializeContext(deps, request);
-      if (!getRow(deps.db, 'projects', org, projectId)) throw notFound('project', projectId);
+      if (!(await getRow(deps.db, 'projects', org, projectId)))
+        throw notFound('project', projectId);
 
       // Page through the store, filtering by the database rows, until the page is full.
       const collected: Row[] = [];
@@ -317,7 +318,7 @@ export function filesRoutes(
         const ids = page.keys
           .map((k) => parseFileKey(k.key)?.fileId)
           .filter((v): v is string => !!v);
-        const rows = getRows<Row>(deps.db, 'files', org, ids);
+        const rows = await getRows<Row>(deps.db, 'files', org, ids);
         const kept = ids
           .map((i) => rows.get(i))
           .filter(
@@ -353,7 +354,7 @@ export function filesRoutes(
           const ids = page.keys
             .map((k) => parseFileKey(k.key)?.fileId)
             .filter((v): v is string => !!v);
-          const rows = getRows<Row>(deps.db, 'files', org, ids);
+          const rows = await getRows<Row>(deps.db, 'files', org, ids);
           if ([...rows.values()].some((r) => r.content_type === contentType)) return true;
           tok = dir === 'forward' ? page.nextToken : page.prevToken;
         }
@@ -389,7 +390,7 @@ export function filesRoutes(
     problems: ['invalid_expand', 'expand_too_deep'],
     handler: async (request) => {
       const { id } = request.params as { id: string };
-      return serializeOne(deps, request, 'file', loadOwned(deps, request, 'file', id));
+      return await serializeOne(deps, request, 'file', await loadOwned(deps, request, 'file', id));
     },
   });
 
@@ -406,14 +407,14 @@ export function filesRoutes(
     handler: async (request, reply) => {
       const { id } = request.params as { id: string };
       const org = orgOf(request);
-      const row = loadOwned(deps, request, 'file', id);
-      const users = drawingsUsingFile(deps.db, org, id);
+      const row = await loadOwned(deps, request, 'file', id);
+      const users = await drawingsUsingFile(deps.db, org, id);
       if (users.length > 0)
         throw new ApiError(
           'conflict',
           `File ${id} is used by drawing ${users.join(', ')}; delete the drawing first.`,
         );
-      deleteRecord(deps.db, 'files', org, id);
+      await deleteRecord(deps.db, 'files', org, id);
       await objects.delete(String(row.object_key));
       return reply.code(204).send();
     },

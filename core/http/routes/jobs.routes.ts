@@ -32,7 +32,7 @@ export function jobsRoutes(
     problems: ['conflict'],
     handler: async (request, reply) => {
       const { id } = request.params as { id: string };
-      const job = runner.cancel(orgOf(request), id);
+      const job = await runner.cancel(orgOf(request), id);
       return reply.code(202).send(job);
     },
   });
@@ -56,7 +56,7 @@ export function jobsRoutes(
     handler: async (request, reply) => {
       const { id } = request.params as { id: string };
       const org = orgOf(request);
-      const job = runner.get(org, id);
+      const job = await runner.get(org, id);
       const keyId = request.auth!.keyId;
       const open = streams.get(keyId) ?? 0;
       if (open >= opts.maxStreamsPerKey) {

@@ -76,7 +76,7 @@ export function parseRoutes(app: FastifyInstance, deps: HttpDeps, jobs: JobEnque
     // not_found: the target or a template source; conflict: the target drawing is not Ready.
     problems: ['not_found', 'conflict', 'insufficient_credits'],
     handler: async (request, reply) => {
-      const job = createParse(deps.db, jobs, orgOf(request), request.body as ParseRequest);
+      const job = await createParse(deps.db, jobs, orgOf(request), request.body as ParseRequest);
       reply.code(202).header('location', `/v1/jobs/${job.id}`);
       return { job_id: job.id, status: job.status };
     },

@@ -28,13 +28,13 @@ export function projectsRoutes(
     body: ProjectCreate,
     responses: { 201: created('The project', Project) },
     handler: async (request, reply) => {
-      const row = createProject(
+      const row = await createProject(
         deps.db,
         orgOf(request),
         request.body as { name: string; description?: string | null },
       );
       reply.code(201).header('location', `/v1/projects/${row.id}`);
-      return serializeOne(deps, request, 'project', row);
+      return await serializeOne(deps, request, 'project', row);
     },
   });
 
@@ -50,13 +50,13 @@ export function projectsRoutes(
     responses: { 200: Project },
     handler: async (request) => {
       const { id } = request.params as { id: string };
-      const row = patchProject(
+      const row = await patchProject(
         deps.db,
         orgOf(request),
         id,
         (request.body ?? {}) as { name?: string; description?: string | null },
       );
-      return serializeOne(deps, request, 'project', row);
+      return await serializeOne(deps, request, 'project', row);
     },
   });
 

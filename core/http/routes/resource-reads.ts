@@ -171,7 +171,7 @@ export function listRoute(
     responses: { 200: listOf(item) },
     problems: listProblems(endpoint),
     handler: async (request, reply) => {
-      const body = runListJson(endpoint, {
+      const body = await runListJson(endpoint, {
         organizationId: orgOf(request),
         query: request.query as Record<string, unknown>,
         db: deps.db,
@@ -194,32 +194,34 @@ export function sendJsonText(reply: FastifyReply, body: string): string {
 }
 
 /** Loads one record of the caller's organization or throws 404 (another organization's ids too). */
-export function loadOwned(
+export async function loadOwned(
   deps: HttpDeps,
   request: FastifyRequest,
   kind: ResourceKind,
   id: string,
-): Row {
-  const row = getRow<Row>(deps.db, RESOURCES[kind].table, orgOf(request), id);
+): Promise<Row> {
+  const row = await getRow<Row>(deps.db, RESOURCES[kind].table, orgOf(request), id);
   if (!row) throw notFound(RESOURCES[kind].noun, id.slice(0, 100));
   return row;
 }
 
-export function serializeOne(
+export async function serializeOne(
   deps: HttpDeps,
   request: FastifyRequest,
   kind: ResourceKind,
   row: Row,
-): Record<string, unknown> {
+): Promise<Record<string, unknown>> {
   const expand = (request.query as Record<string, unknown> | undefined)?.expand;
   const tree = parseExpand(kind, typeof expand === 'string' ? expand : undefined);
-  return serializeWithExpansion(
-    deps.db,
-    orgOf(request),
-    kind,
-    [row],
-    tree,
-    serializeContext(deps, request),
+  return (
+    await serializeWithExpansion(
+      deps.db,
+      orgOf(request),
+      kind,
+      [row],
+      tree,
+      serializeContext(deps, request),
+    )
   )[0]!;
 }
 
@@ -246,7 +248,7 @@ export function getOneRoute(
     problems: ['invalid_expand', 'expand_too_deep'],
     handler: async (request) => {
       const { id } = request.params as { id: string };
-      return serializeOne(deps, request, kind, loadOwned(deps, request, kind, id));
+      return await serializeOne(deps, request, kind, await loadOwned(deps, request, kind, id));
     },
   });
 }

@@ -168,7 +168,7 @@ export function visionQueryRoutes(
         limit?: number;
       };
       const limit = body.limit ?? DEFAULT_SEARCH_LIMIT;
-      const { hits } = searchProject(deps.db, orgOf(request), id, { ...body, limit });
+      const { hits } = await searchProject(deps.db, orgOf(request), id, { ...body, limit });
       // One page: the hits are ranked, not listed by creation, so there is no cursor.
       return { data: hits, _meta: { next: null, prev: null, limit } };
     },

@@ -141,7 +141,7 @@ export function webhooksRoutes(app: FastifyInstance, deps: HttpDeps): void {
     body: WebhookCreate,
     responses: { 201: created('The webhook with its secret', WebhookCreated) },
     handler: async (request, reply) => {
-      const { row, secret } = createWebhook(
+      const { row, secret } = await createWebhook(
         deps.db,
         orgOf(request),
         request.body as { url: string; events: string[] },
@@ -162,8 +162,8 @@ export function webhooksRoutes(app: FastifyInstance, deps: HttpDeps): void {
     responses: { 204: DELETED },
     handler: async (request, reply) => {
       const { id } = request.params as { id: string };
-      const row = loadOwned(deps, request, 'webhook', id);
-      deleteWebhook(deps.db, orgOf(request), row.id);
+      const row = await loadOwned(deps, request, 'webhook', id);
+      await deleteWebhook(deps.db, orgOf(request), row.id);
       return reply.code(204).send();
     },
   });
@@ -199,8 +199,8 @@ export function webhooksRoutes(app: FastifyInstance, deps: HttpDeps): void {
     responses: { 200: listOf(WebhookDelivery) },
     handler: async (request, reply) => {
       const { id } = request.params as { id: string };
-      const row = loadOwned(deps, request, 'webhook', id);
-      const body = runListJson(deliveriesEndpoint(row.id), {
+      const row = await loadOwned(deps, request, 'webhook', id);
+      const body = await runListJson(deliveriesEndpoint(row.id), {
         organizationId: orgOf(request),
         query: { ...(request.query as Record<string, unknown>), webhook_id: row.id },
         db: deps.db,

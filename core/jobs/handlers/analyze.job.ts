@@ -140,14 +140,14 @@ export function createAnalyzeHandler(env: {
 }): JobHandler<AnalyzePayload> {
   const { db, objects } = env;
   return async (ctx) => {
-    const overlay = getOverlayById(db, ctx.payload.overlay_id);
+    const overlay = await getOverlayById(db, ctx.payload.overlay_id);
     if (!overlay) return { skipped: 'the overlay was deleted' };
-    const blockA = getById(db, 'blocks', String(overlay.block_a_id));
-    const blockB = getById(db, 'blocks', String(overlay.block_b_id));
+    const blockA = await getById(db, 'blocks', String(overlay.block_a_id));
+    const blockB = await getById(db, 'blocks', String(overlay.block_b_id));
     if (!blockA || !blockB) return { skipped: 'a block of the overlay was deleted' };
-    const sheetA = getById(db, 'sheets', String(blockA.sheet_id))!;
-    const sheetB = getById(db, 'sheets', String(blockB.sheet_id))!;
-    ctx.progress(0, 1);
+    const sheetA = (await getById(db, 'sheets', String(blockA.sheet_id)))!;
+    const sheetB = (await getById(db, 'sheets', String(blockB.sheet_id)))!;
+    await ctx.progress(0, 1);
     const boxA = JSON.parse(String(blockA.bbox)) as Box;
     const boxB = JSON.parse(String(blockB.bbox)) as Box;
     const blockT = JSON.parse(String(overlay.transform)) as number[];
@@ -169,10 +169,10 @@ export function createAnalyzeHandler(env: {
       type: string;
       mine: boolean;
     }[] = [];
-    for (const ov of overlaysOfJob(db, String(overlay.job_id))) {
+    for (const ov of await overlaysOfJob(db, String(overlay.job_id))) {
       const mine = ov.id === overlay.id;
-      const ba = mine ? blockA : getById(db, 'blocks', String(ov.block_a_id));
-      const bb = mine ? blockB : getById(db, 'blocks', String(ov.block_b_id));
+      const ba = mine ? blockA : await getById(db, 'blocks', String(ov.block_a_id));
+      const bb = mine ? blockB : await getById(db, 'blocks', String(ov.block_b_id));
       if (!ba || !bb || ba.sheet_id !== blockA.sheet_id || bb.sheet_id !== blockB.sheet_id)
         continue;
       const al = JSON.parse(String(ov.alignment)) as { method?: string; confidence: number };
@@ -223,15 +223,15 @@ export function createAnalyzeHandler(env: {
       [],
       ctx.signal,
     );
-    const blocksA = blocksOfSheet(db, sheetA.id);
+    const blocksA = await blocksOfSheet(db, sheetA.id);
     const titleBlocks = blocksA
       .filter((b) => b.type === 'TitleBlock')
       .map((b) => JSON.parse(String(b.bbox)) as Box);
     const dpi = Number(sheetA.dpi) || 200;
     // Words of both sheets, B's in A's frame: through the overlay's registration, or a moved view's
     // own for the changes found through it (its words on B are where the view is now).
-    const tokensA = sheetTokens(sheetTextRuns(db, sheetA.id));
-    const runsB = sheetTextRuns(db, sheetB.id);
+    const tokensA = sheetTokens(await sheetTextRuns(db, sheetA.id));
+    const runsB = await sheetTextRuns(db, sheetB.id);
     const tokensB = new Map<string, Token[]>();
     const frameOf = (t: number[] | undefined) => (t ? JSON.stringify(t) : '');
     const tokensOfB = (frame: string) => {
@@ -322,11 +322,11 @@ export function createAnalyzeHandler(env: {
     const score = overlay.score === null ? undefined : reportedScore(Number(overlay.score), real);
     ctx.signal.throwIfAborted();
     // changes.analyzed goes into the webhook outbox in the transaction that stores the regions (contract §10).
-    db.transaction(() => {
-      replaceChanges(db, overlay, changes, score);
-      recordChangesAnalyzed(db, getOverlayById(db, overlay.id)!, ctx.job.id);
-    })();
-    ctx.progress(1, 1);
+    await db.transaction(async (tx) => {
+      await replaceChanges(tx, overlay, changes, score);
+      await recordChangesAnalyzed(tx, (await getOverlayById(tx, overlay.id))!, ctx.job.id);
+    });
+    await ctx.progress(1, 1);
     const byCategory: Record<string, number> = {};
     for (const c of changes) byCategory[c.category] = (byCategory[c.category] ?? 0) + 1;
     return {

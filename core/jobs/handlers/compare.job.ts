@@ -91,21 +91,21 @@ async function signature(path: string): Promise<Float64Array> {
 export function createCompareHandler(env: CompareEnv): JobHandler<Payload> {
   const { db, objects } = env;
 
-  const emitProgress = (jobId: string, completed: number, total: number) => {
-    const row = env.jobs.repository.updateProgress(jobId, completed, total);
+  const emitProgress = async (jobId: string, completed: number, total: number) => {
+    const row = await env.jobs.repository.updateProgress(jobId, completed, total);
     if (row) env.jobs.events.emit('job', toApiJob(row), { organization_id: row.organization_id });
   };
 
   async function drawingCompare(ctx: JobContext<Payload>, p: Payload) {
-    const a = getById(db, 'drawings', p.a_id);
-    const b = getById(db, 'drawings', p.b_id);
+    const a = await getById(db, 'drawings', p.a_id);
+    const b = await getById(db, 'drawings', p.b_id);
     if (!a || !b)
       throw new ApiError(
         'conflict',
         `Drawing ${!a ? p.a_id : p.b_id} was deleted while the comparison was queued.`,
       );
-    const sheetsA = sheetsOfDrawing(db, a.id);
-    const sheetsB = sheetsOfDrawing(db, b.id);
+    const sheetsA = await sheetsOfDrawing(db, a.id);
+    const sheetsB = await sheetsOfDrawing(db, b.id);
     const rows = new Map([...sheetsA, ...sheetsB].map((r) => [r.id, r]));
     // Sheets left over after number and title pair by the look of their thumbnails.
     const first = pairSheets(sheetsA.map(sheetInfo), sheetsB.map(sheetInfo));
@@ -126,9 +126,9 @@ export function createCompareHandler(env: CompareEnv): JobHandler<Payload> {
     };
     const pairing = pairSheets(sheetsA.map(sheetInfo), sheetsB.map(sheetInfo), similarity);
     const total = pairing.pairs.length;
-    ctx.progress(0, total);
+    await ctx.progress(0, total);
     for (const pair of pairing.pairs) {
-      ctx.createChild(`sheet:${pair.sheet_a_id}:${pair.sheet_b_id}`, {
+      await ctx.createChild(`sheet:${pair.sheet_a_id}:${pair.sheet_b_id}`, {
         type: 'compare',
         target_type: 'sheet',
         target_id: pair.sheet_b_id,
@@ -142,12 +142,12 @@ export function createCompareHandler(env: CompareEnv): JobHandler<Payload> {
       });
     }
     await ctx.waitForChildren();
-    ctx.progress(total, total);
+    await ctx.progress(total, total);
     return {
       pairs: pairing.pairs,
       added_sheets: pairing.added,
       removed_sheets: pairing.removed,
-      overlay_count: countOverlaysOfJob(db, ctx.job.id),
+      overlay_count: await countOverlaysOfJob(db, ctx.job.id),
     };
   }
 
@@ -163,7 +163,8 @@ export function createCompareHandler(env: CompareEnv): JobHandler<Payload> {
   ) {
     const skip: string[] = [];
     for (const x of blocksA)
-      for (const y of blocksB) if (overlayFor(db, rootId, x.id, y.id)) skip.push(`${x.id}:${y.id}`);
+      for (const y of blocksB)
+        if (await overlayFor(db, rootId, x.id, y.id)) skip.push(`${x.id}:${y.id}`);
     const out = await ctx.pool.run(
       'compare.sheetPair',
       {
@@ -207,9 +208,9 @@ export function createCompareHandler(env: CompareEnv): JobHandler<Payload> {
       ctx.signal.throwIfAborted();
       // overlay.created goes into the webhook outbox with the row (contract §10); a pair stored by an
       // earlier run (ON CONFLICT DO NOTHING returns that row) is not announced again.
-      db.transaction(() => {
-        const row = insertOverlay(
-          db,
+      await db.transaction(async (tx) => {
+        const row = await insertOverlay(
+          tx,
           {
             organizationId: String(sheetA.organization_id),
             projectId,
@@ -226,15 +227,17 @@ export function createCompareHandler(env: CompareEnv): JobHandler<Payload> {
           },
           id,
         );
-        if (row.id === id) recordOverlayCreated(db, row);
-      })();
+        if (row.id === id) await recordOverlayCreated(tx, row);
+      });
     }
-    const overlays = out.pairs
-      .map((p) => overlayFor(db, rootId, p.block_a_id, p.block_b_id))
-      .filter((r): r is Row => !!r);
+    const overlays: Row[] = [];
+    for (const p of out.pairs) {
+      const r = await overlayFor(db, rootId, p.block_a_id, p.block_b_id);
+      if (r) overlays.push(r);
+    }
     if ((ctx.payload as Payload).analyze) {
       for (const ov of overlays) {
-        ctx.createChild(`analyze:${ov.id}`, {
+        await ctx.createChild(`analyze:${ov.id}`, {
           type: 'analyze',
           target_type: 'overlay',
           target_id: ov.id,
@@ -260,8 +263,8 @@ export function createCompareHandler(env: CompareEnv): JobHandler<Payload> {
 
   async function sheetCompare(ctx: JobContext<Payload>, p: Payload) {
     const rootId = p.root_job_id ?? ctx.job.id;
-    const sheetA = getById(db, 'sheets', p.a_id);
-    const sheetB = getById(db, 'sheets', p.b_id);
+    const sheetA = await getById(db, 'sheets', p.a_id);
+    const sheetB = await getById(db, 'sheets', p.b_id);
     if (!sheetA || !sheetB)
       throw new ApiError(
         'conflict',
@@ -272,16 +275,16 @@ export function createCompareHandler(env: CompareEnv): JobHandler<Payload> {
       rootId,
       sheetA,
       sheetB,
-      blocksOfSheet(db, sheetA.id).map(blockInfo),
-      blocksOfSheet(db, sheetB.id).map(blockInfo),
+      (await blocksOfSheet(db, sheetA.id)).map(blockInfo),
+      (await blocksOfSheet(db, sheetB.id)).map(blockInfo),
     );
     if (p.root_job_id && p.root_job_id !== ctx.job.id) {
       // Progress of the root: its children that are done, this one included.
-      const siblings = env.jobs.repository.children(p.root_job_id);
+      const siblings = await env.jobs.repository.children(p.root_job_id);
       const done = siblings.filter(
         (s) => s.id === ctx.job.id || ['Completed', 'Failed', 'Canceled'].includes(s.status),
       ).length;
-      emitProgress(p.root_job_id, Math.min(done, siblings.length), siblings.length);
+      await emitProgress(p.root_job_id, Math.min(done, siblings.length), siblings.length);
       return { sheet_a_id: sheetA.id, sheet_b_id: sheetB.id, ...res };
     }
     const pair: SheetPair = {
@@ -295,20 +298,20 @@ export function createCompareHandler(env: CompareEnv): JobHandler<Payload> {
       added_sheets: [],
       removed_sheets: [],
       ...res,
-      overlay_count: countOverlaysOfJob(db, rootId),
+      overlay_count: await countOverlaysOfJob(db, rootId),
     };
   }
 
   async function blockCompare(ctx: JobContext<Payload>, p: Payload) {
-    const blockA = getById(db, 'blocks', p.a_id);
-    const blockB = getById(db, 'blocks', p.b_id);
+    const blockA = await getById(db, 'blocks', p.a_id);
+    const blockB = await getById(db, 'blocks', p.b_id);
     if (!blockA || !blockB)
       throw new ApiError(
         'conflict',
         `Block ${!blockA ? p.a_id : p.b_id} was deleted while the comparison was queued.`,
       );
-    const sheetA = getById(db, 'sheets', String(blockA.sheet_id))!;
-    const sheetB = getById(db, 'sheets', String(blockB.sheet_id))!;
+    const sheetA = (await getById(db, 'sheets', String(blockA.sheet_id)))!;
+    const sheetB = (await getById(db, 'sheets', String(blockB.sheet_id)))!;
     const res = await pairCompare(
       ctx,
       ctx.job.id,
@@ -318,18 +321,18 @@ export function createCompareHandler(env: CompareEnv): JobHandler<Payload> {
       [blockInfo(blockB)],
       [{ block_a_id: blockA.id, block_b_id: blockB.id }],
     );
-    return { ...res, overlay_count: countOverlaysOfJob(db, ctx.job.id) };
+    return { ...res, overlay_count: await countOverlaysOfJob(db, ctx.job.id) };
   }
 
   return async (ctx) => {
     const p = ctx.payload;
-    ctx.progress(0, 1);
+    await ctx.progress(0, 1);
     let result: unknown;
     if (p.mode === 'drawing') return drawingCompare(ctx, p);
     if (p.mode === 'sheet') result = await sheetCompare(ctx, p);
     else if (p.mode === 'block') result = await blockCompare(ctx, p);
     else throw new Error(`unknown compare mode ${String((p as { mode?: unknown }).mode)}`);
-    ctx.progress(1, 1);
+    await ctx.progress(1, 1);
     return result;
   };
 }

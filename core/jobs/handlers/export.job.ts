@@ -74,9 +74,9 @@ export function createExportHandler(env: ExportEnv): JobHandler<ExportPayload> {
    * Throws `conflict` when part of the comparison was deleted since the model was read: its
    * overlays go with either drawing (and with DELETE /overlays/{id}).
    */
-  const assertStillThere = (model: ExportModel) => {
+  const assertStillThere = async (model: ExportModel) => {
     const still = new Set(
-      [...wholeSheetOverlays(db, model.comparison.id).values()].map((o) => o.id),
+      [...(await wholeSheetOverlays(db, model.comparison.id)).values()].map((o) => o.id),
     );
     for (const pair of model.pairs)
       if (pair.overlay && !still.has(pair.overlay.id)) throw deleted(`overlay ${pair.overlay.id}`);
@@ -103,7 +103,7 @@ export function createExportHandler(env: ExportEnv): JobHandler<ExportPayload> {
         const img = await ctx.pool.run('export.reportImage', { path }, [], ctx.signal);
         images.push([pair.overlay!.id, img]);
       }
-      ctx.progress(++done, total + 1);
+      await ctx.progress(++done, total + 1);
     }
     const bytes = await ctx.pool.run(
       'export.reportPdf',
@@ -120,7 +120,7 @@ export function createExportHandler(env: ExportEnv): JobHandler<ExportPayload> {
       images.map(([, i]) => i.data.buffer as ArrayBuffer),
       ctx.signal,
     );
-    ctx.progress(total + 1, total + 1);
+    await ctx.progress(total + 1, total + 1);
     return bytes;
   }
 
@@ -159,7 +159,7 @@ export function createExportHandler(env: ExportEnv): JobHandler<ExportPayload> {
         });
     }
     const total = model.pairs.length;
-    ctx.progress(0, total);
+    await ctx.progress(0, total);
     const path = await localPath(model.newer.file_object_key, `drawing ${model.newer.id}`);
     // One document, one task: the clouds of every sheet go into the same parse and save.
     const bytes = await ctx.pool.run(
@@ -176,22 +176,28 @@ export function createExportHandler(env: ExportEnv): JobHandler<ExportPayload> {
       [],
       ctx.signal,
     );
-    ctx.progress(total, total);
+    await ctx.progress(total, total);
     return bytes;
   }
 
   return async (ctx) => {
     const p = ctx.payload;
-    const earlier = fileOfExportJob(db, ctx.job.id);
+    const earlier = await fileOfExportJob(db, ctx.job.id);
     if (earlier) return { file_id: earlier.id, format: p.format };
 
-    const model = loadExportModel(db, p.comparison_job_id, p.review_status);
+    const model = await loadExportModel(db, p.comparison_job_id, p.review_status);
     let bytes: Uint8Array;
     try {
       if (p.format === 'csv') {
         let done = 0;
-        ctx.progress(0, model.pairs.length);
-        bytes = buildCsv(model, p.origin, () => ctx.progress(++done, model.pairs.length));
+        await ctx.progress(0, model.pairs.length);
+        // Progress writes in order, after the (synchronous) build has handed them over.
+        let written = Promise.resolve();
+        bytes = buildCsv(model, p.origin, () => {
+          const n = ++done;
+          written = written.then(() => ctx.progress(n, model.pairs.length));
+        });
+        await written;
       } else if (p.format === 'pdf_report') bytes = await report(ctx, model);
       else if (p.format === 'clouded_pdf') bytes = await clouded(ctx, model);
       else throw new Error(`unknown export format ${String(p.format)}`);
@@ -199,13 +205,13 @@ export function createExportHandler(env: ExportEnv): JobHandler<ExportPayload> {
       // A file that vanished under a worker (a drawing deleted mid-export) is that deletion, not
       // a bug: say so. A cancel or shutdown passes through as it is.
       ctx.signal.throwIfAborted();
-      assertStillThere(model);
+      await assertStillThere(model);
       throw err;
     }
     ctx.signal.throwIfAborted();
     // Deleted while the document was built: exporting what no longer exists would hand out a
     // document of records the API no longer has.
-    assertStillThere(model);
+    await assertStillThere(model);
 
     const id = newId('file');
     const createdAt = monotonicNow();
@@ -213,10 +219,10 @@ export function createExportHandler(env: ExportEnv): JobHandler<ExportPayload> {
     const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     const stored = await objects.put(key, buf, { contentType: CONTENT_TYPE[p.format] });
     try {
-      const row = db.transaction(() => {
-        if (!rowById(db, 'projects', model.project.id))
+      const row = await db.transaction(async (tx) => {
+        if (!(await rowById(tx, 'projects', model.project.id)))
           throw deleted(`project ${model.project.id}`);
-        return insertExportFile(db, {
+        return await insertExportFile(tx, {
           id,
           organizationId: ctx.job.organization_id,
           projectId: model.project.id,
@@ -228,7 +234,7 @@ export function createExportHandler(env: ExportEnv): JobHandler<ExportPayload> {
           objectKey: key,
           createdAt,
         });
-      })();
+      });
       return { file_id: row.id, format: p.format };
     } catch (err) {
       // No row, so no file: take the bytes back (boot-time reconcile would, later).

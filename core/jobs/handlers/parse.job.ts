@@ -75,10 +75,10 @@ function blockAt(blocks: Row[], x: number, y: number): string | null {
   return best ? best.id : null;
 }
 
-function drawingOf(db: Db, targetType: string, targetId: string): Row | undefined {
-  if (targetType === 'drawing') return rowById(db, 'drawings', targetId);
-  const r = rowById(db, targetType === 'sheet' ? 'sheets' : 'blocks', targetId);
-  return r ? rowById(db, 'drawings', String(r.drawing_id)) : undefined;
+async function drawingOf(db: Db, targetType: string, targetId: string): Promise<Row | undefined> {
+  if (targetType === 'drawing') return await rowById(db, 'drawings', targetId);
+  const r = await rowById(db, targetType === 'sheet' ? 'sheets' : 'blocks', targetId);
+  return r ? await rowById(db, 'drawings', String(r.drawing_id)) : undefined;
 }
 
 const issueKey = (d: Row): IssueOrderKey => ({
@@ -97,30 +97,33 @@ export function createParseHandler(env: {
 }): JobHandler<ParsePayload> {
   const { db, objects } = env;
 
-  function units(p: ParsePayload): Unit[] {
+  async function units(p: ParsePayload): Promise<Unit[]> {
     const gone = () =>
       new ApiError(
         'conflict',
         `The ${p.target_type} ${p.target_id} was deleted while the parse job was queued.`,
       );
     if (p.target_type === 'drawing') {
-      if (!rowById(db, 'drawings', p.target_id)) throw gone();
-      return sheetsOfDrawingOrdered(db, p.target_id).map((sheet) => ({ sheet, block: null }));
+      if (!(await rowById(db, 'drawings', p.target_id))) throw gone();
+      return (await sheetsOfDrawingOrdered(db, p.target_id)).map((sheet) => ({
+        sheet,
+        block: null,
+      }));
     }
     if (p.target_type === 'sheet') {
-      const sheet = rowById(db, 'sheets', p.target_id);
+      const sheet = await rowById(db, 'sheets', p.target_id);
       if (!sheet) throw gone();
       return [{ sheet, block: null }];
     }
-    const block = rowById(db, 'blocks', p.target_id);
-    const sheet = block && rowById(db, 'sheets', String(block.sheet_id));
+    const block = await rowById(db, 'blocks', p.target_id);
+    const sheet = block && (await rowById(db, 'sheets', String(block.sheet_id)));
     if (!block || !sheet) throw gone();
     return [{ sheet, block }];
   }
 
-  function deltas(job0: JobRow, p: ParsePayload, mine: SheetCount[]) {
+  async function deltas(job0: JobRow, p: ParsePayload, mine: SheetCount[]) {
     if (p.target_type === 'block' || !job0.project_id) return null;
-    const drawing = drawingOf(db, p.target_type, p.target_id);
+    const drawing = await drawingOf(db, p.target_type, p.target_id);
     if (!drawing) return null;
     const labels = labelsOf(p);
     const key = JSON.stringify(labels);
@@ -128,7 +131,7 @@ export function createParseHandler(env: {
     // The baseline is the previous issue: of the earlier issues counted with these labels, the
     // latest by issue date (then upload order); its newest count when it was counted twice.
     let best: { job: Row; other: Row; pairs: SheetCount[] } | null = null;
-    for (const job of completedParseJobs(db, job0.project_id, job0.id)) {
+    for (const job of await completedParseJobs(db, job0.project_id, job0.id)) {
       let payload: ParsePayload;
       let result: { sheets?: SheetCount[] };
       try {
@@ -138,7 +141,7 @@ export function createParseHandler(env: {
         continue;
       }
       if (payload.target_type === 'block' || JSON.stringify(labelsOf(payload)) !== key) continue;
-      const other = drawingOf(db, payload.target_type, payload.target_id);
+      const other = await drawingOf(db, payload.target_type, payload.target_id);
       // An earlier issue by date, not by upload (contract §4 Drawing, issued_at).
       if (
         !other ||
@@ -180,10 +183,14 @@ export function createParseHandler(env: {
 
   return async (ctx) => {
     const p = ctx.payload;
-    const list = units(p);
+    const list = await units(p);
     const templates: SymbolMatchArgs['templates'] = [];
     for (const [i, t] of p.templates.entries()) {
-      const src = rowById(db, t.source_id.startsWith('blk_') ? 'blocks' : 'sheets', t.source_id);
+      const src = await rowById(
+        db,
+        t.source_id.startsWith('blk_') ? 'blocks' : 'sheets',
+        t.source_id,
+      );
       if (!src || !src.image_key)
         throw new ApiError(
           'conflict',
@@ -198,7 +205,7 @@ export function createParseHandler(env: {
     const total = list.length;
     let done = 0;
     let matchMs = 0;
-    ctx.progress(0, total);
+    await ctx.progress(0, total);
     let next = 0;
     const lane = async () => {
       while (next < total) {
@@ -218,7 +225,7 @@ export function createParseHandler(env: {
         const out = await ctx.pool.run('symbols.match', args, [], ctx.signal);
         matchMs += out.stats.ms.total;
         const off = unit.block ? bboxOf(unit.block) : { x: 0, y: 0 };
-        const blocks = unit.block ? [] : blocksOfSheetOrdered(db, unit.sheet.id);
+        const blocks = unit.block ? [] : await blocksOfSheetOrdered(db, unit.sheet.id);
         const symbols: NewSymbol[] = out.matches.map((m) => {
           const bbox = {
             x: m.bbox.x + off.x,
@@ -237,28 +244,29 @@ export function createParseHandler(env: {
           };
         });
         ctx.signal.throwIfAborted();
-        db.transaction(() =>
-          replaceUnitSymbols(
-            db,
-            {
-              organizationId: ctx.job.organization_id,
-              projectId: String(unit.sheet.project_id),
-              jobId: ctx.job.id,
-              sheetId: unit.sheet.id,
-              blockId: unit.block?.id ?? null,
-            },
-            symbols,
-          ),
-        )();
+        await db.transaction(
+          async (tx) =>
+            await replaceUnitSymbols(
+              tx,
+              {
+                organizationId: ctx.job.organization_id,
+                projectId: String(unit.sheet.project_id),
+                jobId: ctx.job.id,
+                sheetId: unit.sheet.id,
+                blockId: unit.block?.id ?? null,
+              },
+              symbols,
+            ),
+        );
         done++;
-        ctx.progress(done, total);
+        await ctx.progress(done, total);
       }
     };
     await Promise.all(Array.from({ length: Math.max(1, Math.min(ctx.pool.size, total)) }, lane));
 
     const labels = labelsOf(p);
     const counted = new Map<string, Record<string, number>>();
-    for (const c of symbolCountsOfJob(db, ctx.job.id)) {
+    for (const c of await symbolCountsOfJob(db, ctx.job.id)) {
       const m = counted.get(c.sheet_id) ?? {};
       m[c.label] = c.count;
       counted.set(c.sheet_id, m);
@@ -285,7 +293,7 @@ export function createParseHandler(env: {
       sheets_scanned: total,
       sheets,
       totals,
-      deltas: deltas(ctx.job, p, sheets),
+      deltas: await deltas(ctx.job, p, sheets),
       match_ms: Math.round(matchMs),
     };
   };

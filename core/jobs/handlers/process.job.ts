@@ -48,12 +48,12 @@ export function createProcessHandler(env: {
 }): JobHandler<{ drawing_id: string }> {
   const { db, objects, config } = env;
   return async (ctx) => {
-    const drawing = getDrawingById(db, ctx.payload.drawing_id);
+    const drawing = await getDrawingById(db, ctx.payload.drawing_id);
     if (!drawing) return { skipped: 'the drawing was deleted' };
     const org = String(drawing.organization_id);
     const projectId = String(drawing.project_id);
     try {
-      const file = getRow<Row>(db, 'files', org, String(drawing.file_id));
+      const file = await getRow<Row>(db, 'files', org, String(drawing.file_id));
       if (!file || file.status !== 'uploaded')
         throw new ApiError('conflict', 'The drawing’s file has no stored bytes.');
       const source = {
@@ -72,14 +72,14 @@ export function createProcessHandler(env: {
       // The bytes passed ingest.open's checks: the workers rendering pages need not scan them again.
       const pageSource = { ...source, streamsChecked: true };
       const total = info.pageCount;
-      let done = countSheets(db, drawing.id);
-      ctx.progress(done, total);
+      let done = await countSheets(db, drawing.id);
+      await ctx.progress(done, total);
 
       let next = 0;
       const lane = async () => {
         while (next < total) {
           const index = next++;
-          if (sheetAtPage(db, drawing.id, index)) continue;
+          if (await sheetAtPage(db, drawing.id, index)) continue;
           ctx.signal.throwIfAborted();
           const page = await ingestPageInPool(
             ctx.pool,
@@ -141,7 +141,7 @@ export function createProcessHandler(env: {
             })),
           ];
           for (let k = 0; k < runs.length; k += SEARCH_CHUNK) {
-            insertSearchRuns(
+            await insertSearchRuns(
               db,
               { sheetId, drawingId: drawing.id, projectId, organizationId: org },
               runs.slice(k, k + SEARCH_CHUNK),
@@ -149,7 +149,7 @@ export function createProcessHandler(env: {
             await new Promise((r) => setImmediate(r));
           }
           ctx.signal.throwIfAborted();
-          insertProcessedSheet(
+          await insertProcessedSheet(
             db,
             {
               id: sheetId,
@@ -172,7 +172,7 @@ export function createProcessHandler(env: {
             blocks,
           );
           done++;
-          ctx.progress(done, total);
+          await ctx.progress(done, total);
         }
       };
       await Promise.all(Array.from({ length: Math.max(1, Math.min(ctx.pool.size, total)) }, lane));
@@ -180,15 +180,15 @@ export function createProcessHandler(env: {
       // of this job included, so they are decided once every page is in. In one transaction with
       // the status: drawing.ready (in the webhook outbox with it) already carries them.
       const issue = deriveIssue({
-        sheets: sheetIssueEvidence(db, drawing.id),
+        sheets: await sheetIssueEvidence(db, drawing.id),
         fileName: String(file.filename),
         pdfCreationDate: info.creationDate,
         now: new Date(),
       });
-      db.transaction(() => {
-        applyDerivedIssue(db, drawing.id, issue);
-        setDrawingStatusWithEvent(db, drawing.id, 'Ready', total);
-      })();
+      await db.transaction(async (tx) => {
+        await applyDerivedIssue(tx, drawing.id, issue);
+        await setDrawingStatusWithEvent(tx, drawing.id, 'Ready', total);
+      });
       return { sheet_count: total };
     } catch (e) {
       // A shutdown leaves the job resumable (it runs again at the next start); anything else —
@@ -200,7 +200,12 @@ export function createProcessHandler(env: {
             ? (ctx.signal.reason as JobAbortedError)?.reason
             : undefined;
       if (reason !== 'shutdown')
-        setDrawingStatusWithEvent(db, drawing.id, 'Failed', countSheets(db, drawing.id));
+        await setDrawingStatusWithEvent(
+          db,
+          drawing.id,
+          'Failed',
+          await countSheets(db, drawing.id),
+        );
       throw e;
     }
   };

@@ -151,16 +151,16 @@ const json = <T>(v: unknown): T => JSON.parse(String(v)) as T;
  * have none: for them the overlay of the largest block pair (by A's area, normally the drawing
  * area) stands in, so their exports still work. This function is the one place that choice lives.
  */
-export function wholeSheetOverlays(
+export async function wholeSheetOverlays(
   db: Db,
   comparisonJobId: string,
-): Map<string, OverlayWithBlocks> {
+): Promise<Map<string, OverlayWithBlocks>> {
   const best = new Map<string, OverlayWithBlocks>();
   const area = (o: OverlayWithBlocks) => {
     const b = json<Box>(o.block_a_bbox);
     return b.width * b.height;
   };
-  for (const o of overlaysWithBlocksOfJob(db, comparisonJobId)) {
+  for (const o of await overlaysWithBlocksOfJob(db, comparisonJobId)) {
     const key = `${o.sheet_a_id}:${o.sheet_b_id}`;
     const cur = best.get(key);
     const isSheet = o.block_a_type === 'Sheet' && o.block_b_type === 'Sheet';
@@ -184,9 +184,9 @@ function sheetOf(r: Row): ExportSheet {
   };
 }
 
-function drawingOf(db: Db, id: string): ExportDrawing {
-  const d = rowById(db, 'drawings', id);
-  const f = d ? rowById(db, 'files', String(d.file_id)) : undefined;
+async function drawingOf(db: Db, id: string): Promise<ExportDrawing> {
+  const d = await rowById(db, 'drawings', id);
+  const f = d ? await rowById(db, 'files', String(d.file_id)) : undefined;
   if (!d || !f) throw deleted(`drawing ${id}`);
   return {
     id: d.id,
@@ -216,21 +216,21 @@ const bandOf = (height: number) => Math.max(50, Math.round(height / 20));
  * Reads the model of comparison `jobId` (a root compare job, Completed). Throws `conflict` when
  * part of it has been deleted since (the export then fails cleanly, with nothing stored).
  */
-export function loadExportModel(
+export async function loadExportModel(
   db: Db,
   jobId: string,
   reviewStatus: ReviewStatus[] | null,
-): ExportModel {
-  const job = rowById(db, 'jobs', jobId);
+): Promise<ExportModel> {
+  const job = await rowById(db, 'jobs', jobId);
   if (!job) throw deleted(`job ${jobId}`);
-  const project = rowById(db, 'projects', String(job.project_id));
+  const project = await rowById(db, 'projects', String(job.project_id));
   if (!project) throw deleted(`project ${String(job.project_id)}`);
   const result = (job.result ? json<Record<string, unknown>>(job.result) : {}) as {
     pairs?: { sheet_a_id: string; sheet_b_id: string }[];
     added_sheets?: string[];
     removed_sheets?: string[];
   };
-  const overlays = wholeSheetOverlays(db, jobId);
+  const overlays = await wholeSheetOverlays(db, jobId);
   // Sheet pairs: the comparison's own pairing where it has one (Drawing and Sheet comparisons),
   // else the pairs its overlays show (a Block comparison).
   const pairKeys: [string, string][] = result.pairs
@@ -238,7 +238,7 @@ export function loadExportModel(
     : [...overlays.values()].map((o) => [o.sheet_a_id, o.sheet_b_id]);
   const added = result.added_sheets ?? [];
   const removed = result.removed_sheets ?? [];
-  const sheets = sheetsByIds(db, [...new Set([...pairKeys.flat(), ...added, ...removed])]);
+  const sheets = await sheetsByIds(db, [...new Set([...pairKeys.flat(), ...added, ...removed])]);
   const sheet = (id: string) => {
     const r = sheets.get(id);
     if (!r) throw deleted(`sheet ${id}`);
@@ -246,8 +246,8 @@ export function loadExportModel(
   };
   if (pairKeys.length === 0) throw deleted('overlays');
   const first = pairKeys[0]!;
-  const older = drawingOf(db, sheet(first[0]).drawing_id);
-  const newer = drawingOf(db, sheet(first[1]).drawing_id);
+  const older = await drawingOf(db, sheet(first[0]).drawing_id);
+  const newer = await drawingOf(db, sheet(first[1]).drawing_id);
   const filter = reviewStatus ? new Set<string>(reviewStatus) : null;
 
   const pairs: ExportPair[] = [];
@@ -258,7 +258,7 @@ export function loadExportModel(
     if (!o) throw deleted(`overlay of sheets ${a.sheet_number ?? aId} / ${b.sheet_number ?? bId}`);
     const transform = json<number[]>(o.transform);
     const blockB = json<Box>(o.block_b_bbox);
-    const all = changesOfOverlay(db, o.id).map((c): ExportChange => ({
+    const all = (await changesOfOverlay(db, o.id)).map((c): ExportChange => ({
       id: c.id,
       overlay_id: o.id,
       number: null,

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { migrate, openDatabase, type Db } from '../db';
+import { migrate, openDatabase, type SqliteDb } from '../db';
 import { MIGRATIONS } from './index';
 import { ensureOrganization } from '../repositories/organizations.repository';
 import { seedGraph } from '../../test/seed';
@@ -10,21 +10,21 @@ import { seedGraph } from '../../test/seed';
 
 const VERSION = MIGRATIONS.findIndex((m) => m.name === 'drawing-issued') + 1;
 
-let db: Db | undefined;
-afterEach(() => db?.close());
+let db: SqliteDb | undefined;
+afterEach(async () => await db?.close());
 
 describe('migration drawing-issued', () => {
-  it('marks every label stored before it as a person’s and leaves dates unknown', () => {
+  it('marks every label stored before it as a person’s and leaves dates unknown', async () => {
     db = openDatabase(':memory:', MIGRATIONS.slice(0, VERSION - 1));
-    const org = ensureOrganization(db, 'Migration org').id;
-    const g = seedGraph(db, org);
-    db.prepare('UPDATE drawings SET revision = NULL WHERE id = ?').run(g.drawingIds[1]);
-    migrate(db, MIGRATIONS);
-    const rows = db
+    const org = (await ensureOrganization(db, 'Migration org')).id;
+    const g = await seedGraph(db, org);
+    await db.prepare('UPDATE drawings SET revision = NULL WHERE id = ?').run(g.drawingIds[1]);
+    migrate(db.raw, MIGRATIONS);
+    const rows = (await db
       .prepare(
         'SELECT id, revision, revision_source, issued_at, issued_at_source FROM drawings ORDER BY created_at',
       )
-      .all() as Record<string, unknown>[];
+      .all()) as Record<string, unknown>[];
     expect(rows).toEqual([
       {
         id: g.drawingIds[0],
@@ -41,18 +41,19 @@ describe('migration drawing-issued', () => {
         issued_at_source: null,
       },
     ]);
-    expect(db.prepare('SELECT issued FROM sheets').all()).toEqual(
+    expect(await db.prepare('SELECT issued FROM sheets').all()).toEqual(
       g.sheetIds.map(() => ({ issued: null })),
     );
   });
 
-  it('refuses a source it does not know', () => {
+  it('refuses a source it does not know', async () => {
     db = openDatabase(':memory:');
-    const g = seedGraph(db, ensureOrganization(db, 'Migration org').id);
-    expect(() =>
-      db!
-        .prepare(`UPDATE drawings SET issued_at_source = 'guess' WHERE id = ?`)
-        .run(g.drawingIds[0]),
-    ).toThrow(/CHECK constraint/);
+    const g = await seedGraph(db, (await ensureOrganization(db, 'Migration org')).id);
+    await expect(
+      (async () =>
+        await db!
+          .prepare(`UPDATE drawings SET issued_at_source = 'guess' WHERE id = ?`)
+          .run(g.drawingIds[0]))(),
+    ).rejects.toThrow(/CHECK constraint/);
   });
 });

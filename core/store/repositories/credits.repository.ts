@@ -1,7 +1,6 @@
 import { monotonicNow } from '../../domain/clock';
 import { newId } from '../../domain/ids';
 import type { Db } from '../db';
-import { prepared } from '../statement-cache';
 
 // Credits of an organization (contract §7). `credit_balance` is what the organization can spend
 // now; `credit_reserved` is held by jobs that are still running. The ledger records money moving
@@ -15,11 +14,12 @@ export interface CreditState {
   reserved: number;
 }
 
-export function creditState(db: Db, organizationId: string): CreditState {
-  const r = prepared(
-    db,
-    'SELECT credit_balance AS balance, credit_reserved AS reserved FROM organizations WHERE id = ?',
-  ).get(organizationId) as CreditState | undefined;
+export async function creditState(db: Db, organizationId: string): Promise<CreditState> {
+  const r = (await db
+    .prepare(
+      'SELECT credit_balance AS balance, credit_reserved AS reserved FROM organizations WHERE id = ?',
+    )
+    .get(organizationId)) as CreditState | undefined;
   return r ?? { balance: 0, reserved: 0 };
 }
 
@@ -28,18 +28,19 @@ export function creditState(db: Db, organizationId: string): CreditState {
  * concurrent reservations can never both pass on the same credits (SQLite serializes writers; the
  * CHECK constraint credit_balance >= 0 is the last guard). Returns false when the balance is short.
  */
-export function tryReserve(db: Db, organizationId: string, amount: number): boolean {
+export async function tryReserve(db: Db, organizationId: string, amount: number): Promise<boolean> {
   if (amount <= 0) return true;
-  const res = prepared(
-    db,
-    `UPDATE organizations SET credit_balance = credit_balance - ?, credit_reserved = credit_reserved + ?, updated_at = ?
+  const res = await db
+    .prepare(
+      `UPDATE organizations SET credit_balance = credit_balance - ?, credit_reserved = credit_reserved + ?, updated_at = ?
      WHERE id = ? AND credit_balance >= ?`,
-  ).run(amount, amount, monotonicNow(), organizationId, amount);
+    )
+    .run(amount, amount, monotonicNow(), organizationId, amount);
   return res.changes === 1;
 }
 
 /** Releases a reservation: `charged` leaves for good (ledger row), the rest returns to the balance. */
-export function settleReservation(
+export async function settleReservation(
   db: Db,
   a: {
     organizationId: string;
@@ -48,40 +49,42 @@ export function settleReservation(
     charged: number;
     reason: string;
   },
-): void {
+): Promise<void> {
   const charged = Math.max(0, Math.min(a.charged, a.reserved));
-  prepared(
-    db,
-    `UPDATE organizations SET credit_reserved = credit_reserved - ?, credit_balance = credit_balance + ?, updated_at = ? WHERE id = ?`,
-  ).run(a.reserved, a.reserved - charged, monotonicNow(), a.organizationId);
+  await db
+    .prepare(
+      `UPDATE organizations SET credit_reserved = credit_reserved - ?, credit_balance = credit_balance + ?, updated_at = ? WHERE id = ?`,
+    )
+    .run(a.reserved, a.reserved - charged, monotonicNow(), a.organizationId);
   if (charged > 0) {
-    prepared(
-      db,
-      'INSERT INTO credit_ledger (id, organization_id, amount, reason, job_id, created_at) VALUES (?, ?, ?, ?, ?, ?)',
-    ).run(newId('ledger'), a.organizationId, -charged, a.reason, a.jobId, monotonicNow());
+    await db
+      .prepare(
+        'INSERT INTO credit_ledger (id, organization_id, amount, reason, job_id, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+      )
+      .run(newId('ledger'), a.organizationId, -charged, a.reason, a.jobId, monotonicNow());
   }
 }
 
-export function ledgerSum(db: Db, organizationId: string): number {
+export async function ledgerSum(db: Db, organizationId: string): Promise<number> {
   return (
-    prepared(
-      db,
-      'SELECT coalesce(sum(amount), 0) AS s FROM credit_ledger WHERE organization_id = ?',
-    ).get(organizationId) as { s: number }
+    (await db
+      .prepare('SELECT coalesce(sum(amount), 0) AS s FROM credit_ledger WHERE organization_id = ?')
+      .get(organizationId)) as { s: number }
   ).s;
 }
 
-export function setJobCreditsCharged(db: Db, jobId: string, charged: number): void {
-  prepared(db, 'UPDATE jobs SET credits_charged = ? WHERE id = ?').run(charged, jobId);
+export async function setJobCreditsCharged(db: Db, jobId: string, charged: number): Promise<void> {
+  await db.prepare('UPDATE jobs SET credits_charged = ? WHERE id = ?').run(charged, jobId);
 }
 
 /** Completed `analyze` jobs in the tree under `rootId` (children and grandchildren). */
-export function completedAnalyzeJobsUnder(db: Db, rootId: string): number {
+export async function completedAnalyzeJobsUnder(db: Db, rootId: string): Promise<number> {
   return (
-    prepared(
-      db,
-      `WITH RECURSIVE tree(id) AS (SELECT id FROM jobs WHERE parent_id = ? UNION ALL SELECT j.id FROM jobs j JOIN tree t ON j.parent_id = t.id)
+    (await db
+      .prepare(
+        `WITH RECURSIVE tree(id) AS (SELECT id FROM jobs WHERE parent_id = ? UNION ALL SELECT j.id FROM jobs j JOIN tree t ON j.parent_id = t.id)
        SELECT count(*) AS n FROM jobs WHERE id IN (SELECT id FROM tree) AND type = 'analyze' AND status = 'Completed'`,
-    ).get(rootId) as { n: number }
+      )
+      .get(rootId)) as { n: number }
   ).n;
 }

@@ -2,12 +2,11 @@ import { monotonicNow } from '../../domain/clock';
 import { newId } from '../../domain/ids';
 import type { DerivedIssue, SheetIssueEvidence } from '../../domain/issue-date';
 import type { Db } from '../db';
-import { prepared } from '../statement-cache';
 import type { Row } from './row';
 
 // Drawings and what processing makes of them (sheets, blocks).
 
-export function insertDrawing(
+export async function insertDrawing(
   db: Db,
   a: {
     organizationId: string;
@@ -16,58 +15,63 @@ export function insertDrawing(
     fileId: string;
     revision: string | null;
   },
-): Row {
+): Promise<Row> {
   const id = newId('drawing');
   const now = monotonicNow();
   // A label given at creation is the person's: processing never replaces it.
-  prepared(
-    db,
-    `INSERT INTO drawings (id, organization_id, project_id, name, file_id, revision, revision_source, status, created_at, updated_at)
+  await db
+    .prepare(
+      `INSERT INTO drawings (id, organization_id, project_id, name, file_id, revision, revision_source, status, created_at, updated_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, 'Processing', ?, ?)`,
-  ).run(
-    id,
-    a.organizationId,
-    a.projectId,
-    a.name,
-    a.fileId,
-    a.revision,
-    a.revision === null ? null : 'person',
-    now,
-    now,
-  );
-  return prepared(db, 'SELECT * FROM drawings WHERE id = ?').get(id) as Row;
+    )
+    .run(
+      id,
+      a.organizationId,
+      a.projectId,
+      a.name,
+      a.fileId,
+      a.revision,
+      a.revision === null ? null : 'person',
+      now,
+      now,
+    );
+  return (await db.prepare('SELECT * FROM drawings WHERE id = ?').get(id)) as Row;
 }
 
-export function setDrawingJob(db: Db, drawingId: string, jobId: string): void {
-  prepared(db, 'UPDATE drawings SET job_id = ? WHERE id = ?').run(jobId, drawingId);
+export async function setDrawingJob(db: Db, drawingId: string, jobId: string): Promise<void> {
+  await db.prepare('UPDATE drawings SET job_id = ? WHERE id = ?').run(jobId, drawingId);
 }
 
-export function setDrawingStatus(
+export async function setDrawingStatus(
   db: Db,
   drawingId: string,
   status: 'Processing' | 'Ready' | 'Failed',
   sheetCount?: number,
-): void {
-  prepared(
-    db,
-    'UPDATE drawings SET status = ?, sheet_count = COALESCE(?, sheet_count), updated_at = ? WHERE id = ?',
-  ).run(status, sheetCount ?? null, monotonicNow(), drawingId);
+): Promise<void> {
+  await db
+    .prepare(
+      'UPDATE drawings SET status = ?, sheet_count = COALESCE(?, sheet_count), updated_at = ? WHERE id = ?',
+    )
+    .run(status, sheetCount ?? null, monotonicNow(), drawingId);
 }
 
-export function getDrawingById(db: Db, id: string): Row | undefined {
-  return prepared(db, 'SELECT * FROM drawings WHERE id = ?').get(id) as Row | undefined;
+export async function getDrawingById(db: Db, id: string): Promise<Row | undefined> {
+  return (await db.prepare('SELECT * FROM drawings WHERE id = ?').get(id)) as Row | undefined;
 }
 
-export function sheetAtPage(db: Db, drawingId: string, pageIndex: number): Row | undefined {
-  return prepared(db, 'SELECT * FROM sheets WHERE drawing_id = ? AND page_index = ?').get(
-    drawingId,
-    pageIndex,
-  ) as Row | undefined;
+export async function sheetAtPage(
+  db: Db,
+  drawingId: string,
+  pageIndex: number,
+): Promise<Row | undefined> {
+  return (await db
+    .prepare('SELECT * FROM sheets WHERE drawing_id = ? AND page_index = ?')
+    .get(drawingId, pageIndex)) as Row | undefined;
 }
 
-export function countSheets(db: Db, drawingId: string): number {
+export async function countSheets(db: Db, drawingId: string): Promise<number> {
   return (
-    prepared(db, 'SELECT count(*) AS n FROM sheets WHERE drawing_id = ?').get(drawingId) as {
+    (await db.prepare('SELECT count(*) AS n FROM sheets WHERE drawing_id = ?').get(drawingId)) as {
       n: number;
     }
   ).n;
@@ -114,41 +118,40 @@ export interface SearchRun {
   kind?: 'text' | 'markup';
 }
 
-export function insertProcessedSheet(db: Db, s: NewSheet, blocks: NewBlock[]): void {
-  db.transaction(() => {
+export async function insertProcessedSheet(db: Db, s: NewSheet, blocks: NewBlock[]): Promise<void> {
+  await db.transaction(async (tx) => {
     const now = monotonicNow();
-    prepared(
-      db,
-      `INSERT INTO sheets (id, organization_id, project_id, drawing_id, page_index, sheet_number, title, discipline, revision, issued, width, height, dpi, text_source, image_key, thumbnail_key, created_at, updated_at)
+    await tx
+      .prepare(
+        `INSERT INTO sheets (id, organization_id, project_id, drawing_id, page_index, sheet_number, title, discipline, revision, issued, width, height, dpi, text_source, image_key, thumbnail_key, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(
-      s.id,
-      s.organizationId,
-      s.projectId,
-      s.drawingId,
-      s.pageIndex,
-      s.sheetNumber,
-      s.title,
-      s.discipline,
-      s.revision,
-      s.issued,
-      s.width,
-      s.height,
-      s.dpi,
-      s.textSource,
-      s.imageKey,
-      s.thumbnailKey,
-      now,
-      now,
-    );
-    const ins = prepared(
-      db,
-      `INSERT INTO blocks (id, organization_id, project_id, drawing_id, sheet_id, type, bbox, identifier, title, scale, image_key, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
+      )
+      .run(
+        s.id,
+        s.organizationId,
+        s.projectId,
+        s.drawingId,
+        s.pageIndex,
+        s.sheetNumber,
+        s.title,
+        s.discipline,
+        s.revision,
+        s.issued,
+        s.width,
+        s.height,
+        s.dpi,
+        s.textSource,
+        s.imageKey,
+        s.thumbnailKey,
+        now,
+        now,
+      );
+    const ins =
+      tx.prepare(`INSERT INTO blocks (id, organization_id, project_id, drawing_id, sheet_id, type, bbox, identifier, title, scale, image_key, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
     for (const b of blocks) {
       const t = monotonicNow();
-      ins.run(
+      await ins.run(
         b.id,
         s.organizationId,
         s.projectId,
@@ -164,16 +167,17 @@ export function insertProcessedSheet(db: Db, s: NewSheet, blocks: NewBlock[]): v
         t,
       );
     }
-  })();
+  });
 }
 
 /** What the title blocks of a drawing's stored sheets say about its issue, in page order. */
-export function sheetIssueEvidence(db: Db, drawingId: string): SheetIssueEvidence[] {
+export async function sheetIssueEvidence(db: Db, drawingId: string): Promise<SheetIssueEvidence[]> {
   return (
-    prepared(
-      db,
-      'SELECT page_index, issued, revision FROM sheets WHERE drawing_id = ? ORDER BY page_index',
-    ).all(drawingId) as { page_index: number; issued: string | null; revision: string | null }[]
+    (await db
+      .prepare(
+        'SELECT page_index, issued, revision FROM sheets WHERE drawing_id = ? ORDER BY page_index',
+      )
+      .all(drawingId)) as { page_index: number; issued: string | null; revision: string | null }[]
   ).map((r) => ({ pageIndex: r.page_index, issued: r.issued, revision: r.revision }));
 }
 
@@ -182,38 +186,41 @@ export function sheetIssueEvidence(db: Db, drawingId: string): SheetIssueEvidenc
  * a person set (source 'person'): the WHERE clause decides, so a PATCH that lands while the job
  * runs is never overwritten. updated_at moves only when a value changes.
  */
-export function applyDerivedIssue(db: Db, drawingId: string, d: DerivedIssue): void {
+export async function applyDerivedIssue(db: Db, drawingId: string, d: DerivedIssue): Promise<void> {
   const now = monotonicNow();
-  prepared(
-    db,
-    `UPDATE drawings SET issued_at = ?, issued_at_source = ?, updated_at = ?
+  await db
+    .prepare(
+      `UPDATE drawings SET issued_at = ?, issued_at_source = ?, updated_at = ?
      WHERE id = ? AND issued_at_source IS NOT 'person'
        AND (issued_at IS NOT ? OR issued_at_source IS NOT ?)`,
-  ).run(d.issuedAt, d.issuedAtSource, now, drawingId, d.issuedAt, d.issuedAtSource);
+    )
+    .run(d.issuedAt, d.issuedAtSource, now, drawingId, d.issuedAt, d.issuedAtSource);
   const source = d.revision === null ? null : 'title_block';
-  prepared(
-    db,
-    `UPDATE drawings SET revision = ?, revision_source = ?, updated_at = ?
+  await db
+    .prepare(
+      `UPDATE drawings SET revision = ?, revision_source = ?, updated_at = ?
      WHERE id = ? AND revision_source IS NOT 'person'
        AND (revision IS NOT ? OR revision_source IS NOT ?)`,
-  ).run(d.revision, source, now, drawingId, d.revision, source);
+    )
+    .run(d.revision, source, now, drawingId, d.revision, source);
 }
 
 /** Removes a drawing's rows from the search index (the drawing itself goes by foreign keys). */
-export function deleteDrawingSearchRows(db: Db, drawingId: string): void {
-  prepared(db, 'DELETE FROM search_index WHERE drawing_id = ?').run(drawingId);
+export async function deleteDrawingSearchRows(db: Db, drawingId: string): Promise<void> {
+  await db.prepare('DELETE FROM search_index WHERE drawing_id = ?').run(drawingId);
 }
 
-export function deleteProjectSearchRows(db: Db, projectId: string): void {
-  prepared(db, 'DELETE FROM search_index WHERE project_id = ?').run(projectId);
+export async function deleteProjectSearchRows(db: Db, projectId: string): Promise<void> {
+  await db.prepare('DELETE FROM search_index WHERE project_id = ?').run(projectId);
 }
 
 /** Marks a drawing Failed if it is still Processing (its process job ended without completing). */
-export function failProcessingDrawing(db: Db, drawingId: string): void {
-  prepared(
-    db,
-    `UPDATE drawings SET status = 'Failed', updated_at = ? WHERE id = ? AND status = 'Processing'`,
-  ).run(monotonicNow(), drawingId);
+export async function failProcessingDrawing(db: Db, drawingId: string): Promise<void> {
+  await db
+    .prepare(
+      `UPDATE drawings SET status = 'Failed', updated_at = ? WHERE id = ? AND status = 'Processing'`,
+    )
+    .run(monotonicNow(), drawingId);
 }
 
 /**
@@ -222,19 +229,18 @@ export function failProcessingDrawing(db: Db, drawingId: string): void {
  * runs of a sheet that was never recorded (a crash in between) are invisible to search, which joins
  * on sheets, and boot reconciliation removes them.
  */
-export function insertSearchRuns(
+export async function insertSearchRuns(
   db: Db,
   s: { sheetId: string; drawingId: string; projectId: string; organizationId: string },
   runs: SearchRun[],
-): void {
-  const idx = prepared(
-    db,
-    `INSERT INTO search_index (text, kind, ref_id, sheet_id, drawing_id, project_id, organization_id, bbox) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-  );
-  db.transaction(() => {
+): Promise<void> {
+  await db.transaction(async (tx) => {
+    const idx = tx.prepare(
+      `INSERT INTO search_index (text, kind, ref_id, sheet_id, drawing_id, project_id, organization_id, bbox) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
     for (const r of runs) {
       if (r.text.trim())
-        idx.run(
+        await idx.run(
           r.text,
           r.kind ?? 'text',
           s.sheetId,
@@ -245,5 +251,5 @@ export function insertSearchRuns(
           r.bbox ? JSON.stringify(r.bbox) : null,
         );
     }
-  })();
+  });
 }

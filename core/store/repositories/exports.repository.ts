@@ -1,5 +1,4 @@
 import type { Db } from '../db';
-import { prepared } from '../statement-cache';
 import type { Row } from './row';
 
 // What an export reads (contract §6, Exports): a comparison's overlays with the sheets of their
@@ -16,10 +15,10 @@ export interface OverlayWithBlocks extends Row {
   block_b_bbox: string;
 }
 
-export function overlaysWithBlocksOfJob(db: Db, jobId: string): OverlayWithBlocks[] {
-  return prepared(
-    db,
-    `SELECT o.*, ba.sheet_id AS sheet_a_id, bb.sheet_id AS sheet_b_id,
+export async function overlaysWithBlocksOfJob(db: Db, jobId: string): Promise<OverlayWithBlocks[]> {
+  return (await db
+    .prepare(
+      `SELECT o.*, ba.sheet_id AS sheet_a_id, bb.sheet_id AS sheet_b_id,
             ba.type AS block_a_type, bb.type AS block_b_type,
             ba.bbox AS block_a_bbox, bb.bbox AS block_b_bbox
        FROM overlays o
@@ -27,34 +26,35 @@ export function overlaysWithBlocksOfJob(db: Db, jobId: string): OverlayWithBlock
        JOIN blocks bb ON bb.id = o.block_b_id
       WHERE o.job_id = ?
       ORDER BY o.created_at, o.id`,
-  ).all(jobId) as OverlayWithBlocks[];
+    )
+    .all(jobId)) as OverlayWithBlocks[];
 }
 
-export function changesOfOverlay(db: Db, overlayId: string): Row[] {
-  return prepared(db, 'SELECT * FROM changes WHERE overlay_id = ? ORDER BY created_at, id').all(
-    overlayId,
-  ) as Row[];
+export async function changesOfOverlay(db: Db, overlayId: string): Promise<Row[]> {
+  return (await db
+    .prepare('SELECT * FROM changes WHERE overlay_id = ? ORDER BY created_at, id')
+    .all(overlayId)) as Row[];
 }
 
-export function sheetsByIds(db: Db, ids: string[]): Map<string, Row> {
+export async function sheetsByIds(db: Db, ids: string[]): Promise<Map<string, Row>> {
   if (ids.length === 0) return new Map();
-  const rows = db
+  const rows = (await db
     .prepare(`SELECT * FROM sheets WHERE id IN (${ids.map(() => '?').join(',')})`)
-    .all(...ids) as Row[];
+    .all(...ids)) as Row[];
   return new Map(rows.map((r) => [r.id, r]));
 }
 
-export function rowById(
+export async function rowById(
   db: Db,
   table: 'drawings' | 'files' | 'projects' | 'jobs' | 'api_keys',
   id: string,
-): Row | undefined {
-  return prepared(db, `SELECT * FROM ${table} WHERE id = ?`).get(id) as Row | undefined;
+): Promise<Row | undefined> {
+  return (await db.prepare(`SELECT * FROM ${table} WHERE id = ?`).get(id)) as Row | undefined;
 }
 
 /** The file an export job stored, if an earlier run of that job got as far as storing it. */
-export function fileOfExportJob(db: Db, jobId: string): Row | undefined {
-  return prepared(db, 'SELECT * FROM files WHERE job_id = ?').get(jobId) as Row | undefined;
+export async function fileOfExportJob(db: Db, jobId: string): Promise<Row | undefined> {
+  return (await db.prepare('SELECT * FROM files WHERE job_id = ?').get(jobId)) as Row | undefined;
 }
 
 /**
@@ -62,7 +62,7 @@ export function fileOfExportJob(db: Db, jobId: string): Row | undefined {
  * that made it. `id` and `createdAt` are chosen by the caller, who wrote the bytes under the key
  * they determine (bytes first, then the row: a row never points at missing bytes).
  */
-export function insertExportFile(
+export async function insertExportFile(
   db: Db,
   f: {
     id: string;
@@ -76,24 +76,25 @@ export function insertExportFile(
     objectKey: string;
     createdAt: string;
   },
-): Row {
-  prepared(
-    db,
-    `INSERT INTO files (id, organization_id, project_id, filename, content_type, declared_size, size_bytes, sha256, status, object_key, job_id, created_at, updated_at)
+): Promise<Row> {
+  await db
+    .prepare(
+      `INSERT INTO files (id, organization_id, project_id, filename, content_type, declared_size, size_bytes, sha256, status, object_key, job_id, created_at, updated_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'uploaded', ?, ?, ?, ?)`,
-  ).run(
-    f.id,
-    f.organizationId,
-    f.projectId,
-    f.filename,
-    f.contentType,
-    f.size,
-    f.size,
-    f.sha256,
-    f.objectKey,
-    f.jobId,
-    f.createdAt,
-    f.createdAt,
-  );
-  return prepared(db, 'SELECT * FROM files WHERE id = ?').get(f.id) as Row;
+    )
+    .run(
+      f.id,
+      f.organizationId,
+      f.projectId,
+      f.filename,
+      f.contentType,
+      f.size,
+      f.size,
+      f.sha256,
+      f.objectKey,
+      f.jobId,
+      f.createdAt,
+      f.createdAt,
+    );
+  return (await db.prepare('SELECT * FROM files WHERE id = ?').get(f.id)) as Row;
 }

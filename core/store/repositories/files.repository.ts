@@ -1,10 +1,9 @@
 import { monotonicNow } from '../../domain/clock';
 import { newId } from '../../domain/ids';
 import type { Db } from '../db';
-import { prepared } from '../statement-cache';
 import type { Row } from './row';
 
-export function insertFile(
+export async function insertFile(
   db: Db,
   a: {
     organizationId: string;
@@ -14,36 +13,38 @@ export function insertFile(
     declaredSize: number | null;
     objectKey: (createdAt: string, id: string) => string;
   },
-): Row {
+): Promise<Row> {
   const id = newId('file');
   const now = monotonicNow();
-  prepared(
-    db,
-    `INSERT INTO files (id, organization_id, project_id, filename, content_type, declared_size, status, object_key, created_at, updated_at)
+  await db
+    .prepare(
+      `INSERT INTO files (id, organization_id, project_id, filename, content_type, declared_size, status, object_key, created_at, updated_at)
      VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
-  ).run(
-    id,
-    a.organizationId,
-    a.projectId,
-    a.filename,
-    a.contentType,
-    a.declaredSize,
-    a.objectKey(now, id),
-    now,
-    now,
-  );
-  return prepared(db, 'SELECT * FROM files WHERE id = ?').get(id) as Row;
+    )
+    .run(
+      id,
+      a.organizationId,
+      a.projectId,
+      a.filename,
+      a.contentType,
+      a.declaredSize,
+      a.objectKey(now, id),
+      now,
+      now,
+    );
+  return (await db.prepare('SELECT * FROM files WHERE id = ?').get(id)) as Row;
 }
 
-export function markUploaded(db: Db, id: string, size: number, sha256: string): Row {
-  prepared(
-    db,
-    `UPDATE files SET status = 'uploaded', size_bytes = ?, sha256 = ?, updated_at = ? WHERE id = ?`,
-  ).run(size, sha256, monotonicNow(), id);
-  return prepared(db, 'SELECT * FROM files WHERE id = ?').get(id) as Row;
+export async function markUploaded(db: Db, id: string, size: number, sha256: string): Promise<Row> {
+  await db
+    .prepare(
+      `UPDATE files SET status = 'uploaded', size_bytes = ?, sha256 = ?, updated_at = ? WHERE id = ?`,
+    )
+    .run(size, sha256, monotonicNow(), id);
+  return (await db.prepare('SELECT * FROM files WHERE id = ?').get(id)) as Row;
 }
 
 /** Any-organization lookup for the signed upload route, whose signature is the credential. */
-export function getFileById(db: Db, id: string): Row | undefined {
-  return prepared(db, 'SELECT * FROM files WHERE id = ?').get(id) as Row | undefined;
+export async function getFileById(db: Db, id: string): Promise<Row | undefined> {
+  return (await db.prepare('SELECT * FROM files WHERE id = ?').get(id)) as Row | undefined;
 }

@@ -1,5 +1,4 @@
 import type { Db } from '../db';
-import { prepared } from '../statement-cache';
 
 export interface IdempotencyRow {
   organization_id: string;
@@ -21,7 +20,7 @@ export type ClaimResult = { outcome: 'claimed' } | { outcome: 'existing'; row: I
  * Atomically claims a key for a request, or returns the record already holding it. Expired records
  * (older than their 24 h lifetime) are replaced, so a key can be reused after it expires.
  */
-export function claimKey(
+export async function claimKey(
   db: Db,
   a: {
     organizationId: string;
@@ -32,68 +31,74 @@ export function claimKey(
     now: Date;
     ttlMs: number;
   },
-): ClaimResult {
-  return db.transaction((): ClaimResult => {
-    const row = prepared(
-      db,
-      'SELECT * FROM idempotency_keys WHERE organization_id = ? AND idem_key = ?',
-    ).get(a.organizationId, a.key) as IdempotencyRow | undefined;
+): Promise<ClaimResult> {
+  return await db.transaction(async (tx): Promise<ClaimResult> => {
+    const row = (await tx
+      .prepare('SELECT * FROM idempotency_keys WHERE organization_id = ? AND idem_key = ?')
+      .get(a.organizationId, a.key)) as IdempotencyRow | undefined;
     if (row && row.expires_at > a.now.toISOString()) return { outcome: 'existing', row };
     if (row)
-      prepared(db, 'DELETE FROM idempotency_keys WHERE organization_id = ? AND idem_key = ?').run(
+      await tx
+        .prepare('DELETE FROM idempotency_keys WHERE organization_id = ? AND idem_key = ?')
+        .run(a.organizationId, a.key);
+    await tx
+      .prepare(
+        `INSERT INTO idempotency_keys (organization_id, idem_key, method, route, body_hash, state, created_at, expires_at)
+       VALUES (?, ?, ?, ?, ?, 'processing', ?, ?)`,
+      )
+      .run(
         a.organizationId,
         a.key,
+        a.method,
+        a.route,
+        a.bodyHash,
+        a.now.toISOString(),
+        new Date(a.now.getTime() + a.ttlMs).toISOString(),
       );
-    prepared(
-      db,
-      `INSERT INTO idempotency_keys (organization_id, idem_key, method, route, body_hash, state, created_at, expires_at)
-       VALUES (?, ?, ?, ?, ?, 'processing', ?, ?)`,
-    ).run(
-      a.organizationId,
-      a.key,
-      a.method,
-      a.route,
-      a.bodyHash,
-      a.now.toISOString(),
-      new Date(a.now.getTime() + a.ttlMs).toISOString(),
-    );
     return { outcome: 'claimed' };
-  })();
+  });
 }
 
-export function getKey(db: Db, organizationId: string, key: string): IdempotencyRow | undefined {
-  return prepared(
-    db,
-    'SELECT * FROM idempotency_keys WHERE organization_id = ? AND idem_key = ?',
-  ).get(organizationId, key) as IdempotencyRow | undefined;
+export async function getKey(
+  db: Db,
+  organizationId: string,
+  key: string,
+): Promise<IdempotencyRow | undefined> {
+  return (await db
+    .prepare('SELECT * FROM idempotency_keys WHERE organization_id = ? AND idem_key = ?')
+    .get(organizationId, key)) as IdempotencyRow | undefined;
 }
 
-export function completeKey(
+export async function completeKey(
   db: Db,
   organizationId: string,
   key: string,
   response: { status: number; headers: Record<string, string>; body: string },
-): void {
-  prepared(
-    db,
-    `UPDATE idempotency_keys SET state = 'done', response_status = ?, response_headers = ?, response_body = ?
+): Promise<void> {
+  await db
+    .prepare(
+      `UPDATE idempotency_keys SET state = 'done', response_status = ?, response_headers = ?, response_body = ?
      WHERE organization_id = ? AND idem_key = ? AND state = 'processing'`,
-  ).run(response.status, JSON.stringify(response.headers), response.body, organizationId, key);
+    )
+    .run(response.status, JSON.stringify(response.headers), response.body, organizationId, key);
 }
 
-export function releaseKey(db: Db, organizationId: string, key: string): void {
-  prepared(
-    db,
-    `DELETE FROM idempotency_keys WHERE organization_id = ? AND idem_key = ? AND state = 'processing'`,
-  ).run(organizationId, key);
+export async function releaseKey(db: Db, organizationId: string, key: string): Promise<void> {
+  await db
+    .prepare(
+      `DELETE FROM idempotency_keys WHERE organization_id = ? AND idem_key = ? AND state = 'processing'`,
+    )
+    .run(organizationId, key);
 }
 
 /** Boot-time reconciliation: requests that were in flight when the process died are released. */
-export function releaseAllProcessing(db: Db): number {
-  return prepared(db, `DELETE FROM idempotency_keys WHERE state = 'processing'`).run().changes;
+export async function releaseAllProcessing(db: Db): Promise<number> {
+  return (await db.prepare(`DELETE FROM idempotency_keys WHERE state = 'processing'`).run())
+    .changes;
 }
 
-export function deleteExpired(db: Db, now: Date): number {
-  return prepared(db, 'DELETE FROM idempotency_keys WHERE expires_at <= ?').run(now.toISOString())
-    .changes;
+export async function deleteExpired(db: Db, now: Date): Promise<number> {
+  return (
+    await db.prepare('DELETE FROM idempotency_keys WHERE expires_at <= ?').run(now.toISOString())
+  ).changes;
 }

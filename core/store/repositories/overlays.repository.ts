@@ -1,7 +1,6 @@
 import { monotonicNow } from '../../domain/clock';
 import { newId } from '../../domain/ids';
 import type { Db } from '../db';
-import { prepared } from '../statement-cache';
 import type { Row } from './row';
 
 // Overlays and change regions written by the compare and analyze jobs (contract §4, §6).
@@ -25,60 +24,62 @@ export interface NewOverlay {
   images: Record<string, string>;
 }
 
-export function overlayFor(
+export async function overlayFor(
   db: Db,
   jobId: string,
   blockAId: string,
   blockBId: string,
-): Row | undefined {
-  return prepared(
-    db,
-    'SELECT * FROM overlays WHERE job_id = ? AND block_a_id = ? AND block_b_id = ?',
-  ).get(jobId, blockAId, blockBId) as Row | undefined;
+): Promise<Row | undefined> {
+  return (await db
+    .prepare('SELECT * FROM overlays WHERE job_id = ? AND block_a_id = ? AND block_b_id = ?')
+    .get(jobId, blockAId, blockBId)) as Row | undefined;
 }
 
-export function overlaysOfJob(db: Db, jobId: string): Row[] {
-  return prepared(db, 'SELECT * FROM overlays WHERE job_id = ? ORDER BY created_at, id').all(
-    jobId,
-  ) as Row[];
+export async function overlaysOfJob(db: Db, jobId: string): Promise<Row[]> {
+  return (await db
+    .prepare('SELECT * FROM overlays WHERE job_id = ? ORDER BY created_at, id')
+    .all(jobId)) as Row[];
 }
 
-export function countOverlaysOfJob(db: Db, jobId: string): number {
+export async function countOverlaysOfJob(db: Db, jobId: string): Promise<number> {
   return (
-    prepared(db, 'SELECT count(*) AS n FROM overlays WHERE job_id = ?').get(jobId) as { n: number }
+    (await db.prepare('SELECT count(*) AS n FROM overlays WHERE job_id = ?').get(jobId)) as {
+      n: number;
+    }
   ).n;
 }
 
 /** Inserts the overlay unless this job already stored that block pair; returns the stored row. */
-export function insertOverlay(db: Db, o: NewOverlay, id = newId('overlay')): Row {
+export async function insertOverlay(db: Db, o: NewOverlay, id = newId('overlay')): Promise<Row> {
   const now = monotonicNow();
-  prepared(
-    db,
-    `INSERT INTO overlays (id, organization_id, project_id, job_id, block_a_id, block_b_id, score, width, height, transform, alignment, stats, images, created_at, updated_at)
+  await db
+    .prepare(
+      `INSERT INTO overlays (id, organization_id, project_id, job_id, block_a_id, block_b_id, score, width, height, transform, alignment, stats, images, created_at, updated_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (job_id, block_a_id, block_b_id) DO NOTHING`,
-  ).run(
-    id,
-    o.organizationId,
-    o.projectId,
-    o.jobId,
-    o.blockAId,
-    o.blockBId,
-    o.score,
-    o.width,
-    o.height,
-    JSON.stringify(o.transform),
-    JSON.stringify(o.alignment),
-    JSON.stringify(o.stats),
-    JSON.stringify(o.images),
-    now,
-    now,
-  );
-  return overlayFor(db, o.jobId, o.blockAId, o.blockBId)!;
+    )
+    .run(
+      id,
+      o.organizationId,
+      o.projectId,
+      o.jobId,
+      o.blockAId,
+      o.blockBId,
+      o.score,
+      o.width,
+      o.height,
+      JSON.stringify(o.transform),
+      JSON.stringify(o.alignment),
+      JSON.stringify(o.stats),
+      JSON.stringify(o.images),
+      now,
+      now,
+    );
+  return (await overlayFor(db, o.jobId, o.blockAId, o.blockBId))!;
 }
 
-export function getOverlayById(db: Db, id: string): Row | undefined {
-  return prepared(db, 'SELECT * FROM overlays WHERE id = ?').get(id) as Row | undefined;
+export async function getOverlayById(db: Db, id: string): Promise<Row | undefined> {
+  return (await db.prepare('SELECT * FROM overlays WHERE id = ?').get(id)) as Row | undefined;
 }
 
 export interface NewChange {
@@ -101,17 +102,20 @@ export interface NewChange {
  * Stores an overlay's change regions in place of its earlier ones; `score`, when given, becomes the
  * overlay's score in the same transaction (change detection may hold it below 1, see score.ts).
  */
-export function replaceChanges(db: Db, overlay: Row, changes: NewChange[], score?: number): void {
-  db.transaction(() => {
-    prepared(db, 'DELETE FROM changes WHERE overlay_id = ?').run(overlay.id);
-    const ins = prepared(
-      db,
-      `INSERT INTO changes (id, organization_id, project_id, overlay_id, bbox, kind, category, area_px, confidence, text_before, text_after, description, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
+export async function replaceChanges(
+  db: Db,
+  overlay: Row,
+  changes: NewChange[],
+  score?: number,
+): Promise<void> {
+  await db.transaction(async (tx) => {
+    await tx.prepare('DELETE FROM changes WHERE overlay_id = ?').run(overlay.id);
+    const ins =
+      tx.prepare(`INSERT INTO changes (id, organization_id, project_id, overlay_id, bbox, kind, category, area_px, confidence, text_before, text_after, description, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
     for (const c of changes) {
       const now = monotonicNow();
-      ins.run(
+      await ins.run(
         newId('change'),
         overlay.organization_id,
         overlay.project_id,
@@ -128,11 +132,12 @@ export function replaceChanges(db: Db, overlay: Row, changes: NewChange[], score
         now,
       );
     }
-    prepared(
-      db,
-      'UPDATE overlays SET has_changes = 1, change_count = ?, score = coalesce(?, score), updated_at = ? WHERE id = ?',
-    ).run(changes.length, score ?? null, monotonicNow(), overlay.id);
-  })();
+    await tx
+      .prepare(
+        'UPDATE overlays SET has_changes = 1, change_count = ?, score = coalesce(?, score), updated_at = ? WHERE id = ?',
+      )
+      .run(changes.length, score ?? null, monotonicNow(), overlay.id);
+  });
 }
 
 export interface TextRun {
@@ -142,48 +147,51 @@ export interface TextRun {
 }
 
 /** A sheet's text runs and markup words (search index rows of kind 'text' and 'markup'), sheet pixels. */
-export function sheetTextRuns(db: Db, sheetId: string): TextRun[] {
-  const rows = prepared(
-    db,
-    "SELECT text, bbox FROM search_index WHERE sheet_id = ? AND kind IN ('text', 'markup')",
-  ).all(sheetId) as { text: string; bbox: string | null }[];
+export async function sheetTextRuns(db: Db, sheetId: string): Promise<TextRun[]> {
+  const rows = (await db
+    .prepare(
+      "SELECT text, bbox FROM search_index WHERE sheet_id = ? AND kind IN ('text', 'markup')",
+    )
+    .all(sheetId)) as { text: string; bbox: string | null }[];
   const out: TextRun[] = [];
   for (const r of rows)
     if (r.bbox) out.push({ text: r.text, bbox: JSON.parse(r.bbox) as TextRun['bbox'] });
   return out;
 }
 
-export function sheetsOfDrawing(db: Db, drawingId: string): Row[] {
-  return prepared(db, 'SELECT * FROM sheets WHERE drawing_id = ? ORDER BY page_index').all(
-    drawingId,
-  ) as Row[];
+export async function sheetsOfDrawing(db: Db, drawingId: string): Promise<Row[]> {
+  return (await db
+    .prepare('SELECT * FROM sheets WHERE drawing_id = ? ORDER BY page_index')
+    .all(drawingId)) as Row[];
 }
 
-export function blocksOfSheet(db: Db, sheetId: string): Row[] {
-  return prepared(db, 'SELECT * FROM blocks WHERE sheet_id = ? ORDER BY created_at, id').all(
-    sheetId,
-  ) as Row[];
+export async function blocksOfSheet(db: Db, sheetId: string): Promise<Row[]> {
+  return (await db
+    .prepare('SELECT * FROM blocks WHERE sheet_id = ? ORDER BY created_at, id')
+    .all(sheetId)) as Row[];
 }
 
-export function blockCountsOfDrawing(db: Db, drawingId: string): Map<string, number> {
-  const rows = prepared(
-    db,
-    'SELECT sheet_id, count(*) AS n FROM blocks WHERE drawing_id = ? GROUP BY sheet_id',
-  ).all(drawingId) as { sheet_id: string; n: number }[];
+export async function blockCountsOfDrawing(
+  db: Db,
+  drawingId: string,
+): Promise<Map<string, number>> {
+  const rows = (await db
+    .prepare('SELECT sheet_id, count(*) AS n FROM blocks WHERE drawing_id = ? GROUP BY sheet_id')
+    .all(drawingId)) as { sheet_id: string; n: number }[];
   return new Map(rows.map((r) => [r.sheet_id, r.n]));
 }
 
-export function getById(
+export async function getById(
   db: Db,
   table: 'sheets' | 'blocks' | 'drawings',
   id: string,
-): Row | undefined {
-  return prepared(db, `SELECT * FROM ${table} WHERE id = ?`).get(id) as Row | undefined;
+): Promise<Row | undefined> {
+  return (await db.prepare(`SELECT * FROM ${table} WHERE id = ?`).get(id)) as Row | undefined;
 }
 
-export function blockCountOfSheet(db: Db, sheetId: string): number {
+export async function blockCountOfSheet(db: Db, sheetId: string): Promise<number> {
   return (
-    prepared(db, 'SELECT count(*) AS n FROM blocks WHERE sheet_id = ?').get(sheetId) as {
+    (await db.prepare('SELECT count(*) AS n FROM blocks WHERE sheet_id = ?').get(sheetId)) as {
       n: number;
     }
   ).n;

@@ -1,5 +1,4 @@
 import type { Db } from '../db';
-import { prepared } from '../statement-cache';
 
 // Full-text queries behind POST /projects/{id}/search and /ask (contract §7). Five sources, each an
 // FTS5 index: sheet numbers/titles, block titles, change descriptions, symbol labels (migration
@@ -96,31 +95,31 @@ const params = (scope: SearchScope, match: string, limit: number) => ({
  */
 export const RANK_CAP = 1000;
 
-function rankedOrRecent<T>(
+async function rankedOrRecent<T>(
   db: Db,
   fts: string,
   select: string,
   rankedOrder: string,
   recentOrder: string,
   p: ReturnType<typeof params>,
-): T[] {
+): Promise<T[]> {
   const broad =
-    prepared(db, `SELECT rowid FROM ${fts} WHERE ${fts} MATCH ? LIMIT 1 OFFSET ${RANK_CAP}`).get(
-      p.match,
-    ) !== undefined;
-  return prepared(db, `${select} ORDER BY ${broad ? recentOrder : rankedOrder} LIMIT @limit`).all(
-    p,
-  ) as T[];
+    (await db
+      .prepare(`SELECT rowid FROM ${fts} WHERE ${fts} MATCH ? LIMIT 1 OFFSET ${RANK_CAP}`)
+      .get(p.match)) !== undefined;
+  return (await db
+    .prepare(`${select} ORDER BY ${broad ? recentOrder : rankedOrder} LIMIT @limit`)
+    .all(p)) as T[];
 }
 
-export function searchSheets(
+export async function searchSheets(
   db: Db,
   scope: SearchScope,
   match: string,
   limit: number,
-): SheetHitRow[] {
+): Promise<SheetHitRow[]> {
   // The number column weighs more than the title: "S101" should rank the sheet S101 first.
-  return rankedOrRecent<SheetHitRow>(
+  return await rankedOrRecent<SheetHitRow>(
     db,
     'sheet_search',
     `SELECT s.id, s.sheet_number, s.title, s.drawing_id, bm25(sheet_search, 4.0, 1.0) AS r
@@ -136,13 +135,13 @@ export function searchSheets(
  * View titles and types. Sheet blocks are left out: the whole page is the sheet, found by the sheet's
  * number, title and text; its block would answer "sheet" (its type) for every sheet of the project.
  */
-export function searchBlocks(
+export async function searchBlocks(
   db: Db,
   scope: SearchScope,
   match: string,
   limit: number,
-): BlockHitRow[] {
-  return rankedOrRecent<BlockHitRow>(
+): Promise<BlockHitRow[]> {
+  return await rankedOrRecent<BlockHitRow>(
     db,
     'block_search',
     `SELECT b.id, b.title, b.type, b.bbox, s.id AS sheet_id, s.sheet_number, s.drawing_id, bm25(block_search, 2.0, 1.0) AS r
@@ -154,8 +153,13 @@ export function searchBlocks(
   );
 }
 
-export function searchText(db: Db, scope: SearchScope, match: string, limit: number): TextHitRow[] {
-  return rankedOrRecent<TextHitRow>(
+export async function searchText(
+  db: Db,
+  scope: SearchScope,
+  match: string,
+  limit: number,
+): Promise<TextHitRow[]> {
+  return await rankedOrRecent<TextHitRow>(
     db,
     'search_index',
     `SELECT i.rowid AS rid, i.text, i.kind, i.bbox, s.id AS sheet_id, s.sheet_number, s.drawing_id, bm25(search_index) AS r
@@ -167,15 +171,15 @@ export function searchText(db: Db, scope: SearchScope, match: string, limit: num
   );
 }
 
-export function searchChanges(
+export async function searchChanges(
   db: Db,
   scope: SearchScope,
   match: string,
   limit: number,
-): ChangeHitRow[] {
+): Promise<ChangeHitRow[]> {
   // A change belongs to a pair of drawings; the drawing filter accepts either side. Its sheet and
   // box are block A's (the overlay's frame), so the box can be drawn on that sheet.
-  return rankedOrRecent<ChangeHitRow>(
+  return await rankedOrRecent<ChangeHitRow>(
     db,
     'change_search',
     `SELECT c.id, c.overlay_id, c.description, c.text_before, c.text_after, c.note, c.kind, c.category, c.bbox,
@@ -193,13 +197,13 @@ export function searchChanges(
   );
 }
 
-export function searchSymbols(
+export async function searchSymbols(
   db: Db,
   scope: SearchScope,
   match: string,
   limit: number,
-): SymbolHitRow[] {
-  return rankedOrRecent<SymbolHitRow>(
+): Promise<SymbolHitRow[]> {
+  return await rankedOrRecent<SymbolHitRow>(
     db,
     'symbol_search',
     `SELECT y.id, y.label, y.bbox, y.confidence, s.id AS sheet_id, s.sheet_number, s.drawing_id, bm25(symbol_search) AS r
@@ -215,9 +219,9 @@ export function searchSymbols(
  * Re-reads every external-content index from its table. Needed only after something renumbers
  * rowids (a VACUUM); cheap enough to run at any time.
  */
-export function rebuildRecordSearch(db: Db): void {
+export async function rebuildRecordSearch(db: Db): Promise<void> {
   for (const t of ['sheet_search', 'block_search', 'change_search', 'symbol_search'])
-    db.exec(`INSERT INTO ${t} (${t}) VALUES ('rebuild')`);
+    await db.exec(`INSERT INTO ${t} (${t}) VALUES ('rebuild')`);
 }
 
 // ── Reads for /ask: the project's records by what a question names ──────────────────────────────
@@ -231,11 +235,16 @@ export interface DrawingRow {
   created_at: string;
 }
 
-export function projectDrawings(db: Db, organizationId: string, projectId: string): DrawingRow[] {
-  return prepared(
-    db,
-    'SELECT id, name, revision, status, issued_at, created_at FROM drawings WHERE organization_id = ? AND project_id = ? ORDER BY created_at, id',
-  ).all(organizationId, projectId) as DrawingRow[];
+export async function projectDrawings(
+  db: Db,
+  organizationId: string,
+  projectId: string,
+): Promise<DrawingRow[]> {
+  return (await db
+    .prepare(
+      'SELECT id, name, revision, status, issued_at, created_at FROM drawings WHERE organization_id = ? AND project_id = ? ORDER BY created_at, id',
+    )
+    .all(organizationId, projectId)) as DrawingRow[];
 }
 
 export interface SheetRow {
@@ -247,11 +256,16 @@ export interface SheetRow {
   created_at: string;
 }
 
-export function projectSheets(db: Db, organizationId: string, projectId: string): SheetRow[] {
-  return prepared(
-    db,
-    'SELECT id, drawing_id, sheet_number, title, page_index, created_at FROM sheets WHERE organization_id = ? AND project_id = ? ORDER BY created_at, id',
-  ).all(organizationId, projectId) as SheetRow[];
+export async function projectSheets(
+  db: Db,
+  organizationId: string,
+  projectId: string,
+): Promise<SheetRow[]> {
+  return (await db
+    .prepare(
+      'SELECT id, drawing_id, sheet_number, title, page_index, created_at FROM sheets WHERE organization_id = ? AND project_id = ? ORDER BY created_at, id',
+    )
+    .all(organizationId, projectId)) as SheetRow[];
 }
 
 export interface OverlayPairRow {
@@ -282,34 +296,36 @@ const OVERLAY_PAIRS = `SELECT o.id, o.job_id, o.score, o.stats, o.alignment, o.h
   FROM overlays o JOIN blocks ba ON ba.id = o.block_a_id JOIN blocks bb ON bb.id = o.block_b_id`;
 
 /** Overlays comparing drawing `x` with drawing `y` (either side), oldest first. */
-export function overlaysBetweenDrawings(
+export async function overlaysBetweenDrawings(
   db: Db,
   organizationId: string,
   x: string,
   y: string,
-): OverlayPairRow[] {
-  return prepared(
-    db,
-    `${OVERLAY_PAIRS} WHERE o.organization_id = ?
+): Promise<OverlayPairRow[]> {
+  return (await db
+    .prepare(
+      `${OVERLAY_PAIRS} WHERE o.organization_id = ?
        AND ((ba.drawing_id = ? AND bb.drawing_id = ?) OR (ba.drawing_id = ? AND bb.drawing_id = ?))
      ORDER BY o.created_at, o.id`,
-  ).all(organizationId, x, y, y, x) as OverlayPairRow[];
+    )
+    .all(organizationId, x, y, y, x)) as OverlayPairRow[];
 }
 
 /** Overlays that involve any of the given sheets (either side), oldest first. */
-export function overlaysOfSheets(
+export async function overlaysOfSheets(
   db: Db,
   organizationId: string,
   sheetIds: string[],
-): OverlayPairRow[] {
+): Promise<OverlayPairRow[]> {
   if (sheetIds.length === 0) return [];
   const marks = sheetIds.map(() => '?').join(',');
   // The number of marks varies with the question; prepared() caches one statement per count.
-  return prepared(
-    db,
-    `${OVERLAY_PAIRS} WHERE o.organization_id = ? AND (ba.sheet_id IN (${marks}) OR bb.sheet_id IN (${marks}))
+  return (await db
+    .prepare(
+      `${OVERLAY_PAIRS} WHERE o.organization_id = ? AND (ba.sheet_id IN (${marks}) OR bb.sheet_id IN (${marks}))
      ORDER BY o.created_at, o.id`,
-  ).all(organizationId, ...sheetIds, ...sheetIds) as OverlayPairRow[];
+    )
+    .all(organizationId, ...sheetIds, ...sheetIds)) as OverlayPairRow[];
 }
 
 export interface ChangeRow {
@@ -324,20 +340,21 @@ export interface ChangeRow {
   bbox: string;
 }
 
-export function changesOfOverlays(
+export async function changesOfOverlays(
   db: Db,
   organizationId: string,
   overlayIds: string[],
-): ChangeRow[] {
+): Promise<ChangeRow[]> {
   const out: ChangeRow[] = [];
   for (let i = 0; i < overlayIds.length; i += 200) {
     const chunk = overlayIds.slice(i, i + 200);
     out.push(
-      ...(prepared(
-        db,
-        `SELECT id, overlay_id, kind, category, description, text_before, text_after, review_status, bbox FROM changes
+      ...((await db
+        .prepare(
+          `SELECT id, overlay_id, kind, category, description, text_before, text_after, review_status, bbox FROM changes
          WHERE organization_id = ? AND overlay_id IN (${chunk.map(() => '?').join(',')}) ORDER BY area_px DESC, id`,
-      ).all(organizationId, ...chunk) as ChangeRow[]),
+        )
+        .all(organizationId, ...chunk)) as ChangeRow[]),
     );
   }
   return out;
@@ -351,27 +368,33 @@ export interface SymbolCountRow {
 }
 
 /** Symbol instances per sheet for labels equal (case-insensitively) to one of `labels`. */
-export function symbolCounts(
+export async function symbolCounts(
   db: Db,
   organizationId: string,
   projectId: string,
   labels: string[],
-): SymbolCountRow[] {
+): Promise<SymbolCountRow[]> {
   if (labels.length === 0) return [];
-  return prepared(
-    db,
-    `SELECT sheet_id, label, count(*) AS n, group_concat(id) AS ids FROM symbols
+  return (await db
+    .prepare(
+      `SELECT sheet_id, label, count(*) AS n, group_concat(id) AS ids FROM symbols
      WHERE organization_id = ? AND project_id = ? AND lower(label) IN (${labels.map(() => '?').join(',')})
      GROUP BY sheet_id, label ORDER BY n DESC, sheet_id`,
-  ).all(organizationId, projectId, ...labels.map((l) => l.toLowerCase())) as SymbolCountRow[];
+    )
+    .all(organizationId, projectId, ...labels.map((l) => l.toLowerCase()))) as SymbolCountRow[];
 }
 
-export function projectSymbolLabels(db: Db, organizationId: string, projectId: string): string[] {
+export async function projectSymbolLabels(
+  db: Db,
+  organizationId: string,
+  projectId: string,
+): Promise<string[]> {
   return (
-    prepared(
-      db,
-      'SELECT DISTINCT label FROM symbols WHERE organization_id = ? AND project_id = ? ORDER BY label',
-    ).all(organizationId, projectId) as {
+    (await db
+      .prepare(
+        'SELECT DISTINCT label FROM symbols WHERE organization_id = ? AND project_id = ? ORDER BY label',
+      )
+      .all(organizationId, projectId)) as {
       label: string;
     }[]
   ).map((r) => r.label);

@@ -1,7 +1,6 @@
 import { monotonicNow } from '../../domain/clock';
 import { newId } from '../../domain/ids';
 import type { Db } from '../db';
-import { prepared } from '../statement-cache';
 import type { Row } from './row';
 
 // Detected symbol instances written by the parse job (contract §4 Symbol, §7). A parse job stores
@@ -28,25 +27,25 @@ export interface ParseUnit {
 }
 
 /** Replaces the unit's instances from an earlier attempt of the same job with `symbols`. Call inside a transaction. */
-export function replaceUnitSymbols(db: Db, unit: ParseUnit, symbols: readonly NewSymbol[]): void {
+export async function replaceUnitSymbols(
+  db: Db,
+  unit: ParseUnit,
+  symbols: readonly NewSymbol[],
+): Promise<void> {
   if (unit.blockId)
-    prepared(db, 'DELETE FROM symbols WHERE job_id = ? AND block_id = ?').run(
-      unit.jobId,
-      unit.blockId,
-    );
+    await db
+      .prepare('DELETE FROM symbols WHERE job_id = ? AND block_id = ?')
+      .run(unit.jobId, unit.blockId);
   else
-    prepared(db, 'DELETE FROM symbols WHERE job_id = ? AND sheet_id = ?').run(
-      unit.jobId,
-      unit.sheetId,
-    );
-  const insert = prepared(
-    db,
-    `INSERT INTO symbols (id, organization_id, project_id, job_id, sheet_id, block_id, label, bbox, confidence, rotation, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  );
+    await db
+      .prepare('DELETE FROM symbols WHERE job_id = ? AND sheet_id = ?')
+      .run(unit.jobId, unit.sheetId);
+  const insert =
+    db.prepare(`INSERT INTO symbols (id, organization_id, project_id, job_id, sheet_id, block_id, label, bbox, confidence, rotation, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   for (const s of symbols) {
     const now = monotonicNow();
-    insert.run(
+    await insert.run(
       newId('symbol'),
       unit.organizationId,
       unit.projectId,
@@ -69,45 +68,52 @@ export interface LabelCount {
   count: number;
 }
 
-export function symbolCountsOfJob(db: Db, jobId: string): LabelCount[] {
-  return prepared(
-    db,
-    'SELECT sheet_id, label, count(*) AS count FROM symbols WHERE job_id = ? GROUP BY sheet_id, label ORDER BY sheet_id, label',
-  ).all(jobId) as LabelCount[];
+export async function symbolCountsOfJob(db: Db, jobId: string): Promise<LabelCount[]> {
+  return (await db
+    .prepare(
+      'SELECT sheet_id, label, count(*) AS count FROM symbols WHERE job_id = ? GROUP BY sheet_id, label ORDER BY sheet_id, label',
+    )
+    .all(jobId)) as LabelCount[];
 }
 
 /** Sheets a parse job has scanned so far: its progress counter, one unit per sheet or block scanned (credits: 1 per sheet). */
-export function parseSheetsScanned(db: Db, jobId: string): number {
-  const r = prepared(db, 'SELECT progress_completed AS n FROM jobs WHERE id = ?').get(jobId) as
-    { n: number } | undefined;
+export async function parseSheetsScanned(db: Db, jobId: string): Promise<number> {
+  const r = (await db
+    .prepare('SELECT progress_completed AS n FROM jobs WHERE id = ?')
+    .get(jobId)) as { n: number } | undefined;
   return r?.n ?? 0;
 }
 
 /** Completed parse jobs of a project, newest first (candidates for a revision baseline). */
-export function completedParseJobs(db: Db, projectId: string, excludeJobId: string): Row[] {
-  return prepared(
-    db,
-    `SELECT * FROM jobs WHERE project_id = ? AND type = 'parse' AND status = 'Completed' AND parent_id IS NULL AND id <> ?
+export async function completedParseJobs(
+  db: Db,
+  projectId: string,
+  excludeJobId: string,
+): Promise<Row[]> {
+  return (await db
+    .prepare(
+      `SELECT * FROM jobs WHERE project_id = ? AND type = 'parse' AND status = 'Completed' AND parent_id IS NULL AND id <> ?
      ORDER BY created_at DESC, id DESC`,
-  ).all(projectId, excludeJobId) as Row[];
+    )
+    .all(projectId, excludeJobId)) as Row[];
 }
 
-export function sheetsOfDrawingOrdered(db: Db, drawingId: string): Row[] {
-  return prepared(db, 'SELECT * FROM sheets WHERE drawing_id = ? ORDER BY page_index').all(
-    drawingId,
-  ) as Row[];
+export async function sheetsOfDrawingOrdered(db: Db, drawingId: string): Promise<Row[]> {
+  return (await db
+    .prepare('SELECT * FROM sheets WHERE drawing_id = ? ORDER BY page_index')
+    .all(drawingId)) as Row[];
 }
 
-export function blocksOfSheetOrdered(db: Db, sheetId: string): Row[] {
-  return prepared(db, 'SELECT * FROM blocks WHERE sheet_id = ? ORDER BY created_at, id').all(
-    sheetId,
-  ) as Row[];
+export async function blocksOfSheetOrdered(db: Db, sheetId: string): Promise<Row[]> {
+  return (await db
+    .prepare('SELECT * FROM blocks WHERE sheet_id = ? ORDER BY created_at, id')
+    .all(sheetId)) as Row[];
 }
 
-export function rowById(
+export async function rowById(
   db: Db,
   table: 'sheets' | 'blocks' | 'drawings' | 'jobs',
   id: string,
-): Row | undefined {
-  return prepared(db, `SELECT * FROM ${table} WHERE id = ?`).get(id) as Row | undefined;
+): Promise<Row | undefined> {
+  return (await db.prepare(`SELECT * FROM ${table} WHERE id = ?`).get(id)) as Row | undefined;
 }

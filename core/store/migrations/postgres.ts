@@ -1,0 +1,113 @@
+import type { Migration } from './index';
+import { sql as initial } from './001-initial.migration';
+import { sql as compare } from './003-compare.migration';
+import { sql as webhooks } from './004-webhooks.migration';
+import { sql as symbolIndexes } from './006-symbol-indexes.migration';
+import { sql as jobStalls } from './007-job-stalls.migration';
+import { sql as drawingIssued } from './009-drawing-issued.migration';
+import { sql as jobClaims } from './010-job-claims.migration';
+import { sql as exportFiles } from './011-export-files.migration';
+
+// The PostgreSQL schema (team mode), numbered and named exactly as the SQLite migrations
+// (index.ts), so one schema version means the same tables on both engines. Forward-only: append,
+// never edit one that has shipped.
+//
+// Tables, columns and types are the same as SQLite's: ids and timestamps are text (ISO 8601 UTC
+// with milliseconds, which sort as text), JSON is text, booleans are 0/1 integers. So every row
+// reads back the same on both engines and the repositories convert nothing. Migrations that are
+// plain DDL are SQLite's own text through `fromSqlite` (STRICT dropped, REAL and INTEGER widened
+// to PostgreSQL's double precision and bigint). Full-text search is PostgreSQL's own: a generated
+// `tsvector` column with a GIN index where SQLite has an FTS5 table (002, 005).
+
+/** SQLite DDL (STRICT tables, REAL, INTEGER) as PostgreSQL DDL. Only for the migrations above. */
+export function fromSqlite(sql: string): string {
+  return sql
+    .replace(/\)\s*STRICT\s*;/g, ');')
+    .replace(/\bREAL\b/g, 'DOUBLE PRECISION')
+    .replace(/\bINTEGER\b/g, 'BIGINT');
+}
+
+/**
+ * `bl_search_text(t)`: the text a search index holds — accents removed (FTS5's
+ * `remove_diacritics 2`) and `- _ / .` turned into spaces, so the sheet number `A-601` is the
+ * words `a` and `601` (PostgreSQL's parser would read `-601` as one negative number, and `601`
+ * would not find it; FTS5's unicode61 splits there too). IMMUTABLE so generated columns can use
+ * it: `unaccent` with its dictionary named is.
+ */
+const searchText = /* sql */ `
+CREATE EXTENSION IF NOT EXISTS unaccent;
+CREATE OR REPLACE FUNCTION bl_search_text(t text) RETURNS text
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  AS $$ SELECT regexp_replace(unaccent('unaccent'::regdictionary, coalesce(t, '')), '[-_/.]', ' ', 'g') $$;
+CREATE OR REPLACE FUNCTION bl_tsv(t text) RETURNS tsvector
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  AS $$ SELECT to_tsvector('simple'::regconfig, bl_search_text(t)) $$;
+`;
+
+/** Migration 002: the sheet text runs (SQLite: an FTS5 table whose rowid the search reads). */
+const searchIndex = /* sql */ `
+${searchText}
+CREATE TABLE search_index (
+  rowid BIGSERIAL PRIMARY KEY,
+  text TEXT NOT NULL,
+  kind TEXT,
+  ref_id TEXT,
+  sheet_id TEXT,
+  drawing_id TEXT,
+  project_id TEXT,
+  organization_id TEXT,
+  bbox TEXT,
+  tsv tsvector GENERATED ALWAYS AS (bl_tsv(text)) STORED
+);
+CREATE INDEX search_index_tsv ON search_index USING GIN (tsv);
+CREATE INDEX search_index_sheet ON search_index(sheet_id);
+CREATE INDEX search_index_drawing ON search_index(drawing_id);
+CREATE INDEX search_index_project ON search_index(project_id);
+`;
+
+/** Migration 005: searchable columns of sheets, blocks, changes and symbols. */
+const tsvColumn = (table: string, columns: string[]) => /* sql */ `
+ALTER TABLE ${table} ADD COLUMN search_tsv tsvector
+  GENERATED ALWAYS AS (bl_tsv(${columns.map((c) => `coalesce(${c}, '')`).join(` || ' ' || `)})) STORED;
+CREATE INDEX ${table}_search ON ${table} USING GIN (search_tsv);`;
+
+const searchRecords = [
+  tsvColumn('sheets', ['sheet_number', 'title']),
+  tsvColumn('blocks', ['title', 'type']),
+  tsvColumn('changes', ['description', 'text_before', 'text_after', 'note']),
+  tsvColumn('symbols', ['label']),
+  'CREATE INDEX IF NOT EXISTS symbols_sheet_label ON symbols(sheet_id, label);',
+  'CREATE INDEX IF NOT EXISTS changes_project ON changes(project_id);',
+].join('\n');
+
+/** Migration 008: every sheet gets its whole-sheet block (a no-op on a new database). */
+const sheetBlocks = /* sql */ `
+INSERT INTO blocks (id, organization_id, project_id, drawing_id, sheet_id, type, bbox, identifier, title, scale, image_key, created_at, updated_at)
+SELECT 'blk_' || substr(md5(random()::text || s.id), 1, 20), s.organization_id, s.project_id, s.drawing_id, s.id, 'Sheet',
+       json_build_object('x', 0, 'y', 0, 'width', s.width, 'height', s.height)::text, NULL, NULL, NULL, s.image_key,
+       s.created_at, s.created_at
+FROM sheets s
+WHERE NOT EXISTS (SELECT 1 FROM blocks b WHERE b.sheet_id = s.id AND b.type = 'Sheet');
+`;
+
+/** Migration 012: two more change categories (SQLite rebuilds the table; PostgreSQL swaps the CHECK). */
+const changeCategories = /* sql */ `
+ALTER TABLE changes DROP CONSTRAINT changes_category_check;
+ALTER TABLE changes ADD CONSTRAINT changes_category_check
+  CHECK (category IN ('geometry', 'text', 'dimension', 'annotation', 'title_block', 'fill', 'style', 'noise'));
+`;
+
+export const PG_MIGRATIONS: readonly Migration[] = [
+  { version: 1, name: 'initial', sql: fromSqlite(initial) },
+  { version: 2, name: 'search-index', sql: searchIndex },
+  { version: 3, name: 'compare', sql: fromSqlite(compare) },
+  { version: 4, name: 'webhooks', sql: fromSqlite(webhooks) },
+  { version: 5, name: 'search-records', sql: searchRecords },
+  { version: 6, name: 'symbol-indexes', sql: fromSqlite(symbolIndexes) },
+  { version: 7, name: 'job-stalls', sql: fromSqlite(jobStalls) },
+  { version: 8, name: 'sheet-blocks', sql: sheetBlocks },
+  { version: 9, name: 'drawing-issued', sql: fromSqlite(drawingIssued) },
+  { version: 10, name: 'job-claims', sql: fromSqlite(jobClaims) },
+  { version: 11, name: 'export-files', sql: fromSqlite(exportFiles) },
+  { version: 12, name: 'change-categories', sql: changeCategories },
+];
