@@ -27,11 +27,9 @@ import {
   type StoredObject,
   type SweepReport,
   type TokenPosition,
-  assertListLimit,
   assertValidKey,
   assertValidPrefix,
-  decodeToken,
-  encodeToken,
+  listPage,
 } from './object-store';
 
 /**
@@ -272,44 +270,13 @@ export class LocalObjectStore implements ObjectStore {
 
   // --- list -----------------------------------------------------------------------------------
 
-  async list(prefix: string, opts: ListOptions): Promise<ListPage> {
-    assertValidPrefix(prefix);
-    assertListLimit(opts.limit);
-    if (opts.direction !== 'forward' && opts.direction !== 'backward')
-      throw new TypeError(
-        `Expected 'forward' or 'backward' for direction but received '${String(opts.direction)}'.`,
-      );
-    const pos = opts.token != null ? decodeToken(prefix, opts.token) : null;
-    const forward = opts.direction === 'forward';
-    const found = await this.collect(this.walk(prefix, opts.direction, pos), opts.limit + 1);
-    const hasMore = found.length > opts.limit;
-    const page = found.slice(0, opts.limit);
-    if (!forward) page.reverse();
-    const first = page[0];
-    const last = page[page.length - 1];
-
-    // The token the caller came with bounds the far side; when the page is empty (neighbours
-    // deleted meanwhile) the way back is "up to and including" that boundary.
-    let farSide: TokenPosition | null = null;
-    if (pos !== null) {
-      const edge = forward ? first : last;
-      farSide =
-        edge !== undefined
-          ? { key: edge.key, inclusive: false }
-          : { key: pos.key, inclusive: !pos.inclusive };
-      const back: ListDirection = forward ? 'backward' : 'forward';
-      if (!(await this.any(this.walk(prefix, back, farSide)))) farSide = null;
-    }
-    const nearSide: TokenPosition | null = hasMore
-      ? { key: (forward ? last : first)!.key, inclusive: false }
-      : null;
-    const nextPos = forward ? nearSide : farSide;
-    const prevPos = forward ? farSide : nearSide;
-    return {
-      keys: page,
-      nextToken: nextPos === null ? null : encodeToken(prefix, nextPos),
-      prevToken: prevPos === null ? null : encodeToken(prefix, prevPos),
-    };
+  list(prefix: string, opts: ListOptions): Promise<ListPage> {
+    return listPage(
+      prefix,
+      opts,
+      (pos, direction, n) => this.collect(this.walk(prefix, direction, pos), n),
+      (bound, direction) => this.any(this.walk(prefix, direction, bound)),
+    );
   }
 
   /** Reads metadata of walked keys (skipping keys deleted meanwhile) until `n` are found. */

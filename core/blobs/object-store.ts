@@ -303,3 +303,55 @@ export function assertListLimit(limit: number): void {
       `Expected an integer between 1 and ${LIST_MAX_LIMIT} for limit but received ${limit}.`,
     );
 }
+
+/**
+ * One page of a keyset-paged listing, the same for every backend: validates the options, reads
+ * the page through `read` and sets the tokens. `read(pos, direction, n)` returns up to `n` entries
+ * after `pos` (null: from the start) in `direction`'s order (backward: last key first).
+ * `anyBeyond(bound, direction)` says whether some key lies past `bound` in `direction` — it
+ * decides whether the side the caller came from still has a token (keys there may have been
+ * deleted meanwhile).
+ */
+export async function listPage(
+  prefix: string,
+  opts: ListOptions,
+  read: (pos: TokenPosition | null, direction: ListDirection, n: number) => Promise<ListEntry[]>,
+  anyBeyond: (bound: TokenPosition, direction: ListDirection) => Promise<boolean>,
+): Promise<ListPage> {
+  assertValidPrefix(prefix);
+  assertListLimit(opts.limit);
+  if (opts.direction !== 'forward' && opts.direction !== 'backward')
+    throw new TypeError(
+      `Expected 'forward' or 'backward' for direction but received '${String(opts.direction)}'.`,
+    );
+  const pos = opts.token != null ? decodeToken(prefix, opts.token) : null;
+  const forward = opts.direction === 'forward';
+  const found = await read(pos, opts.direction, opts.limit + 1);
+  const hasMore = found.length > opts.limit;
+  const page = found.slice(0, opts.limit);
+  if (!forward) page.reverse();
+  const first = page[0];
+  const last = page[page.length - 1];
+
+  // The token the caller came with bounds the far side; when the page is empty (neighbours
+  // deleted meanwhile) the way back is "up to and including" that boundary.
+  let farSide: TokenPosition | null = null;
+  if (pos !== null) {
+    const edge = forward ? first : last;
+    farSide =
+      edge !== undefined
+        ? { key: edge.key, inclusive: false }
+        : { key: pos.key, inclusive: !pos.inclusive };
+    if (!(await anyBeyond(farSide, forward ? 'backward' : 'forward'))) farSide = null;
+  }
+  const nearSide: TokenPosition | null = hasMore
+    ? { key: (forward ? last : first)!.key, inclusive: false }
+    : null;
+  const nextPos = forward ? nearSide : farSide;
+  const prevPos = forward ? farSide : nearSide;
+  return {
+    keys: page,
+    nextToken: nextPos === null ? null : encodeToken(prefix, nextPos),
+    prevToken: prevPos === null ? null : encodeToken(prefix, prevPos),
+  };
+}

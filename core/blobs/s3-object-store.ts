@@ -31,12 +31,10 @@ import {
   type StoredObject,
   type SweepReport,
   type TokenPosition,
-  assertListLimit,
   assertValidKey,
   assertValidPrefix,
-  decodeToken,
-  encodeToken,
   keyProblem,
+  listPage,
 } from './object-store';
 
 // The object store on an S3-compatible bucket (AWS S3, MinIO, Ceph RGW, R2, Garage; s3rver in
@@ -519,58 +517,27 @@ export class S3ObjectStore implements ObjectStore {
     return undefined;
   }
 
-  async list(prefix: string, opts: ListOptions): Promise<ListPage> {
-    assertValidPrefix(prefix);
-    assertListLimit(opts.limit);
-    if (opts.direction !== 'forward' && opts.direction !== 'backward')
-      throw new TypeError(
-        `Expected 'forward' or 'backward' for direction but received '${String(opts.direction)}'.`,
-      );
-    const pos = opts.token != null ? decodeToken(prefix, opts.token) : null;
-    const forward = opts.direction === 'forward';
-    let found: ListEntry[];
-    if (forward) {
-      found = [];
-      for await (const e of this.scan(prefix, pos, Math.min(1000, opts.limit + 1))) {
-        found.push(e);
-        if (found.length > opts.limit) break;
-      }
-    } else {
-      found = (await this.lastBefore(prefix, pos, opts.limit + 1)).reverse();
-    }
-    const hasMore = found.length > opts.limit;
-    const page = found.slice(0, opts.limit);
-    if (!forward) page.reverse();
-    const first = page[0];
-    const last = page[page.length - 1];
-
-    // As in LocalObjectStore.list: the side the caller came from has a token only if keys remain there.
-    let farSide: TokenPosition | null = null;
-    if (pos !== null) {
-      const edge = forward ? first : last;
-      farSide =
-        edge !== undefined
-          ? { key: edge.key, inclusive: false }
-          : { key: pos.key, inclusive: !pos.inclusive };
-      // Keys are sorted: some key lies before the bound iff the prefix's first key does.
-      const bound = farSide;
-      const before = (e: ListEntry | undefined) =>
-        e !== undefined && (e.key < bound.key || (bound.inclusive && e.key === bound.key));
-      const any = forward
-        ? before(await this.first(this.scan(prefix, null, 1)))
-        : (await this.first(this.scan(prefix, farSide, 1))) !== undefined;
-      if (!any) farSide = null;
-    }
-    const nearSide: TokenPosition | null = hasMore
-      ? { key: (forward ? last : first)!.key, inclusive: false }
-      : null;
-    const nextPos = forward ? nearSide : farSide;
-    const prevPos = forward ? farSide : nearSide;
-    return {
-      keys: page,
-      nextToken: nextPos === null ? null : encodeToken(prefix, nextPos),
-      prevToken: prevPos === null ? null : encodeToken(prefix, prevPos),
-    };
+  list(prefix: string, opts: ListOptions): Promise<ListPage> {
+    return listPage(
+      prefix,
+      opts,
+      async (pos, direction, n) => {
+        if (direction === 'backward') return (await this.lastBefore(prefix, pos, n)).reverse();
+        const found: ListEntry[] = [];
+        for await (const e of this.scan(prefix, pos, Math.min(1000, n))) {
+          found.push(e);
+          if (found.length >= n) break;
+        }
+        return found;
+      },
+      async (bound, direction) => {
+        if (direction === 'forward')
+          return (await this.first(this.scan(prefix, bound, 1))) !== undefined;
+        // Keys are sorted: some key lies before the bound iff the prefix's first key does.
+        const e = await this.first(this.scan(prefix, null, 1));
+        return e !== undefined && (e.key < bound.key || (bound.inclusive && e.key === bound.key));
+      },
+    );
   }
 
   // --- reconciliation -------------------------------------------------------------------------
