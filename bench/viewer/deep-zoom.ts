@@ -287,9 +287,24 @@ export async function runDeepZoom(
     content: String.raw`(() => {
       const first = {};
       window.__firstDraw = first;
+      // Tiles reach the canvas as ImageBitmaps (fetch → blob → createImageBitmap, decoded off the
+      // main thread), which carry no URL: tag each blob and bitmap with the URL it came from.
+      const urlOf = new WeakMap();
+      const blob = Response.prototype.blob;
+      Response.prototype.blob = async function () {
+        const b = await blob.call(this);
+        urlOf.set(b, this.url);
+        return b;
+      };
+      const bitmap = window.createImageBitmap;
+      window.createImageBitmap = async function (src, ...rest) {
+        const bm = await bitmap.call(this, src, ...rest);
+        if (urlOf.has(src)) urlOf.set(bm, urlOf.get(src));
+        return bm;
+      };
       const orig = CanvasRenderingContext2D.prototype.drawImage;
       CanvasRenderingContext2D.prototype.drawImage = function (...a) {
-        const s = a[0] && a[0].src;
+        const s = a[0] && (a[0].src || urlOf.get(a[0]));
         if (s && s.includes('/tiles/') && !(s in first)) first[s] = performance.now();
         return orig.apply(this, a);
       };
