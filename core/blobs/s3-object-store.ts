@@ -17,6 +17,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { LocalFileCache } from './local-cache';
+import { KeyLock } from './key-lock';
 import { PutChecker, iterate, toBuffer } from './put-checks';
 import {
   type ListEntry,
@@ -130,7 +131,7 @@ export class S3ObjectStore implements ObjectStore {
   private readonly ownsClient: boolean;
   private readonly where: string;
   private readonly now: () => number;
-  private readonly locks = new Map<string, Promise<void>>();
+  private readonly keyLock = new KeyLock();
 
   constructor(opts: S3ObjectStoreOptions) {
     if (typeof opts.bucket !== 'string' || !/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(opts.bucket))
@@ -579,19 +580,8 @@ export class S3ObjectStore implements ObjectStore {
    * each request whole anyway; servers that write bytes and metadata separately (s3rver) would
    * otherwise mix two racing puts of one process.
    */
-  private async withLock<T>(key: string, fn: () => Promise<T>): Promise<T> {
-    const previous = this.locks.get(key) ?? Promise.resolve();
-    let release!: () => void;
-    const mine = new Promise<void>((r) => (release = r));
-    const tail = previous.then(() => mine);
-    this.locks.set(key, tail);
-    await previous;
-    try {
-      return await fn();
-    } finally {
-      release();
-      if (this.locks.get(key) === tail) this.locks.delete(key);
-    }
+  private withLock<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    return this.keyLock.run(key, fn);
   }
 
   // --- errors ---------------------------------------------------------------------------------
