@@ -12,6 +12,12 @@ import {
 } from './harness';
 import { OpenApiValidator } from './openapi-validator';
 
+/** A well-formed id of the same kind that names nothing: the last character changed (an id that
+ * already ends in `0` must not become itself, or the 404 checks would pass a real id). */
+function otherId(id: string): string {
+  return id.slice(0, -1) + (id.endsWith('0') ? '1' : '0');
+}
+
 // Every response the service gives on a walk through every documented operation — a project, a
 // signed upload of a fixture PDF, processing, comparison, change detection, symbol detection,
 // search, webhooks, signed downloads and tiles, and deletes — and through bad input that earns
@@ -224,7 +230,7 @@ describe('every response of a walk through the API matches the OpenAPI document'
     ).body;
     await call('POST', '/v1/files', 404, {
       body: {
-        project_id: spare.id.replace(/.$/, '0'),
+        project_id: otherId(spare.id),
         filename: 'a.pdf',
         content_type: 'application/pdf',
       },
@@ -289,7 +295,7 @@ describe('every response of a walk through the API matches the OpenAPI document'
     await call('GET', '/v1/drawings', 400);
     await call('GET', `/v1/drawings?project_id=${project.id}&expand=file.project.a.b`, 400);
     await call('GET', `/v1/drawings?project_id=${project.id}&expand=sheets`, 400);
-    await call('GET', `/v1/drawings?project_id=${spare.id.replace(/.$/, '0')}`, 404);
+    await call('GET', `/v1/drawings?project_id=${otherId(spare.id)}`, 404);
     await call('GET', `/v1/drawings/${newer.id}?expand=file,project`, 200);
     await call('PATCH', `/v1/drawings/${newer.id}`, 200, { body: { name: 'ASK-003 (rev B)' } });
 
@@ -335,7 +341,7 @@ describe('every response of a walk through the API matches the OpenAPI document'
       body: { compare_to: sheet.id },
     });
     await call('POST', `/v1/drawings/${newer.id}/compare`, 404, {
-      body: { compare_to: older.id.replace(/.$/, '0') },
+      body: { compare_to: otherId(older.id) },
     });
     const compared = await call('POST', `/v1/drawings/${newer.id}/compare`, 202, {
       body: { compare_to: older.id, analyze: true },
