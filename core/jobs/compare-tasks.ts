@@ -27,7 +27,7 @@ import {
   type DiffStage,
 } from '../vision/compare/compare-pipeline.adapter';
 import { CompareBuffers } from '../vision/compare/buffers';
-import { findLayerRegions, STYLE_SHARE } from '../vision/compare/regions';
+import { ANNOTATION_SHARE, findLayerRegions, STYLE_SHARE } from '../vision/compare/regions';
 import { registerImages, invertAffine, mapBox, type Affine } from '../vision/compare/register';
 import { isNoise, reportedScore } from '../vision/compare/score';
 import { decodeGrey } from '../vision/compare/encode.adapter';
@@ -478,8 +478,11 @@ export interface RegionOut {
   transform?: number[];
   /** A view that moved on the sheet: its box in A (A sheet px) and how far it moved (A sheet px). */
   move?: { view: BlockBox; dx: number; dy: number };
-  /** 'fill': a change of the fill layer (tones, solid areas); 'style': lineweight or pen shade. */
-  layer?: 'fill' | 'style';
+  /**
+   * 'fill': a change of the fill layer (tones, solid areas); 'style': lineweight or pen shade;
+   * 'annotation': drawn by the pages' annotations (the architect's clouds, callouts and markups).
+   */
+  layer?: 'fill' | 'style' | 'annotation';
 }
 
 function overlapArea(a: BlockBox, b: BlockBox): number {
@@ -624,9 +627,11 @@ async function regionsThrough(
     confidence: round(g.confidence, 3),
     ...(g.layer === 'fill'
       ? { layer: 'fill' as const }
-      : (g.style_share ?? 0) >= STYLE_SHARE
-        ? { layer: 'style' as const }
-        : {}),
+      : (g.annotation_share ?? 0) >= ANNOTATION_SHARE
+        ? { layer: 'annotation' as const }
+        : (g.style_share ?? 0) >= STYLE_SHARE
+          ? { layer: 'style' as const }
+          : {}),
   }));
   const found = { regions, score: st.diff.score };
   regionCache.set(key, found);

@@ -212,7 +212,9 @@ export const WORKER_TASKS = {
       // The line work (the text band's, 1 bit a pixel) is moved, not copied.
       return withTransfer(
         { raster: described, text },
-        raster.lineWork ? [raster.lineWork.buffer as ArrayBuffer] : [],
+        [raster.lineWork, raster.fillWork, raster.annotWork]
+          .filter((m) => m !== undefined)
+          .map((m) => m.buffer as ArrayBuffer),
       );
     } catch (e) {
       throw asApiError(e);

@@ -25,6 +25,16 @@ export interface PageRaster extends GreyImage {
    */
   lineWork?: Uint8Array;
   /**
+   * PDFs with area fills of tone or shadings: the pixels those objects draw (pdfium.adapter.ts
+   * objectLayerPasses), 1-bit PNG scanlines as lineWork. Only with lineWork.
+   */
+  fillWork?: Uint8Array;
+  /**
+   * PDFs with annotations that draw (clouds, callouts, markups): the pixels they draw, 1-bit PNG
+   * scanlines as lineWork. Only with lineWork.
+   */
+  annotWork?: Uint8Array;
+  /**
    * The page in colour, R G B (3 B/px, row-major, no padding), when it was rendered in colour and
    * has colour (pdfium.adapter.ts, `colour` render option); `data` is then the grey derived from
    * it. Absent for grey pages: they are stored and shown with one channel.

@@ -50,7 +50,9 @@ import type { JobHandler } from '../job-runner';
 // `title_block` (inside sheet A's title block box — date stamps and revision clouds there are kept,
 // but labelled), `dimension` (the text under it changed and looks like a dimension, e.g. 12'-6"),
 // `text` (the text changed), `style` (the same geometry drawn with another lineweight or pen shade),
-// `annotation` (words in the region, none changed: leaders, callouts redrawn, a label moved), `geometry` (everything else;
+// `annotation` (a change drawn by the pages' PDF annotations — the architect's revision clouds,
+// callouts and markups, told by object (layers.ts objectLayers) — whatever its words; or words in
+// the region, none changed: leaders, callouts redrawn, a label moved), `geometry` (everything else;
 // a moved view too).
 //
 // An overlay with a change that is not noise never keeps a score of 1.000 (score.ts).
@@ -88,6 +90,9 @@ export function categorize(
     titleBlocks.some((t) => cx >= t.x && cx <= t.x + t.width && cy >= t.y && cy <= t.y + t.height)
   )
     return 'title_block';
+  // Drawn by the pages' annotations (the architect's clouds, callouts and markups, told by object):
+  // a markup change, whatever its words say (a callout's words are the reviewer's, not the drawing's).
+  if (region.layer === 'annotation') return 'annotation';
   if (textChanged) {
     if (dimension) return 'dimension';
     return 'text';
@@ -315,6 +320,7 @@ export function createAnalyzeHandler(env: {
           diff,
           area_px: r.area_px,
           linework: hasLinework(box, diff),
+          markup: r.layer === 'annotation' && category === 'annotation',
         }),
       });
     }

@@ -459,6 +459,8 @@ export interface DescribeInput {
   area_px: number;
   /** The region is much larger than its changed words: linework changed with them (a callout, a column). */
   linework?: boolean;
+  /** Drawn by the pages' annotations (a cloud, a callout, a markup): said so, with its words. */
+  markup?: boolean;
 }
 
 /**
@@ -472,6 +474,18 @@ export function describeChange(c: DescribeInput): string {
   if (category === 'fill')
     return kind === 'added' ? 'Fill added' : kind === 'removed' ? 'Fill removed' : 'Fill changed';
   if (category === 'style') return 'Lineweight/pen changed';
+  if (c.markup) {
+    // The architect's own markup: its words (a callout's note) or, without words, the markup itself.
+    const { removed, added } = diff;
+    if (removed.length > 0 && added.length > 0)
+      return `Markup changed: ${phrase(removed)} → ${phrase(added)}`;
+    if (added.length > 0) return `Added markup: ${phrase(added)}`;
+    if (removed.length > 0) return `Removed markup: ${phrase(removed)}`;
+    return (
+      { added: 'Markup added', removed: 'Markup removed', moved: 'Markup moved' }[kind as string] ??
+      'Markup changed'
+    );
+  }
   const prefix = category === 'title_block' ? 'Title block: ' : '';
   const pairs = valuePairs(diff);
   if (pairs) {

@@ -32,7 +32,15 @@ import {
 import type { CompareBuffers } from './buffers';
 import { decodeGrey, encodeGreyPng, encodeIndexedPngs } from './encode.adapter';
 import { findLayerRegions, type ChangeRegion } from './regions';
-import { diffFills, keepLineWork, splitFills, styleMasks, FILL_SLOTS, STYLE_SLOTS } from './layers';
+import {
+  diffFills,
+  keepLineWork,
+  objectLayers,
+  splitFills,
+  styleMasks,
+  FILL_SLOTS,
+  STYLE_SLOTS,
+} from './layers';
 import {
   IDENTITY,
   invertAffine,
@@ -109,6 +117,8 @@ export interface DiffStage {
 }
 
 /** Slots of `buffers`: A's masks, aligned B, and B's masks in A's frame (packInk adds the plane). */
+/** Slots of the annotation planes (layers.ts objectLayers). */
+const ANNOT_SLOTS = { a: 'a.annot', b: 'b.annot' };
 const A_SLOT = 'a.',
   ALIGNED_SLOT = 'aligned_b',
   B_SLOT = 'b.';
@@ -169,25 +179,22 @@ export async function diffStage(
   const ma = packInk(a, it, wt, pt, opts.windowA, opts.buffers, A_SLOT);
   lap('pack');
   const layers = opts.layers !== false;
-  const fillA = layers
+  let fillA = layers
     ? splitFills(a, ma, opts.windowA, it, wt, pt, opts.buffers, FILL_SLOTS.a)
     : null;
-  if (fillA && opts.lineWork?.a) {
+  let annotA: Uint32Array | null = null;
+  if (layers && opts.lineWork?.a) {
     const wx = opts.windowA ? Math.round(opts.windowA.x) : 0,
       wy = opts.windowA ? Math.round(opts.windowA.y) : 0;
-    keepLineWork(
-      a,
-      opts.windowA,
-      ma,
-      fillA,
-      {
-        image: opts.lineWork.a,
-        toImage: [1, 0, wx, 0, 1, wy],
-      },
-      it,
-      wt,
-      pt,
-    );
+    const lines = { image: opts.lineWork.a, toImage: [1, 0, wx, 0, 1, wy] };
+    if (fillA) keepLineWork(a, opts.windowA, ma, fillA, lines, it, wt, pt);
+    // Fills and annotations by object where the page's objects say so (vector PDFs).
+    const ol = objectLayers(ma, fillA, lines, opts.buffers, {
+      fill: FILL_SLOTS.a,
+      annotations: ANNOT_SLOTS.a,
+    });
+    fillA = ol.fill;
+    annotA = ol.annotations;
   }
   lap('layers');
   // B's size is not known yet: A's gives the level factor (the pair's is checked below).
@@ -232,27 +239,27 @@ export async function diffStage(
   lap('align');
   const mb = packInk(aligned, it, wt, pt, undefined, opts.buffers, B_SLOT);
   lap('pack');
-  const fillB = layers
+  let fillB = layers
     ? splitFills(aligned, mb, undefined, it, wt, pt, opts.buffers, FILL_SLOTS.b)
     : null;
-  if (fillB && opts.lineWork?.b) {
+  let annotB: Uint32Array | null = null;
+  if (layers && opts.lineWork?.b) {
     // Output pixels → B's sheet pixels: the inverse of bToOut (which maps B's sheet, window or not).
-    keepLineWork(
-      aligned,
-      undefined,
-      mb,
-      fillB,
-      { image: opts.lineWork.b, toImage: invertAffine(bToOut) },
-      it,
-      wt,
-      pt,
-    );
+    const lines = { image: opts.lineWork.b, toImage: invertAffine(bToOut) };
+    if (fillB) keepLineWork(aligned, undefined, mb, fillB, lines, it, wt, pt);
+    const ol = objectLayers(mb, fillB, lines, opts.buffers, {
+      fill: FILL_SLOTS.b,
+      annotations: ANNOT_SLOTS.b,
+    });
+    fillB = ol.fill;
+    annotB = ol.annotations;
   }
   lap('layers');
   const bw = opts.windowB ? Math.max(1, Math.round(opts.windowB.width)) : b.width,
     bh = opts.windowB ? Math.max(1, Math.round(opts.windowB.height)) : b.height;
   const cover = coverage(transform, bw, bh, W, H);
   const diff = diffMasks(ma, mb, cover, opts.buffers);
+  if (annotA || annotB) diff.annotations = { a: annotA, b: annotB };
   lap('diff');
   if (
     layers &&

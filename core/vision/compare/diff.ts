@@ -92,6 +92,12 @@ export interface DiffResult {
     geomAdded: Uint32Array;
     geomRemoved: Uint32Array;
   };
+  /**
+   * Ink drawn by the pages' annotations (layers.ts objectLayers: clouds, callouts, markups), A's and
+   * aligned B's, when a side's line-work image says where they are. Still line work in the masks above;
+   * regions measure their share of a change (ChangeRegion.annotation_share).
+   */
+  annotations?: { a: Uint32Array | null; b: Uint32Array | null };
   stats: DiffStats;
   /** Faint-ink changes (weak ink with no pale ink within 1 px on the other side), in `added`/`removed` too. */
   faint: { added_px: number; removed_px: number };

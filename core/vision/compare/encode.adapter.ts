@@ -1,6 +1,7 @@
 // Image codecs of the compare engine: sharp decodes to 1-channel grey and encodes grey PNGs; overlays
 // are 4- or 2-bit palette PNGs written here (node:zlib deflates the scanlines, no RGB image is made).
 // Hot path: PNG compression level 1 (3–5x faster than 6, files ~2.7x bigger; see performance-anchors §4).
+import { OBJECT_GREY } from './layers';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import sharp from 'sharp';
@@ -124,29 +125,70 @@ export async function encodeIndexedPngs(
 
 /**
  * A page's line work (PageRaster.lineWork: 1-bit PNG scanlines, 1 = line work) as a 1-bit palette PNG
- * (black line work on white), which decodeGrey reads back as 0 / 255.
+ * (black line work on white), which decodeGrey reads back as 0 / 255. With the page's fill layer
+ * or annotations by object (PageRaster.fillWork / annotWork, same layout), a 2-bit palette PNG of
+ * the four classes instead, read back as the greys of OBJECT_GREY: line work, else annotation, else
+ * fill, else paper (annotations are drawn over the page; line work drawn over a fill is line work).
  */
 export async function encodeLineWorkPng(
   width: number,
   height: number,
   rows: Uint8Array,
+  extra: { fills?: Uint8Array; annotations?: Uint8Array } = {},
   opts: PngOptions = {},
 ): Promise<Buffer> {
-  const img = {
-    width,
-    height,
-    bitDepth: 1 as const,
-    rowBytes: 1 + Math.ceil(width / 8),
-    data: rows,
-  };
-  const [png] = await encodeIndexedPngs(
-    img,
-    [
+  const { fills, annotations } = extra;
+  if (!fills && !annotations) {
+    const img = {
+      width,
+      height,
+      bitDepth: 1 as const,
+      rowBytes: 1 + Math.ceil(width / 8),
+      data: rows,
+    };
+    const [png] = await encodeIndexedPngs(
+      img,
       [
-        [255, 255, 255],
-        [0, 0, 0],
+        [
+          [255, 255, 255],
+          [0, 0, 0],
+        ],
       ],
-    ],
+      opts,
+    );
+    return png!;
+  }
+  const rb1 = 1 + Math.ceil(width / 8),
+    rb2 = 1 + Math.ceil(width / 4);
+  for (const m of [rows, fills, annotations])
+    if (m && m.length < rb1 * height)
+      throw new Error(
+        `Expected ${height} scanlines of ${rb1} bytes for a ${width}x${height} object mask but received ${m.length} bytes`,
+      );
+  const data = new Uint8Array(rb2 * height);
+  for (let y = 0; y < height; y++) {
+    const o1 = y * rb1 + 1,
+      o2 = y * rb2 + 1;
+    for (let k = 0; k < rb1 - 1; k++) {
+      const l = rows[o1 + k]!,
+        a = annotations ? annotations[o1 + k]! & ~l : 0,
+        f = fills ? fills[o1 + k]! & ~l & ~a : 0;
+      if ((l | a | f) === 0) continue;
+      // 8 pixels of 1 bit → 8 pixels of 2 bits (two bytes): line 1, fill 2, annotation 3.
+      let v = 0;
+      for (let j = 0; j < 8; j++) {
+        const bit = 0x80 >> j;
+        const c = l & bit ? 1 : a & bit ? 3 : f & bit ? 2 : 0;
+        v = (v << 2) | c;
+      }
+      data[o2 + 2 * k] = v >>> 8;
+      if (2 * k + 1 < rb2 - 1) data[o2 + 2 * k + 1] = v & 0xff;
+    }
+  }
+  const g = (v: number): [number, number, number] => [v, v, v];
+  const [png] = await encodeIndexedPngs(
+    { width, height, bitDepth: 2, rowBytes: rb2, data },
+    [[g(OBJECT_GREY.paper), g(OBJECT_GREY.line), g(OBJECT_GREY.fill), g(OBJECT_GREY.annotation)]],
     opts,
   );
   return png!;

@@ -1,7 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import type { GreyImage } from '../types';
 import { coverage, diffMasks, packInk, popcount32 } from './diff';
-import { diffFills, keepLineWork, splitFills, styleMasks } from './layers';
+import {
+  diffFills,
+  keepLineWork,
+  lineWorkGrey,
+  objectClassGrey,
+  objectLayers,
+  OBJECT_GREY,
+  splitFills,
+  styleMasks,
+} from './layers';
+import { decodeGrey, encodeLineWorkPng } from './encode.adapter';
 
 // Layers by image analysis (issue 17) on synthetic sheets with known content.
 
@@ -167,5 +177,121 @@ describe('keepLineWork', () => {
     expect(moved).toBe(400);
     expect(bit(m.strong, m.stride, 100, 60)).toBe(1); // sheet (120, 70)
     expect(bit(f.fill, m.stride, 100, 60)).toBe(0);
+  });
+});
+
+describe('objectLayers (fills and annotations by object)', () => {
+  // A page whose objects say: a tone of the fill layer at 40..240 x 40..160 (OBJECT_GREY.fill), a
+  // line across it (line work), and an annotation (a cloud's stroke) at 300..320 x 60..80.
+  function classes(): GreyImage {
+    const c = sheet(400, 260);
+    rect(c, 40, 40, 200, 120, OBJECT_GREY.fill);
+    rect(c, 240, 40, 40, 6, OBJECT_GREY.fill);
+    rect(c, 40, 100, 200, 2, OBJECT_GREY.line);
+    rect(c, 300, 60, 20, 20, OBJECT_GREY.annotation);
+    return c;
+  }
+  // The page's pixels: a dark tone (grey 40) with a strip of it 6 px tall at 240..280 x 40..46 —
+  // image analysis alone calls that thin strip line work; the objects say it is fill.
+  function page(): GreyImage {
+    const img = sheet(400, 260);
+    rect(img, 40, 40, 200, 120, 40);
+    rect(img, 240, 40, 40, 6, 40);
+    rect(img, 40, 100, 200, 2, 0);
+    rect(img, 300, 60, 20, 20, 60);
+    return img;
+  }
+
+  it('moves ink on fills by object to the fill layer, keeps line work, and marks the annotations', () => {
+    const img = page();
+    const m = packInk(img, 160, 208, 240);
+    const fill = splitFills(img, m, undefined, 160, 208, 240);
+    expect(bit(m.strong, m.stride, 260, 42)).toBe(1); // image analysis: the strip is line work
+    const out = objectLayers(m, fill, { image: classes() });
+    expect(bit(out.fill!.fill, m.stride, 260, 42)).toBe(1); // by object: fill
+    expect(bit(m.strong, m.stride, 260, 42)).toBe(0);
+    expect(out.fill).not.toBeNull();
+    const F = out.fill!.fill;
+    expect(bit(F, m.stride, 100, 60)).toBe(1); // the tone
+    expect(bit(m.strong, m.stride, 100, 60)).toBe(0);
+    expect(bit(m.pale, m.stride, 100, 60)).toBe(0);
+    expect(bit(F, m.stride, 100, 100)).toBe(0); // the line over it
+    expect(bit(m.strong, m.stride, 100, 100)).toBe(1);
+    // Every pixel of the tone but the line's is fill; the count is kept.
+    expect(count(F)).toBe(200 * 120 - 200 * 2 + 40 * 6);
+    expect(out.fill!.px).toBe(count(F));
+    // The annotation stays line work, marked apart.
+    expect(out.annotations).not.toBeNull();
+    expect(out.annotation_px).toBe(400);
+    expect(bit(out.annotations!, m.stride, 310, 70)).toBe(1);
+    expect(bit(m.strong, m.stride, 310, 70)).toBe(1);
+    expect(bit(out.annotations!, m.stride, 100, 100)).toBe(0);
+  });
+
+  it('makes a fill layer when image analysis found none, and reads the image through the frame transform', () => {
+    // The page at half size (B on a sheet twice as large, reduced): each mask pixel is a 2x2 footprint.
+    const img = page();
+    const small = sheet(200, 130);
+    for (let y = 0; y < 130; y++)
+      for (let x = 0; x < 200; x++)
+        small.data[y * 200 + x] = Math.min(
+          img.data[2 * y * 400 + 2 * x]!,
+          img.data[(2 * y + 1) * 400 + 2 * x]!,
+          img.data[2 * y * 400 + 2 * x + 1]!,
+          img.data[(2 * y + 1) * 400 + 2 * x + 1]!,
+        );
+    const m = packInk(small, 160, 208, 240);
+    const out = objectLayers(m, null, { image: classes(), toImage: [2, 0, 0, 0, 2, 0] });
+    const F = out.fill!.fill;
+    expect(bit(F, m.stride, 50, 30)).toBe(1);
+    expect(bit(F, m.stride, 50, 50)).toBe(0); // the line's footprint: line work first
+    expect(bit(m.strong, m.stride, 50, 50)).toBe(1);
+    expect(bit(out.annotations!, m.stride, 155, 35)).toBe(1);
+  });
+
+  it('leaves the masks alone when the image has no fills or annotations (a plain line-work image)', () => {
+    const img = page();
+    const m = packInk(img, 160, 208, 240);
+    const before = m.strong.slice();
+    const plain = sheet(400, 260);
+    rect(plain, 40, 100, 200, 2, OBJECT_GREY.line);
+    const out = objectLayers(m, null, { image: plain });
+    expect(out).toEqual({ fill: null, annotations: null, annotation_px: 0 });
+    expect(m.strong).toEqual(before);
+  });
+});
+
+describe('objectClassGrey and the stored line-work PNG', () => {
+  it('stores the four classes in a 2-bit PNG that decodes to the same greys', async () => {
+    const W = 37,
+      H = 11,
+      rb = Math.ceil(W / 8) + 1;
+    const line = new Uint8Array(rb * H),
+      fills = new Uint8Array(rb * H),
+      annots = new Uint8Array(rb * H);
+    const set = (m: Uint8Array, x: number, y: number) =>
+      (m[y * rb + 1 + (x >> 3)]! |= 0x80 >> (x & 7));
+    for (let x = 0; x < W; x++) set(line, x, 2);
+    for (let y = 4; y < 9; y++) for (let x = 3; x < 36; x++) set(fills, x, y);
+    for (let x = 10; x < 20; x++) {
+      set(annots, x, 6);
+      set(annots, x, 2);
+    }
+    const grey = objectClassGrey(W, H, line, fills, annots);
+    expect(grey.data[2 * W + 15]).toBe(OBJECT_GREY.line); // line over annotation
+    expect(grey.data[6 * W + 15]).toBe(OBJECT_GREY.annotation); // annotation over fill
+    expect(grey.data[5 * W + 30]).toBe(OBJECT_GREY.fill);
+    expect(grey.data[0]).toBe(OBJECT_GREY.paper);
+    const png = await encodeLineWorkPng(W, H, line, { fills, annotations: annots });
+    expect(png[24]).toBe(2); // IHDR bit depth
+    const back = await decodeGrey(png);
+    expect([back.width, back.height]).toEqual([W, H]);
+    expect(Array.from(back.data)).toEqual(Array.from(grey.data));
+    // Without them: the 1-bit PNG of line work as before.
+    const plain = await encodeLineWorkPng(W, H, line);
+    expect(plain[24]).toBe(1);
+    expect(Array.from((await decodeGrey(plain)).data)).toEqual(
+      Array.from(lineWorkGrey(W, H, line).data),
+    );
   });
 });

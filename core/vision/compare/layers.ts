@@ -609,6 +609,14 @@ export function styleMasks(
 }
 
 /**
+ * The greys of a sheet's stored object classes (encodeLineWorkPng, decoded by decodeGrey): line work
+ * (stroked paths, text, small filled symbols), the page's annotations (markups, clouds), its fill
+ * layer by object (area fills of tone, shadings), and the rest (paper, or images: image analysis).
+ * Line work and annotations are below 128 (keepLineWork's line work), fill and paper above.
+ */
+export const OBJECT_GREY = { line: 0, annotation: 96, fill: 176, paper: 255 } as const;
+
+/**
  * A sheet's line work as PDFium draws it from the page's objects (PageRaster.lineWork decoded: grey,
  * 0 where line work, 255 elsewhere), in the sheet's pixels, and how the masks' frame maps into it.
  */
@@ -699,6 +707,164 @@ export function keepLineWork(
   return moved;
 }
 
+/** Tile size (px of a line-work image) of classTiles. */
+const CLASS_TILE = 32;
+const classTileCache = new WeakMap<
+  Uint8Array,
+  { flags: Uint8Array; tw: number; th: number } | null
+>();
+
+/**
+ * Where a line-work image holds fills or annotations (OBJECT_GREY), by CLASS_TILE tiles, each tile
+ * flagged when such a pixel lies within 2 tiles of it (a mask word mapped into the image spans up
+ * to 4 x 32 px of it); null when none does (a plain line-work image: 0 and 255 only). Kept per image
+ * (its pixel array): the windows of one sheet pair look at the same image.
+ */
+function classTiles(img: GreyImage): { flags: Uint8Array; tw: number; th: number } | null {
+  const cached = classTileCache.get(img.data);
+  if (cached !== undefined) return cached;
+  const { width: W, height: H, data } = img;
+  const tw = Math.ceil(W / CLASS_TILE),
+    th = Math.ceil(H / CLASS_TILE);
+  const own = new Uint8Array(tw * th);
+  let any = false;
+  const aligned = (data.byteOffset & 3) === 0;
+  const words = aligned ? new Uint32Array(data.buffer, data.byteOffset, data.length >>> 2) : null;
+  for (let y = 0; y < H; y++) {
+    const r = y * W,
+      trow = (y / CLASS_TILE) | 0;
+    let x = 0;
+    if (words && (r & 3) === 0) {
+      // 4 pixels at a time: all line work (0) or all paper (255) is the common case.
+      for (; x + 4 <= W; x += 4) {
+        const v = words[(r + x) >>> 2]!;
+        if (v === 0 || v === 0xffffffff) continue;
+        for (let j = 0; j < 4; j++) {
+          const p = data[r + x + j]!;
+          if (p !== 0 && p !== 255) {
+            own[trow * tw + (((x + j) / CLASS_TILE) | 0)] = 1;
+            any = true;
+          }
+        }
+      }
+    }
+    for (; x < W; x++) {
+      const p = data[r + x]!;
+      if (p !== 0 && p !== 255) {
+        own[trow * tw + ((x / CLASS_TILE) | 0)] = 1;
+        any = true;
+      }
+    }
+  }
+  let out: { flags: Uint8Array; tw: number; th: number } | null = null;
+  if (any) {
+    const flags = new Uint8Array(tw * th);
+    for (let ty = 0; ty < th; ty++)
+      for (let tx = 0; tx < tw; tx++) {
+        if (!own[ty * tw + tx]) continue;
+        for (let yy = Math.max(0, ty - 2); yy <= Math.min(th - 1, ty + 2); yy++)
+          for (let xx = Math.max(0, tx - 2); xx <= Math.min(tw - 1, tx + 2); xx++)
+            flags[yy * tw + xx] = 1;
+      }
+    out = { flags, tw, th };
+  }
+  classTileCache.set(img.data, out);
+  return out;
+}
+
+/**
+ * The fill layer and the annotations by object (issue 17, items 1 and 2), for a side whose line-work
+ * image holds the page's object classes (OBJECT_GREY: a 2-bit lineWork PNG from a PDF page with area
+ * fills of tone, shadings or annotations). Every ink pixel (pale plane, after splitFills and
+ * keepLineWork) is looked up in the image (nearest pixel, or its footprint when the mask frame is
+ * reduced by 1.33x or more, as keepLineWork): one on a fill of the page (and on no line work or
+ * annotation of its footprint) leaves the strong / weak / pale planes for the fill plane, whatever
+ * image analysis said (a dark pen stroke over a tone is line work in the image; a tone too small or
+ * too thin for image analysis is still a fill); one on an annotation is marked in the returned
+ * annotation plane (it stays line work: a cloud is drawn like one). Pixels on images or paper of the
+ * image keep image analysis. `fill` is splitFills' layer (null when it found none: a new one is made
+ * when a pixel moves). Returns the fill layer (or null) and the annotation plane (null when none).
+ */
+export function objectLayers(
+  m: InkMasks,
+  fill: FillLayer | null,
+  lines: LineWorkImage,
+  ws?: WordSource,
+  slots: { fill: string; annotations: string } = { fill: 'a.fill', annotations: 'a.annot' },
+): { fill: FillLayer | null; annotations: Uint32Array | null; annotation_px: number } {
+  const { width: W, height: H, stride, strong, weak, pale } = m;
+  const { width: LW, height: LH, data: L } = lines.image;
+  const [a, b, c, d, e, f] = lines.toImage ?? [1, 0, 0, 0, 1, 0];
+  const scale = Math.sqrt(Math.abs(a! * e! - b! * d!));
+  const foot = scale > 1 / 0.75 ? Math.min(4, Math.max(1, Math.round(scale))) : 1;
+  const half = foot / 2;
+  const FILL = OBJECT_GREY.fill,
+    ANNOT = OBJECT_GREY.annotation;
+  const tiles = classTiles(lines.image);
+  if (!tiles) return { fill, annotations: null, annotation_px: 0 };
+  const { flags, tw, th } = tiles;
+  let F = fill ? fill.fill : null;
+  let annot: Uint32Array | null = null;
+  let moved = 0,
+    annotPx = 0;
+  /** Class of the footprint at (sx0, sy0): line work / annotation first, then fill; 255 otherwise. */
+  const classAt = (sx0: number, sy0: number): number => {
+    if (foot === 1) return sx0 >= 0 && sx0 < LW && sy0 >= 0 && sy0 < LH ? L[sy0 * LW + sx0]! : 255;
+    let cls = 255;
+    for (let yy = Math.max(0, sy0); yy < Math.min(LH, sy0 + foot); yy++)
+      for (let xx = Math.max(0, sx0); xx < Math.min(LW, sx0 + foot); xx++) {
+        const v = L[yy * LW + xx]!;
+        if (v === OBJECT_GREY.line) return v;
+        if (v === ANNOT) cls = ANNOT;
+        else if (v === FILL && cls !== ANNOT) cls = FILL;
+      }
+    return cls;
+  };
+  for (let y = 0; y < H; y++) {
+    const row = y * stride;
+    const rx = b! * y + c! - half + 1,
+      ry = e! * y + f! - half + 1;
+    for (let k = 0; k < stride; k++) {
+      let bits = pale[row + k]!;
+      if (bits === 0) continue;
+      // Words far from every fill and annotation of the image are skipped whole.
+      const cx = k * 32 + 16;
+      const tx = Math.floor((a! * cx + b! * y + c!) / CLASS_TILE),
+        ty = Math.floor((d! * cx + e! * y + f!) / CLASS_TILE);
+      if (tx < 0 || ty < 0 || tx >= tw || ty >= th || flags[ty * tw + tx] === 0) continue;
+      let toFill = 0,
+        onAnnot = 0;
+      while (bits !== 0) {
+        const low = bits & -bits;
+        bits ^= low;
+        const x = k * 32 + (31 - Math.clz32(low));
+        if (x >= W) break;
+        const v = classAt(Math.floor(a! * x + rx), Math.floor(d! * x + ry));
+        if (v === FILL) toFill |= low;
+        else if (v === ANNOT) onAnnot |= low;
+      }
+      if (onAnnot !== 0) {
+        annot ??= ws ? ws.words(slots.annotations, stride * H) : new Uint32Array(stride * H);
+        annot[row + k] = onAnnot;
+        annotPx += popcount32(onAnnot);
+      }
+      if (toFill === 0) continue;
+      if (!F) F = ws ? ws.words(slots.fill, stride * H) : new Uint32Array(stride * H);
+      strong[row + k] = strong[row + k]! & ~toFill;
+      weak[row + k] = weak[row + k]! & ~toFill;
+      if (pale !== weak) pale[row + k] = pale[row + k]! & ~toFill;
+      F[row + k] = F[row + k]! | toFill;
+      moved += popcount32(toFill);
+    }
+  }
+  let out = fill;
+  if (moved > 0) {
+    if (out) out.px += moved;
+    else out = { fill: F!, px: moved, cells: 0 };
+  }
+  return { fill: out, annotations: annot, annotation_px: annotPx };
+}
+
 /** PageRaster.lineWork (1-bit PNG scanlines, 1 = line work) as grey: 0 line work, 255 elsewhere. */
 export function lineWorkGrey(width: number, height: number, rows: Uint8Array): GreyImage {
   const rb = Math.ceil(width / 8);
@@ -716,4 +882,42 @@ export function lineWorkGrey(width: number, height: number, rows: Uint8Array): G
     }
   }
   return { width, height, data };
+}
+
+/**
+ * PageRaster.lineWork with the page's fills and annotations by object (fillWork / annotWork, the same
+ * 1-bit layout) as the grey of OBJECT_GREY, as encodeLineWorkPng stores them and decodeGrey reads
+ * them back: line work, else annotation, else fill, else paper.
+ */
+export function objectClassGrey(
+  width: number,
+  height: number,
+  lineWork: Uint8Array,
+  fillWork?: Uint8Array,
+  annotWork?: Uint8Array,
+): GreyImage {
+  const img = lineWorkGrey(width, height, lineWork);
+  const rb = Math.ceil(width / 8);
+  const mark = (rows: Uint8Array | undefined, v: number) => {
+    if (!rows) return;
+    if (rows.length < (rb + 1) * height)
+      throw new Error(
+        `Expected ${height} scanlines of ${rb + 1} bytes for a ${width}x${height} object mask but received ${rows.length} bytes`,
+      );
+    for (let y = 0; y < height; y++) {
+      const r = y * (rb + 1) + 1;
+      for (let k = 0; k < rb; k++) {
+        const bits = rows[r + k]!;
+        if (bits === 0) continue;
+        for (let j = 0; j < 8; j++) {
+          const i = y * width + k * 8 + j;
+          if (bits & (0x80 >> j) && img.data[i] === OBJECT_GREY.paper) img.data[i] = v;
+        }
+      }
+    }
+  };
+  // Annotations first: a pixel of both is an annotation's (they are drawn over the page).
+  mark(annotWork, OBJECT_GREY.annotation);
+  mark(fillWork, OBJECT_GREY.fill);
+  return img;
 }

@@ -34,7 +34,16 @@ export interface ChangeRegion {
    * more the region is a style change.
    */
   style_share?: number;
+  /**
+   * Line work only, when the pages' annotations are known (DiffResult.annotations): the share of the
+   * changed pixels drawn by annotations (A's for removed pixels, B's for added ones) — the
+   * architect's clouds, callouts and markups. At ANNOTATION_SHARE or more the region is a markup change.
+   */
+  annotation_share?: number;
 }
+
+/** A line-work region with this share of its changed pixels on annotations is a markup change. */
+export const ANNOTATION_SHARE = 0.5;
 
 export interface RegionOptions {
   /** Gap (px) across which changed ink is still one region. Default 40. */
@@ -540,6 +549,14 @@ export function findLayerRegions(d: DiffResult, opts: RegionOptions = {}): Chang
     out = findRegions(d, opts);
     for (const r of out) r.style_share = 0;
   }
+  const an = d.annotations;
+  if (an)
+    for (const r of out) {
+      const on =
+        (an.a ? andBitsInBox(d.removed, an.a, d.stride, r.bbox) : 0) +
+        (an.b ? andBitsInBox(d.added, an.b, d.stride, r.bbox) : 0);
+      r.annotation_share = Math.round(Math.min(1, on / Math.max(1, r.area_px)) * 1000) / 1000;
+    }
   if (d.fills && d.fills.added_px + d.fills.removed_px > 0) {
     const base = out.length;
     const fills = findRegions(
@@ -570,6 +587,29 @@ function bitsInBox(
       const lo = x & 31;
       const hi = Math.min(32, lo + (x1 - x));
       // Bits lo..hi-1 of this word.
+      const span = hi - lo === 32 ? w : (w >>> lo) & ((1 << (hi - lo)) - 1);
+      if (span !== 0) n += popcount32(span);
+      x += hi - lo;
+    }
+  }
+  return n;
+}
+
+/** Set bits of `m1 & m2` inside `box` (bitsInBox of the intersection, without making it). */
+function andBitsInBox(
+  m1: Uint32Array,
+  m2: Uint32Array,
+  stride: number,
+  box: { x: number; y: number; width: number; height: number },
+): number {
+  let n = 0;
+  const x1 = box.x + box.width;
+  for (let y = box.y; y < box.y + box.height; y++) {
+    const row = y * stride;
+    for (let x = box.x; x < x1;) {
+      const w = m1[row + (x >> 5)]! & m2[row + (x >> 5)]!;
+      const lo = x & 31;
+      const hi = Math.min(32, lo + (x1 - x));
       const span = hi - lo === 32 ? w : (w >>> lo) & ((1 << (hi - lo)) - 1);
       if (span !== 0) n += popcount32(span);
       x += hi - lo;

@@ -144,7 +144,10 @@ export async function finishPage(
       .webp({ quality: 80 })
       .toBuffer(),
     raster.lineWork
-      ? encodeLineWorkPng(raster.width, raster.height, raster.lineWork)
+      ? encodeLineWorkPng(raster.width, raster.height, raster.lineWork, {
+          ...(raster.fillWork ? { fills: raster.fillWork } : {}),
+          ...(raster.annotWork ? { annotations: raster.annotWork } : {}),
+        })
       : Promise.resolve(undefined),
   ]);
   const ingestedBlocks: IngestedBlock[] = [];

@@ -90,6 +90,8 @@ export interface RenderTimings {
   textMs?: number;
   /** The line-work pass (RenderOptions.lineWork, with the text only). */
   lineWorkMs?: number;
+  /** Of lineWorkMs: the fill and annotation passes by object (pdfium.adapter.ts objectLayerPasses). */
+  objectLayersMs?: number;
   /** Of renderMs: images decoded outside PDFium and handed over (RenderOptions.decodeImages). */
   imagesMs?: number;
   /** Bytes of image samples handed over that way. */

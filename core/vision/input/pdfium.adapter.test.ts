@@ -297,6 +297,94 @@ describe('line work from the page objects (issue 17)', () => {
     }
   });
 
+  it('marks the area fills of tone by object (fillWork), not dark poche, symbols, thin fills or what paper hides', async () => {
+    const content = [
+      '0.5 g 100 400 300 200 re f', // a tone (300 x 200 pt, grey): the fill layer
+      '0 G 1 w 50 500 m 550 500 l S', // a line over it: line work (the fill lies under it)
+      '1 g 150 450 50 50 re f', // a wipeout over the tone: paper hides it
+      '0.05 g 100 100 200 100 re f', // a near-black area (poche): left to image analysis
+      '0.5 g 450 150 10 10 re f', // a small filled square: a symbol of the line work
+      '0.5 g 480 100 8 200 re f', // a filled strip 8 pt wide: too thin for a tone
+    ].join(' ');
+    const bit = (rows: Uint8Array, r: PageRaster, x: number, y: number) =>
+      (rows[y * (Math.ceil(r.width / 8) + 1) + 1 + (x >> 3)]! >> (7 - (x & 7))) & 1;
+    const doc = await openDocument(buildPdf({ content }));
+    try {
+      const { raster: r } = await doc.renderPageWithText(0, { dpi: 72 });
+      expect(r.fillWork).toBeDefined();
+      expect(r.fillWork!.length).toBe(r.lineWork!.length);
+      expect(r.annotWork).toBeUndefined();
+      const f = (x: number, y: number) => bit(r.fillWork!, r, x, y);
+      expect(f(120, 250)).toBe(1); // the tone
+      expect(f(200, 292)).toBe(1); // under the line
+      expect(bitAt(r, 200, 292)).toBe(1); // which is line work
+      expect(f(175, 317)).toBe(0); // under the wipeout
+      expect(f(200, 642)).toBe(0); // the poche
+      expect(f(455, 637)).toBe(0); // the symbol
+      expect(f(484, 600)).toBe(0); // the strip
+      expect(f(50, 50)).toBe(0); // paper
+      // Nothing outside the tone's box.
+      let outside = 0;
+      for (let y = 0; y < r.height; y++)
+        for (let x = 0; x < r.width; x++)
+          if (f(x, y) && (x < 99 || x > 401 || y < 191 || y > 393)) outside++;
+      expect(outside).toBe(0);
+    } finally {
+      await doc.close();
+    }
+    // A page of line work and symbols only has no fill layer by object.
+    const plain = await openDocument(
+      buildPdf({ content: '0 G 1 w 50 500 m 550 500 l S 0.5 g 450 150 10 10 re f' }),
+    );
+    try {
+      expect((await plain.renderPageWithText(0, { dpi: 72 })).raster.fillWork).toBeUndefined();
+    } finally {
+      await plain.close();
+    }
+  });
+
+  it('marks what the page’s annotations draw (annotWork), apart from the line work; links draw nothing', async () => {
+    // A Square markup (its appearance: a 3 pt red frame at 300..400 x 300..360 pt) and a Link.
+    const ap = '1 0 0 RG 3 w 1.5 1.5 97 57 re S';
+    const annotPdf = (annots: string) =>
+      assemblePdf([
+        '',
+        '<< /Type /Catalog /Pages 2 0 R >>',
+        '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+        `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Annots [${annots}] >>`,
+        streamObject('', new TextEncoder().encode('0 G 1 w 50 500 m 550 500 l S')),
+        '<< /Type /Annot /Subtype /Square /Rect [300 300 400 360] /C [1 0 0] /AP << /N 6 0 R >> >>',
+        streamObject(
+          '/Type /XObject /Subtype /Form /BBox [0 0 100 60]',
+          new TextEncoder().encode(ap),
+        ),
+        '<< /Type /Annot /Subtype /Link /Rect [50 50 150 80] /Border [0 0 0] >>',
+      ]);
+    const bit = (rows: Uint8Array, r: PageRaster, x: number, y: number) =>
+      (rows[y * (Math.ceil(r.width / 8) + 1) + 1 + (x >> 3)]! >> (7 - (x & 7))) & 1;
+    const doc = await openDocument(annotPdf('5 0 R 7 0 R'));
+    try {
+      const { raster: r } = await doc.renderPageWithText(0, { dpi: 72 });
+      expect(r.annotWork).toBeDefined();
+      expect(r.fillWork).toBeUndefined();
+      // The frame's left side (x ≈ 301), from y 432 to 492 on the raster: annotation, not line work.
+      expect(bit(r.annotWork!, r, 301, 460)).toBe(1);
+      expect(bitAt(r, 301, 460)).toBe(0);
+      expect(bit(r.annotWork!, r, 350, 460)).toBe(0); // inside the frame
+      expect(bit(r.annotWork!, r, 200, 292)).toBe(0); // the page's line
+      expect(bitAt(r, 200, 292)).toBe(1);
+      expect(r.data[460 * r.width + 301]!).toBeLessThan(200); // the page shows it
+    } finally {
+      await doc.close();
+    }
+    const linkOnly = await openDocument(annotPdf('7 0 R'));
+    try {
+      expect((await linkOnly.renderPageWithText(0, { dpi: 72 })).raster.annotWork).toBeUndefined();
+    } finally {
+      await linkOnly.close();
+    }
+  });
+
   it('is not read without the text, nor when asked not to, nor on a page of images only', async () => {
     const doc = await openDocument(buildPdf({ content }));
     try {

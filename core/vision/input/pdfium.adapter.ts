@@ -117,6 +117,8 @@ interface PdfiumApi {
   /** RGBA 0..255 as four unsigned int out-parameters. */
   FPDFPageObj_GetFillColor(obj: number, r: number, g: number, b: number, a: number): boolean;
   FPDFPageObj_SetFillColor(obj: number, r: number, g: number, b: number, a: number): boolean;
+  /** Sets a path's fill mode (0 none, 1 alternate, 2 winding) and whether it is stroked. */
+  FPDFPath_SetDrawMode(path: number, fillMode: number, stroke: boolean): boolean;
   FPDFPageObj_SetIsActive(obj: number, active: boolean): boolean;
   FPDFFormObj_CountObjects(form: number): number;
   FPDFFormObj_GetObject(form: number, index: number): number;
@@ -692,6 +694,8 @@ export interface PdfiumRenderOptions {
   colour?: boolean;
   timings?: {
     lineWorkMs?: number;
+    /** Of lineWorkMs: the fill and annotation passes (objectLayerPasses), when the page has them. */
+    objectLayersMs?: number;
     pageMs: number;
     renderMs: number;
     readbackMs: number;
@@ -1462,15 +1466,42 @@ export class PdfiumDocument {
           opts.timings.greyMs = 0; // rendered as grey: no conversion pass (colour: in readbackMs)
         }
         let lineWork: Uint8Array | undefined;
+        let objectLayers: { fillWork?: Uint8Array; annotWork?: Uint8Array } = {};
         if (withText && opts.lineWork) {
           // After the page's pixels are copied out: the pass draws over the same bitmap.
           const tl = performance.now();
           checkDeadline();
-          lineWork = lineWorkPass(inst, page, bitmap, width, height, widthPt, heightPt, {
-            colour,
-            // The bitmap holds the page's own render, all of it (not a band of it).
-            rendered: rows[0] === 0 && rows[1] === height,
-          });
+          const cls = classifyObjects(inst, page);
+          lineWork = lineWorkPass(
+            inst,
+            page,
+            bitmap,
+            width,
+            height,
+            widthPt,
+            heightPt,
+            {
+              colour,
+              // The bitmap holds the page's own render, all of it (not a band of it).
+              rendered: rows[0] === 0 && rows[1] === height,
+            },
+            cls,
+          );
+          const to = performance.now();
+          if (lineWork)
+            objectLayers = objectLayerPasses(
+              inst,
+              page,
+              bitmap,
+              width,
+              height,
+              widthPt,
+              heightPt,
+              cls,
+              colour,
+            );
+          if (opts.timings && (objectLayers.fillWork || objectLayers.annotWork))
+            opts.timings.objectLayersMs = performance.now() - to;
           if (opts.timings) opts.timings.lineWorkMs = performance.now() - tl;
         }
         const raster: PageRaster = {
@@ -1482,6 +1513,7 @@ export class PdfiumDocument {
           widthPt,
           heightPt,
           ...(lineWork ? { lineWork } : {}),
+          ...objectLayers,
           ...(rgb ? { rgb } : {}),
           ...(colour ? { colourPixels } : {}),
         };
@@ -1660,15 +1692,27 @@ const THIN_FILL_PT = 2;
 const PAPER_FILL = 250;
 /** Line-work pass pixels below this grey are line work (the compare's pale-ink threshold). */
 const LINE_INK = 240;
+/** Area fills darker than this grey (0..255) are not tones of the fill layer by object. */
+const DARK_FILL = 96;
+/** Fill-pass pixels below this grey are drawn by an area fill or a shading. */
+const FILL_INK = 250;
 
-/** What a page's objects draw, for the line-work pass (see lineWorkPass). */
+/** What a page's objects draw, for the line-work pass (see lineWorkPass) and objectLayerPasses. */
 interface ObjectClasses {
   /** Stroked paths, text and small or thin fills: line work. */
   lines: number;
   /** Images and shadings: switched off for the pass. */
   hide: number[];
   /** Area fills (large non-white filled paths): their fill painted white for the pass, as paper. */
-  areas: { obj: number; r: number; g: number; b: number; a: number }[];
+  areas: { obj: number; r: number; g: number; b: number; a: number; tone: boolean }[];
+  /** The line-work objects (text, stroked paths, small and thin fills): off in the fill pass. */
+  lineObjs: number[];
+  /** Paper-white filled paths that are also stroked: drawn unstroked in the fill pass. */
+  paperStroked: { obj: number; fillMode: number }[];
+  /** Shadings (also in `hide`): drawn in the fill pass. */
+  shadings: number[];
+  /** Images (also in `hide`): off in the fill pass; image analysis tells their tones from lines. */
+  images: number[];
 }
 
 /**
@@ -1680,12 +1724,26 @@ function classifyObjects(inst: Instance, page: number): ObjectClasses {
   const { api } = inst;
   const M = api.pdfium;
   const s = inst.scratch;
-  const out: ObjectClasses = { lines: 0, hide: [], areas: [] };
+  const out: ObjectClasses = {
+    lines: 0,
+    hide: [],
+    areas: [],
+    lineObjs: [],
+    paperStroked: [],
+    shadings: [],
+    images: [],
+  };
+  const line = (obj: number) => {
+    out.lines++;
+    out.lineObjs.push(obj);
+  };
   const visit = (obj: number): void => {
     const type = api.FPDFPageObj_GetType(obj);
-    if (type === OBJ_TEXT) out.lines++;
-    else if (type === OBJ_IMAGE || type === OBJ_SHADING) out.hide.push(obj);
-    else if (type === OBJ_FORM) {
+    if (type === OBJ_TEXT) line(obj);
+    else if (type === OBJ_IMAGE || type === OBJ_SHADING) {
+      out.hide.push(obj);
+      (type === OBJ_IMAGE ? out.images : out.shadings).push(obj);
+    } else if (type === OBJ_FORM) {
       const n = api.FPDFFormObj_CountObjects(obj);
       for (let i = 0; i < n; i++) {
         const child = api.FPDFFormObj_GetObject(obj, i);
@@ -1696,23 +1754,31 @@ function classifyObjects(inst: Instance, page: number): ObjectClasses {
       const fillMode = M.HEAP32[s >> 2]!;
       const stroke = M.HEAP32[(s >> 2) + 1]! !== 0;
       if (fillMode === 0) {
-        if (stroke) out.lines++;
+        if (stroke) line(obj);
         return;
       }
       if (!api.FPDFPageObj_GetFillColor(obj, s, s + 4, s + 8, s + 12)) return;
       const u = M.HEAP32; // 0..255: the same as unsigned
       const [r, g, b, a] = [u[s >> 2]!, u[(s >> 2) + 1]!, u[(s >> 2) + 2]!, u[(s >> 2) + 3]!];
       if (r >= PAPER_FILL && g >= PAPER_FILL && b >= PAPER_FILL) {
-        if (stroke) out.lines++;
+        if (stroke) {
+          out.lines++;
+          out.paperStroked.push({ obj, fillMode });
+        }
         return;
       }
       const f = M.HEAPF32;
       if (!api.FPDFPageObj_GetBounds(obj, s, s + 4, s + 8, s + 12)) return;
       const w = Math.abs(f[(s >> 2) + 2]! - f[s >> 2]!);
       const h = Math.abs(f[(s >> 2) + 3]! - f[(s >> 2) + 1]!);
-      if (Math.max(w, h) <= SMALL_FILL_PT || Math.min(w, h) <= THIN_FILL_PT) out.lines++;
+      if (Math.max(w, h) <= SMALL_FILL_PT || Math.min(w, h) <= THIN_FILL_PT) line(obj);
       else {
-        out.areas.push({ obj, r, g, b, a });
+        // A tone of the fill layer by object: wider than a symbol both ways, and not dark (dark
+        // solid fills are often wall poche or column sections: how thick they are decides, left to
+        // image analysis).
+        const tone =
+          Math.min(w, h) > SMALL_FILL_PT && (30 * r + 59 * g + 11 * b) / 100 >= DARK_FILL;
+        out.areas.push({ obj, r, g, b, a, tone });
         if (stroke) out.lines++;
       }
     }
@@ -1743,10 +1809,10 @@ function lineWorkPass(
   widthPt: number,
   heightPt: number,
   opts: { rendered: boolean; colour: boolean },
+  cls: ObjectClasses = classifyObjects(inst, page),
 ): Uint8Array | undefined {
   const { api } = inst;
   const M = api.pdfium;
-  const cls = classifyObjects(inst, page);
   if (cls.lines === 0) return undefined;
   if (
     opts.rendered &&
@@ -1787,6 +1853,167 @@ function lineWorkPass(
   const buf = api.FPDFBitmap_GetBuffer(bitmap);
   // A colour bitmap is drawn here without FPDF_REVERSE_BYTE_ORDER: B G R in memory.
   return packLineRows(M.HEAPU8, buf, stride, width, height, LINE_INK, opts.colour ? 'bgr' : 'grey');
+}
+
+/**
+ * Page-space boxes of the page's annotations that draw (not links or popups): [left, bottom, right,
+ * top] each.
+ */
+function drawnAnnotationBoxes(inst: Instance, page: number): number[][] {
+  const { api } = inst;
+  const M = api.pdfium;
+  const out: number[][] = [];
+  const n = api.FPDFPage_GetAnnotCount(page);
+  for (let i = 0; i < n; i++) {
+    const annot = api.FPDFPage_GetAnnot(page, i);
+    if (!annot) continue;
+    try {
+      if (NO_APPEARANCE.has(api.FPDFAnnot_GetSubtype(annot))) continue;
+      if (!api.FPDFAnnot_GetRect(annot, inst.scratch)) continue;
+      const f = inst.scratch >> 2; // FS_RECTF: left, top, right, bottom
+      out.push([M.HEAPF32[f]!, M.HEAPF32[f + 3]!, M.HEAPF32[f + 2]!, M.HEAPF32[f + 1]!]);
+    } finally {
+      api.FPDFPage_CloseAnnot(annot);
+    }
+  }
+  return out;
+}
+
+/**
+ * The rows [top, bottom) of a width x height raster of the page that page-space boxes ([left, bottom,
+ * right, top]) cover, with `pad` px around; null when they cover none. Every row when the page's
+ * mapping is degenerate.
+ */
+function rowsCovered(
+  inst: Instance,
+  page: number,
+  width: number,
+  height: number,
+  boxes: number[][],
+  pad: number,
+): [number, number] | null {
+  const m = pageToDevice(inst, page, width, height);
+  if (!m) return [0, height];
+  let top = Infinity,
+    bottom = -Infinity;
+  for (const [l, b, r, t] of boxes)
+    for (const [px, py] of [
+      [l!, b!],
+      [r!, b!],
+      [l!, t!],
+      [r!, t!],
+    ] as const) {
+      const y = toRaster(m, px, py)[1];
+      top = Math.min(top, y);
+      bottom = Math.max(bottom, y);
+    }
+  const y0 = Math.max(0, Math.floor(top) - pad),
+    y1 = Math.min(height, Math.ceil(bottom) + pad);
+  return y1 > y0 ? [y0, y1] : null;
+}
+
+/**
+ * The page's fill layer and its annotations by object (issue 17), after the line-work pass, on the
+ * same bitmap (its pixels are overwritten), as 1-bit PNG scanlines like lineWorkPass's:
+ *   - `fillWork`: what the page's area fills of tone (ObjectClasses.areas with `tone`) and its
+ *     shadings draw: the page rendered again with only them switched on (painted black, opaque),
+ *     paper-white fills still hiding what they cover (drawn unstroked), no annotations; 1 = a pixel
+ *     under such a fill (grey < FILL_INK). Only for pages with such fills or shadings. Images are
+ *     not in it: an image is pixels (a raster render holds lines and tones alike), left to image
+ *     analysis.
+ *   - `annotWork`: what the page's annotations draw (the architect's clouds, callouts, markups):
+ *     the page's annotations rendered alone, every page object switched off; 1 = grey < LINE_INK.
+ *     Only for pages with annotations that draw (not links or popups).
+ * Each pass draws only a few objects, and only the rows their boxes cover are cleared, drawn and
+ * packed (a cloud in a corner costs its rows). Measured against the line-work pass in the bench/ingest
+ * README.
+ */
+function objectLayerPasses(
+  inst: Instance,
+  page: number,
+  bitmap: number,
+  width: number,
+  height: number,
+  widthPt: number,
+  heightPt: number,
+  cls: ObjectClasses,
+  colour: boolean,
+): { fillWork?: Uint8Array; annotWork?: Uint8Array } {
+  const { api } = inst;
+  const M = api.pdfium;
+  const out: { fillWork?: Uint8Array; annotWork?: Uint8Array } = {};
+  const rb = Math.ceil(width / 8);
+  /** Draws rows [y0, y1) of the page as it is switched now, and packs them (other rows: none). */
+  const pass = ([y0, y1]: [number, number], flags: number, threshold: number): Uint8Array => {
+    api.FPDFBitmap_FillRect(bitmap, 0, y0, width, y1 - y0, 0xffffffff);
+    const f32 = M.HEAPF32;
+    const m = inst.scratch >> 2;
+    f32.set([width / widthPt, 0, 0, height / heightPt, 0, 0], m);
+    f32.set([0, y0, width, y1], m + 6);
+    api.FPDF_RenderPageBitmapWithMatrix(bitmap, page, inst.scratch, inst.scratch + 24, flags);
+    const stride = api.FPDFBitmap_GetStride(bitmap);
+    // Drawn without FPDF_REVERSE_BYTE_ORDER: a colour bitmap is B G R in memory.
+    const part = packLineRows(
+      M.HEAPU8,
+      api.FPDFBitmap_GetBuffer(bitmap) + y0 * stride,
+      stride,
+      width,
+      y1 - y0,
+      threshold,
+      colour ? 'bgr' : 'grey',
+    );
+    const rows = new Uint8Array((rb + 1) * height);
+    rows.set(part, y0 * (rb + 1));
+    return rows;
+  };
+  const tones = cls.areas.filter((a) => a.tone);
+  const s = inst.scratch;
+  const boundsOf = (obj: number): number[] | null => {
+    if (!api.FPDFPageObj_GetBounds(obj, s, s + 4, s + 8, s + 12)) return null;
+    const f = M.HEAPF32;
+    return [f[s >> 2]!, f[(s >> 2) + 1]!, f[(s >> 2) + 2]!, f[(s >> 2) + 3]!];
+  };
+  const fillRows =
+    tones.length > 0 || cls.shadings.length > 0
+      ? rowsCovered(
+          inst,
+          page,
+          width,
+          height,
+          [...tones.map((a) => a.obj), ...cls.shadings].map(boundsOf).filter((b) => b !== null),
+          2,
+        )
+      : null;
+  if (fillRows) {
+    const others = cls.areas.filter((a) => !a.tone);
+    for (const o of cls.lineObjs) api.FPDFPageObj_SetIsActive(o, false);
+    for (const o of cls.images) api.FPDFPageObj_SetIsActive(o, false);
+    for (const a of others) api.FPDFPageObj_SetIsActive(a.obj, false);
+    for (const p of cls.paperStroked) api.FPDFPath_SetDrawMode(p.obj, p.fillMode, false);
+    for (const a of tones) api.FPDFPageObj_SetFillColor(a.obj, 0, 0, 0, 255);
+    try {
+      out.fillWork = pass(fillRows, 0, FILL_INK);
+    } finally {
+      for (const o of cls.lineObjs) api.FPDFPageObj_SetIsActive(o, true);
+      for (const o of cls.images) api.FPDFPageObj_SetIsActive(o, true);
+      for (const a of others) api.FPDFPageObj_SetIsActive(a.obj, true);
+      for (const p of cls.paperStroked) api.FPDFPath_SetDrawMode(p.obj, p.fillMode, true);
+      for (const a of tones) api.FPDFPageObj_SetFillColor(a.obj, a.r, a.g, a.b, a.a);
+    }
+  }
+  const annots = drawnAnnotationBoxes(inst, page);
+  const annotRows = annots.length > 0 ? rowsCovered(inst, page, width, height, annots, 4) : null;
+  if (annotRows) {
+    const n = api.FPDFPage_CountObjects(page);
+    const objs = Array.from({ length: n }, (_, i) => M._FPDFPage_GetObject(page, i));
+    for (const o of objs) M._FPDFPageObj_SetIsActive(o, 0);
+    try {
+      out.annotWork = pass(annotRows, FPDF_ANNOT, LINE_INK);
+    } finally {
+      for (const o of objs) M._FPDFPageObj_SetIsActive(o, 1);
+    }
+  }
+  return out;
 }
 
 /**
