@@ -1,3 +1,5 @@
+import https from 'node:https';
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uploadDrawing, waitForJob } from './flows';
 import { startTestService, type HttpResult, type TestService } from './harness';
@@ -15,8 +17,13 @@ import { ensureOrganization, grantCredits } from '../store/repositories/organiza
 //     dimension lines (renders of both issues, and their text layers). One modified dimension change
 //     with both values once regions are separable (the fill flooding swallows it into the plan's
 //     region on this branch; the description of that region names it already).
-//   - Beam proposal S101: a glulam column with its callout was added, the callout's words a PDF markup
-//     (a FreeText annotation, GLULAM COLUMN), which the text layer reads like printed text.
+//   - Barber house A202 (sheet 4): level lines print lighter in the new issue: style, never removed.
+//   - Beam proposal, the drawings compared (all five sheets): on S101 a glulam column with its callout
+//     was added as the architect's markup — a Square annotation (the column) and a FreeText callout
+//     (GLULAM COLUMN) with its leader — reported as one added markup (category annotation, told by
+//     object: the pages' annotations drawn apart at processing); S102–S300 are pixel-identical.
+// These are issue 17's Must-show service tests; the vision-level ones on the same sheets are in
+// core/vision/compare/layers.fixtures.test.ts.
 
 const LONG = 900_000;
 
@@ -30,31 +37,36 @@ interface Change {
   text_after: string | null;
   description: string;
   bbox: { x: number; y: number; width: number; height: number };
+  area_px: number;
   overlay: string;
 }
 
-/** Index `index` (0-based page) of a processed drawing. */
-async function sheetAt(drawingId: string, index: number) {
-  const r = await t.request('GET', `/v1/sheets?drawing_id=${drawingId}&limit=100`);
-  expect(r.status).toBe(200);
-  return (r.body.data as any[]).find((s) => s.index === index);
+interface Compared {
+  all: Change[];
+  whole: Change[];
+  /** The whole-sheet overlay. */
+  sheet: any;
 }
 
-/** Compares two sheets with analyze; every change of every overlay, and the whole-sheet overlay's. */
-async function compareSheets(oldSheet: any, newSheet: any) {
-  const res = await t.request('POST', '/v1/compare', {
-    body: { old_id: oldSheet.id, new_id: newSheet.id, type: 'Sheet', analyze: true },
+/** GET of a signed URL (no Authorization header): status and bytes. */
+function getBytes(url: string): Promise<{ status: number; bytes: Buffer }> {
+  return new Promise((res, rej) => {
+    https
+      .get(url, { agent: t.agent }, (r) => {
+        const chunks: Buffer[] = [];
+        r.on('data', (c: Buffer) => chunks.push(c));
+        r.on('end', () => res({ status: r.statusCode ?? 0, bytes: Buffer.concat(chunks) }));
+        r.on('error', rej);
+      })
+      .on('error', rej);
   });
-  expect(res.status).toBe(202);
-  const job = await waitForJob(t, res.body.job_id, LONG);
-  expect(job.status).toBe('Completed');
-  const r: HttpResult = await t.request(
-    'GET',
-    `/v1/overlays?job_id=${job.id}&limit=100&expand=block_a`,
-  );
+}
+
+/** Every change of the overlays (paged), and the whole-sheet overlay's, of `overlays`. */
+async function changesOf(overlays: any[]): Promise<Compared> {
   const all: Change[] = [];
   const whole: Change[] = [];
-  for (const o of r.body.data) {
+  for (const o of overlays) {
     // Every change, page by page: a sheet can have more than a page of them.
     let url: string | null = `/v1/changes?overlay_id=${o.id}&limit=100`;
     while (url) {
@@ -70,7 +82,48 @@ async function compareSheets(oldSheet: any, newSheet: any) {
         : null;
     }
   }
-  return { all, whole };
+  return { all, whole, sheet: overlays.find((o) => o.block_a.type === 'Sheet') };
+}
+
+/** Every overlay of a comparison job, with block A and its sheet. */
+async function overlaysOfJob(jobId: string): Promise<any[]> {
+  const out: any[] = [];
+  let url: string | null = `/v1/overlays?job_id=${jobId}&limit=100&expand=block_a.sheet`;
+  while (url) {
+    const r: HttpResult = await t.request('GET', url);
+    expect(r.status).toBe(200);
+    out.push(...r.body.data);
+    url = r.body._meta.next ? `/v1/overlays?cursor=${encodeURIComponent(r.body._meta.next)}` : null;
+  }
+  return out;
+}
+
+const frac = (c: { bbox: { width: number; height: number } }, o: any) =>
+  (c.bbox.width * c.bbox.height) / (o.width * o.height);
+const overlaps = (
+  b: { x: number; y: number; width: number; height: number },
+  x: number,
+  y: number,
+  w: number,
+  h: number,
+) => b.x < x + w && x < b.x + b.width && b.y < y + h && y < b.y + b.height;
+
+/** Index `index` (0-based page) of a processed drawing. */
+async function sheetAt(drawingId: string, index: number) {
+  const r = await t.request('GET', `/v1/sheets?drawing_id=${drawingId}&limit=100`);
+  expect(r.status).toBe(200);
+  return (r.body.data as any[]).find((s) => s.index === index);
+}
+
+/** Compares two sheets with analyze; every change of every overlay, and the whole-sheet overlay's. */
+async function compareSheets(oldSheet: any, newSheet: any): Promise<Compared> {
+  const res = await t.request('POST', '/v1/compare', {
+    body: { old_id: oldSheet.id, new_id: newSheet.id, type: 'Sheet', analyze: true },
+  });
+  expect(res.status).toBe(202);
+  const job = await waitForJob(t, res.body.job_id, LONG);
+  expect(job.status).toBe('Completed');
+  return changesOf(await overlaysOfJob(job.id));
 }
 
 const wordCount = (s: string | null) => (s ? s.trim().split(/\s+/).length : 0);
@@ -91,8 +144,9 @@ afterAll(async () => {
 });
 
 describe('barber house 20130718 → 20130724', () => {
-  let a102: { all: Change[]; whole: Change[] };
-  let a103: { all: Change[]; whole: Change[] };
+  let a102: Compared;
+  let a103: Compared;
+  let a202: Compared;
 
   beforeAll(async () => {
     const older = await uploadDrawing(
@@ -109,20 +163,25 @@ describe('barber house 20130718 → 20130724', () => {
     );
     expect((await waitForJob(t, older.job_id, LONG)).status).toBe('Completed');
     expect((await waitForJob(t, newer.job_id, LONG)).status).toBe('Completed');
-    const [o102, n102, o103, n103] = await Promise.all([
+    const [o102, n102, o103, n103, o202, n202] = await Promise.all([
       sheetAt(older.id, 0),
       sheetAt(newer.id, 0),
       sheetAt(older.id, 1),
       sheetAt(newer.id, 1),
+      sheetAt(older.id, 3),
+      sheetAt(newer.id, 3),
     ]);
-    expect([o102.sheet_number, n102.sheet_number, o103.sheet_number, n103.sheet_number]).toEqual([
+    expect([o102, n102, o103, n103, o202, n202].map((x: any) => x.sheet_number as string)).toEqual([
       'A102',
       'A102',
       'A103',
       'A103',
+      'A202',
+      'A202',
     ]);
     a102 = await compareSheets(o102, n102);
     a103 = await compareSheets(o103, n103);
+    a202 = await compareSheets(o202, n202);
   }, LONG);
 
   it('A102: no change holds the sheet words — at most ~40 words before or after, 200 chars', () => {
@@ -191,6 +250,63 @@ describe('barber house 20130718 → 20130724', () => {
     expect(bath[0]!.bbox.height, all).toBeLessThan(400);
   });
 
+  it('A102 and A103: no change covers more than 10 % of the sheet; the old tones are fill changes, not line-work removals', () => {
+    for (const [num, r] of [
+      ['A102', a102],
+      ['A103', a103],
+    ] as const) {
+      const all = JSON.stringify(r.whole, null, 1);
+      expect(r.sheet, num).toBeDefined();
+      for (const c of r.whole)
+        expect(frac(c, r.sheet), `${num} ${JSON.stringify(c)}`).toBeLessThanOrEqual(0.1);
+      // The old plan's background tones (about a quarter of the sheet) went: fill changes, removed,
+      // covering together more than 10 % of the sheet.
+      const fills = r.whole.filter((c) => c.category === 'fill');
+      const fillPx = fills.filter((c) => c.kind !== 'added').reduce((n, c) => n + c.area_px, 0);
+      expect(fillPx, `${num} ${all}`).toBeGreaterThan(0.1 * r.sheet.width * r.sheet.height);
+      // No line-work change removes anything near as much (before issue 17: one region of ~1.7 M px).
+      const lineRemoved = r.whole.filter(
+        (c) => c.category !== 'fill' && c.category !== 'noise' && c.kind === 'removed',
+      );
+      for (const c of lineRemoved)
+        expect(c.area_px, `${num} ${JSON.stringify(c)}`).toBeLessThan(0.1 * fillPx);
+    }
+  });
+
+  it(`A103: the bathroom dimension 10'-8 1/4" → 7'-3 1/2" is its own change, under 1 % of the sheet, naming both values`, () => {
+    const all = JSON.stringify(a103.whole, null, 1);
+    const bath = a103.whole.filter(
+      (c) =>
+        c.category === 'dimension' &&
+        (c.text_before ?? '').includes(`10'-8 1/4"`) &&
+        (c.text_after ?? '').includes(`7'-3 1/2"`),
+    );
+    expect(bath, all).toHaveLength(1);
+    expect(frac(bath[0]!, a103.sheet), all).toBeLessThan(0.01);
+    expect(bath[0]!.description).toContain(`7'-3 1/2"`);
+  });
+
+  it('A202: the level lines printed lighter in the new issue are style changes or nothing, never removed line work', () => {
+    const all = JSON.stringify(a202.whole, null, 1);
+    // Level lines of the east elevation, left of the building: y ≈ 613, 655 and 778, x 260–420 of
+    // the 11x17 sheet at 200 dpi (layers.fixtures.test.ts).
+    for (const [x, y, w, h] of [
+      [260, 605, 160, 16],
+      [260, 647, 160, 16],
+      [260, 770, 160, 16],
+    ] as const) {
+      const hit = a202.whole.filter(
+        (c) =>
+          overlaps(c.bbox, x, y, w, h) &&
+          c.kind === 'removed' &&
+          !['style', 'fill', 'noise'].includes(c.category),
+      );
+      expect(hit, `${x},${y} ${all}`).toEqual([]);
+    }
+    for (const c of a202.whole)
+      expect(frac(c, a202.sheet), JSON.stringify(c)).toBeLessThanOrEqual(0.1);
+  });
+
   it('A103: no change dumps the sheet text either', () => {
     for (const c of a103.all) {
       expect(wordCount(c.text_before), JSON.stringify(c)).toBeLessThanOrEqual(40);
@@ -199,8 +315,9 @@ describe('barber house 20130718 → 20130724', () => {
   });
 });
 
-describe('beam proposal S101 20190601 → 20190602', () => {
-  let s101: { all: Change[]; whole: Change[] };
+describe('beam proposal 20190601 → 20190602 (the drawings compared)', () => {
+  let s101: Compared;
+  const others: { num: string; overlays: any[]; changes: Compared }[] = [];
 
   beforeAll(async () => {
     const older = await uploadDrawing(
@@ -217,13 +334,32 @@ describe('beam proposal S101 20190601 → 20190602', () => {
     );
     expect((await waitForJob(t, older.job_id, LONG)).status).toBe('Completed');
     expect((await waitForJob(t, newer.job_id, LONG)).status).toBe('Completed');
-    const [o, n] = await Promise.all([sheetAt(older.id, 0), sheetAt(newer.id, 0)]);
-    expect([o.sheet_number, n.sheet_number]).toEqual(['S101', 'S101']);
-    s101 = await compareSheets(o, n);
+    const res = await t.request('POST', `/v1/drawings/${newer.id}/compare`, {
+      body: { compare_to: older.id, analyze: true },
+    });
+    expect(res.status).toBe(202);
+    const job = await waitForJob(t, res.body.job_id, LONG);
+    expect(job.status).toBe('Completed');
+    expect(job.result.pairs).toHaveLength(5);
+    const overlays = await overlaysOfJob(job.id);
+    const bySheet = new Map<string, any[]>();
+    for (const o of overlays) {
+      const num = o.block_a.sheet.sheet_number as string;
+      bySheet.set(num, [...(bySheet.get(num) ?? []), o]);
+    }
+    expect([...bySheet.keys()].sort()).toEqual(['S101', 'S102', 'S103', 'S150', 'S300']);
+    s101 = await changesOf(bySheet.get('S101')!);
+    for (const num of ['S102', 'S103', 'S150', 'S300'])
+      others.push({
+        num,
+        overlays: bySheet.get(num)!,
+        changes: await changesOf(bySheet.get(num)!),
+      });
   }, LONG);
 
-  it('reads the added column and its callout as an addition named by its words', () => {
-    // The markup sits at about x 3850–4500, y 2260–2800 of the 6800 x 4400 sheet (compare.test.ts).
+  it('S101: the added column and its callout, the architect’s markup, read as one added markup named by its words', () => {
+    // The markup sits at about x 3850–4500, y 2260–2800 of the 6800 x 4400 sheet (compare.test.ts):
+    // a Square annotation (the column) and a FreeText callout (GLULAM COLUMN) with its leader.
     const all = JSON.stringify(s101.whole, null, 1);
     const column = s101.whole.filter(
       (c) =>
@@ -236,11 +372,50 @@ describe('beam proposal S101 20190601 → 20190602', () => {
     expect(column, all).toHaveLength(1);
     expect(column[0]).toMatchObject({
       kind: 'added',
+      category: 'annotation',
       text_before: null,
       text_after: 'GLULAM COLUMN',
-      description: 'Added: ‘GLULAM COLUMN’ (with linework)',
+      description: 'Added markup: ‘GLULAM COLUMN’',
     });
     // Nothing else on the sheet changed.
     expect(s101.whole.filter((c) => c.category !== 'noise')).toHaveLength(1);
+  });
+
+  it('S101: the added column is green in the whole-sheet overlay image, inside its outline', async () => {
+    const img = await getBytes(s101.sheet.uri);
+    expect(img.status).toBe(200);
+    const { data, info } = await sharp(img.bytes).raw().toBuffer({ resolveWithObject: true });
+    expect([info.width, info.height]).toEqual([s101.sheet.width, s101.sheet.height]);
+    // The column's square, inside its outline: x 3856–3874, y 2558–2586 (layers.fixtures.test.ts),
+    // in the overlay's frame (the Sheet block's box starts at 0, 0).
+    expect([s101.sheet.block_a.bbox.x, s101.sheet.block_a.bbox.y]).toEqual([0, 0]);
+    let green = 0,
+      red = 0,
+      n = 0;
+    for (let y = 2560; y <= 2584; y += 3)
+      for (let x = 3857; x <= 3873; x += 2) {
+        const i = (y * info.width + x) * info.channels;
+        const rgb = [data[i], data[i + 1], data[i + 2]].join();
+        n++;
+        if (rgb === '0,170,0') green++;
+        if (rgb === '225,20,20') red++;
+      }
+    expect(green / n).toBeGreaterThan(0.6);
+    expect(red).toBe(0);
+  });
+
+  it('S102, S103, S150, S300: every overlay scores 1.000 with no change', () => {
+    expect(others).toHaveLength(4);
+    for (const { num, overlays, changes } of others) {
+      expect(
+        overlays.some((o) => o.block_a.type === 'Sheet'),
+        num,
+      ).toBe(true);
+      for (const o of overlays) {
+        expect(o.score, `${num} ${o.block_a.type}`).toBe(1);
+        expect(o.change_count, `${num} ${o.block_a.type}`).toBe(0);
+      }
+      expect(changes.all, num).toEqual([]);
+    }
   });
 });

@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openInput, type InputDocument } from '../input/document';
 import type { PageRaster } from '../types';
 import { compareToPng, type PipelineResult } from './compare-pipeline.adapter';
-import { STYLE_SHARE } from './regions';
-import { lineWorkGrey } from './layers';
+import { ANNOTATION_SHARE, STYLE_SHARE } from './regions';
+import { lineWorkGrey, objectClassGrey } from './layers';
 import { fixture } from './test-support';
 
 // Issue 17 on the real fixture pairs, through the production raster (PDFium at 200 dpi) and the
@@ -31,6 +31,9 @@ async function page(file: string, index: number): Promise<PageRaster> {
 
 const lineWorkOf = (r: PageRaster) =>
   r.lineWork ? lineWorkGrey(r.width, r.height, r.lineWork) : undefined;
+/** As processing stores it (linework.png): the line work with the fills and annotations by object. */
+const classesOf = (r: PageRaster) =>
+  r.lineWork ? objectClassGrey(r.width, r.height, r.lineWork, r.fillWork, r.annotWork) : undefined;
 
 afterAll(async () => {
   for (const d of docs.values()) await d.close();
@@ -47,7 +50,7 @@ async function compareSheets(fa: string, fb: string, index: number): Promise<Pip
   expect(A.lineWork && B.lineWork).toBeDefined();
   return compareToPng(A, B, {
     images: ['combined', 'combined_colorblind'],
-    lineWork: { a: lineWorkOf(A), b: lineWorkOf(B) },
+    lineWork: { a: classesOf(A), b: classesOf(B) },
   });
 }
 
@@ -214,6 +217,9 @@ describe('beam proposal 20190602 against 20190601', () => {
       const main = hit.reduce((m, g) => (g.area_px > m.area_px ? g : m));
       expect(['added', 'modified']).toContain(main.kind);
       expect(main.added_px).toBeGreaterThan(3 * main.removed_px);
+      // The column and its callout are the architect's markup (a Square and a FreeText annotation of
+      // the new issue): drawn by annotations, told by object.
+      expect(main.annotation_share).toBeGreaterThanOrEqual(ANNOTATION_SHARE);
     },
     LONG,
   );
