@@ -34,6 +34,7 @@ import { decodeGrey, encodeGreyPng, encodeIndexedPngs } from './encode.adapter';
 import { findLayerRegions, type ChangeRegion } from './regions';
 import {
   diffFills,
+  keepHiddenLineWork,
   keepLineWork,
   objectLayers,
   splitFills,
@@ -260,6 +261,9 @@ export async function diffStage(
   const cover = coverage(transform, bw, bh, W, H);
   const diff = diffMasks(ma, mb, cover, opts.buffers);
   if (annotA || annotB) diff.annotations = { a: annotA, b: annotB };
+  // A's ink that B's objects still draw, hidden on B's page (under a markup's box): not removed.
+  if (layers && opts.lineWork?.b)
+    keepHiddenLineWork(diff, { image: opts.lineWork.b, toImage: invertAffine(bToOut) });
   lap('diff');
   if (
     layers &&

@@ -3,6 +3,7 @@ import type { GreyImage } from '../types';
 import { coverage, diffMasks, packInk, popcount32 } from './diff';
 import {
   diffFills,
+  keepHiddenLineWork,
   keepLineWork,
   lineWorkGrey,
   objectClassGrey,
@@ -293,5 +294,51 @@ describe('objectClassGrey and the stored line-work PNG', () => {
     expect(Array.from((await decodeGrey(plain)).data)).toEqual(
       Array.from(lineWorkGrey(W, H, line).data),
     );
+  });
+});
+
+describe('keepHiddenLineWork', () => {
+  it('gives back removals that B’s objects still draw under something on its page (a markup’s box), counts and score too', () => {
+    // A: two lines. B's page: neither shows — one is under a white markup box (B's objects still
+    // draw it: its line-work image has it), the other was deleted (not in B's line-work image).
+    const A = sheet(200, 100);
+    rect(A, 20, 30, 160, 2, 0); // hidden in B
+    rect(A, 20, 70, 160, 2, 0); // deleted in B
+    const B = sheet(200, 100);
+    const linesB = sheet(200, 100);
+    rect(linesB, 20, 30, 160, 2, OBJECT_GREY.line);
+    const ma = packInk(A, 160, 208, 240),
+      mb = packInk(B, 160, 208, 240);
+    const d = diffMasks(ma, mb, coverage([1, 0, 0, 0, 1, 0], 200, 100, 200, 100));
+    expect(d.stats.removed_px).toBe(640);
+    expect(d.score).toBe(0);
+    const back = keepHiddenLineWork(d, { image: linesB });
+    expect(back).toBe(320);
+    expect(bit(d.removed, d.stride, 100, 30)).toBe(0);
+    expect(bit(d.removed, d.stride, 100, 70)).toBe(1);
+    expect(count(d.removed)).toBe(320);
+    expect(d.stats.removed_px).toBe(320);
+    expect(d.stats.unchanged_px).toBe(320);
+    expect(d.stats.changed_fraction).toBe(0.5);
+    expect(d.score).toBe(0.5);
+  });
+
+  it('reads B’s line-work image through the frame transform, and leaves a diff alone when it has no line there', () => {
+    const A = sheet(200, 100);
+    rect(A, 20, 30, 160, 2, 0);
+    const ma = packInk(A, 160, 208, 240),
+      mb = packInk(sheet(200, 100), 160, 208, 240);
+    const cover = coverage([1, 0, 0, 0, 1, 0], 200, 100, 200, 100);
+    // B's sheet is twice as large: its line at 40..360 x 60..63.
+    const big = sheet(400, 200);
+    rect(big, 40, 60, 320, 4, OBJECT_GREY.line);
+    const d = diffMasks(ma, mb, cover);
+    expect(keepHiddenLineWork(d, { image: big, toImage: [2, 0, 0, 0, 2, 0] })).toBe(320);
+    expect(d.stats.removed_px).toBe(0);
+    const plain = diffMasks(ma, mb, cover);
+    expect(keepHiddenLineWork(plain, { image: sheet(400, 200), toImage: [2, 0, 0, 0, 2, 0] })).toBe(
+      0,
+    );
+    expect(plain.stats.removed_px).toBe(320);
   });
 });

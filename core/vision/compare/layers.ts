@@ -19,7 +19,7 @@
 // hides line changes (a line drawn over a fill is darker than the fill) nor floods the diff when the
 // tone goes. The fill layers are compared on their own (diffFills) into fill changes.
 import type { GreyImage } from '../types';
-import type { InkMasks, PixelWindow, WordSource, Coverage } from './diff';
+import type { DiffResult, InkMasks, PixelWindow, WordSource, Coverage } from './diff';
 
 /** Scratch arrays of splitFills, kept across calls (grow only): cell-grid sized, ~5 bytes a cell. */
 const scratch = {
@@ -863,6 +863,69 @@ export function objectLayers(
     else out = { fill: F!, px: moved, cells: 0 };
   }
   return { fill: out, annotations: annot, annotation_px: annotPx };
+}
+
+/**
+ * Removals that are only hidden (issue 17, item 4: an overlay an architect can read): a pixel of A's
+ * ink with no ink of B around it, where B's own objects still draw line work (B's line-work image:
+ * OBJECT_GREY.line at the pixel, or in its footprint when B is reduced) — B's drawing has the line,
+ * and something drawn over it on B's page hides it: the white box of a markup callout, a cloud's
+ * fill, an image. Such a pixel is not removed: its bit leaves `removed` and the counts follow
+ * (strong ink: stats.removed_px, unchanged_px, changed_fraction and score; weak ink: the faint count).
+ * `lines.toImage` maps the diff's pixels to B's line-work image (the inverse of B's transform into
+ * the frame). Returns the pixels given back. Only for B: A's line work hidden on A's page and shown
+ * on B's is drawn by B — an addition.
+ */
+export function keepHiddenLineWork(d: DiffResult, lines: LineWorkImage): number {
+  const { width: W, height: H, stride, removed, strongA } = d;
+  const { width: LW, height: LH, data: L } = lines.image;
+  const [a, b, c, dd, e, f] = lines.toImage ?? [1, 0, 0, 0, 1, 0];
+  const scale = Math.sqrt(Math.abs(a! * e! - b! * dd!));
+  const foot = scale > 1 / 0.75 ? Math.min(4, Math.max(1, Math.round(scale))) : 1;
+  const half = foot / 2;
+  const LINE = OBJECT_GREY.line;
+  let strong = 0,
+    faint = 0;
+  for (let y = 0; y < H; y++) {
+    const row = y * stride;
+    const rx = b! * y + c! - half + 1,
+      ry = e! * y + f! - half + 1;
+    for (let k = 0; k < stride; k++) {
+      let bits = removed[row + k]!;
+      if (bits === 0) continue;
+      let back = 0;
+      while (bits !== 0) {
+        const low = bits & -bits;
+        bits ^= low;
+        const x = k * 32 + (31 - Math.clz32(low));
+        if (x >= W) break;
+        const sx0 = Math.floor(a! * x + rx),
+          sy0 = Math.floor(dd! * x + ry);
+        let on = false;
+        for (let yy = Math.max(0, sy0); yy < Math.min(LH, sy0 + foot) && !on; yy++)
+          for (let xx = Math.max(0, sx0); xx < Math.min(LW, sx0 + foot); xx++)
+            if (L[yy * LW + xx] === LINE) {
+              on = true;
+              break;
+            }
+        if (on) back |= low;
+      }
+      if (back === 0) continue;
+      removed[row + k] = removed[row + k]! & ~back;
+      const s = back & strongA[row + k]!;
+      strong += popcount32(s);
+      faint += popcount32(back & ~s);
+    }
+  }
+  if (strong + faint === 0) return 0;
+  const st = d.stats;
+  const union = st.added_px + st.removed_px + st.unchanged_px;
+  st.removed_px -= strong;
+  st.unchanged_px += strong;
+  st.changed_fraction = union > 0 ? (st.added_px + st.removed_px) / union : 0;
+  d.score = 1 - st.changed_fraction;
+  d.faint.removed_px = Math.max(0, d.faint.removed_px - faint);
+  return strong + faint;
 }
 
 /** PageRaster.lineWork (1-bit PNG scanlines, 1 = line work) as grey: 0 line work, 255 elsewhere. */
