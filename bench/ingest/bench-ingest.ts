@@ -423,6 +423,7 @@ function readPgm(file: string): { width: number; height: number; data: Uint8Arra
 const uptime = () => execFileSync('uptime', { encoding: 'utf8' }).trim();
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 const have = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
+const quick = args.includes('--quick');
 
 function benchSets(dpi: number, rounds: number): void {
   const shm = existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir();
@@ -459,34 +460,49 @@ function benchSets(dpi: number, rounds: number): void {
       pdftoppm: [],
     };
     for (let r = 0; r < rounds; r++) {
-      runs.ours!.push(runOursChild(file, dpi, 1));
-      runs['ours 2 workers']!.push(runOursChild(file, dpi, 2));
-      runs['ours, service: 2 warm pool workers (last pages in bands)']!.push(
-        runOursChild(file, dpi, 2, 'service-raster'),
-      );
-      runs['ours, service, grey only (colour off: as before colour)']!.push(
-        runOursChild(file, dpi, 2, 'service-raster', ['--grey', '1']),
-      );
-      runs['ours, service, workers without the start-up warm-up (before)']!.push(
-        runOursChild(file, dpi, 2, 'service-raster', ['--no-startup-warmup', '1']),
-      );
-      runs['ours, service, workers warm on a scan of another set too']!.push(
-        runOursChild(file, dpi, 2, 'service-raster', ['--warm-scan', set.otherScan]),
-      );
-      runs['ours whole pipeline (ingestPage, PDFium text)']!.push(
-        runOursChild(file, dpi, 1, 'pipeline'),
-      );
-      runs['ours whole pipeline, pdf.js text (before)']!.push(
-        runOursChild(file, dpi, 1, 'pipeline-pdfjs'),
-      );
-      runs['whole pipeline, service: 2 warm pool workers']!.push(
-        runOursChild(file, dpi, 2, 'service-pipeline'),
-      );
-      runs['whole pipeline, service, grey only (colour off)']!.push(
-        runOursChild(file, dpi, 2, 'service-pipeline', ['--grey', '1']),
-      );
-      runs['text layer only, PDFium']!.push(runOursChild(file, dpi, 1, 'text'));
-      runs['text layer only, pdf.js (before)']!.push(runOursChild(file, dpi, 1, 'text-pdfjs'));
+      if (quick) {
+        // --quick: only the rows the ingest goal is checked on (service raster in colour and grey,
+        // the service's whole pipeline, mutool grey and colour), for interleaved before/after runs.
+        runs['ours, service: 2 warm pool workers (last pages in bands)']!.push(
+          runOursChild(file, dpi, 2, 'service-raster'),
+        );
+        runs['ours, service, grey only (colour off: as before colour)']!.push(
+          runOursChild(file, dpi, 2, 'service-raster', ['--grey', '1']),
+        );
+        runs['whole pipeline, service: 2 warm pool workers']!.push(
+          runOursChild(file, dpi, 2, 'service-pipeline'),
+        );
+        runs.ours!.push(runOursChild(file, dpi, 1));
+      } else {
+        runs.ours!.push(runOursChild(file, dpi, 1));
+        runs['ours 2 workers']!.push(runOursChild(file, dpi, 2));
+        runs['ours, service: 2 warm pool workers (last pages in bands)']!.push(
+          runOursChild(file, dpi, 2, 'service-raster'),
+        );
+        runs['ours, service, grey only (colour off: as before colour)']!.push(
+          runOursChild(file, dpi, 2, 'service-raster', ['--grey', '1']),
+        );
+        runs['ours, service, workers without the start-up warm-up (before)']!.push(
+          runOursChild(file, dpi, 2, 'service-raster', ['--no-startup-warmup', '1']),
+        );
+        runs['ours, service, workers warm on a scan of another set too']!.push(
+          runOursChild(file, dpi, 2, 'service-raster', ['--warm-scan', set.otherScan]),
+        );
+        runs['ours whole pipeline (ingestPage, PDFium text)']!.push(
+          runOursChild(file, dpi, 1, 'pipeline'),
+        );
+        runs['ours whole pipeline, pdf.js text (before)']!.push(
+          runOursChild(file, dpi, 1, 'pipeline-pdfjs'),
+        );
+        runs['whole pipeline, service: 2 warm pool workers']!.push(
+          runOursChild(file, dpi, 2, 'service-pipeline'),
+        );
+        runs['whole pipeline, service, grey only (colour off)']!.push(
+          runOursChild(file, dpi, 2, 'service-pipeline', ['--grey', '1']),
+        );
+        runs['text layer only, PDFium']!.push(runOursChild(file, dpi, 1, 'text'));
+        runs['text layer only, pdf.js (before)']!.push(runOursChild(file, dpi, 1, 'text-pdfjs'));
+      }
       const pages = runs.ours![0]!.pages;
       if (tools) {
         // mutool draw, grey PGM at dpi, with `extra` options before the output.
@@ -503,6 +519,7 @@ function benchSets(dpi: number, rounds: number): void {
         };
         runs.mutool!.push(mutool());
         runs['mutool -c rgb (colour)']!.push(mutool('rgb'));
+        if (quick) continue;
         runs['mutool -P']!.push(mutool('-P'));
         runs['mutool -B 1024 -T 2 (2 threads)']!.push(mutool('-B', '1024', '-T', '2'));
         runs.pdftoppm!.push(

@@ -1809,16 +1809,7 @@ export function packLineRows(
     // Red and blue weights by byte order; grey < threshold <=> 30 r + 59 g + 11 b < 100 threshold
     // (greyFromRgb floors the same sum over 100).
     const [w0, w2] = layout === 'rgb' ? [30, 11] : [11, 30];
-    const limit = threshold * 100;
-    for (let y = 0; y < height; y++) {
-      let i = buf + y * stride;
-      const o = y * (rb + 1) + 1;
-      for (let x = 0; x < width; x++, i += 3) {
-        if (heap[i]! * w0 + heap[i + 1]! * 59 + heap[i + 2]! * w2 < limit) {
-          out[o + (x >>> 3)]! |= 0x80 >> (x & 7);
-        }
-      }
-    }
+    packColourLineRows(heap, buf, stride, width, height, threshold * 100, w0, w2, out, rb + 1);
     return out;
   }
   const full = width >>> 3;
@@ -1843,6 +1834,48 @@ export function packLineRows(
     if (width & 7) out[o] = v;
   }
   return out;
+}
+
+/**
+ * packLineRows for a colour bitmap (3 B/px): bit set where w0 c0 + 59 c1 + w2 c2 < limit. Eight
+ * pixels are six words when the rows start on a word: all paper (every byte 255, the common case)
+ * makes a zero byte without looking at the pixels one by one.
+ */
+function packColourLineRows(
+  heap: Uint8Array,
+  buf: number,
+  stride: number,
+  width: number,
+  height: number,
+  limit: number,
+  w0: number,
+  w2: number,
+  out: Uint8Array,
+  outStride: number,
+): void {
+  // Paper only counts as no line work when white is above the threshold (it always is: LINE_INK).
+  const words = (heap.byteOffset | buf | stride) % 4 === 0 && 255 * 100 >= limit;
+  const u32 = new Int32Array(heap.buffer, heap.byteOffset, heap.byteLength >> 2);
+  const full = words ? width >>> 3 : 0;
+  for (let y = 0; y < height; y++) {
+    const row = buf + y * stride;
+    const o = y * outStride + 1; // after the filter byte (0: none)
+    let w = row >> 2;
+    for (let k = 0; k < full; k++, w += 6) {
+      if ((u32[w]! & u32[w + 1]! & u32[w + 2]! & u32[w + 3]! & u32[w + 4]! & u32[w + 5]!) === -1)
+        continue;
+      let v = 0;
+      for (let b = 0, i = row + k * 24; b < 8; b++, i += 3) {
+        if (heap[i]! * w0 + heap[i + 1]! * 59 + heap[i + 2]! * w2 < limit) v |= 0x80 >> b;
+      }
+      out[o + k] = v;
+    }
+    for (let x = full * 8, i = row + x * 3; x < width; x++, i += 3) {
+      if (heap[i]! * w0 + heap[i + 1]! * 59 + heap[i + 2]! * w2 < limit) {
+        out[o + (x >>> 3)]! |= 0x80 >> (x & 7);
+      }
+    }
+  }
 }
 
 /** Page space to raster pixels (pageToDevice): (x, y) = B (px - p0x, py - p0y). */
