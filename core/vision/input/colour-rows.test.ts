@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { packLineRows } from './pdfium.adapter';
+import { greyToRgb, packLineRows } from './pdfium.adapter';
 
 /** The rule packLineRows documents, one pixel at a time: bit set where the pixel's grey < threshold. */
 function reference(
@@ -85,5 +85,29 @@ describe('packLineRows on colour bitmaps', () => {
     const rb = width / 8;
     expect(Array.from(got.subarray(1, 1 + rb))).toEqual([0, 0, 0, 0, 0, 0]);
     expect(Array.from(got.subarray(rb + 2, 2 * rb + 2))).toEqual([0, 0, 0x04, 0, 0, 0]);
+  });
+});
+
+describe('greyToRgb', () => {
+  it('writes each grey pixel to R, G and B, at any output offset and length', () => {
+    const grey = Uint8Array.from({ length: 41 }, (_, i) => (i * 37 + 11) % 256);
+    grey.fill(255, 20, 28); // a run of paper
+    for (const offset of [0, 1, 2, 3, 5]) {
+      for (const [t, n] of [
+        [0, 41],
+        [3, 17],
+        [7, 3],
+        [0, 0],
+      ] as const) {
+        const backing = new Uint8Array(offset + 3 * 41 + 8).fill(7);
+        // A view that does not start on a word, as a sheet's row may not.
+        const out = backing.subarray(1);
+        greyToRgb(grey, t, out, offset, n);
+        const want = new Uint8Array(backing.length).fill(7);
+        for (let x = 0; x < n; x++)
+          want.fill(grey[t + x]!, 1 + offset + 3 * x, 1 + offset + 3 * x + 3);
+        expect([...backing]).toEqual([...want]);
+      }
+    }
   });
 });
