@@ -64,6 +64,11 @@ const arg = (name: string, dflt: string) => {
 
 interface RunResult {
   wallMs: number;
+  /**
+   * CPU time of the run (user + system, every thread of the process: pool workers and libvips too),
+   * ms: steadier than the wall time on a loaded machine.
+   */
+  cpuMs?: number;
   rssMb: number;
   pages: number;
   phases?: {
@@ -89,6 +94,7 @@ const PHASES: Phase[] = ['pageMs', 'renderMs', 'readbackMs', 'greyMs', 'imagesMs
 
 async function childOurs(file: string, dpi: number, workers: number): Promise<RunResult> {
   const bytes = new Uint8Array(readFileSync(file));
+  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   if (workers > 1) {
     // One worker per core, each with its own PDFium instance and document, taking every n-th page.
@@ -135,9 +141,12 @@ async function childOurs(file: string, dpi: number, workers: number): Promise<Ru
   }
   const pages = doc.pageCount;
   await doc.close();
+  const cpu = process.cpuUsage(cpu0);
   return {
     // The ink count is for the table, not part of the raster step: keep it out of the wall time.
     wallMs: performance.now() - t0 - countMs,
+    // (its CPU is in this figure: a few ms a sheet, one pass over the grey)
+    cpuMs: (cpu.user + cpu.system) / 1000,
     rssMb: process.resourceUsage().maxRSS / 1024,
     pages,
     phases,
@@ -231,6 +240,8 @@ async function childService(
     let px = 0;
     let countMs = 0;
     let firstSheetMs: number | undefined;
+    let countCpuMs = 0;
+    const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     const info = await pool.run('ingest.open', { ...source, dpi });
     const openMs = performance.now() - t0;
@@ -256,20 +267,25 @@ async function childService(
             colour,
           });
           const tc = performance.now();
+          const cc = process.cpuUsage();
           const data = new Uint8Array(pixels);
           dark += countDark(data);
           px += data.length;
           // Done with the page, as the process job is once ingest.finish has encoded it.
           releasePageBuffers(pixels, rgbBuffer);
           countMs += performance.now() - tc;
+          const c = process.cpuUsage(cc);
+          countCpuMs += (c.user + c.system) / 1000;
         }
         firstSheetMs ??= performance.now() - t0;
       }
     };
     await Promise.all(range(Math.min(workers, info.pageCount)).map(lane));
     const wallMs = performance.now() - t0 - countMs;
+    const cpu = process.cpuUsage(cpu0);
     return {
       wallMs,
+      cpuMs: (cpu.user + cpu.system) / 1000 - countCpuMs,
       rssMb: process.resourceUsage().maxRSS / 1024,
       pages: info.pageCount,
       ...(what === 'raster' ? { darkFraction: dark / px } : {}),
@@ -368,13 +384,17 @@ function runCli(cmd: string, argv: string[], outDir: string, pages: number): Run
   rmSync(outDir, { recursive: true, force: true });
   mkdirSync(outDir, { recursive: true });
   const t0 = performance.now();
-  const r = spawnSync('/usr/bin/time', ['-f', '%M', cmd, ...argv], {
+  const r = spawnSync('/usr/bin/time', ['-f', '%M %U %S', cmd, ...argv], {
     encoding: 'utf8',
     timeout: 600_000,
   });
   const wallMs = performance.now() - t0;
   if (r.status !== 0) throw new Error(`${cmd} failed: ${r.stderr}`);
-  const rssKb = Number(r.stderr.trim().split('\n').pop());
+  const [rssKb, user, sys] = r.stderr.trim().split('\n').pop()!.split(' ').map(Number) as [
+    number,
+    number,
+    number,
+  ];
   // Check the output is really there (grey PGM, one per page) and count its ink like ours.
   const files = execFileSync('ls', [outDir], { encoding: 'utf8' })
     .trim()
@@ -390,7 +410,13 @@ function runCli(cmd: string, argv: string[], outDir: string, pages: number): Run
     px += data.length;
   }
   rmSync(outDir, { recursive: true, force: true });
-  return { wallMs, rssMb: rssKb / 1024, pages, darkFraction: dark / px };
+  return {
+    wallMs,
+    cpuMs: (user + sys) * 1000,
+    rssMb: rssKb / 1024,
+    pages,
+    darkFraction: dark / px,
+  };
 }
 
 /** Binary PGM (P5) or PPM (P6), 8-bit, as grey. */
@@ -423,6 +449,7 @@ function readPgm(file: string): { width: number; height: number; data: Uint8Arra
 const uptime = () => execFileSync('uptime', { encoding: 'utf8' }).trim();
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 const have = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
+const quick = args.includes('--quick');
 
 function benchSets(dpi: number, rounds: number): void {
   const shm = existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir();
@@ -434,9 +461,9 @@ function benchSets(dpi: number, rounds: number): void {
   );
   console.log(`uptime at start: ${uptime()}\n`);
   console.log(
-    '| set | tool | wall s (min-max) | ms/sheet | sheets/min | peak RSS MB | ink % | vs mutool | vs pdftoppm |',
+    '| set | tool | wall s (min-max) | ms/sheet | sheets/min | peak RSS MB | ink % | vs mutool | vs pdftoppm | CPU s | CPU vs mutool |',
   );
-  console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+  console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
   for (const set of SETS) {
     const file = path.join(FIXTURES, set.file);
     const runs: Record<string, RunResult[]> = {
@@ -459,34 +486,49 @@ function benchSets(dpi: number, rounds: number): void {
       pdftoppm: [],
     };
     for (let r = 0; r < rounds; r++) {
-      runs.ours!.push(runOursChild(file, dpi, 1));
-      runs['ours 2 workers']!.push(runOursChild(file, dpi, 2));
-      runs['ours, service: 2 warm pool workers (last pages in bands)']!.push(
-        runOursChild(file, dpi, 2, 'service-raster'),
-      );
-      runs['ours, service, grey only (colour off: as before colour)']!.push(
-        runOursChild(file, dpi, 2, 'service-raster', ['--grey', '1']),
-      );
-      runs['ours, service, workers without the start-up warm-up (before)']!.push(
-        runOursChild(file, dpi, 2, 'service-raster', ['--no-startup-warmup', '1']),
-      );
-      runs['ours, service, workers warm on a scan of another set too']!.push(
-        runOursChild(file, dpi, 2, 'service-raster', ['--warm-scan', set.otherScan]),
-      );
-      runs['ours whole pipeline (ingestPage, PDFium text)']!.push(
-        runOursChild(file, dpi, 1, 'pipeline'),
-      );
-      runs['ours whole pipeline, pdf.js text (before)']!.push(
-        runOursChild(file, dpi, 1, 'pipeline-pdfjs'),
-      );
-      runs['whole pipeline, service: 2 warm pool workers']!.push(
-        runOursChild(file, dpi, 2, 'service-pipeline'),
-      );
-      runs['whole pipeline, service, grey only (colour off)']!.push(
-        runOursChild(file, dpi, 2, 'service-pipeline', ['--grey', '1']),
-      );
-      runs['text layer only, PDFium']!.push(runOursChild(file, dpi, 1, 'text'));
-      runs['text layer only, pdf.js (before)']!.push(runOursChild(file, dpi, 1, 'text-pdfjs'));
+      if (quick) {
+        // --quick: only the rows the ingest goal is checked on (service raster in colour and grey,
+        // the service's whole pipeline, mutool grey and colour), for interleaved before/after runs.
+        runs['ours, service: 2 warm pool workers (last pages in bands)']!.push(
+          runOursChild(file, dpi, 2, 'service-raster'),
+        );
+        runs['ours, service, grey only (colour off: as before colour)']!.push(
+          runOursChild(file, dpi, 2, 'service-raster', ['--grey', '1']),
+        );
+        runs['whole pipeline, service: 2 warm pool workers']!.push(
+          runOursChild(file, dpi, 2, 'service-pipeline'),
+        );
+        runs.ours!.push(runOursChild(file, dpi, 1));
+      } else {
+        runs.ours!.push(runOursChild(file, dpi, 1));
+        runs['ours 2 workers']!.push(runOursChild(file, dpi, 2));
+        runs['ours, service: 2 warm pool workers (last pages in bands)']!.push(
+          runOursChild(file, dpi, 2, 'service-raster'),
+        );
+        runs['ours, service, grey only (colour off: as before colour)']!.push(
+          runOursChild(file, dpi, 2, 'service-raster', ['--grey', '1']),
+        );
+        runs['ours, service, workers without the start-up warm-up (before)']!.push(
+          runOursChild(file, dpi, 2, 'service-raster', ['--no-startup-warmup', '1']),
+        );
+        runs['ours, service, workers warm on a scan of another set too']!.push(
+          runOursChild(file, dpi, 2, 'service-raster', ['--warm-scan', set.otherScan]),
+        );
+        runs['ours whole pipeline (ingestPage, PDFium text)']!.push(
+          runOursChild(file, dpi, 1, 'pipeline'),
+        );
+        runs['ours whole pipeline, pdf.js text (before)']!.push(
+          runOursChild(file, dpi, 1, 'pipeline-pdfjs'),
+        );
+        runs['whole pipeline, service: 2 warm pool workers']!.push(
+          runOursChild(file, dpi, 2, 'service-pipeline'),
+        );
+        runs['whole pipeline, service, grey only (colour off)']!.push(
+          runOursChild(file, dpi, 2, 'service-pipeline', ['--grey', '1']),
+        );
+        runs['text layer only, PDFium']!.push(runOursChild(file, dpi, 1, 'text'));
+        runs['text layer only, pdf.js (before)']!.push(runOursChild(file, dpi, 1, 'text-pdfjs'));
+      }
       const pages = runs.ours![0]!.pages;
       if (tools) {
         // mutool draw, grey PGM at dpi, with `extra` options before the output.
@@ -503,6 +545,7 @@ function benchSets(dpi: number, rounds: number): void {
         };
         runs.mutool!.push(mutool());
         runs['mutool -c rgb (colour)']!.push(mutool('rgb'));
+        if (quick) continue;
         runs['mutool -P']!.push(mutool('-P'));
         runs['mutool -B 1024 -T 2 (2 threads)']!.push(mutool('-B', '1024', '-T', '2'));
         runs.pdftoppm!.push(
@@ -517,6 +560,8 @@ function benchSets(dpi: number, rounds: number): void {
     }
     const mu = runs.mutool!.length ? median(runs.mutool!.map((x) => x.wallMs)) : NaN;
     const pp = runs.pdftoppm!.length ? median(runs.pdftoppm!.map((x) => x.wallMs)) : NaN;
+    const cpuOf = (rs: RunResult[]) => median(rs.map((x) => x.cpuMs ?? NaN));
+    const muCpu = runs.mutool!.length ? cpuOf(runs.mutool!) : NaN;
     for (const [tool, rs] of Object.entries(runs)) {
       if (!rs.length) continue;
       const walls = rs.map((x) => x.wallMs);
@@ -525,21 +570,22 @@ function benchSets(dpi: number, rounds: number): void {
       console.log(
         `| ${set.name} | ${tool} | ${(wall / 1000).toFixed(2)} (${(Math.min(...walls) / 1000).toFixed(2)}-${(Math.max(...walls) / 1000).toFixed(2)}) | ` +
           `${(wall / pages).toFixed(0)} | ${((pages * 60000) / wall).toFixed(1)} | ${median(rs.map((x) => x.rssMb)).toFixed(0)} | ` +
-          `${rs[0]!.runs !== undefined ? `${rs[0]!.runs} runs` : (100 * (rs[0]!.darkFraction ?? NaN)).toFixed(2)} | ${(wall / mu).toFixed(2)}x | ${(wall / pp).toFixed(2)}x |`,
+          `${rs[0]!.runs !== undefined ? `${rs[0]!.runs} runs` : (100 * (rs[0]!.darkFraction ?? NaN)).toFixed(2)} | ${(wall / mu).toFixed(2)}x | ${(wall / pp).toFixed(2)}x | ` +
+          `${Number.isFinite(cpuOf(rs)) ? `${(cpuOf(rs) / 1000).toFixed(2)} | ${(cpuOf(rs) / muCpu).toFixed(2)}x` : '– | –'} |`,
       );
     }
     const ph = runs.ours!.map((x) => x.phases!);
     const pages = runs.ours![0]!.pages;
     const m = (k: Phase) => (median(ph.map((p) => p[k])) / pages).toFixed(0);
     console.log(
-      `|  | ours per sheet: load page (content parse) ${m('pageMs')} ms, render (images, paths, text, annotations; in colour where the page has it) ${m('renderMs')} ms, of which decoding images for PDFium (8-bit Flate + PNG predictors) ${m('imagesMs')} ms, copy out of WASM heap ${m('readbackMs')} ms | | | | | | | |`,
+      `|  | ours per sheet: load page (content parse) ${m('pageMs')} ms, render (images, paths, text, annotations; in colour where the page has it) ${m('renderMs')} ms, of which decoding images for PDFium (8-bit Flate + PNG predictors) ${m('imagesMs')} ms, copy out of WASM heap ${m('readbackMs')} ms | | | | | | | | | |`,
     );
     const of = (k: string, f: 'firstSheetMs' | 'openMs') =>
       median(runs[k]!.map((x) => x[f] ?? NaN)).toFixed(0);
     const svcRaster = 'ours, service: 2 warm pool workers (last pages in bands)';
     const svcAll = 'whole pipeline, service: 2 warm pool workers';
     console.log(
-      `|  | service: ingest.open (file checks incl. the stream scan, page sizes) ${of(svcRaster, 'openMs')} ms of the wall; first sheet done after: raster ${of(svcRaster, 'firstSheetMs')} ms, whole pipeline ${of(svcAll, 'firstSheetMs')} ms | | | | | | | |`,
+      `|  | service: ingest.open (file checks incl. the stream scan, page sizes) ${of(svcRaster, 'openMs')} ms of the wall; first sheet done after: raster ${of(svcRaster, 'firstSheetMs')} ms, whole pipeline ${of(svcAll, 'firstSheetMs')} ms | | | | | | | | | |`,
     );
   }
   rmSync(outDir, { recursive: true, force: true });

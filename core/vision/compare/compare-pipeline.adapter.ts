@@ -22,6 +22,7 @@ import {
   packInk,
   overlayBitDepth,
   overlayPalette,
+  renderAddDelIndexed,
   renderOverlayIndexed,
   type DiffResult,
   type PaletteName,
@@ -381,13 +382,17 @@ export async function finishStage(
   let overlay: IndexedOverlay | undefined;
   // Each render is 0.5 (combined) or 0.25 byte per pixel: the deflates run on libuv threads while the
   // next image renders, with no need to wait for one before the next.
-  for (const [mk, g] of groups) {
-    const rowBytes = 1 + Math.ceil((st.width * overlayBitDepth(mk)) / 8);
-    const img = renderOverlayIndexed(
-      st.diff,
-      mk,
-      opts.buffers?.bytes(`overlay.${mk}`, rowBytes * st.height),
+  const out = (mk: OverlayKind) =>
+    opts.buffers?.bytes(
+      `overlay.${mk}`,
+      (1 + Math.ceil((st.width * overlayBitDepth(mk)) / 8)) * st.height,
     );
+  // The additions and deletions images in one pass over the masks when both are asked for.
+  let addDel: Partial<Record<OverlayKind, IndexedOverlay>> = {};
+  for (const [mk, g] of groups) {
+    if (mk !== 'combined' && !addDel[mk] && groups.has('additions') && groups.has('deletions'))
+      addDel = renderAddDelIndexed(st.diff, out('additions'), out('deletions'));
+    const img = addDel[mk] ?? renderOverlayIndexed(st.diff, mk, out(mk));
     if (mk === 'combined') overlay = img;
     pending.push(
       encodeIndexedPngs(

@@ -184,10 +184,11 @@ export async function openInput(
       img.renderPage(i, o?.maxPixels === undefined ? {} : { maxPixels: o.maxPixels }),
     pageText: (i) => img.pageText(i),
     async readPage(i, o) {
-      const raster = await img.renderPage(
-        i,
-        o?.maxPixels === undefined ? {} : { maxPixels: o.maxPixels },
-      );
+      // In colour where the image has it, when the caller asks (as a PDF page is read).
+      const raster = await img.renderPage(i, {
+        ...(o?.maxPixels === undefined ? {} : { maxPixels: o.maxPixels }),
+        ...(o?.colour ? { colour: true } : {}),
+      });
       return { raster, text: await img.pageText(i) };
     },
     close: () => img.close(),

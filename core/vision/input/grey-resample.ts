@@ -258,6 +258,14 @@ export function resampleRgb(
   const half = 1 << 21;
   const hs = h.start;
   const rowBytes = sw * 3;
+  // Enlarging: each target pixel's first tap (in bytes), its weight and the next one's.
+  const tab = h.maxTaps === 2 ? new Int32Array(3 * dw) : undefined;
+  if (tab)
+    for (let x = 0; x < dw; x++) {
+      tab[3 * x] = hs[x]! * 3;
+      tab[3 * x + 1] = h.weights[2 * x]!;
+      tab[3 * x + 2] = h.count[x] === 2 ? h.weights[2 * x + 1]! : 0;
+    }
   for (let y = from; y < to; y++) {
     const first = v.start[y]!;
     const n = v.count[y]!;
@@ -296,12 +304,12 @@ export function resampleRgb(
     line[rowBytes] = line[rowBytes - 3]!;
     line[rowBytes + 1] = line[rowBytes - 2]!;
     line[rowBytes + 2] = line[rowBytes - 1]!;
-    if (h.maxTaps === 2) {
+    if (tab) {
       // Enlarging: two taps, the second of weight 0 where there is only one.
-      for (let x = x0, q = o + 3 * x0; x < x1; x++, q += 3) {
-        const st = hs[x]! * 3;
-        const w0 = h.weights[2 * x]!;
-        const w1 = h.count[x] === 2 ? h.weights[2 * x + 1]! : 0;
+      for (let x = x0, q = o + 3 * x0, t = 3 * x0; x < x1; x++, q += 3, t += 3) {
+        const st = tab[t]!;
+        const w0 = tab[t + 1]!;
+        const w1 = tab[t + 2]!;
         out[q] = (line[st]! * w0 + line[st + 3]! * w1 + half) >> 22;
         out[q + 1] = (line[st + 1]! * w0 + line[st + 4]! * w1 + half) >> 22;
         out[q + 2] = (line[st + 2]! * w0 + line[st + 5]! * w1 + half) >> 22;

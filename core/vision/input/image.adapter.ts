@@ -5,7 +5,7 @@
 // size can never allocate more than the limit. A raster comes out at the image's own resolution: `dpi`
 // is the file's declared density, DEFAULT_IMAGE_DPI when it declares none.
 
-import sharp from 'sharp';
+import sharp, { type Sharp } from 'sharp';
 import type { PageRaster, TextItem } from '../types';
 import {
   InputError,
@@ -16,6 +16,7 @@ import {
   withTimeout,
 } from './input-errors';
 import type { PageInfo } from './pdf.adapter';
+import { greyFromRgb, keepsColour } from './pdfium.adapter';
 
 /** Assumed resolution of an image that declares none (a typical office scan setting). */
 export const DEFAULT_IMAGE_DPI = 150;
@@ -32,8 +33,14 @@ export interface ImageDocumentHandle {
   readonly format: ImageFormat;
   readonly pageCount: number;
   pageInfo(index: number): Promise<PageInfo & { widthPx: number; heightPx: number; dpi: number }>;
-  /** Grey raster at the image's own resolution (no resampling); `dpi` is the declared density. */
-  renderPage(index: number, opts?: { maxPixels?: number }): Promise<PageRaster>;
+  /**
+   * Grey raster at the image's own resolution (no resampling); `dpi` is the declared density. With
+   * `colour`, an image with colour channels keeps its colour as PDF renders do (pdfium.adapter.ts
+   * `colour`): the raster carries `rgb` and `colourPixels`, and its grey is derived from those pixels
+   * with PDFium's weights (greyFromRgb: the grey a stored colour sheet decodes back to); an image of
+   * next to no coloured pixels stays grey, exactly as without the option.
+   */
+  renderPage(index: number, opts?: { maxPixels?: number; colour?: boolean }): Promise<PageRaster>;
   /** Raster images carry no text layer. */
   pageText(index: number): Promise<TextItem[]>;
   close(): Promise<void>;
@@ -43,6 +50,8 @@ interface PageMeta {
   width: number;
   height: number;
   dpi: number;
+  /** Channels as stored, alpha included (1 grey, 2 grey + alpha, 3 RGB, 4 RGBA or CMYK). */
+  channels: number;
   /** Declared raw size in bytes (all channels, declared bit depth). */
   rawBytes: number;
 }
@@ -90,6 +99,31 @@ function mapSharpError(e: unknown, format: ImageFormat, pageIndex?: number): Inp
   );
 }
 
+/**
+ * An image page decoded in colour (8-bit sRGB, flattened onto white) and its grey derived from the
+ * same pixels (greyFromRgb), or undefined when next to none of its pixels are coloured (keepsColour):
+ * the caller then decodes it grey as before.
+ */
+async function decodeColour(
+  page: () => Sharp,
+  decode: <T>(what: Promise<T>) => Promise<T>,
+): Promise<Pick<PageRaster, 'width' | 'height' | 'data' | 'rgb' | 'colourPixels'> | undefined> {
+  const { data, info } = await decode(
+    page()
+      .toColourspace('srgb')
+      .removeAlpha()
+      .raw({ depth: 'uchar' })
+      .toBuffer({ resolveWithObject: true }),
+  );
+  if (info.channels !== 3) return undefined;
+  const n = info.width * info.height;
+  const rgb = new Uint8Array(data.buffer, data.byteOffset, n * 3);
+  const grey = new Uint8Array(n);
+  const colourPixels = greyFromRgb(rgb, grey, 0, n);
+  if (!keepsColour(colourPixels)) return undefined;
+  return { width: info.width, height: info.height, data: grey, rgb, colourPixels };
+}
+
 export async function openImage(
   bytes: Uint8Array,
   format: ImageFormat,
@@ -115,6 +149,7 @@ export async function openImage(
       width: turned ? m.height : m.width,
       height: turned ? m.width : m.height,
       dpi,
+      channels: m.channels ?? 1,
       rawBytes: (m.width * m.height * bits) / 8,
     };
   };
@@ -200,19 +235,34 @@ export async function openImage(
       const maxPixels = o.maxPixels ?? limits.maxPixels;
       const m = await meta(index);
       checkSize(m, index, maxPixels);
-      try {
-        const { data, info } = await withTimeout(
-          sharp(input, { page: index, limitInputPixels: maxPixels, failOn: 'error' })
-            .autoOrient()
-            // Transparent areas are paper: flatten onto white before dropping to one channel.
-            .flatten({ background: '#ffffff' })
-            .toColourspace('b-w')
-            .raw({ depth: 'uchar' })
-            .toBuffer({ resolveWithObject: true }),
+      const decode = <T>(what: Promise<T>) =>
+        withTimeout(
+          what,
           limits.pageTimeoutMs,
           `Decoding page ${index + 1} of the ${format.toUpperCase()} image`,
           undefined,
           index,
+        );
+      try {
+        const page = () =>
+          sharp(input, { page: index, limitInputPixels: maxPixels, failOn: 'error' })
+            .autoOrient()
+            // Transparent areas are paper: flatten onto white before dropping to one channel.
+            .flatten({ background: '#ffffff' });
+        if (o.colour && m.channels >= 3) {
+          const colour = await decodeColour(page, decode);
+          if (colour) {
+            return {
+              ...colour,
+              dpi: m.dpi,
+              index,
+              widthPt: (colour.width / m.dpi) * 72,
+              heightPt: (colour.height / m.dpi) * 72,
+            };
+          }
+        }
+        const { data, info } = await decode(
+          page().toColourspace('b-w').raw({ depth: 'uchar' }).toBuffer({ resolveWithObject: true }),
         );
         let grey = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
         if (info.channels !== 1) {

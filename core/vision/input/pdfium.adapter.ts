@@ -436,14 +436,58 @@ function paintImageColour(
   const v = scratch(2, dw * (bottom - top));
   resampleGrey(img.grey, sw, sh, dw, dh, v, 0, dw, rowsFrom, rowsTo);
   for (let y = top; y < bottom; y++) {
-    let t = (y - top) * dw + left - img.left;
-    let o = buf + y * stride + left * 3;
-    for (let x = left; x < right; x++, t++, o += 3) {
-      const k = v[t]!;
-      heap[o] = k;
-      heap[o + 1] = k;
-      heap[o + 2] = k;
+    const t = (y - top) * dw + left - img.left;
+    greyToRgb(v, t, heap, buf + y * stride + left * 3, right - left);
+  }
+}
+
+let words32Of: Int32Array | undefined;
+/** A word view of `buffer` (the WASM heap's, kept until the heap grows). */
+function words32(buffer: ArrayBufferLike): Int32Array {
+  if (words32Of?.buffer !== buffer) {
+    words32Of = new Int32Array(buffer, 0, buffer.byteLength >> 2);
+  }
+  return words32Of;
+}
+
+/**
+ * `n` grey pixels from `grey[t]` written as R = G = B into `out[o]` (3 B/px): four pixels as three
+ * words where `out` is word-aligned (blank paper as three all-ones words), one byte at a time at the
+ * ends.
+ */
+export function greyToRgb(
+  grey: Uint8Array,
+  t: number,
+  out: Uint8Array,
+  o: number,
+  n: number,
+): void {
+  let x = 0;
+  // Single pixels until the output is on a word boundary (every fourth pixel is, 3 B/px).
+  for (; x < n && (out.byteOffset + o) % 4 !== 0; x++, t++, o += 3) {
+    const k = grey[t]!;
+    out[o] = k;
+    out[o + 1] = k;
+    out[o + 2] = k;
+  }
+  if (x + 4 <= n) {
+    const words = words32(out.buffer);
+    for (let w = (out.byteOffset + o) >> 2; x + 4 <= n; x += 4, t += 4, o += 12, w += 3) {
+      const k0 = grey[t]!;
+      const k1 = grey[t + 1]!;
+      const k2 = grey[t + 2]!;
+      const k3 = grey[t + 3]!;
+      // Little-endian: the lowest byte is the first in memory.
+      words[w] = k0 | (k0 << 8) | (k0 << 16) | (k1 << 24);
+      words[w + 1] = k1 | (k1 << 8) | (k2 << 16) | (k2 << 24);
+      words[w + 2] = k2 | (k3 << 8) | (k3 << 16) | (k3 << 24);
     }
+  }
+  for (; x < n; x++, t++, o += 3) {
+    const k = grey[t]!;
+    out[o] = k;
+    out[o + 1] = k;
+    out[o + 2] = k;
   }
 }
 
@@ -500,6 +544,11 @@ export function greyFromRgb(rgb: Uint8Array, grey: Uint8Array, from: number, to:
       const r = rgb[c]!;
       const g = rgb[c + 1]!;
       const bl = rgb[c + 2]!;
+      if (r === g && g === bl) {
+        // A grey pixel (a scan's or a black line's): its grey is its value, (100 r) / 100.
+        grey[p + k] = r;
+        continue;
+      }
       grey[p + k] = ((r * 30 + g * 59 + bl * 11) * 5243) >> 19;
       const hi = r > g ? (r > bl ? r : bl) : g > bl ? g : bl;
       const lo = r < g ? (r < bl ? r : bl) : g < bl ? g : bl;
@@ -509,6 +558,41 @@ export function greyFromRgb(rgb: Uint8Array, grey: Uint8Array, from: number, to:
   pixels(p, to);
   return coloured;
 }
+
+/**
+ * Rows [y0, y1) of a colour bitmap in `heap` (R G B, `stride` bytes a row) copied into `rgb` (the
+ * page's, 3 B/px) and made grey into `grey` (greyFromRgb) a few rows at a time, while they are in the
+ * cache: one sweep over the page instead of two. Returns the coloured pixels (greyFromRgb's count).
+ */
+function copyColourRows(
+  heap: Uint8Array,
+  buf: number,
+  stride: number,
+  width: number,
+  y0: number,
+  y1: number,
+  rgb: Uint8Array,
+  grey: Uint8Array,
+): number {
+  const step = Math.max(1, Math.floor(COPY_CHUNK_BYTES / (width * 3)));
+  let coloured = 0;
+  for (let y = y0; y < y1; y += step) {
+    const end = Math.min(y1, y + step);
+    if (stride === width * 3) {
+      rgb.set(heap.subarray(buf + y * stride, buf + end * stride), y * stride);
+    } else {
+      for (let r = y; r < end; r++) {
+        const row = buf + r * stride;
+        rgb.set(heap.subarray(row, row + width * 3), r * width * 3);
+      }
+    }
+    coloured += greyFromRgb(rgb, grey, y * width, end * width);
+  }
+  return coloured;
+}
+
+/** Bytes of colour rows copyColourRows copies before deriving their grey (well inside L2). */
+const COPY_CHUNK_BYTES = 128 * 1024;
 
 interface Instance {
   api: PdfiumApi;
@@ -1439,11 +1523,7 @@ export class PdfiumDocument {
           const [y0, y1] = band ? [band.top, band.top + band.rows] : [0, height];
           grey = band ? band.into : new Uint8Array(width * height);
           rgb = band ? band.rgbInto! : new Uint8Array(width * height * 3);
-          for (let y = y0; y < y1; y++) {
-            const row = buf + y * stride;
-            rgb.set(heap.subarray(row, row + width * 3), y * width * 3);
-          }
-          colourPixels = greyFromRgb(rgb, grey, y0 * width, y1 * width);
+          colourPixels = copyColourRows(heap, buf, stride, width, y0, y1, rgb, grey);
           // A whole page with (next to) no coloured pixels is kept grey: 1 B/px from here on.
           if (!band && !keepsColour(colourPixels)) rgb = undefined;
         } else if (band) {
@@ -2036,16 +2116,7 @@ export function packLineRows(
     // Red and blue weights by byte order; grey < threshold <=> 30 r + 59 g + 11 b < 100 threshold
     // (greyFromRgb floors the same sum over 100).
     const [w0, w2] = layout === 'rgb' ? [30, 11] : [11, 30];
-    const limit = threshold * 100;
-    for (let y = 0; y < height; y++) {
-      let i = buf + y * stride;
-      const o = y * (rb + 1) + 1;
-      for (let x = 0; x < width; x++, i += 3) {
-        if (heap[i]! * w0 + heap[i + 1]! * 59 + heap[i + 2]! * w2 < limit) {
-          out[o + (x >>> 3)]! |= 0x80 >> (x & 7);
-        }
-      }
-    }
+    packColourLineRows(heap, buf, stride, width, height, threshold * 100, w0, w2, out, rb + 1);
     return out;
   }
   const full = width >>> 3;
@@ -2070,6 +2141,48 @@ export function packLineRows(
     if (width & 7) out[o] = v;
   }
   return out;
+}
+
+/**
+ * packLineRows for a colour bitmap (3 B/px): bit set where w0 c0 + 59 c1 + w2 c2 < limit. Eight
+ * pixels are six words when the rows start on a word: all paper (every byte 255, the common case)
+ * makes a zero byte without looking at the pixels one by one.
+ */
+function packColourLineRows(
+  heap: Uint8Array,
+  buf: number,
+  stride: number,
+  width: number,
+  height: number,
+  limit: number,
+  w0: number,
+  w2: number,
+  out: Uint8Array,
+  outStride: number,
+): void {
+  // Paper only counts as no line work when white is above the threshold (it always is: LINE_INK).
+  const words = (heap.byteOffset | buf | stride) % 4 === 0 && 255 * 100 >= limit;
+  const u32 = new Int32Array(heap.buffer, heap.byteOffset, heap.byteLength >> 2);
+  const full = words ? width >>> 3 : 0;
+  for (let y = 0; y < height; y++) {
+    const row = buf + y * stride;
+    const o = y * outStride + 1; // after the filter byte (0: none)
+    let w = row >> 2;
+    for (let k = 0; k < full; k++, w += 6) {
+      if ((u32[w]! & u32[w + 1]! & u32[w + 2]! & u32[w + 3]! & u32[w + 4]! & u32[w + 5]!) === -1)
+        continue;
+      let v = 0;
+      for (let b = 0, i = row + k * 24; b < 8; b++, i += 3) {
+        if (heap[i]! * w0 + heap[i + 1]! * 59 + heap[i + 2]! * w2 < limit) v |= 0x80 >> b;
+      }
+      out[o + k] = v;
+    }
+    for (let x = full * 8, i = row + x * 3; x < width; x++, i += 3) {
+      if (heap[i]! * w0 + heap[i + 1]! * 59 + heap[i + 2]! * w2 < limit) {
+        out[o + (x >>> 3)]! |= 0x80 >> (x & 7);
+      }
+    }
+  }
 }
 
 /** Page space to raster pixels (pageToDevice): (x, y) = B (px - p0x, py - p0y). */
