@@ -257,6 +257,11 @@ export interface RegionRaster {
   height: number;
   channels: 1 | 3;
   data: Uint8Array;
+  /**
+   * With PdfiumRegionOptions.lineWork: the region's line work at the same scale (regionLineWork),
+   * 1 byte a pixel, 0 line work and 255 elsewhere (as layers.ts lineWorkGrey gives the page's).
+   */
+  lineWork?: Uint8Array;
 }
 
 export interface PdfiumRegionOptions {
@@ -270,6 +275,8 @@ export interface PdfiumRegionOptions {
   width: number;
   height: number;
   colour: RenderColour;
+  /** Also the region's line work (RegionRaster.lineWork; regionLineWork). Default false. */
+  lineWork?: boolean;
 }
 /**
  * Bytes of image samples handed to PDFium decoded (decodeImages) after which the document
@@ -746,6 +753,8 @@ export class PdfiumDocument {
    * loading (parsing the content of) a large sheet costs about as much as rendering a tile.
    */
   private kept: { index: number; page: number } | undefined;
+  /** classifyObjects of the kept page (regionClasses), for the deep tiles' line-work pass. */
+  private keptClasses: { kept: object; cls: ObjectClasses } | undefined;
 
   private constructor(
     private readonly inst: Instance,
@@ -1566,7 +1575,15 @@ export class PdfiumDocument {
           height,
           channels,
         );
-        return { width, height, channels, data };
+        if (!opts.lineWork) return { width, height, channels, data };
+        // After the region's pixels are copied out: the pass may draw over the same bitmap.
+        const lineWork = regionLineWork(inst, page, this.regionClasses(page), bitmap, {
+          width,
+          height,
+          channels,
+          data,
+        });
+        return { width, height, channels, data, lineWork };
       } finally {
         if (bitmap) api.FPDFBitmap_Destroy(bitmap);
       }
@@ -1593,6 +1610,14 @@ export class PdfiumDocument {
     if (!this.kept) return;
     this.inst.api.FPDF_ClosePage(this.kept.page);
     this.kept = undefined;
+  }
+
+  /** The kept page's objects by what they draw (classifyObjects), once per loaded page. */
+  private regionClasses(page: number): ObjectClasses {
+    const kept = this.kept!;
+    if (this.keptClasses?.kept !== kept || kept.page !== page)
+      this.keptClasses = { kept, cls: classifyObjects(this.inst, page) };
+    return this.keptClasses.cls;
   }
 
   /**
@@ -1787,6 +1812,67 @@ function lineWorkPass(
   const buf = api.FPDFBitmap_GetBuffer(bitmap);
   // A colour bitmap is drawn here without FPDF_REVERSE_BYTE_ORDER: B G R in memory.
   return packLineRows(M.HEAPU8, buf, stride, width, height, LINE_INK, opts.colour ? 'bgr' : 'grey');
+}
+
+/**
+ * The line work of a region rendered by renderRegion at its scale (deep-zoom overlay tiles, issue 19):
+ * as lineWorkPass draws the page's, with images and shadings switched off and area fills painted as
+ * paper, drawn again into `bitmap` with the same matrix. Annotations are drawn too (unlike the page's
+ * pass, whose markups are left to image analysis at 200 dpi): at 16x a markup's stroke is a wide
+ * band that image analysis would call a fill. 0 where the pass draws grey < LINE_INK, 255
+ * elsewhere. A page with nothing but line work draws the region again pixel for pixel: its render
+ * (`region`) is thresholded instead.
+ */
+function regionLineWork(
+  inst: Instance,
+  page: number,
+  cls: ObjectClasses,
+  bitmap: number,
+  region: RegionRaster,
+): Uint8Array {
+  const { api } = inst;
+  const { width, height, channels } = region;
+  const out = new Uint8Array(width * height);
+  let grey: Uint8Array;
+  if (cls.hide.length === 0 && cls.areas.length === 0) {
+    grey = region.data;
+    if (channels === 3) {
+      grey = new Uint8Array(width * height);
+      greyFromRgb(region.data, grey, 0, width * height);
+    }
+  } else {
+    for (const o of cls.hide) api.FPDFPageObj_SetIsActive(o, false);
+    for (const a of cls.areas) api.FPDFPageObj_SetFillColor(a.obj, 255, 255, 255, a.a);
+    try {
+      api.FPDFBitmap_FillRect(bitmap, 0, 0, width, height, 0xffffffff);
+      // The matrix and clip renderRegion left in the scratch area.
+      api.FPDF_RenderPageBitmapWithMatrix(
+        bitmap,
+        page,
+        inst.scratch,
+        inst.scratch + 24,
+        FPDF_ANNOT,
+      );
+    } finally {
+      for (const o of cls.hide) api.FPDFPageObj_SetIsActive(o, true);
+      for (const a of cls.areas) api.FPDFPageObj_SetFillColor(a.obj, a.r, a.g, a.b, a.a);
+    }
+    const px = readPixels(
+      api.pdfium.HEAPU8,
+      api.FPDFBitmap_GetBuffer(bitmap),
+      api.FPDFBitmap_GetStride(bitmap),
+      width,
+      height,
+      channels,
+    );
+    grey = px;
+    if (channels === 3) {
+      grey = new Uint8Array(width * height);
+      greyFromRgb(px, grey, 0, width * height);
+    }
+  }
+  for (let i = 0; i < out.length; i++) out[i] = grey[i]! < LINE_INK ? 0 : 255;
+  return out;
 }
 
 /**

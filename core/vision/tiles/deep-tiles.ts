@@ -2,8 +2,8 @@ import sharp from 'sharp';
 import { readFile } from 'node:fs/promises';
 import { openInput, type InputDocument } from '../input/document';
 import type { PageKind, RegionRaster, RenderColour } from '../input/pdfium.adapter';
-import { alignGrey, overlayPalette } from '../compare/diff';
-import { diffStage, finishStage, type ImageKind } from '../compare/compare-pipeline.adapter';
+import { alignGrey, overlayPalette, renderOverlayIndexed, type OverlayKind } from '../compare/diff';
+import { diffStage, type ImageKind } from '../compare/compare-pipeline.adapter';
 import { invertAffine, mapBox, type Affine } from '../compare/register';
 import type { GreyImage } from '../types';
 
@@ -13,9 +13,10 @@ import type { GreyImage } from '../types';
 //
 //  - Sheet and block tiles: a rectangle of the page (PDFium renderRegion), in colour.
 //  - Overlay tiles: the rectangle of A (grey) and the part of B that the pair's transform maps onto
-//    it, rendered at the same scale, then the compare pipeline's own two stages (diffStage through
-//    the transform scaled to the level, finishStage for the image kind): the same colour rules as
-//    the overlay image, fills and lineweight layers included.
+//    it, rendered at the same scale with their line work, then the compare pipeline's own stage
+//    (diffStage through the transform scaled to the level) and overlay renderer: the same colour
+//    rules as the overlay image, fills and lineweight layers split at the level's scale
+//    (renderOverlayTile).
 //
 // Frames: a level's pixels are the stored image's pixels times `scale` (a power of two). Sheet
 // pixels at the sheet's dpi; a block's or an overlay's image starts at its block's bbox origin.
@@ -90,10 +91,16 @@ async function renderRect(
   src: PageSource,
   rect: LevelRect,
   colour: RenderColour,
-): Promise<{ width: number; height: number; channels: 1 | 3; data: Uint8Array }> {
+  lineWork = false,
+): Promise<RegionRaster> {
   const doc = await openDoc(src);
   if (!doc.renderRegion) throw new Error('Only PDF pages render past their stored resolution.');
-  return doc.renderRegion(src.index, { dpi: src.dpi, colour, ...rect });
+  return doc.renderRegion(src.index, {
+    dpi: src.dpi,
+    colour,
+    ...rect,
+    ...(lineWork ? { lineWork } : {}),
+  });
 }
 
 /** WebP of a tile, as the stored levels are encoded (tiles.adapter.ts renderTile). */
@@ -138,18 +145,6 @@ export interface StoredRegion {
   data: Uint8Array;
 }
 
-/** The 8 neighbours of a pixel. */
-const NEIGHBOURS = [
-  [-1, 0],
-  [1, 0],
-  [0, -1],
-  [0, 1],
-  [-1, -1],
-  [1, -1],
-  [-1, 1],
-  [1, 1],
-] as const;
-
 /** Pixels of B around the tile that are rendered too, so resampling near its edges has them. */
 const B_MARGIN = 2;
 
@@ -160,7 +155,7 @@ const B_MARGIN = 2;
 export async function overlayTileInputs(
   args: OverlayTileArgs,
   colourB: RenderColour = 'grey',
-): Promise<{ a: GreyImage | null; b: RegionRaster; transform: Affine }> {
+): Promise<{ a: RegionRaster | null; b: RegionRaster; transform: Affine }> {
   const k = args.scale;
   const t = args.transform;
   // Level pixels: q' = k q, p' = k p, p = T q  →  p' = L q' + k (c, f).
@@ -187,8 +182,9 @@ export async function overlayTileInputs(
   };
   const [ra, rb] = await Promise.all([
     // B's aligned image alone (New mode, in colour) needs no A.
-    colourB === 'grey' ? renderRect(args.a, aRect, 'grey') : null,
-    renderRect(args.b, bRect, colourB),
+    // The overlay's layers need both sides' line work at this scale (renderOverlayTile).
+    colourB === 'grey' ? renderRect(args.a, aRect, 'grey', true) : null,
+    renderRect(args.b, bRect, colourB, colourB === 'grey'),
   ]);
   // B-window pixel q → tile pixel: T_k(q + (bx, by)) − (left, top).
   const transform: Affine = [
@@ -204,109 +200,155 @@ export async function overlayTileInputs(
 
 /**
  * An overlay's deep tile: A and B rendered at the level's scale, compared through the pair's
- * transform by the compare pipeline's stages (the overlay image's colour rules), as WebP.
+ * transform by the compare pipeline's stage (diffStage) and drawn by its overlay renderer
+ * (renderOverlayIndexed) with the overlay image's palette, as WebP.
+ *
+ * Fills and line work are told apart at the level's own scale, per pixel, by the compare's own
+ * layers (layers.ts): splitFills on the renders at this scale, and keepLineWork with each side's
+ * line work as the PDF draws it at this scale (renderRegion `lineWork`: strokes, text and small
+ * filled symbols), so a line stays line work however wide the zoom makes it. Which areas count as
+ * fills at all is a matter of their size on paper (layers.ts: 0.2-in areas at 200 dpi; a narrow
+ * beam's or a column's fill is line work there), so the stored overlay (`stored`, 200 dpi) tells
+ * it: outside its fills (grown by one of its pixels, so a fill's edge lies where the renders at this
+ * scale put it) every pixel counts as line work for keepLineWork too. Every class boundary inside
+ * the tile is then drawn by the renders at this scale, the stored image saying only which areas
+ * may be fills.
  */
 export async function renderOverlayTile(args: OverlayTileArgs): Promise<Uint8Array> {
   if (args.kind === 'aligned_b') return alignedBTile(args);
   const { a, b, transform } = await overlayTileInputs(args);
-  // Line work: the pipeline's masks and colours on the renders at this scale. Fills are told from
-  // line work by size in pixels (layers.ts: 8-px cells, 0.2-in areas at 200 dpi), which at 16x
-  // would call every line a fill: the fill layers come from the stored overlay instead (below).
-  const fills = fillColours(args.kind);
-  const st = await diffStage(a!, b, {
+  const mk: OverlayKind =
+    args.kind === 'additions' ? 'additions' : args.kind === 'deletions' ? 'deletions' : 'combined';
+  const palette = overlayPalette(
+    args.kind === 'combined_colorblind' ? 'colorblind' : 'standard',
+    mk,
+  );
+  // The fills of the stored combined overlay (the 2-bit images draw fills as faint ink: no zone).
+  const zone = mk === 'combined' && args.stored ? fillZone(args.stored, palette) : null;
+  const { width, height, left, top } = args.tile;
+  const k = args.scale;
+  /** Whether tile pixel (x, y) lies in a stored fill. */
+  const inZone = (x: number, y: number) => {
+    const zx = Math.floor((left + x) / k) - zone!.left,
+      zy = Math.floor((top + y) / k) - zone!.top;
+    return zx >= 0 && zy >= 0 && zx < zone!.width && zy < zone!.height
+      ? zone!.data[zy * zone!.width + zx] === 1
+      : false;
+  };
+  const [t0, t1, t2, t3, t4, t5] = transform;
+  const st = await diffStage(a as GreyImage, b as GreyImage, {
     skipRegistration: true,
     transform,
-    layers: !(fills && args.stored),
+    lineWork: {
+      a: lineWorkOf(a!, zone && inZone),
+      // B's window pixels → tile pixels through the transform.
+      b: lineWorkOf(b, zone && ((x, y) => inZone(t0 * x + t1 * y + t2, t3 * x + t4 * y + t5))),
+    },
   });
-  const fin = await finishStage(st, { images: [args.kind] });
-  const png = fin.pngs[args.kind];
-  if (!png) throw new Error(`The compare made no ${args.kind} image.`);
-  let out = sharp(png);
-  if (fills && args.stored) {
-    // What each pixel is comes from the stored overlay (200 dpi, its layers split there); its
-    // shape from the renders at this scale:
-    //  - a fill there: its fill colour, enlarged (fills are areas: only their edges step);
-    //  - line work there (ink, removed, added, faint): its colour where the line work of the
-    //    renders has ink, paper elsewhere — the line as thin as the PDF draws it;
-    //  - paper there, ink here (a line's edge past the 200-dpi pixels): the colour of the line
-    //    work stored next to it, if any.
-    const { width, height } = args.tile;
-    const deep = await sharp(png).removeAlpha().raw().toBuffer();
-    const stored = enlarge(args.stored, args.scale, args.tile);
-    const out2 = Buffer.alloc(width * height * 3, 255);
-    const is = (px: Buffer, o: number, colours: [number, number, number][]) =>
-      colours.some((c) => px[o] === c[0] && px[o + 1] === c[1] && px[o + 2] === c[2]);
-    const paper = (px: Buffer, o: number) =>
-      px[o] === 255 && px[o + 1] === 255 && px[o + 2] === 255;
-    const put = (o: number, from: Buffer, f: number) => {
-      out2[o] = from[f]!;
-      out2[o + 1] = from[f + 1]!;
-      out2[o + 2] = from[f + 2]!;
-    };
-    const k = args.scale;
-    for (let y = 0; y < height; y++)
-      for (let x = 0; x < width; x++) {
-        const o = (y * width + x) * 3;
-        if (is(stored, o, fills.fill)) put(o, stored, o);
-        else if (paper(deep, o)) continue;
-        else if (!paper(stored, o)) put(o, stored, o);
-        else {
-          // The stored line work one 200-dpi pixel away.
-          for (const [dx, dy] of NEIGHBOURS) {
-            const nx = x + dx * k,
-              ny = y + dy * k;
-            if (nx < 0 || ny < 0 || nx >= width || ny >= height) continue;
-            const n = (ny * width + nx) * 3;
-            if (!paper(stored, n) && !is(stored, n, fills.fill)) {
-              put(o, stored, n);
-              break;
-            }
-          }
-        }
-      }
-    out = sharp(out2, { raw: { width, height, channels: 3 } });
-  }
-  const webp = await out.webp({ nearLossless: true, quality: 80, effort: 2 }).toBuffer();
-  return new Uint8Array(webp);
-}
-
-/**
- * The colours of a combined overlay's palette (diff.ts overlayPalette): its fills (fill, fill
- * removed, fill added) and its line work (ink, removed, added). Null for the other images, which
- * draw fills as faint line work.
- */
-function fillColours(
-  kind: ImageKind,
-): { fill: [number, number, number][]; line: [number, number, number][] } | null {
-  const palette =
-    kind === 'combined' ? 'standard' : kind === 'combined_colorblind' ? 'colorblind' : null;
-  if (!palette) return null;
-  const p = overlayPalette(palette, 'combined');
-  return { fill: p.slice(5, 8), line: p.slice(2, 5) };
-}
-
-/** The stored pixels under a tile, enlarged `scale` times (nearest), RGB; paper outside them. */
-function enlarge(
-  r: StoredRegion,
-  scale: number,
-  tile: { left: number; top: number; width: number; height: number },
-): Buffer {
-  const out = Buffer.alloc(tile.width * tile.height * 3, 255);
-  const c = r.channels;
-  for (let y = 0; y < tile.height; y++) {
-    const sy = Math.floor((tile.top + y) / scale) - r.top;
-    if (sy < 0 || sy >= r.height) continue;
-    for (let x = 0; x < tile.width; x++) {
-      const sx = Math.floor((tile.left + x) / scale) - r.left;
-      if (sx < 0 || sx >= r.width) continue;
-      const i = (sy * r.width + sx) * c;
-      const o = (y * tile.width + x) * 3;
-      out[o] = r.data[i]!;
-      out[o + 1] = r.data[c >= 3 ? i + 1 : i]!;
-      out[o + 2] = r.data[c >= 3 ? i + 2 : i]!;
+  const img = renderOverlayIndexed(st.diff, mk);
+  const out = new Uint8Array(width * height * 3);
+  const four = img.bitDepth === 4;
+  for (let y = 0; y < height; y++) {
+    const row = y * img.rowBytes + 1;
+    for (let x = 0; x < width; x++) {
+      const byte = img.data[row + (four ? x >> 1 : x >> 2)]!;
+      const c = palette[four ? (x & 1 ? byte & 15 : byte >> 4) : (byte >> (6 - 2 * (x & 3))) & 3]!;
+      const o = (y * width + x) * 3;
+      out[o] = c[0];
+      out[o + 1] = c[1];
+      out[o + 2] = c[2];
     }
   }
-  return out;
+  return new Uint8Array(await encodeTile({ width, height, channels: 3, data: out }));
+}
+
+/** Grey below which a pixel is ink of some layer (diffStage's default pale threshold). */
+const PALE = 240;
+
+/**
+ * A render's line work as keepLineWork reads it (0 line work, 255 elsewhere): the PDF's line work at
+ * the render's scale and, with `fill`, every area that may not be a fill. The areas are the
+ * render's own: each 4-connected stretch of ink that is not PDF line work is one area, and it may
+ * be a fill when most of its pixels lie where `fill` says the stored overlay has one. An area is
+ * thus a fill or line work as a whole, and the boundaries between the classes are the render's
+ * edges at this scale, never the stored image's pixel grid.
+ */
+function lineWorkOf(
+  r: RegionRaster,
+  fill: ((x: number, y: number) => boolean) | null,
+): GreyImage | undefined {
+  const { width: W, height: H } = r;
+  if (!fill) return r.lineWork && { width: W, height: H, data: r.lineWork };
+  const data = r.lineWork ? Uint8Array.from(r.lineWork) : new Uint8Array(W * H).fill(255);
+  const grey = r.data;
+  const label = new Int32Array(W * H).fill(-1);
+  const stack = new Int32Array(W * H);
+  const members = new Int32Array(W * H);
+  for (let seed = 0; seed < W * H; seed++) {
+    if (label[seed] !== -1 || grey[seed]! >= PALE || data[seed] === 0) continue;
+    let sp = 0,
+      nm = 0,
+      inside = 0;
+    label[seed] = seed;
+    stack[sp++] = seed;
+    while (sp > 0) {
+      const i = stack[--sp]!;
+      members[nm++] = i;
+      const x = i % W,
+        y = (i - x) / W;
+      if (fill(x, y)) inside++;
+      for (let e = 0; e < 4; e++) {
+        const j =
+          e === 0
+            ? x > 0
+              ? i - 1
+              : -1
+            : e === 1
+              ? x + 1 < W
+                ? i + 1
+                : -1
+              : e === 2
+                ? i - W
+                : i + W;
+        if (j < 0 || j >= W * H || label[j] !== -1 || grey[j]! >= PALE || data[j] === 0) continue;
+        label[j] = seed;
+        stack[sp++] = j;
+      }
+    }
+    if (2 * inside > nm) continue;
+    for (let m = 0; m < nm; m++) data[members[m]!] = 0;
+  }
+  return { width: W, height: H, data };
+}
+
+/** Palette index of a combined overlay's first fill colour (diff.ts overlayPalette: 5..7). */
+const FILL_INDEX = 5;
+
+/**
+ * Where the stored overlay has a fill (any of its fill colours) within one of its pixels (3x3): the
+ * areas that are fills by the overlay image's own rule, one stored pixel wider so that the edge of a
+ * fill is drawn where the renders at the deep scale put it.
+ */
+function fillZone(r: StoredRegion, palette: [number, number, number][]) {
+  const { width, height, channels: c, data } = r;
+  const fills = palette.slice(FILL_INDEX, FILL_INDEX + 3);
+  const own = new Uint8Array(width * height);
+  for (let i = 0; i < width * height; i++) {
+    const o = i * c;
+    const r0 = data[o]!,
+      g0 = c >= 3 ? data[o + 1]! : r0,
+      b0 = c >= 3 ? data[o + 2]! : r0;
+    if (fills.some((f) => f[0] === r0 && f[1] === g0 && f[2] === b0)) own[i] = 1;
+  }
+  const grown = new Uint8Array(width * height);
+  for (let y = 0; y < height; y++)
+    for (let x = 0; x < width; x++) {
+      if (!own[y * width + x]) continue;
+      for (let yy = Math.max(0, y - 1); yy <= Math.min(height - 1, y + 1); yy++)
+        for (let xx = Math.max(0, x - 1); xx <= Math.min(width - 1, x + 1); xx++)
+          grown[yy * width + xx] = 1;
+    }
+  return { left: r.left, top: r.top, width, height, data: grown };
 }
 
 /**
