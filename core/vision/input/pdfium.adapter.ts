@@ -754,7 +754,8 @@ export class PdfiumDocument {
    */
   private kept: { index: number; page: number } | undefined;
   /** classifyObjects of the kept page (regionClasses), for the deep tiles' line-work pass. */
-  private keptClasses: { kept: object; cls: ObjectClasses } | undefined;
+  private keptClasses:
+    { kept: object; width: number; height: number; cls: RegionClasses } | undefined;
 
   private constructor(
     private readonly inst: Instance,
@@ -1542,6 +1543,8 @@ export class PdfiumDocument {
         const widthPt = api.FPDF_GetPageWidthF(page);
         const heightPt = api.FPDF_GetPageHeightF(page);
         const px = opts.pixelSize(widthPt, heightPt, opts.dpi);
+        // Before the matrix goes into the scratch area: reading the objects uses it too.
+        const cls = opts.lineWork ? this.regionClasses(page, px) : undefined;
         const { format, channels } = renderFormat(opts.colour);
         bitmap = api.FPDFBitmap_CreateEx(width, height, format, 0, 0);
         if (!bitmap)
@@ -1575,9 +1578,9 @@ export class PdfiumDocument {
           height,
           channels,
         );
-        if (!opts.lineWork) return { width, height, channels, data };
+        if (!cls) return { width, height, channels, data };
         // After the region's pixels are copied out: the pass may draw over the same bitmap.
-        const lineWork = regionLineWork(inst, page, this.regionClasses(page), bitmap, {
+        const lineWork = regionLineWork(inst, page, cls, bitmap, opts, {
           width,
           height,
           channels,
@@ -1612,12 +1615,23 @@ export class PdfiumDocument {
     this.kept = undefined;
   }
 
-  /** The kept page's objects by what they draw (classifyObjects), once per loaded page. */
-  private regionClasses(page: number): ObjectClasses {
+  /**
+   * The kept page's objects by what they draw (classifyObjects) and where the ones the line-work
+   * pass changes lie (passBoxes), once per loaded page and raster size.
+   */
+  private regionClasses(page: number, px: { width: number; height: number }): RegionClasses {
     const kept = this.kept!;
-    if (this.keptClasses?.kept !== kept || kept.page !== page)
-      this.keptClasses = { kept, cls: classifyObjects(this.inst, page) };
-    return this.keptClasses.cls;
+    const k = this.keptClasses;
+    if (k?.kept !== kept || kept.page !== page || k.width !== px.width || k.height !== px.height) {
+      const cls = classifyObjects(this.inst, page);
+      this.keptClasses = {
+        kept,
+        width: px.width,
+        height: px.height,
+        cls: { ...cls, boxes: passBoxes(this.inst, page, cls, px.width, px.height) },
+      };
+    }
+    return this.keptClasses!.cls;
   }
 
   /**
@@ -1814,27 +1828,96 @@ function lineWorkPass(
   return packLineRows(M.HEAPU8, buf, stride, width, height, LINE_INK, opts.colour ? 'bgr' : 'grey');
 }
 
+/** ObjectClasses plus passBoxes: what the deep tiles' line-work pass needs of a page. */
+interface RegionClasses extends ObjectClasses {
+  boxes: [number, number, number, number][] | null;
+}
+
+/**
+ * Raster boxes (left, top, right, bottom in pixels of a width x height raster of the page) of the
+ * page's top-level objects that hold an object the line-work pass switches off or paints as paper
+ * (cls.hide, cls.areas; a form XObject holding one counts whole, its bounds being in page space). A
+ * region meeting none of them draws the same in the pass as in its render. Null when the page's
+ * space does not map to the raster (every region then draws the pass).
+ */
+function passBoxes(
+  inst: Instance,
+  page: number,
+  cls: ObjectClasses,
+  width: number,
+  height: number,
+): [number, number, number, number][] | null {
+  const special = new Set<number>([...cls.hide, ...cls.areas.map((a) => a.obj)]);
+  if (special.size === 0) return [];
+  const affine = pageToDevice(inst, page, width, height);
+  if (!affine) return null;
+  const { api } = inst;
+  const holds = (obj: number): boolean => {
+    if (special.has(obj)) return true;
+    if (api.FPDFPageObj_GetType(obj) !== OBJ_FORM) return false;
+    const n = api.FPDFFormObj_CountObjects(obj);
+    for (let i = 0; i < n; i++) {
+      const child = api.FPDFFormObj_GetObject(obj, i);
+      if (child && holds(child)) return true;
+    }
+    return false;
+  };
+  const s = inst.scratch;
+  const f32 = api.pdfium.HEAPF32;
+  const boxes: [number, number, number, number][] = [];
+  const n = api.FPDFPage_CountObjects(page);
+  for (let i = 0; i < n; i++) {
+    const obj = api.FPDFPage_GetObject(page, i);
+    if (!holds(obj)) continue;
+    if (!api.FPDFPageObj_GetBounds(obj, s, s + 4, s + 8, s + 12)) return null;
+    const f = s >> 2;
+    const [l, b, r, t] = [f32[f]!, f32[f + 1]!, f32[f + 2]!, f32[f + 3]!];
+    const pts = [
+      toRaster(affine, l, b),
+      toRaster(affine, l, t),
+      toRaster(affine, r, b),
+      toRaster(affine, r, t),
+    ];
+    boxes.push([
+      Math.min(...pts.map((p) => p[0])),
+      Math.min(...pts.map((p) => p[1])),
+      Math.max(...pts.map((p) => p[0])),
+      Math.max(...pts.map((p) => p[1])),
+    ]);
+  }
+  return boxes;
+}
+
 /**
  * The line work of a region rendered by renderRegion at its scale (deep-zoom overlay tiles, issue 19):
  * as lineWorkPass draws the page's, with images and shadings switched off and area fills painted as
  * paper, drawn again into `bitmap` with the same matrix. Annotations are drawn too (unlike the page's
  * pass, whose markups are left to image analysis at 200 dpi): at 16x a markup's stroke is a wide
  * band that image analysis would call a fill. 0 where the pass draws grey < LINE_INK, 255
- * elsewhere. A page with nothing but line work draws the region again pixel for pixel: its render
- * (`region`) is thresholded instead.
+ * elsewhere. A region that no object of the pass's meets (cls.boxes) would be drawn again pixel for
+ * pixel: its render (`region`) is thresholded instead.
  */
 function regionLineWork(
   inst: Instance,
   page: number,
-  cls: ObjectClasses,
+  cls: RegionClasses,
   bitmap: number,
+  rect: { scale: number; left: number; top: number },
   region: RegionRaster,
 ): Uint8Array {
   const { api } = inst;
   const { width, height, channels } = region;
   const out = new Uint8Array(width * height);
   let grey: Uint8Array;
-  if (cls.hide.length === 0 && cls.areas.length === 0) {
+  // Boxes in raster pixels at scale 1; 2 px of margin at this scale for anti-aliased edges.
+  const m = 2 / rect.scale;
+  const x0 = rect.left / rect.scale - m,
+    y0 = rect.top / rect.scale - m,
+    x1 = (rect.left + width) / rect.scale + m,
+    y1 = (rect.top + height) / rect.scale + m;
+  const touched =
+    cls.boxes === null || cls.boxes.some((b) => b[0] < x1 && b[2] > x0 && b[1] < y1 && b[3] > y0);
+  if (!touched) {
     grey = region.data;
     if (channels === 3) {
       grey = new Uint8Array(width * height);

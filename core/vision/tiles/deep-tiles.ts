@@ -103,11 +103,15 @@ async function renderRect(
   });
 }
 
-/** WebP of a tile, as the stored levels are encoded (tiles.adapter.ts renderTile). */
+/**
+ * WebP of a deep tile: lossless at effort 0, exact colours (an overlay's palette) and the fastest
+ * encode measured for a 512-px tile (bench/viewer README, deep-zoom pass: 2–16 ms against 3–73 ms
+ * near-lossless at effort 2, for 1.5–4x the bytes: 3–30 KB a tile).
+ */
 function encodeTile(px: { width: number; height: number; channels: 1 | 3; data: Uint8Array }) {
   let p = sharp(px.data, { raw: { width: px.width, height: px.height, channels: px.channels } });
   if (px.channels === 1) p = p.toColourspace('b-w');
-  return p.webp({ nearLossless: true, quality: 80, effort: 2 }).toBuffer();
+  return p.webp({ lossless: true, effort: 0 }).toBuffer();
 }
 
 /** A sheet's or block's deep tile: `rect` of the page rendered in colour, as WebP. */
