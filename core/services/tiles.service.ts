@@ -212,9 +212,6 @@ export class TileService {
             transform: source!.transform,
             tile,
             kind: source!.imageKind,
-            // The stored overlay under the tile (its fill classes), from the decoded copy the
-            // native levels are cut from: a few hundred bytes to the worker, not a PNG to decode.
-            stored: storedRegion(await this.decode(imageKey), level.scale, tile),
           },
           signal,
         );
@@ -302,29 +299,4 @@ export class TileService {
       this.decoded.delete(this.decoded.keys().next().value!);
     return p;
   }
-}
-
-/** The pixels of a decoded image under a tile of a deeper level (scale > 1), packed rows. */
-function storedRegion(
-  img: DecodedImage,
-  scale: number,
-  tile: { left: number; top: number; width: number; height: number },
-) {
-  const left = Math.floor(tile.left / scale);
-  const top = Math.floor(tile.top / scale);
-  const width = Math.max(
-    0,
-    Math.min(img.width, Math.ceil((tile.left + tile.width) / scale)) - left,
-  );
-  const height = Math.max(
-    0,
-    Math.min(img.height, Math.ceil((tile.top + tile.height) / scale)) - top,
-  );
-  const c = img.channels;
-  const data = new Uint8Array(width * height * c);
-  for (let y = 0; y < height; y++) {
-    const from = ((top + y) * img.width + left) * c;
-    data.set(img.data.subarray(from, from + width * c), y * width * c);
-  }
-  return { left, top, width, height, channels: c, data };
 }

@@ -6,12 +6,14 @@ import { describe, expect, it } from 'vitest';
 import { openInput } from '../input/document';
 import { diffStage } from '../compare/compare-pipeline.adapter';
 import { renderOverlay } from '../compare/diff';
-import { renderOverlayTile, type PageSource, type StoredRegion } from './deep-tiles';
+import { renderOverlayTile, type PageSource } from './deep-tiles';
 import { TILE_SIZE } from './tiles.adapter';
 
 // Issue 19: an overlay's deep tile across filled areas draws its classes (fill, line work, added,
 // unchanged) where the renders at the level's scale put their edges, not in the 16-px blocks of the
-// 200-dpi overlay enlarged. The beam proposal pair (fixtures/drawings, 20190601 → 20190602, vector
+// 200-dpi overlay enlarged. Before, the tile service passed the stored overlay under the tile
+// (`stored`) and each deep pixel took its class from it; the test passes it the same way (today's
+// tiles ignore it), so it fails on that code (68–78 % of the boundaries on the grid). The beam proposal pair (fixtures/drawings, 20190601 → 20190602, vector
 // PDFs): on S101 (page 0) the new column is drawn at x 3851–3879, y 2554–2590 (200 dpi) over a
 // beam filled green (an area fill, the overlay's fill tone) between beams filled blue. The two
 // issues share their page frame: the pair's transform is the identity.
@@ -38,7 +40,7 @@ const N = TILE_SIZE / SCALE; // 32 stored pixels a tile side
  * pipeline's stage on both pages' renders at 200 dpi with their line work, in a window around the
  * tile (the fill split needs the areas around it).
  */
-async function storedUnder(tx: number, ty: number): Promise<StoredRegion> {
+async function storedUnder(tx: number, ty: number) {
   const margin = 160;
   const win = { left: tx * N - margin, top: ty * N - margin, size: N + 2 * margin };
   const render = async (s: PageSource) => {
@@ -85,7 +87,8 @@ async function deepTile(tx: number, ty: number) {
     transform: [1, 0, 0, 0, 1, 0],
     tile: { left: tx * TILE_SIZE, top: ty * TILE_SIZE, width: TILE_SIZE, height: TILE_SIZE },
     kind: 'combined',
-    stored: await storedUnder(tx, ty),
+    // What the tile service passed before this change (see the top).
+    ...{ stored: await storedUnder(tx, ty) },
   });
   const { data, info } = await sharp(webp)
     .removeAlpha()

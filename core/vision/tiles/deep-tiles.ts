@@ -132,21 +132,6 @@ export interface OverlayTileArgs {
   tile: { left: number; top: number; width: number; height: number };
   /** Which overlay image (compare-pipeline.adapter ImageKind). */
   kind: ImageKind;
-  /**
-   * The stored overlay image of that kind under the tile (its pixels at the stored resolution,
-   * cut by the tile service from its decoded copy): its fill classes are kept (renderOverlayTile).
-   */
-  stored?: StoredRegion;
-}
-
-/** Pixels of a stored image: the rectangle at (left, top) of it, packed rows. */
-export interface StoredRegion {
-  left: number;
-  top: number;
-  width: number;
-  height: number;
-  channels: number;
-  data: Uint8Array;
 }
 
 /** Pixels of B around the tile that are rendered too, so resampling near its edges has them. */
@@ -209,14 +194,11 @@ export async function overlayTileInputs(
  *
  * Fills and line work are told apart at the level's own scale, per pixel, by the compare's own
  * layers (layers.ts): splitFills on the renders at this scale, and keepLineWork with each side's
- * line work as the PDF draws it at this scale (renderRegion `lineWork`: strokes, text and small
- * filled symbols), so a line stays line work however wide the zoom makes it. Which areas count as
- * fills at all is a matter of their size on paper (layers.ts: 0.2-in areas at 200 dpi; a narrow
- * beam's or a column's fill is line work there), so the stored overlay (`stored`, 200 dpi) tells
- * it: outside its fills (grown by one of its pixels, so a fill's edge lies where the renders at this
- * scale put it) every pixel counts as line work for keepLineWork too. Every class boundary inside
- * the tile is then drawn by the renders at this scale, the stored image saying only which areas
- * may be fills.
+ * line work as the PDF draws it at this scale (renderRegion `lineWork`: strokes, text, small filled
+ * symbols, annotations), so a line stays line work however wide the zoom makes it and an area fill
+ * is a fill — what the PDF's objects say, which is sharper than the 200-dpi image analysis (a
+ * narrow filled beam, line work by its size in 200-dpi pixels, is the area fill it is). Every class
+ * boundary is drawn by the renders at this scale: nothing comes from the stored 200-dpi overlay.
  */
 export async function renderOverlayTile(args: OverlayTileArgs): Promise<Uint8Array> {
   if (args.kind === 'aligned_b') return alignedBTile(args);
@@ -227,27 +209,13 @@ export async function renderOverlayTile(args: OverlayTileArgs): Promise<Uint8Arr
     args.kind === 'combined_colorblind' ? 'colorblind' : 'standard',
     mk,
   );
-  // The fills of the stored combined overlay (the 2-bit images draw fills as faint ink: no zone).
-  const zone = mk === 'combined' && args.stored ? fillZone(args.stored, palette) : null;
-  const { width, height, left, top } = args.tile;
-  const k = args.scale;
-  /** Whether tile pixel (x, y) lies in a stored fill. */
-  const inZone = (x: number, y: number) => {
-    const zx = Math.floor((left + x) / k) - zone!.left,
-      zy = Math.floor((top + y) / k) - zone!.top;
-    return zx >= 0 && zy >= 0 && zx < zone!.width && zy < zone!.height
-      ? zone!.data[zy * zone!.width + zx] === 1
-      : false;
-  };
-  const [t0, t1, t2, t3, t4, t5] = transform;
+  const { width, height } = args.tile;
+  const lineWork = (r: RegionRaster): GreyImage | undefined =>
+    r.lineWork && { width: r.width, height: r.height, data: r.lineWork };
   const st = await diffStage(a as GreyImage, b as GreyImage, {
     skipRegistration: true,
     transform,
-    lineWork: {
-      a: lineWorkOf(a!, zone && inZone),
-      // B's window pixels → tile pixels through the transform.
-      b: lineWorkOf(b, zone && ((x, y) => inZone(t0 * x + t1 * y + t2, t3 * x + t4 * y + t5))),
-    },
+    lineWork: { a: lineWork(a!), b: lineWork(b) },
   });
   const img = renderOverlayIndexed(st.diff, mk);
   const out = new Uint8Array(width * height * 3);
@@ -264,95 +232,6 @@ export async function renderOverlayTile(args: OverlayTileArgs): Promise<Uint8Arr
     }
   }
   return new Uint8Array(await encodeTile({ width, height, channels: 3, data: out }));
-}
-
-/** Grey below which a pixel is ink of some layer (diffStage's default pale threshold). */
-const PALE = 240;
-
-/**
- * A render's line work as keepLineWork reads it (0 line work, 255 elsewhere): the PDF's line work at
- * the render's scale and, with `fill`, every area that may not be a fill. The areas are the
- * render's own: each 4-connected stretch of ink that is not PDF line work is one area, and it may
- * be a fill when most of its pixels lie where `fill` says the stored overlay has one. An area is
- * thus a fill or line work as a whole, and the boundaries between the classes are the render's
- * edges at this scale, never the stored image's pixel grid.
- */
-function lineWorkOf(
-  r: RegionRaster,
-  fill: ((x: number, y: number) => boolean) | null,
-): GreyImage | undefined {
-  const { width: W, height: H } = r;
-  if (!fill) return r.lineWork && { width: W, height: H, data: r.lineWork };
-  const data = r.lineWork ? Uint8Array.from(r.lineWork) : new Uint8Array(W * H).fill(255);
-  const grey = r.data;
-  const label = new Int32Array(W * H).fill(-1);
-  const stack = new Int32Array(W * H);
-  const members = new Int32Array(W * H);
-  for (let seed = 0; seed < W * H; seed++) {
-    if (label[seed] !== -1 || grey[seed]! >= PALE || data[seed] === 0) continue;
-    let sp = 0,
-      nm = 0,
-      inside = 0;
-    label[seed] = seed;
-    stack[sp++] = seed;
-    while (sp > 0) {
-      const i = stack[--sp]!;
-      members[nm++] = i;
-      const x = i % W,
-        y = (i - x) / W;
-      if (fill(x, y)) inside++;
-      for (let e = 0; e < 4; e++) {
-        const j =
-          e === 0
-            ? x > 0
-              ? i - 1
-              : -1
-            : e === 1
-              ? x + 1 < W
-                ? i + 1
-                : -1
-              : e === 2
-                ? i - W
-                : i + W;
-        if (j < 0 || j >= W * H || label[j] !== -1 || grey[j]! >= PALE || data[j] === 0) continue;
-        label[j] = seed;
-        stack[sp++] = j;
-      }
-    }
-    if (2 * inside > nm) continue;
-    for (let m = 0; m < nm; m++) data[members[m]!] = 0;
-  }
-  return { width: W, height: H, data };
-}
-
-/** Palette index of a combined overlay's first fill colour (diff.ts overlayPalette: 5..7). */
-const FILL_INDEX = 5;
-
-/**
- * Where the stored overlay has a fill (any of its fill colours) within one of its pixels (3x3): the
- * areas that are fills by the overlay image's own rule, one stored pixel wider so that the edge of a
- * fill is drawn where the renders at the deep scale put it.
- */
-function fillZone(r: StoredRegion, palette: [number, number, number][]) {
-  const { width, height, channels: c, data } = r;
-  const fills = palette.slice(FILL_INDEX, FILL_INDEX + 3);
-  const own = new Uint8Array(width * height);
-  for (let i = 0; i < width * height; i++) {
-    const o = i * c;
-    const r0 = data[o]!,
-      g0 = c >= 3 ? data[o + 1]! : r0,
-      b0 = c >= 3 ? data[o + 2]! : r0;
-    if (fills.some((f) => f[0] === r0 && f[1] === g0 && f[2] === b0)) own[i] = 1;
-  }
-  const grown = new Uint8Array(width * height);
-  for (let y = 0; y < height; y++)
-    for (let x = 0; x < width; x++) {
-      if (!own[y * width + x]) continue;
-      for (let yy = Math.max(0, y - 1); yy <= Math.min(height - 1, y + 1); yy++)
-        for (let xx = Math.max(0, x - 1); xx <= Math.min(width - 1, x + 1); xx++)
-          grown[yy * width + xx] = 1;
-    }
-  return { left: r.left, top: r.top, width, height, data: grown };
 }
 
 /**
