@@ -4,8 +4,8 @@ import type { WorkerPool } from './worker-pool';
 // Deep-zoom tiles on the worker pool (worker-tasks.ts 'tiles.*'), at low priority: they wait for
 // every queued job task and the newest request goes first (the tile on screen now). A tile renders
 // in tens of milliseconds; the time limit ends a worker stuck in one blocking PDFium call. A tile
-// nobody waits for any more (the viewer moved on and cancelled its request: `signal`) leaves the
-// queue; one already rendering finishes and is stored (abortQueuedOnly).
+// nobody waits for any more (its request was cancelled: `signal`) leaves the queue; one already
+// rendering finishes and is stored (abortQueuedOnly).
 
 /** Longest a tile task may run, ms. */
 const TILE_TASK_LIMIT_MS = 30_000;

@@ -162,7 +162,7 @@ export interface TaskOptions {
   /**
    * The signal drops the task only while it waits in the queue; once a worker runs it, it runs to
    * the end (its result still settles the promise). For work whose result is worth keeping and whose
-   * worker is costly to replace: a deep-zoom tile the viewer no longer waits for (its request was
+   * worker is costly to replace: a deep-zoom tile nobody waits for any more (its request was
    * cancelled) leaves the queue, one already rendering is stored for the next view. Default false:
    * an abort also ends a running task (its worker is terminated).
    */

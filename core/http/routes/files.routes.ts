@@ -457,9 +457,9 @@ export function filesRoutes(
       return reply.code(200).send(request.method === 'HEAD' ? '' : body);
     }
     if (tile) {
-      // A viewer cancels the requests of tiles it no longer shows (the view moved on): the
-      // connection or stream closes before the answer. The tile service then drops the tile's
-      // render if it is still queued in the pool, and nothing is sent.
+      // A client that no longer wants the tile cancels its request (the connection or stream
+      // closes before the answer): the tile service then drops the tile's render if it is still
+      // queued in the pool, and nothing is sent.
       const gone = new AbortController();
       const onClose = () => {
         if (!reply.raw.writableEnded) gone.abort(new Error('The client cancelled the request.'));

@@ -503,8 +503,6 @@ function WholeImage({
 // per tile, frames of 100–240 ms on a loaded machine).
 interface TileEntry {
   bitmap: ImageBitmap | null;
-  /** While loading: cancels the request, and which layer asked for it. */
-  loading?: { abort: AbortController; owner: object };
 }
 /** Decoded tiles, least recently drawn first (a draw moves its tile to the end). */
 const tileCache = new Map<string, TileEntry>();
@@ -515,10 +513,9 @@ const isReady = (e: TileEntry | undefined): e is TileEntry & { bitmap: ImageBitm
 
 async function fetchTileBitmap(
   url: string,
-  priority: 'low' | 'auto',
-  signal: AbortSignal,
+  priority: 'low' | 'auto' = 'auto',
 ): Promise<ImageBitmap> {
-  const res = await fetch(url, { priority, signal } as RequestInit);
+  const res = await fetch(url, { priority } as RequestInit);
   if (!res.ok) throw new Error(`tile ${res.status}`);
   return createImageBitmap(await res.blob());
 }
@@ -613,40 +610,17 @@ function TiledImage({
   const onStateRef = useRef(onState);
   onStateRef.current = onState;
   useEffect(() => onStateRef.current(load), [load]);
-  // Tiles this layer asked for and no longer wants (the view moved on) are cancelled: the service
-  // then drops their renders still waiting in its pool, so the tiles on screen now come sooner.
-  const owner = useRef({}).current;
-  useEffect(() => {
-    const keep = new Set([...tiles, ...(ringWanted ?? [])].map((t) => t.url));
-    for (const [url, e] of tileCache)
-      if (e.loading?.owner === owner && !keep.has(url)) {
-        tileCache.delete(url);
-        e.loading.abort.abort();
-      }
-  }, [tiles, ringWanted, owner]);
-  useEffect(
-    () => () => {
-      for (const [url, e] of tileCache)
-        if (e.loading?.owner === owner) {
-          tileCache.delete(url);
-          e.loading.abort.abort();
-        }
-    },
-    [owner],
-  );
 
   /** Starts loading tile `t` unless it is here or on its way. */
   function request(t: TileRef, prefetch: boolean) {
     if (tileCache.has(t.url) || failedTiles.has(t.url)) return;
-    const abort = new AbortController();
-    const entry: TileEntry = { bitmap: null, loading: { abort, owner } };
+    const entry: TileEntry = { bitmap: null };
     tileCache.set(t.url, entry);
     // Prefetched tiles yield to the tiles of the view (browser fetch priority).
-    fetchTileBitmap(t.url, prefetch ? 'low' : 'auto', abort.signal).then(
+    fetchTileBitmap(t.url, prefetch ? 'low' : 'auto').then(
       (bitmap) => {
         if (tileCache.get(t.url) !== entry) return bitmap.close();
         entry.bitmap = bitmap;
-        delete entry.loading;
         stats.current.loads++;
         evictTiles();
         bump((n) => n + 1);
@@ -654,8 +628,6 @@ function TiledImage({
       // A pyramid whose very first tiles fail (an older service, a deleted image) is unusable:
       // fall back to the whole image instead of showing a blank sheet.
       () => {
-        // Cancelled because no longer wanted: not a failure, asked for again when wanted.
-        if (abort.signal.aborted) return;
         tileCache.delete(t.url);
         failedTiles.add(t.url);
         bump((n) => n + 1);
