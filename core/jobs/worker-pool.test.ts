@@ -232,6 +232,32 @@ describe('worker pool', () => {
     expect(order).toEqual(['busy', 'job1', 'job2', 'low3', 'low2', 'low1']);
   });
 
+  it('abortQueuedOnly: an abort drops a queued task but lets a running one finish on its worker', async () => {
+    const p = pool(1);
+    await p.run('test.spin', { ms: 1 });
+    const opts = { priority: 'low' as const, abortQueuedOnly: true };
+    const running = new AbortController();
+    const queued = new AbortController();
+    const first = p.run('test.spin', { ms: 200 }, [], running.signal, opts);
+    const second = p.run('test.spin', { ms: 1 }, [], queued.signal, opts);
+    second.catch(() => undefined);
+    expect(p.stats()).toMatchObject({ busy: 1, queued: 1 });
+    running.abort(new Error('gone'));
+    queued.abort(new Error('gone too'));
+    // The queued one leaves the queue at once, rejected with the signal's reason.
+    expect(p.stats().queued).toBe(0);
+    await expect(second).rejects.toThrow('gone too');
+    // The running one was not interrupted: it resolves, on the same worker.
+    await expect(first).resolves.toBeTypeOf('number');
+    expect(p.stats()).toMatchObject({ aborted: 0, started: 1, busy: 0 });
+    // Without the option the same abort ends a running task.
+    const plain = new AbortController();
+    const third = p.run('test.spin', { ms: 200 }, [], plain.signal);
+    plain.abort(new Error('stop'));
+    await expect(third).rejects.toThrow('stop');
+    expect(p.stats().aborted).toBe(1);
+  });
+
   it('rejects with the task error and keeps an ApiError code across the thread hop', async () => {
     const p = pool(1);
     const plain = await p.run('test.throw', { message: 'bad input' }).catch((e: unknown) => e);

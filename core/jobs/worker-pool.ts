@@ -159,6 +159,14 @@ export interface TaskOptions {
    * waits at most for the low tasks already running (keep them short). Default 'normal'.
    */
   priority?: 'normal' | 'low';
+  /**
+   * The signal drops the task only while it waits in the queue; once a worker runs it, it runs to
+   * the end (its result still settles the promise). For work whose result is worth keeping and whose
+   * worker is costly to replace: a deep-zoom tile nobody waits for any more (its request was
+   * cancelled) leaves the queue, one already rendering is stored for the next view. Default false:
+   * an abort also ends a running task (its worker is terminated).
+   */
+  abortQueuedOnly?: boolean;
 }
 
 /** A task failed inside the worker; `name` is the original error's name. */
@@ -212,6 +220,8 @@ interface Pending {
   timer: NodeJS.Timeout | undefined;
   /** TaskOptions.priority 'low'. */
   low?: boolean;
+  /** TaskOptions.abortQueuedOnly. */
+  queuedOnly?: boolean;
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
 }
@@ -421,6 +431,8 @@ export function createWorkerPool<R extends WorkerTaskRegistry = WorkerTasks>(
   }
 
   function abort(p: Pending): void {
+    // A running task that keeps running on abort (abortQueuedOnly): nothing to stop.
+    if (p.queuedOnly && !queue.includes(p)) return;
     stop(p, p.signal?.reason, 'aborted');
   }
 
@@ -462,6 +474,7 @@ export function createWorkerPool<R extends WorkerTaskRegistry = WorkerTasks>(
           timer: undefined,
           resolve: resolve as (v: unknown) => void,
           reject,
+          ...(options.abortQueuedOnly ? { queuedOnly: true } : {}),
         };
         if (signal) {
           p.onAbort = () => abort(p);

@@ -125,4 +125,47 @@ describe('TileService levels', () => {
     await expect(tiles.tileKey(SHEET, 3, 0, 0)).rejects.toThrow(/levels 0–2;/);
     expect(calls.page).toHaveLength(0);
   });
+
+  it('requests for one tile share its render; when every one is cancelled, the render is dropped', async () => {
+    const { tiles, renderer } = await service('vector');
+    // A renderer that holds each render until released, and reports the signal it was given.
+    const held: { signal: AbortSignal | undefined; release: () => void }[] = [];
+    const original = renderer.page;
+    renderer.page = (args, signal) =>
+      new Promise<Uint8Array>((resolve, reject) => {
+        signal?.addEventListener('abort', () => reject(signal.reason));
+        held.push({ signal, release: () => void original(args).then(resolve, reject) });
+      });
+    const until = async (n: number) => {
+      while (held.length < n) await new Promise((r) => setImmediate(r));
+    };
+    const first = new AbortController();
+    const second = new AbortController();
+    const a = tiles.tileKey(SHEET, 6, 1, 1, first.signal);
+    a.catch(() => undefined);
+    await until(1);
+    // Asked for again while it renders: joins that render.
+    const b = tiles.tileKey(SHEET, 6, 1, 1, second.signal);
+    b.catch(() => undefined);
+    // One render for both requests; one cancelled, the other still waits: it goes on.
+    first.abort(new Error('moved on'));
+    expect(held[0]!.signal!.aborted).toBe(false);
+    // The last one cancelled: the render's signal aborts (the pool drops a queued task).
+    second.abort(new Error('moved on again'));
+    expect(held[0]!.signal!.aborted).toBe(true);
+    await expect(b).rejects.toThrow('moved on again');
+    await expect(a).rejects.toThrow('moved on again');
+    // A later request for the tile renders it afresh, and it is stored.
+    const c = tiles.tileKey(SHEET, 6, 1, 1);
+    await until(2);
+    expect(held[1]!.signal!.aborted).toBe(false);
+    held[1]!.release();
+    expect(await c).toBe(imageTileKey(SHEET, 6, 1, 1));
+    expect(await store.stat(imageTileKey(SHEET, 6, 1, 1))).toBeTruthy();
+    // An already cancelled request renders nothing.
+    const late = new AbortController();
+    late.abort(new Error('gone'));
+    await expect(tiles.tileKey(SHEET, 6, 0, 0, late.signal)).rejects.toThrow('gone');
+    expect(held).toHaveLength(2);
+  });
 });

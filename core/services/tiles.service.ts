@@ -31,8 +31,17 @@ import { TileCache } from './tile-cache';
 /** The pool's side of deep tiles (worker-tasks.ts 'tiles.*'); services do not see the pool. */
 export interface DeepTileRenderer {
   kind(source: PageSource): Promise<PageKind>;
-  page(args: { source: PageSource; rect: LevelRect }): Promise<Uint8Array>;
-  overlay(args: OverlayTileArgs): Promise<Uint8Array>;
+  /** `signal`: nobody waits for the tile any more; a render not yet started is dropped. */
+  page(args: { source: PageSource; rect: LevelRect }, signal?: AbortSignal): Promise<Uint8Array>;
+  overlay(args: OverlayTileArgs, signal?: AbortSignal): Promise<Uint8Array>;
+}
+
+/** A tile being made, shared by every request for it (TileService.tileKey). */
+interface Rendering {
+  done: Promise<void>;
+  /** Requests waiting for it; when the last one is cancelled, `cancel` drops a queued render. */
+  waiters: number;
+  cancel: AbortController;
 }
 
 export interface TilesJson {
@@ -64,7 +73,7 @@ const MAX_DESCRIBED = 64;
 
 export class TileService {
   private decoded = new Map<string, Promise<DecodedImage>>();
-  private rendering = new Map<string, Promise<void>>();
+  private rendering = new Map<string, Rendering>();
   private described = new Map<string, Promise<Described>>();
   /** Page kind by file bytes and page: asked of the pool once per page. */
   private kinds = new Map<string, Promise<PageKind>>();
@@ -91,20 +100,61 @@ export class TileService {
     };
   }
 
-  /** Ensures tile (z, x, y) of `imageKey` is stored and returns its key; 404 outside the pyramid. */
-  async tileKey(imageKey: string, z: number, x: number, y: number): Promise<string> {
+  /**
+   * Ensures tile (z, x, y) of `imageKey` is stored and returns its key; 404 outside the pyramid.
+   * `signal`: the request was cancelled (the viewer moved on). Requests for the same tile share one
+   * render; once every one of them is cancelled, a deep render still queued in the pool is dropped
+   * (one already running finishes and is stored).
+   */
+  async tileKey(
+    imageKey: string,
+    z: number,
+    x: number,
+    y: number,
+    signal?: AbortSignal,
+  ): Promise<string> {
+    signal?.throwIfAborted();
     void this.cache.load();
     const key = imageTileKey(imageKey, z, x, y);
-    if (await this.objects.stat(key)) {
+    // A tile being made is joined at once (before any await: a request cancelled right after
+    // arriving never leaves the render to others by mistake).
+    let job = this.rendering.get(key);
+    if (!job && (await this.objects.stat(key))) {
       this.cache.touch(key);
       return key;
     }
-    let job = this.rendering.get(key);
+    job ??= this.rendering.get(key);
     if (!job) {
-      job = this.render(imageKey, key, z, x, y).finally(() => this.rendering.delete(key));
-      this.rendering.set(key, job);
+      const cancel = new AbortController();
+      const made: Rendering = {
+        waiters: 0,
+        cancel,
+        done: this.render(imageKey, key, z, x, y, cancel.signal).finally(() => {
+          if (this.rendering.get(key) === made) this.rendering.delete(key);
+        }),
+      };
+      made.done.catch(() => undefined);
+      this.rendering.set(key, made);
+      job = made;
     }
-    await job;
+    const shared = job;
+    shared.waiters++;
+    let waiting = true;
+    const leave = () => {
+      if (!waiting) return;
+      waiting = false;
+      if (--shared.waiters > 0 || !signal?.aborted) return;
+      // The last one waiting is gone: a later request starts afresh.
+      if (this.rendering.get(key) === shared) this.rendering.delete(key);
+      shared.cancel.abort(signal.reason);
+    };
+    signal?.addEventListener('abort', leave, { once: true });
+    try {
+      await shared.done;
+    } finally {
+      signal?.removeEventListener('abort', leave);
+      leave();
+    }
     return key;
   }
 
@@ -114,6 +164,7 @@ export class TileService {
     z: number,
     x: number,
     y: number,
+    signal: AbortSignal,
   ): Promise<void> {
     const described = await this.describe(imageKey);
     const { source } = described;
@@ -137,30 +188,33 @@ export class TileService {
       const tile = tileRect(level, x, y);
       if (source!.kind === 'page') {
         const s = level.scale;
-        webp = await r.page({
-          source: source!.source,
-          rect: {
-            scale: s,
-            left: source!.origin.x * s + tile.left,
-            top: source!.origin.y * s + tile.top,
-            width: tile.width,
-            height: tile.height,
+        webp = await r.page(
+          {
+            source: source!.source,
+            rect: {
+              scale: s,
+              left: source!.origin.x * s + tile.left,
+              top: source!.origin.y * s + tile.top,
+              width: tile.width,
+              height: tile.height,
+            },
           },
-        });
+          signal,
+        );
       } else {
-        webp = await r.overlay({
-          a: source!.a,
-          b: source!.b,
-          scale: level.scale,
-          aOrigin: source!.aOrigin,
-          bOrigin: source!.bOrigin,
-          transform: source!.transform,
-          tile,
-          kind: source!.imageKind,
-          // The stored overlay under the tile (its fill classes), from the decoded copy the
-          // native levels are cut from: a few hundred bytes to the worker, not a PNG to decode.
-          stored: storedRegion(await this.decode(imageKey), level.scale, tile),
-        });
+        webp = await r.overlay(
+          {
+            a: source!.a,
+            b: source!.b,
+            scale: level.scale,
+            aOrigin: source!.aOrigin,
+            bOrigin: source!.bOrigin,
+            transform: source!.transform,
+            tile,
+            kind: source!.imageKind,
+          },
+          signal,
+        );
       }
     }
     const buf = Buffer.from(webp.buffer, webp.byteOffset, webp.byteLength);
@@ -245,29 +299,4 @@ export class TileService {
       this.decoded.delete(this.decoded.keys().next().value!);
     return p;
   }
-}
-
-/** The pixels of a decoded image under a tile of a deeper level (scale > 1), packed rows. */
-function storedRegion(
-  img: DecodedImage,
-  scale: number,
-  tile: { left: number; top: number; width: number; height: number },
-) {
-  const left = Math.floor(tile.left / scale);
-  const top = Math.floor(tile.top / scale);
-  const width = Math.max(
-    0,
-    Math.min(img.width, Math.ceil((tile.left + tile.width) / scale)) - left,
-  );
-  const height = Math.max(
-    0,
-    Math.min(img.height, Math.ceil((tile.top + tile.height) / scale)) - top,
-  );
-  const c = img.channels;
-  const data = new Uint8Array(width * height * c);
-  for (let y = 0; y < height; y++) {
-    const from = ((top + y) * img.width + left) * c;
-    data.set(img.data.subarray(from, from + width * c), y * width * c);
-  }
-  return { left, top, width, height, channels: c, data };
 }

@@ -457,7 +457,30 @@ export function filesRoutes(
       return reply.code(200).send(request.method === 'HEAD' ? '' : body);
     }
     if (tile) {
-      key = await env.tiles.tileKey(key, Number(tile[2]), Number(tile[3]), Number(tile[4]));
+      // A client that no longer wants the tile cancels its request (the connection or stream
+      // closes before the answer): the tile service then drops the tile's render if it is still
+      // queued in the pool, and nothing is sent.
+      const gone = new AbortController();
+      const onClose = () => {
+        if (!reply.raw.writableEnded) gone.abort(new Error('The client cancelled the request.'));
+      };
+      reply.raw.once('close', onClose);
+      try {
+        key = await env.tiles.tileKey(
+          key,
+          Number(tile[2]),
+          Number(tile[3]),
+          Number(tile[4]),
+          gone.signal,
+        );
+      } catch (err) {
+        if (!gone.signal.aborted) throw err;
+        reply.hijack();
+        reply.raw.destroy();
+        return reply;
+      } finally {
+        reply.raw.off('close', onClose);
+      }
     }
     let obj;
     try {

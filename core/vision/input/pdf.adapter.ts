@@ -146,6 +146,8 @@ export interface RegionRequest {
   width: number;
   height: number;
   colour: RenderColour;
+  /** Also the region's line work at the same scale (PdfiumRegionOptions.lineWork). */
+  lineWork?: boolean;
 }
 
 /** A band of a page's raster: rows [top, top + rows), written into `into` (width x height bytes). */

@@ -259,6 +259,11 @@ export interface RegionRaster {
   height: number;
   channels: 1 | 3;
   data: Uint8Array;
+  /**
+   * With PdfiumRegionOptions.lineWork: the region's line work at the same scale (regionLineWork),
+   * 1 byte a pixel, 0 line work and 255 elsewhere (as layers.ts lineWorkGrey gives the page's).
+   */
+  lineWork?: Uint8Array;
 }
 
 export interface PdfiumRegionOptions {
@@ -272,6 +277,8 @@ export interface PdfiumRegionOptions {
   width: number;
   height: number;
   colour: RenderColour;
+  /** Also the region's line work (RegionRaster.lineWork; regionLineWork). Default false. */
+  lineWork?: boolean;
 }
 /**
  * Bytes of image samples handed to PDFium decoded (decodeImages) after which the document
@@ -834,6 +841,9 @@ export class PdfiumDocument {
    * loading (parsing the content of) a large sheet costs about as much as rendering a tile.
    */
   private kept: { index: number; page: number } | undefined;
+  /** classifyObjects of the kept page (regionClasses), for the deep tiles' line-work pass. */
+  private keptClasses:
+    { kept: object; width: number; height: number; cls: RegionClasses } | undefined;
 
   private constructor(
     private readonly inst: Instance,
@@ -1645,6 +1655,8 @@ export class PdfiumDocument {
         const widthPt = api.FPDF_GetPageWidthF(page);
         const heightPt = api.FPDF_GetPageHeightF(page);
         const px = opts.pixelSize(widthPt, heightPt, opts.dpi);
+        // Before the matrix goes into the scratch area: reading the objects uses it too.
+        const cls = opts.lineWork ? this.regionClasses(page, px) : undefined;
         const { format, channels } = renderFormat(opts.colour);
         bitmap = api.FPDFBitmap_CreateEx(width, height, format, 0, 0);
         if (!bitmap)
@@ -1678,7 +1690,15 @@ export class PdfiumDocument {
           height,
           channels,
         );
-        return { width, height, channels, data };
+        if (!cls) return { width, height, channels, data };
+        // After the region's pixels are copied out: the pass may draw over the same bitmap.
+        const lineWork = regionLineWork(inst, page, cls, bitmap, opts, {
+          width,
+          height,
+          channels,
+          data,
+        });
+        return { width, height, channels, data, lineWork };
       } finally {
         if (bitmap) api.FPDFBitmap_Destroy(bitmap);
       }
@@ -1705,6 +1725,25 @@ export class PdfiumDocument {
     if (!this.kept) return;
     this.inst.api.FPDF_ClosePage(this.kept.page);
     this.kept = undefined;
+  }
+
+  /**
+   * The kept page's objects by what they draw (classifyObjects) and where the ones the line-work
+   * pass changes lie (passBoxes), once per loaded page and raster size.
+   */
+  private regionClasses(page: number, px: { width: number; height: number }): RegionClasses {
+    const kept = this.kept!;
+    const k = this.keptClasses;
+    if (k?.kept !== kept || kept.page !== page || k.width !== px.width || k.height !== px.height) {
+      const cls = classifyObjects(this.inst, page);
+      this.keptClasses = {
+        kept,
+        width: px.width,
+        height: px.height,
+        cls: { ...cls, boxes: passBoxes(this.inst, page, cls, px.width, px.height) },
+      };
+    }
+    return this.keptClasses!.cls;
   }
 
   /**
@@ -1933,6 +1972,136 @@ function lineWorkPass(
   const buf = api.FPDFBitmap_GetBuffer(bitmap);
   // A colour bitmap is drawn here without FPDF_REVERSE_BYTE_ORDER: B G R in memory.
   return packLineRows(M.HEAPU8, buf, stride, width, height, LINE_INK, opts.colour ? 'bgr' : 'grey');
+}
+
+/** ObjectClasses plus passBoxes: what the deep tiles' line-work pass needs of a page. */
+interface RegionClasses extends ObjectClasses {
+  boxes: [number, number, number, number][] | null;
+}
+
+/**
+ * Raster boxes (left, top, right, bottom in pixels of a width x height raster of the page) of the
+ * page's top-level objects that hold an object the line-work pass switches off or paints as paper
+ * (cls.hide, cls.areas; a form XObject holding one counts whole, its bounds being in page space). A
+ * region meeting none of them draws the same in the pass as in its render. Null when the page's
+ * space does not map to the raster (every region then draws the pass).
+ */
+function passBoxes(
+  inst: Instance,
+  page: number,
+  cls: ObjectClasses,
+  width: number,
+  height: number,
+): [number, number, number, number][] | null {
+  const special = new Set<number>([...cls.hide, ...cls.areas.map((a) => a.obj)]);
+  if (special.size === 0) return [];
+  const affine = pageToDevice(inst, page, width, height);
+  if (!affine) return null;
+  const { api } = inst;
+  const holds = (obj: number): boolean => {
+    if (special.has(obj)) return true;
+    if (api.FPDFPageObj_GetType(obj) !== OBJ_FORM) return false;
+    const n = api.FPDFFormObj_CountObjects(obj);
+    for (let i = 0; i < n; i++) {
+      const child = api.FPDFFormObj_GetObject(obj, i);
+      if (child && holds(child)) return true;
+    }
+    return false;
+  };
+  const s = inst.scratch;
+  const f32 = api.pdfium.HEAPF32;
+  const boxes: [number, number, number, number][] = [];
+  const n = api.FPDFPage_CountObjects(page);
+  for (let i = 0; i < n; i++) {
+    const obj = api.FPDFPage_GetObject(page, i);
+    if (!holds(obj)) continue;
+    if (!api.FPDFPageObj_GetBounds(obj, s, s + 4, s + 8, s + 12)) return null;
+    const f = s >> 2;
+    const [l, b, r, t] = [f32[f]!, f32[f + 1]!, f32[f + 2]!, f32[f + 3]!];
+    const pts = [
+      toRaster(affine, l, b),
+      toRaster(affine, l, t),
+      toRaster(affine, r, b),
+      toRaster(affine, r, t),
+    ];
+    boxes.push([
+      Math.min(...pts.map((p) => p[0])),
+      Math.min(...pts.map((p) => p[1])),
+      Math.max(...pts.map((p) => p[0])),
+      Math.max(...pts.map((p) => p[1])),
+    ]);
+  }
+  return boxes;
+}
+
+/**
+ * The line work of a region rendered by renderRegion at its scale (deep-zoom overlay tiles, issue 19):
+ * as lineWorkPass draws the page's, with images and shadings switched off and area fills painted as
+ * paper, drawn again into `bitmap` with the same matrix. Annotations are drawn too (unlike the page's
+ * pass, whose markups are left to image analysis at 200 dpi): at 16x a markup's stroke is a wide
+ * band that image analysis would call a fill. 0 where the pass draws grey < LINE_INK, 255
+ * elsewhere. A region that no object of the pass's meets (cls.boxes) would be drawn again pixel for
+ * pixel: its render (`region`) is thresholded instead.
+ */
+function regionLineWork(
+  inst: Instance,
+  page: number,
+  cls: RegionClasses,
+  bitmap: number,
+  rect: { scale: number; left: number; top: number },
+  region: RegionRaster,
+): Uint8Array {
+  const { api } = inst;
+  const { width, height, channels } = region;
+  const out = new Uint8Array(width * height);
+  let grey: Uint8Array;
+  // Boxes in raster pixels at scale 1; 2 px of margin at this scale for anti-aliased edges.
+  const m = 2 / rect.scale;
+  const x0 = rect.left / rect.scale - m,
+    y0 = rect.top / rect.scale - m,
+    x1 = (rect.left + width) / rect.scale + m,
+    y1 = (rect.top + height) / rect.scale + m;
+  const touched =
+    cls.boxes === null || cls.boxes.some((b) => b[0] < x1 && b[2] > x0 && b[1] < y1 && b[3] > y0);
+  if (!touched) {
+    grey = region.data;
+    if (channels === 3) {
+      grey = new Uint8Array(width * height);
+      greyFromRgb(region.data, grey, 0, width * height);
+    }
+  } else {
+    for (const o of cls.hide) api.FPDFPageObj_SetIsActive(o, false);
+    for (const a of cls.areas) api.FPDFPageObj_SetFillColor(a.obj, 255, 255, 255, a.a);
+    try {
+      api.FPDFBitmap_FillRect(bitmap, 0, 0, width, height, 0xffffffff);
+      // The matrix and clip renderRegion left in the scratch area.
+      api.FPDF_RenderPageBitmapWithMatrix(
+        bitmap,
+        page,
+        inst.scratch,
+        inst.scratch + 24,
+        FPDF_ANNOT,
+      );
+    } finally {
+      for (const o of cls.hide) api.FPDFPageObj_SetIsActive(o, true);
+      for (const a of cls.areas) api.FPDFPageObj_SetFillColor(a.obj, a.r, a.g, a.b, a.a);
+    }
+    const px = readPixels(
+      api.pdfium.HEAPU8,
+      api.FPDFBitmap_GetBuffer(bitmap),
+      api.FPDFBitmap_GetStride(bitmap),
+      width,
+      height,
+      channels,
+    );
+    grey = px;
+    if (channels === 3) {
+      grey = new Uint8Array(width * height);
+      greyFromRgb(px, grey, 0, width * height);
+    }
+  }
+  for (let i = 0; i < out.length; i++) out[i] = grey[i]! < LINE_INK ? 0 : 255;
+  return out;
 }
 
 /**

@@ -2,8 +2,8 @@ import sharp from 'sharp';
 import { readFile } from 'node:fs/promises';
 import { openInput, type InputDocument } from '../input/document';
 import type { PageKind, RegionRaster, RenderColour } from '../input/pdfium.adapter';
-import { alignGrey, overlayPalette } from '../compare/diff';
-import { diffStage, finishStage, type ImageKind } from '../compare/compare-pipeline.adapter';
+import { alignGrey, overlayPalette, renderOverlayIndexed, type OverlayKind } from '../compare/diff';
+import { diffStage, type ImageKind } from '../compare/compare-pipeline.adapter';
 import { invertAffine, mapBox, type Affine } from '../compare/register';
 import type { GreyImage } from '../types';
 
@@ -13,9 +13,10 @@ import type { GreyImage } from '../types';
 //
 //  - Sheet and block tiles: a rectangle of the page (PDFium renderRegion), in colour.
 //  - Overlay tiles: the rectangle of A (grey) and the part of B that the pair's transform maps onto
-//    it, rendered at the same scale, then the compare pipeline's own two stages (diffStage through
-//    the transform scaled to the level, finishStage for the image kind): the same colour rules as
-//    the overlay image, fills and lineweight layers included.
+//    it, rendered at the same scale with their line work, then the compare pipeline's own stage
+//    (diffStage through the transform scaled to the level) and overlay renderer: the same colour
+//    rules as the overlay image, fills and lineweight layers split at the level's scale
+//    (renderOverlayTile).
 //
 // Frames: a level's pixels are the stored image's pixels times `scale` (a power of two). Sheet
 // pixels at the sheet's dpi; a block's or an overlay's image starts at its block's bbox origin.
@@ -90,17 +91,27 @@ async function renderRect(
   src: PageSource,
   rect: LevelRect,
   colour: RenderColour,
-): Promise<{ width: number; height: number; channels: 1 | 3; data: Uint8Array }> {
+  lineWork = false,
+): Promise<RegionRaster> {
   const doc = await openDoc(src);
   if (!doc.renderRegion) throw new Error('Only PDF pages render past their stored resolution.');
-  return doc.renderRegion(src.index, { dpi: src.dpi, colour, ...rect });
+  return doc.renderRegion(src.index, {
+    dpi: src.dpi,
+    colour,
+    ...rect,
+    ...(lineWork ? { lineWork } : {}),
+  });
 }
 
-/** WebP of a tile, as the stored levels are encoded (tiles.adapter.ts renderTile). */
+/**
+ * WebP of a deep tile: lossless at effort 0, exact colours (an overlay's palette) and the fastest
+ * encode measured for a 512-px tile (bench/viewer README, deep-zoom pass: 2–16 ms against 3–73 ms
+ * near-lossless at effort 2, for 1.5–4x the bytes: 3–30 KB a tile).
+ */
 function encodeTile(px: { width: number; height: number; channels: 1 | 3; data: Uint8Array }) {
   let p = sharp(px.data, { raw: { width: px.width, height: px.height, channels: px.channels } });
   if (px.channels === 1) p = p.toColourspace('b-w');
-  return p.webp({ nearLossless: true, quality: 80, effort: 2 }).toBuffer();
+  return p.webp({ lossless: true, effort: 0 }).toBuffer();
 }
 
 /** A sheet's or block's deep tile: `rect` of the page rendered in colour, as WebP. */
@@ -121,34 +132,7 @@ export interface OverlayTileArgs {
   tile: { left: number; top: number; width: number; height: number };
   /** Which overlay image (compare-pipeline.adapter ImageKind). */
   kind: ImageKind;
-  /**
-   * The stored overlay image of that kind under the tile (its pixels at the stored resolution,
-   * cut by the tile service from its decoded copy): its fill classes are kept (renderOverlayTile).
-   */
-  stored?: StoredRegion;
 }
-
-/** Pixels of a stored image: the rectangle at (left, top) of it, packed rows. */
-export interface StoredRegion {
-  left: number;
-  top: number;
-  width: number;
-  height: number;
-  channels: number;
-  data: Uint8Array;
-}
-
-/** The 8 neighbours of a pixel. */
-const NEIGHBOURS = [
-  [-1, 0],
-  [1, 0],
-  [0, -1],
-  [0, 1],
-  [-1, -1],
-  [1, -1],
-  [-1, 1],
-  [1, 1],
-] as const;
 
 /** Pixels of B around the tile that are rendered too, so resampling near its edges has them. */
 const B_MARGIN = 2;
@@ -160,7 +144,7 @@ const B_MARGIN = 2;
 export async function overlayTileInputs(
   args: OverlayTileArgs,
   colourB: RenderColour = 'grey',
-): Promise<{ a: GreyImage | null; b: RegionRaster; transform: Affine }> {
+): Promise<{ a: RegionRaster | null; b: RegionRaster; transform: Affine }> {
   const k = args.scale;
   const t = args.transform;
   // Level pixels: q' = k q, p' = k p, p = T q  →  p' = L q' + k (c, f).
@@ -187,8 +171,9 @@ export async function overlayTileInputs(
   };
   const [ra, rb] = await Promise.all([
     // B's aligned image alone (New mode, in colour) needs no A.
-    colourB === 'grey' ? renderRect(args.a, aRect, 'grey') : null,
-    renderRect(args.b, bRect, colourB),
+    // The overlay's layers need both sides' line work at this scale (renderOverlayTile).
+    colourB === 'grey' ? renderRect(args.a, aRect, 'grey', true) : null,
+    renderRect(args.b, bRect, colourB, colourB === 'grey'),
   ]);
   // B-window pixel q → tile pixel: T_k(q + (bx, by)) − (left, top).
   const transform: Affine = [
@@ -204,109 +189,49 @@ export async function overlayTileInputs(
 
 /**
  * An overlay's deep tile: A and B rendered at the level's scale, compared through the pair's
- * transform by the compare pipeline's stages (the overlay image's colour rules), as WebP.
+ * transform by the compare pipeline's stage (diffStage) and drawn by its overlay renderer
+ * (renderOverlayIndexed) with the overlay image's palette, as WebP.
+ *
+ * Fills and line work are told apart at the level's own scale, per pixel, by the compare's own
+ * layers (layers.ts): splitFills on the renders at this scale, and keepLineWork with each side's
+ * line work as the PDF draws it at this scale (renderRegion `lineWork`: strokes, text, small filled
+ * symbols, annotations), so a line stays line work however wide the zoom makes it and an area fill
+ * is a fill — what the PDF's objects say, which is sharper than the 200-dpi image analysis (a
+ * narrow filled beam, line work by its size in 200-dpi pixels, is the area fill it is). Every class
+ * boundary is drawn by the renders at this scale: nothing comes from the stored 200-dpi overlay.
  */
 export async function renderOverlayTile(args: OverlayTileArgs): Promise<Uint8Array> {
   if (args.kind === 'aligned_b') return alignedBTile(args);
   const { a, b, transform } = await overlayTileInputs(args);
-  // Line work: the pipeline's masks and colours on the renders at this scale. Fills are told from
-  // line work by size in pixels (layers.ts: 8-px cells, 0.2-in areas at 200 dpi), which at 16x
-  // would call every line a fill: the fill layers come from the stored overlay instead (below).
-  const fills = fillColours(args.kind);
-  const st = await diffStage(a!, b, {
+  const mk: OverlayKind =
+    args.kind === 'additions' ? 'additions' : args.kind === 'deletions' ? 'deletions' : 'combined';
+  const palette = overlayPalette(
+    args.kind === 'combined_colorblind' ? 'colorblind' : 'standard',
+    mk,
+  );
+  const { width, height } = args.tile;
+  const lineWork = (r: RegionRaster): GreyImage | undefined =>
+    r.lineWork && { width: r.width, height: r.height, data: r.lineWork };
+  const st = await diffStage(a as GreyImage, b as GreyImage, {
     skipRegistration: true,
     transform,
-    layers: !(fills && args.stored),
+    lineWork: { a: lineWork(a!), b: lineWork(b) },
   });
-  const fin = await finishStage(st, { images: [args.kind] });
-  const png = fin.pngs[args.kind];
-  if (!png) throw new Error(`The compare made no ${args.kind} image.`);
-  let out = sharp(png);
-  if (fills && args.stored) {
-    // What each pixel is comes from the stored overlay (200 dpi, its layers split there); its
-    // shape from the renders at this scale:
-    //  - a fill there: its fill colour, enlarged (fills are areas: only their edges step);
-    //  - line work there (ink, removed, added, faint): its colour where the line work of the
-    //    renders has ink, paper elsewhere — the line as thin as the PDF draws it;
-    //  - paper there, ink here (a line's edge past the 200-dpi pixels): the colour of the line
-    //    work stored next to it, if any.
-    const { width, height } = args.tile;
-    const deep = await sharp(png).removeAlpha().raw().toBuffer();
-    const stored = enlarge(args.stored, args.scale, args.tile);
-    const out2 = Buffer.alloc(width * height * 3, 255);
-    const is = (px: Buffer, o: number, colours: [number, number, number][]) =>
-      colours.some((c) => px[o] === c[0] && px[o + 1] === c[1] && px[o + 2] === c[2]);
-    const paper = (px: Buffer, o: number) =>
-      px[o] === 255 && px[o + 1] === 255 && px[o + 2] === 255;
-    const put = (o: number, from: Buffer, f: number) => {
-      out2[o] = from[f]!;
-      out2[o + 1] = from[f + 1]!;
-      out2[o + 2] = from[f + 2]!;
-    };
-    const k = args.scale;
-    for (let y = 0; y < height; y++)
-      for (let x = 0; x < width; x++) {
-        const o = (y * width + x) * 3;
-        if (is(stored, o, fills.fill)) put(o, stored, o);
-        else if (paper(deep, o)) continue;
-        else if (!paper(stored, o)) put(o, stored, o);
-        else {
-          // The stored line work one 200-dpi pixel away.
-          for (const [dx, dy] of NEIGHBOURS) {
-            const nx = x + dx * k,
-              ny = y + dy * k;
-            if (nx < 0 || ny < 0 || nx >= width || ny >= height) continue;
-            const n = (ny * width + nx) * 3;
-            if (!paper(stored, n) && !is(stored, n, fills.fill)) {
-              put(o, stored, n);
-              break;
-            }
-          }
-        }
-      }
-    out = sharp(out2, { raw: { width, height, channels: 3 } });
-  }
-  const webp = await out.webp({ nearLossless: true, quality: 80, effort: 2 }).toBuffer();
-  return new Uint8Array(webp);
-}
-
-/**
- * The colours of a combined overlay's palette (diff.ts overlayPalette): its fills (fill, fill
- * removed, fill added) and its line work (ink, removed, added). Null for the other images, which
- * draw fills as faint line work.
- */
-function fillColours(
-  kind: ImageKind,
-): { fill: [number, number, number][]; line: [number, number, number][] } | null {
-  const palette =
-    kind === 'combined' ? 'standard' : kind === 'combined_colorblind' ? 'colorblind' : null;
-  if (!palette) return null;
-  const p = overlayPalette(palette, 'combined');
-  return { fill: p.slice(5, 8), line: p.slice(2, 5) };
-}
-
-/** The stored pixels under a tile, enlarged `scale` times (nearest), RGB; paper outside them. */
-function enlarge(
-  r: StoredRegion,
-  scale: number,
-  tile: { left: number; top: number; width: number; height: number },
-): Buffer {
-  const out = Buffer.alloc(tile.width * tile.height * 3, 255);
-  const c = r.channels;
-  for (let y = 0; y < tile.height; y++) {
-    const sy = Math.floor((tile.top + y) / scale) - r.top;
-    if (sy < 0 || sy >= r.height) continue;
-    for (let x = 0; x < tile.width; x++) {
-      const sx = Math.floor((tile.left + x) / scale) - r.left;
-      if (sx < 0 || sx >= r.width) continue;
-      const i = (sy * r.width + sx) * c;
-      const o = (y * tile.width + x) * 3;
-      out[o] = r.data[i]!;
-      out[o + 1] = r.data[c >= 3 ? i + 1 : i]!;
-      out[o + 2] = r.data[c >= 3 ? i + 2 : i]!;
+  const img = renderOverlayIndexed(st.diff, mk);
+  const out = new Uint8Array(width * height * 3);
+  const four = img.bitDepth === 4;
+  for (let y = 0; y < height; y++) {
+    const row = y * img.rowBytes + 1;
+    for (let x = 0; x < width; x++) {
+      const byte = img.data[row + (four ? x >> 1 : x >> 2)]!;
+      const c = palette[four ? (x & 1 ? byte & 15 : byte >> 4) : (byte >> (6 - 2 * (x & 3))) & 3]!;
+      const o = (y * width + x) * 3;
+      out[o] = c[0];
+      out[o + 1] = c[1];
+      out[o + 2] = c[2];
     }
   }
-  return out;
+  return new Uint8Array(await encodeTile({ width, height, channels: 3, data: out }));
 }
 
 /**
