@@ -1016,10 +1016,20 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
     })();
   }
 
+  /** What was last announced of each job heard on the feed (a change the API shows), bounded. */
+  const announced = new Map<string, string>();
+
   function onFeedRow(row: JobRow): void {
     if (isTerminal(row.status)) followed.delete(row.id);
     else if (followed.size < 10_000) followed.add(row.id);
-    emitNow(row);
+    // A write that changes nothing the API shows (e.g. the yield mark) is not an event.
+    const shown = `${row.status}|${row.progress_completed}|${row.progress_total}`;
+    if (announced.get(row.id) !== shown) {
+      announced.delete(row.id);
+      announced.set(row.id, shown);
+      if (announced.size > 20_000) announced.delete(announced.keys().next().value!);
+      emitNow(row);
+    }
     const entry = active.get(row.id);
     if (entry && !entry.ac.signal.aborted) {
       if (row.status === 'Canceled') entry.ac.abort(new JobAbortedError('canceled'));
