@@ -834,7 +834,11 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
             ...spec,
           });
         });
-        if (inserted.created) deferEmit(inserted.row);
+        if (inserted.created) {
+          // Inside the caller's transaction: announced (and queued) once it commits.
+          if (outer?.onCommit) outer.onCommit(() => deferEmit(inserted.row));
+          else deferEmit(inserted.row);
+        }
         return inserted.row;
       },
       async waitForChildren() {
@@ -1058,7 +1062,12 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
     },
     async enqueue(job, tx) {
       const { row, created } = await (tx ? repo.with(tx) : repo).insert(job);
-      if (created) deferEmit(row);
+      // On PostgreSQL, announced (and handed to the queue) once the caller's transaction commits:
+      // another connection would not see the row before.
+      if (created) {
+        if (tx?.onCommit) tx.onCommit(() => deferEmit(row));
+        else deferEmit(row);
+      }
       return row;
     },
     async start({ work = true } = {}) {

@@ -147,13 +147,15 @@ export class PgDb implements Db {
     try {
       await client.query('BEGIN');
       let result: T;
+      const tx = new PgTx(client, this);
       try {
-        result = await fn(new PgTx(client, this));
+        result = await fn(tx);
       } catch (err) {
         await client.query('ROLLBACK');
         throw err;
       }
       await client.query('COMMIT');
+      for (const hook of tx.commitHooks) hook();
       return result;
     } finally {
       client.release();
@@ -172,11 +174,17 @@ class PgTx implements Db {
   readonly inTransaction = true;
   readonly open = true;
   private depth = 0;
+  /** Run by PgDb.transaction after COMMIT (onCommit). */
+  readonly commitHooks: (() => void)[] = [];
 
   constructor(
     private readonly client: pg.PoolClient,
     readonly root: Db,
   ) {}
+
+  onCommit(fn: () => void): void {
+    this.commitHooks.push(fn);
+  }
 
   prepare(sql: string): Statement {
     return new PgStatement(this.client, sql);
