@@ -318,7 +318,7 @@ async function fixtures(server: string): Promise<void> {
         readFileSync(join(FIXTURES, name)),
         name,
       );
-      if (up.drawing?.status !== 202)
+      if (!up.drawing || up.drawing.status >= 300)
         throw new Error(`upload ${name}: ${JSON.stringify(up.drawing?.body ?? up.file.body)}`);
       drawings.push(up.drawing.body);
     }
