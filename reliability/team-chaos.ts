@@ -437,6 +437,10 @@ async function fixtures(server: string): Promise<void> {
     );
   } finally {
     await killWorkers();
+    if (failures.length > 0)
+      for (const w of workers)
+        for (const l of w.out.filter((x) => /error|fail/i.test(x)).slice(0, 20))
+          console.error(`worker ${w.pid}: ${l.slice(0, 2000)}`);
     if (serve) {
       serve.child.kill('SIGTERM');
       await serve.exited;
