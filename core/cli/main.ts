@@ -129,13 +129,14 @@ async function serve(argv: string[]): Promise<void> {
     if (ui.root !== null) webRoot = ui.root;
     else console.warn(`Web UI: not served (${ui.reason}). The API works without it.`);
   }
+  // Team mode: refuse a schema this build does not know before anything else is opened.
+  const team = databaseUrl ? await teamQueue(databaseUrl, !values['no-workers']) : undefined;
   let objects: S3ObjectStore | undefined;
   if (storageUrl !== undefined) {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     objects = await openS3Storage(storageUrl, dataDir);
   }
   const workerUrl = bundledWorkerUrl();
-  const team = databaseUrl ? await teamQueue(databaseUrl, !values['no-workers']) : undefined;
   const svc = await createService({
     ...(databaseUrl ? { database: databaseUrl, migrate: false } : {}),
     ...(team ? { team } : {}),

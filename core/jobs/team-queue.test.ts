@@ -6,6 +6,10 @@
 // Needs PostgreSQL: $BLUELINE_TEST_DATABASE (scripts/pg-test-cluster.sh start prints one). Without
 // it the file is skipped, saying so, except under CI=true, where it starts its own throwaway cluster
 // rather than skip.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { PgDb } from '../store/pg-db';
 import { openPostgres } from '../store/pg-db';
@@ -271,4 +275,67 @@ describe.skipIf(!server)('team mode: jobs through the queue to worker processes'
     w.kill('SIGTERM');
     await w.exited;
   }, 120_000);
+});
+
+describe.skipIf(!server)('team mode: serve and worker refuse a schema they do not know', () => {
+  it('exit 3 on an unmigrated database, 0 after migrate, 1 on a newer one', async () => {
+    const { url, drop } = await createTeamDatabase(server!.url);
+    const cli = (...args: string[]) =>
+      spawnSync(process.execPath, ['--import', 'tsx', 'core/cli/main.ts', ...args], {
+        cwd: path.resolve(import.meta.dirname, '../..'),
+        encoding: 'utf8',
+        env: { ...process.env, BLUELINE_DATABASE_URL: '', BLUELINE_STORAGE_URL: '' },
+      });
+    // Nothing listens on port 9 of loopback: the schema is refused before storage is reached.
+    const storage = 's3://blueline-test/x?endpoint=http://127.0.0.1:9';
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'bl-team-cli-'));
+    try {
+      const unmigrated = cli(
+        'worker',
+        '--database',
+        url,
+        '--storage',
+        storage,
+        '--data-dir',
+        dataDir,
+      );
+      expect(unmigrated.status).toBe(3);
+      expect(unmigrated.stderr).toContain(
+        'The database is at schema version 0 (not migrated); this Blueline needs',
+      );
+      expect(unmigrated.stderr).toContain('run `blueline migrate --database URL` first');
+      expect(cli('migrate', '--database', url, '--check').status).toBe(3);
+      const migrated = cli('migrate', '--database', url);
+      expect(migrated.status).toBe(0);
+      expect(migrated.stdout).toMatch(
+        /applied \d+ migrations; schema version \d+; job queue schema version \d+\./,
+      );
+      expect(cli('migrate', '--database', url, '--check').status).toBe(0);
+      const pgDb = await openPostgres(url, { migrate: false, max: 1 });
+      await pgDb
+        .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
+        .run(99, 'future', new Date().toISOString());
+      await pgDb.close();
+      for (const cmd of ['worker', 'serve']) {
+        const newer = cli(
+          cmd,
+          '--database',
+          url,
+          '--storage',
+          storage,
+          '--data-dir',
+          dataDir,
+          '--no-warmup',
+          ...(cmd === 'serve' ? ['--no-web', '--port', '0'] : []),
+        );
+        expect(newer.status, newer.stderr).toBe(1);
+        expect(newer.stderr).toContain('is at schema version 99');
+        expect(newer.stderr).toContain('newer than this Blueline');
+      }
+      expect(cli('migrate', '--database', url).status).toBe(1);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+      await drop();
+    }
+  }, 180_000);
 });
