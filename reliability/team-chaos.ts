@@ -451,11 +451,122 @@ async function fixtures(server: string): Promise<void> {
   }
 }
 
+/**
+ * 3. pg-restart: a throwaway cluster of its own, 2 workers, 300 steps jobs; PostgreSQL restarted
+ * (`pg_ctl restart -m fast`) while they run. Then: every job terminal exactly once, and the API
+ * process still hears job changes (its feed reconnected): Completed events of jobs that ended
+ * after the restart.
+ */
+async function pgRestart(): Promise<void> {
+  const dir = `/tmp/bl-pg-restart-${process.pid}`;
+  const script = join(repoRoot, 'scripts/pg-test-cluster.sh');
+  const started = spawnSync('bash', [script, 'start', dir, String(58000 + (process.pid % 1000))], {
+    encoding: 'utf8',
+  });
+  const base = started.stdout.trim();
+  if (!base) throw new Error(`pg-test-cluster.sh start: ${started.stderr}`);
+  const pgbin = spawnSync('bash', ['-c', 'ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1'], {
+    encoding: 'utf8',
+  }).stdout.trim();
+  const asOwner = (cmd: string) =>
+    process.getuid?.() === 0
+      ? spawnSync('su', ['postgres', '-s', '/bin/bash', '-c', cmd], { encoding: 'utf8' })
+      : spawnSync('bash', ['-c', cmd], { encoding: 'utf8' });
+  try {
+    const { url } = await createTeamDatabase(base);
+    const db = await openPostgres(url, { max: 4 });
+    await migrateQueueSchema(url);
+    await createTeamTables(db);
+    const api = createTeamTestRunner({
+      db,
+      pool: createWorkerPool({ size: 1 }),
+      dispatcher: createBullmqDispatcher({ url, poolMax: 3 }),
+      feed: createPgJobFeed(url),
+      concurrency: 1,
+      sweepIntervalMs: 2000,
+    });
+    let restartedAt = Infinity;
+    const completedAfter = new Set<string>();
+    api.events.on('job', (j) => {
+      if (j.status === 'Completed' && Date.now() > restartedAt) completedAfter.add(j.id);
+    });
+    await api.start({ work: false });
+    const workers = [spawnTeamWorker(url), spawnTeamWorker(url)];
+    await Promise.all(workers.map((w) => w.waitFor((l) => l.ready !== undefined, 120_000)));
+    const ids: string[] = [];
+    for (let i = 0; i < 300; i++)
+      ids.push(
+        (
+          await api.enqueue({
+            organization_id: 'org_restart',
+            type: 'steps',
+            target_type: 'drawing',
+            target_id: `r${i}`,
+            payload: { steps: 2, ms: 40 },
+          })
+        ).id,
+      );
+    const open = async () =>
+      Number(
+        (
+          (await db
+            .prepare(`SELECT count(*) AS n FROM jobs WHERE status IN ('Queued','Started')`)
+            .get()) as { n: number }
+        ).n,
+      );
+    await until('some jobs done', async () => (await open()) < 250, 300_000, 500);
+    restartedAt = Date.now();
+    const r = asOwner(`'${pgbin}/pg_ctl' -D '${dir}/data' -m fast -w restart`);
+    console.log(
+      `pg-restart: restarted with ${await open().catch(() => -1)} jobs open (pg_ctl exit ${r.status})`,
+    );
+    if (r.status !== 0) fail(`pg_ctl restart: ${r.stderr}`);
+    await until(
+      'every job to end after the restart',
+      async () => (await open().catch(() => 1)) === 0,
+      600_000,
+      1000,
+    );
+    const terminal = (await db
+      .prepare('SELECT job_id, count(*) AS n FROM team_terminal GROUP BY job_id')
+      .all()) as { job_id: string; n: number }[];
+    const once = terminal.filter((t) => Number(t.n) === 1).length;
+    if (terminal.length !== ids.length || once !== ids.length)
+      fail(
+        `pg-restart: ${terminal.length} jobs with terminal rows, ${once} exactly once, of ${ids.length}`,
+      );
+    const failed = Number(
+      (
+        (await db.prepare(`SELECT count(*) AS n FROM jobs WHERE status <> 'Completed'`).get()) as {
+          n: number;
+        }
+      ).n,
+    );
+    if (failed) fail(`pg-restart: ${failed} jobs not Completed`);
+    if (completedAfter.size === 0)
+      fail('pg-restart: the API heard no Completed event after the restart');
+    const alive = workers.filter(
+      (w) => w.child.exitCode === null && w.child.signalCode === null,
+    ).length;
+    console.log(
+      `pg-restart summary ${JSON.stringify({ jobs: ids.length, terminal_once: once, not_completed: failed, completed_events_heard_after_restart: completedAfter.size, workers_alive: alive })}`,
+    );
+    for (const w of workers) w.kill('SIGTERM');
+    await Promise.all(workers.map((w) => w.exited));
+    await api.stop();
+    await db.close();
+  } finally {
+    spawnSync('bash', [script, 'stop', dir]);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 const only = process.env.TEAM_CHAOS_ONLY;
-const server = pgServer();
+const server = only === 'pg-restart' ? { url: '', stop() {} } : pgServer();
 try {
   if (!only || only === 'load') await load(server.url);
   if (!only || only === 'fixtures') await fixtures(server.url);
+  if (!only || only === 'pg-restart') await pgRestart();
 } catch (err) {
   fail(`crashed: ${(err as Error).stack ?? String(err)}`);
 } finally {
