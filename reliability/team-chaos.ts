@@ -34,6 +34,7 @@ import { createPgJobFeed } from '../core/jobs/pg-job-events';
 import { createWorkerPool } from '../core/jobs/worker-pool';
 import { createTeamTables, createTeamTestRunner } from '../core/jobs/team.test-support';
 import { referencedObjectKeys } from '../core/store/repositories/maintenance.repository';
+import { surviveConnectionLoss } from '../core/jobs/pg-connection-loss';
 
 const failures: string[] = [];
 const fail = (m: string) => {
@@ -458,6 +459,12 @@ async function fixtures(server: string): Promise<void> {
  * after the restart.
  */
 async function pgRestart(): Promise<void> {
+  // This process is the API here: it survives the restart as `serve` does.
+  surviveConnectionLoss({
+    info() {},
+    warn: (o, m) => console.log(`api: ${m} ${JSON.stringify(o)}`),
+    error() {},
+  });
   const dir = `/tmp/bl-pg-restart-${process.pid}`;
   const script = join(repoRoot, 'scripts/pg-test-cluster.sh');
   const started = spawnSync('bash', [script, 'start', dir, String(58000 + (process.pid % 1000))], {

@@ -13,6 +13,7 @@ import {
   migrateQueueSchema,
 } from '../jobs/bullmq-dispatcher';
 import { createPgJobFeed } from '../jobs/pg-job-events';
+import { surviveConnectionLoss } from '../jobs/pg-connection-loss';
 import { checkPostgresSchema, migratePostgres, PgDb, SchemaMismatchError } from '../store/pg-db';
 import { MigrationError } from '../store/db';
 import { PG_MIGRATIONS } from '../store/migrations/postgres';
@@ -234,6 +235,7 @@ const redactUrl = (url: string) => url.replace(/\/\/[^@/]*@/, '//…@');
  * like the store: `blueline migrate --database URL` creates and upgrades both).
  */
 async function teamQueue(url: string, work: boolean) {
+  surviveConnectionLoss(consoleLogger);
   const check = new PgDb(new pg.Pool({ connectionString: url, max: 1 }));
   try {
     await checkPostgresSchema(check);

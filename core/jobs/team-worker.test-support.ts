@@ -5,6 +5,7 @@ import { openPostgres } from '../store/pg-db';
 import { createBullmqDispatcher, dispatcherTimingsFromEnv } from './bullmq-dispatcher';
 import { createPgJobFeed } from './pg-job-events';
 import { createWorkerPool } from './worker-pool';
+import { surviveConnectionLoss } from './pg-connection-loss';
 import { createTeamTestRunner, say } from './team.test-support';
 
 const url = process.argv[2];
@@ -20,6 +21,7 @@ function strip(o: object): object {
   const { err, ...rest } = o as { err?: unknown };
   return err === undefined ? rest : { ...rest, err: err instanceof Error ? err.message : err };
 }
+surviveConnectionLoss(log);
 const runner = createTeamTestRunner({
   db,
   pool: createWorkerPool({ size: 1 }),
