@@ -523,7 +523,10 @@ async function pgRestart(): Promise<void> {
       );
     await until('some jobs done', async () => (await open()) < 250, 300_000, 500);
     restartedAt = Date.now();
-    const r = asOwner(`'${pgbin}/pg_ctl' -D '${dir}/data' -m fast -w restart`);
+    // The restarted server must not inherit our pipes (spawnSync would wait for it to exit).
+    const r = asOwner(
+      `'${pgbin}/pg_ctl' -D '${dir}/data' -l '${dir}/log' -m fast -w restart > /dev/null 2>&1`,
+    );
     console.log(
       `pg-restart: restarted with ${await open().catch(() => -1)} jobs open (pg_ctl exit ${r.status})`,
     );

@@ -303,6 +303,12 @@ async function worker(argv: string[]): Promise<void> {
     if (stopping) return;
     stopping = true;
     console.log(`${signal}: stopping; running jobs go back to the queue.`);
+    // Bounded: with the database unreachable the queue's close would wait for it forever; the
+    // queue hands this worker's jobs out again after its lease either way.
+    setTimeout(() => {
+      console.error('Stopping took over 30 s (database unreachable?); exiting anyway.');
+      process.exit(1);
+    }, 30_000).unref();
     w.stop().then(
       () => {
         objects.close();

@@ -34,6 +34,7 @@ const runner = createTeamTestRunner({
 await runner.start({ work: true });
 say({ ready: process.pid });
 process.on('SIGTERM', () => {
+  setTimeout(() => process.exit(1), 30_000).unref();
   void runner.stop().then(async () => {
     await db.close();
     say({ stopped: process.pid });
