@@ -35,6 +35,9 @@ if (!server)
 
 const ORG = 'org_team_test';
 
+// After every describe of the file (a cluster started here under CI=true stops once).
+afterAll(() => server?.stop());
+
 describe.skipIf(!server)('team mode: jobs through the queue to worker processes', () => {
   let db: PgDb;
   let api: JobRunner;
@@ -75,7 +78,6 @@ describe.skipIf(!server)('team mode: jobs through the queue to worker processes'
     await api?.stop();
     await db?.close();
     await drop?.();
-    server?.stop();
   }, 60_000);
 
   const worker = (env: Record<string, string> = {}) => {

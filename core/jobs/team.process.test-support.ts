@@ -2,6 +2,7 @@
 // and the reliability script (reliability/team-chaos.ts).
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 
@@ -133,6 +134,7 @@ export function teamTestServer(): { url: string; stop(): void } | undefined {
     url,
     stop() {
       execFileSync('bash', [script, 'stop', dir]);
+      rmSync(dir, { recursive: true, force: true });
     },
   };
 }
