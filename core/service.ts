@@ -22,7 +22,10 @@ import { type ObjectStore } from './blobs/object-store';
 import { redactingLogger } from './http/log-redaction';
 import { createWorkerPool, type WorkerPool } from './jobs/worker-pool';
 import { WORKER_WARMUP } from './jobs/ingest-in-pool';
-import { createJobRunner, type JobRunner } from './jobs/job-runner';
+import { type JobRunner } from './jobs/job-runner';
+import { createJobSystem } from './job-system';
+import type { JobDispatcher } from './jobs/dispatcher';
+import type { JobChangeFeed } from './jobs/pg-job-events';
 import { filesRoutes } from './http/routes/files.routes';
 import { jobsRoutes } from './http/routes/jobs.routes';
 import { webRoutes } from './http/routes/web.routes';
@@ -30,24 +33,15 @@ import { TileService } from './services/tiles.service';
 import { createTileSourceResolver } from './services/tiles-source';
 import { poolTileRenderer } from './jobs/tile-tasks';
 import { drawingsRoutes } from './http/routes/drawings.routes';
-import { createProcessHandler } from './jobs/handlers/process.job';
-import { failProcessingDrawing } from './store/repositories/drawings.repository';
-import { createCompareHandler } from './jobs/handlers/compare.job';
-import { createAnalyzeHandler } from './jobs/handlers/analyze.job';
-import { createParseHandler } from './jobs/handlers/parse.job';
 import { parseRoutes } from './http/routes/parse.routes';
 import { exportsRoutes } from './http/routes/exports.routes';
-import { createExportHandler } from './jobs/handlers/export.job';
 import { compareRoutes } from './http/routes/compare.routes';
 import { creditsRoutes } from './http/routes/credits.routes';
 import { visionQueryRoutes } from './http/routes/vision-query.routes';
-import { ensureDefaultOrganization, settleJobCredits } from './services/credits.service';
-import { DEFAULT_DPI } from './vision/input/pdf.adapter';
+import { ensureDefaultOrganization } from './services/credits.service';
 import { openJobIds } from './store/repositories/records.repository';
 import { webhooksRoutes } from './http/routes/webhooks.routes';
-import { recordJobEvent } from './services/webhooks.service';
 import { createWebhookDelivery, type WebhookDeliveryOptions } from './services/webhook-delivery';
-import { toApiJob } from './jobs/job-runner';
 
 // The service bootstrap: one factory, no globals. Tests build one per test with a temp data dir;
 // `blueline serve` and the Electron main process build one each.
@@ -79,6 +73,21 @@ export interface ServiceOptions {
    * open, under an advisory lock). Default: SQLite in `dataDir` (the desktop).
    */
   database?: string;
+  /**
+   * With `database`: false refuses a database whose schema is not exactly this build's (team mode's
+   * `serve` and `worker`: `blueline migrate` migrates). Default true: migrate on open (tests).
+   */
+  migrate?: boolean;
+  /**
+   * Team mode (`blueline serve --database …`): jobs go through this queue to any number of worker
+   * processes, job changes are heard from the feed; `work: false` serves the API only.
+   */
+  team?: {
+    dispatcher: JobDispatcher;
+    feed: JobChangeFeed;
+    work: boolean;
+    sweepIntervalMs?: number;
+  };
   /** Adds routes before the app is sealed (tests use it for failure-injection routes). */
   configureApp?: (app: FastifyInstance, db: Db) => void;
   log?: Logger;
@@ -125,10 +134,11 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
 
   // Refuses a corrupt database (PRAGMA integrity_check) with a message naming the way out.
   const db = opts.database
-    ? await openPostgres(opts.database)
+    ? await openPostgres(opts.database, { migrate: opts.migrate !== false })
     : await openCheckedDatabase(join(opts.dataDir, 'blueline.db'));
-  // Boot-time reconciliation: requests in flight when the process died release their keys.
-  await releaseAllProcessing(db);
+  // Boot-time reconciliation: requests in flight when the process died release their keys. Not in
+  // team mode: other API processes hold keys of requests in flight right now.
+  if (!opts.team) await releaseAllProcessing(db);
 
   const tls: TlsMaterial = await loadOrCreateTls(
     opts.dataDir,
@@ -138,8 +148,10 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
   const signer = new UrlSigner(await loadOrCreateSecret(opts.dataDir, 'url-signing'));
   const objects = opts.objects ?? new LocalObjectStore({ dataDir: opts.dataDir });
   // Boot-time reconciliation, before the runner claims work or the port opens: temp files,
-  // orphaned objects and rows left by a crash (services/reconcile.service.ts).
-  await reconcile({ db, objects, log });
+  // orphaned objects and rows left by a crash (services/reconcile.service.ts). Not in team mode:
+  // it assumes nothing else writes meanwhile, and workers on other machines store objects before
+  // their rows at any time.
+  if (!opts.team) await reconcile({ db, objects, log });
 
   const warmWorkers = opts.warmWorkers !== false;
   const pool = createWorkerPool({
@@ -150,38 +162,21 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
   // Credits settle inside the transaction that ends a job (contract §7).
   // Webhook events (job.completed / job.failed / job.canceled) go into the outbox in that same
   // transaction, so an event exists exactly when the terminal status does (contract §10).
-  const jobs = createJobRunner({
+  const jobs = createJobSystem({
     db,
+    objects,
     pool,
     log,
-    hooks: {
-      onTerminal: async (row, tx) => {
-        // A process job that ends without completing (the runner gave up, or it was canceled
-        // before its handler ran) must not leave its drawing Processing forever.
-        if (row.type === 'process' && row.status !== 'Completed')
-          await failProcessingDrawing(tx, row.target_id);
-        await settleJobCredits(tx, row);
-        await recordJobEvent(tx, row.organization_id, { ...toApiJob(row) });
-      },
-    },
+    config,
+    ...(opts.team
+      ? {
+          dispatcher: opts.team.dispatcher,
+          feed: opts.team.feed,
+          ...(opts.team.sweepIntervalMs ? { sweepIntervalMs: opts.team.sweepIntervalMs } : {}),
+        }
+      : {}),
+    ...(opts.registerHandlers ? { registerHandlers: opts.registerHandlers } : {}),
   });
-  jobs.register('compare', createCompareHandler({ db, objects, jobs }));
-  jobs.register('analyze', createAnalyzeHandler({ db, objects }));
-  jobs.register('parse', createParseHandler({ db, objects }));
-  jobs.register('export', createExportHandler({ db, objects }));
-  jobs.register(
-    'process',
-    createProcessHandler({
-      db,
-      objects,
-      config: {
-        dpi: DEFAULT_DPI,
-        maxPagesPerDrawing: config.maxPagesPerDrawing,
-        maxPixelsPerPage: config.maxPixelsPerPage,
-      },
-    }),
-  );
-  opts.registerHandlers?.(jobs);
   const webhooks = createWebhookDelivery({ db, log, options: opts.webhooks });
 
   const cancelOpen = async (organizationId: string, ids: string[]) => {
@@ -267,7 +262,7 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
       const h = host.includes(':') ? `[${host}]` : host;
       const origin = `https://${h}:${port}`;
       started = { baseUrl: `${origin}/v1`, origin, port };
-      await jobs.start();
+      await jobs.start({ work: opts.team ? opts.team.work : true });
       webhooks.start();
       if (warmWorkers) {
         const t = performance.now();

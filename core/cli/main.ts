@@ -3,7 +3,20 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { createService } from '../service';
+import pg from 'pg';
+import { consoleLogger, createService } from '../service';
+import { createTeamWorker, sweepFromEnv } from '../worker';
+import {
+  checkQueueSchema,
+  createBullmqDispatcher,
+  dispatcherTimingsFromEnv,
+  migrateQueueSchema,
+} from '../jobs/bullmq-dispatcher';
+import { createPgJobFeed } from '../jobs/pg-job-events';
+import { surviveConnectionLoss } from '../jobs/pg-connection-loss';
+import { checkPostgresSchema, migratePostgres, PgDb, SchemaMismatchError } from '../store/pg-db';
+import { MigrationError } from '../store/db';
+import { PG_MIGRATIONS } from '../store/migrations/postgres';
 import { ensureWebUi } from './web-ui';
 import { bundledWorkerUrl } from './bundle';
 import { describeStorage, openS3Storage, parseStorageUrl, StorageUrlError } from './storage';
@@ -33,10 +46,17 @@ const USAGE = `Usage: blueline <command> [options]
         older than its sources; --web-root serves another build, --no-web the API alone). Its worker threads start
         with it and warm up on a generated sheet unless --no-warmup: ingesting it (~0.6 s of a core,
         before a worker's first task), then comparing it (~0.5 s, only while no task waits).
+        --database postgres://… (default $BLUELINE_DATABASE_URL; needs --storage) runs it in team
+        mode: PostgreSQL store, jobs through the shared queue, run here and by any number of
+        \`blueline worker\` processes (--no-workers: the API only). Refuses a database that
+        \`blueline migrate\` has not brought to this build's schema (exit 3), or a newer one (exit 1).
         --storage (default $BLUELINE_STORAGE_URL) keeps the objects in an S3-compatible bucket
         instead of the data dir; credentials from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (or
         AWS_PROFILE), region from AWS_REGION unless the URL names one; pixel work reads a local
         copy kept in <data dir>/object-cache, at most $BLUELINE_OBJECT_CACHE_MB MiB (2048).
+  worker --database postgres://… --storage s3://… [--concurrency N] [--data-dir D] [--no-warmup]
+        Team mode: run jobs from the shared queue, no HTTP; any number, on any machines. A worker
+        killed mid-job loses nothing: its job runs again on another. SIGTERM hands running jobs back.
   keys create --org NAME [--credits N] [--data-dir D]   Create an API key (printed once, only the key).
   keys list [--data-dir D]                               List keys (never the secret).
   keys revoke KEY_ID [--data-dir D]                      Revoke a key.
@@ -81,11 +101,16 @@ async function serve(argv: string[]): Promise<void> {
       'max-upload-bytes': { type: 'string' },
       'no-warmup': { type: 'boolean' },
       storage: { type: 'string' },
+      database: { type: 'string' },
+      'no-workers': { type: 'boolean' },
     },
     strict: true,
   });
   const storageUrl = values.storage ?? (process.env.BLUELINE_STORAGE_URL || undefined);
   if (storageUrl !== undefined) parseStorageUrl(storageUrl); // usage errors before anything starts
+  const databaseUrl = teamDatabase(values.database, storageUrl);
+  if (values['no-workers'] && !databaseUrl)
+    throw new UsageError('--no-workers is for team mode (--database postgres://…).');
   if (Boolean(values['tls-cert']) !== Boolean(values['tls-key']))
     throw new UsageError('--tls-cert and --tls-key go together.');
   const port = values.port === undefined ? 7420 : Number(values.port);
@@ -105,6 +130,8 @@ async function serve(argv: string[]): Promise<void> {
     if (ui.root !== null) webRoot = ui.root;
     else console.warn(`Web UI: not served (${ui.reason}). The API works without it.`);
   }
+  // Team mode: refuse a schema this build does not know before anything else is opened.
+  const team = databaseUrl ? await teamQueue(databaseUrl, !values['no-workers']) : undefined;
   let objects: S3ObjectStore | undefined;
   if (storageUrl !== undefined) {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
@@ -112,6 +139,8 @@ async function serve(argv: string[]): Promise<void> {
   }
   const workerUrl = bundledWorkerUrl();
   const svc = await createService({
+    ...(databaseUrl ? { database: databaseUrl, migrate: false } : {}),
+    ...(team ? { team } : {}),
     dataDir,
     ...(objects ? { objects } : {}),
     ...(workerUrl ? { workerUrl } : {}),
@@ -129,6 +158,10 @@ async function serve(argv: string[]): Promise<void> {
   const { baseUrl, origin } = await svc.start();
   console.log(`Blueline API: ${baseUrl}`);
   console.log(`Data dir: ${dataDir}`);
+  if (databaseUrl)
+    console.log(
+      `Database: ${redactUrl(databaseUrl)} (team mode; jobs ${values['no-workers'] ? 'run by `blueline worker` processes only' : 'run here and by any `blueline worker`'})`,
+    );
   if (storageUrl !== undefined)
     console.log(`Storage: ${describeStorage(parseStorageUrl(storageUrl))}`);
   if (firstKey) {
@@ -178,6 +211,117 @@ function reportLoopLag(): void {
     );
     h.reset();
   }, every).unref();
+}
+
+/** The team-mode database URL of serve/worker (--database, else $BLUELINE_DATABASE_URL). */
+function teamDatabase(arg: string | undefined, storageUrl: string | undefined): string | undefined {
+  const url = arg ?? (process.env.BLUELINE_DATABASE_URL || undefined);
+  if (url === undefined) return undefined;
+  if (!/^postgres(ql)?:\/\//.test(url))
+    throw new UsageError(
+      `--database takes a PostgreSQL URL (postgres://user@host:port/db) but received '${redactUrl(url)}'; leave it out to use the data dir's SQLite store.`,
+    );
+  if (storageUrl === undefined)
+    throw new UsageError(
+      '--database needs --storage s3://… too (or $BLUELINE_STORAGE_URL): every process of a team server reads and writes the same objects.',
+    );
+  return url;
+}
+
+const redactUrl = (url: string) => url.replace(/\/\/[^@/]*@/, '//…@');
+
+/**
+ * The queue of a team server, once its schema is known to match this build (refuses otherwise,
+ * like the store: `blueline migrate --database URL` creates and upgrades both).
+ */
+async function teamQueue(url: string, work: boolean) {
+  surviveConnectionLoss(consoleLogger);
+  const check = new PgDb(new pg.Pool({ connectionString: url, max: 1 }));
+  try {
+    await checkPostgresSchema(check);
+  } finally {
+    await check.close();
+  }
+  try {
+    await checkQueueSchema(url);
+  } catch (err) {
+    throw new SchemaMismatchError(
+      `The job queue's schema in this database is not ready for this Blueline (${(err as Error).message.replace(/\.$/, '')}). Run \`blueline migrate --database URL\` first.`,
+      'pending',
+    );
+  }
+  return {
+    dispatcher: createBullmqDispatcher({ url, log: consoleLogger, ...dispatcherTimingsFromEnv() }),
+    feed: createPgJobFeed(url, consoleLogger),
+    work,
+    ...sweepFromEnv(),
+  };
+}
+
+async function worker(argv: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      database: { type: 'string' },
+      storage: { type: 'string' },
+      concurrency: { type: 'string' },
+      'data-dir': { type: 'string' },
+      'no-warmup': { type: 'boolean' },
+    },
+    strict: true,
+  });
+  const storageUrl = values.storage ?? (process.env.BLUELINE_STORAGE_URL || undefined);
+  if (storageUrl !== undefined) parseStorageUrl(storageUrl);
+  const databaseUrl = teamDatabase(values.database, storageUrl);
+  if (!databaseUrl)
+    throw new UsageError(
+      'worker needs --database postgres://… and --storage s3://… (or $BLUELINE_DATABASE_URL and $BLUELINE_STORAGE_URL).',
+    );
+  const concurrency = positiveInt('concurrency', values.concurrency);
+  // The data dir holds only the local copy of objects that pixel work reads.
+  const dataDir = resolve(values['data-dir'] ?? defaultDataDir());
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const { dispatcher, feed } = await teamQueue(databaseUrl, true);
+  await dispatcher.close();
+  await feed.close();
+  const objects = await openS3Storage(storageUrl!, dataDir);
+  const workerUrl = bundledWorkerUrl();
+  const w = await createTeamWorker({
+    database: databaseUrl,
+    objects,
+    log: consoleLogger,
+    warmWorkers: !values['no-warmup'],
+    ...(concurrency ? { concurrency } : {}),
+    ...(workerUrl ? { workerUrl } : {}),
+  });
+  await w.start();
+  console.log(
+    `Blueline worker ${process.pid}: running jobs from ${redactUrl(databaseUrl)} (${concurrency ?? w.pool.size} at once; storage ${describeStorage(parseStorageUrl(storageUrl!))})`,
+  );
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`${signal}: stopping; running jobs go back to the queue.`);
+    // Bounded: with the database unreachable the queue's close would wait for it forever; the
+    // queue hands this worker's jobs out again after its lease either way.
+    setTimeout(() => {
+      console.error('Stopping took over 30 s (database unreachable?); exiting anyway.');
+      process.exit(1);
+    }, 30_000).unref();
+    w.stop().then(
+      () => {
+        objects.close();
+        process.exit(0);
+      },
+      (err: unknown) => {
+        console.error(err);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
 }
 
 async function withDb<T>(
@@ -312,7 +456,47 @@ async function restore(argv: string[]): Promise<void> {
   );
 }
 
-function migrateCommand(argv: string[]): number {
+/** `migrate --database postgres://…`: the store's migrations, then the job queue's own schema. */
+async function migratePostgresCommand(url: string, check: boolean): Promise<number> {
+  const where = redactUrl(url);
+  const pgDb = new PgDb(new pg.Pool({ connectionString: url, max: 1 }));
+  try {
+    if (check) {
+      try {
+        await checkPostgresSchema(pgDb);
+        await checkQueueSchema(url);
+      } catch (err) {
+        if (err instanceof SchemaMismatchError && err.kind !== 'pending') {
+          console.error(`blueline migrate: ${where}: ${err.message}`);
+          return 1;
+        }
+        console.log(`${where}: migrations pending (${(err as Error).message})`);
+        return 3;
+      }
+      console.log(`${where}: schema version ${PG_MIGRATIONS.length} and the job queue, current.`);
+      return 0;
+    }
+    let applied: number;
+    try {
+      ({ applied } = await migratePostgres(pgDb));
+    } catch (err) {
+      if (err instanceof MigrationError) {
+        console.error(`blueline migrate: ${where}: ${err.message}`);
+        return 1;
+      }
+      throw err;
+    }
+    const queueVersion = await migrateQueueSchema(url);
+    console.log(
+      `${where}: ${applied === 0 ? 'already current' : `applied ${applied} migration${applied === 1 ? '' : 's'}`}; schema version ${PG_MIGRATIONS.length}; job queue schema version ${queueVersion}.`,
+    );
+    return 0;
+  } finally {
+    await pgDb.close();
+  }
+}
+
+async function migrateCommand(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -326,6 +510,11 @@ function migrateCommand(argv: string[]): number {
   const database =
     values.database ??
     (values['data-dir'] === undefined ? process.env.BLUELINE_DATABASE_URL || undefined : undefined);
+  if (database !== undefined && /^postgres(ql)?:\/\//.test(database)) {
+    if (values['data-dir'] !== undefined)
+      throw new MigrateUsageError('Give --data-dir or --database, not both.');
+    return await migratePostgresCommand(database, values.check ?? false);
+  }
   return runMigrate({
     ...(database !== undefined ? { database } : {}),
     ...(database === undefined || values['data-dir'] !== undefined
@@ -343,13 +532,19 @@ export async function main(argv: string[]): Promise<number> {
     else if (cmd === 'credits') await credits(rest);
     else if (cmd === 'backup') await backup(rest);
     else if (cmd === 'restore') await restore(rest);
-    else if (cmd === 'migrate') return migrateCommand(rest);
+    else if (cmd === 'migrate') return await migrateCommand(rest);
+    else if (cmd === 'worker') await worker(rest);
     else if (cmd === undefined || cmd === 'help' || cmd === '--help' || cmd === '-h') {
       console.log(USAGE);
       return cmd === undefined ? 2 : 0;
     } else throw new UsageError(`Unknown command '${cmd}'.`);
     return 0;
   } catch (err) {
+    if (err instanceof SchemaMismatchError) {
+      // 3: not migrated yet (as `migrate --check`); 1: newer or another Blueline's.
+      console.error(`blueline: ${err.message}`);
+      return err.kind === 'pending' ? 3 : 1;
+    }
     if (err instanceof BackupError || err instanceof ObjectStoreUnavailableError) {
       console.error(`blueline: ${err.message}`);
       return 1;

@@ -19,8 +19,10 @@ import { MIGRATIONS, type Migration } from '../store/migrations/index';
 
 export const MIGRATE_USAGE = `  migrate [--data-dir D | --database URL] [--check]
         Apply the numbered schema migrations to the database and report them (the SQLite file
-        <data dir>/blueline.db, or --database sqlite:PATH). Refuses a database written by a newer
-        Blueline. --check changes nothing: exit 0 when current, 3 when migrations are pending.`;
+        <data dir>/blueline.db, --database sqlite:PATH, or a team server's --database postgres://…,
+        where the job queue's schema is created too; default $BLUELINE_DATABASE_URL). Refuses a
+        database written by a newer Blueline. --check changes nothing: exit 0 when current, 3
+        when migrations are pending.`;
 
 export class MigrateUsageError extends Error {}
 
@@ -52,10 +54,10 @@ export function sqliteFileOf(url: string): string {
   }
   if (/^postgres(ql)?:\/\//.test(url))
     throw new MigrateUsageError(
-      `--database '${url.replace(/\/\/[^@/]*@/, '//…@')}' is a PostgreSQL URL; this build's store is SQLite only (sqlite:PATH or --data-dir).`,
+      `--database '${url.replace(/\/\/[^@/]*@/, '//…@')}' is a PostgreSQL URL, which the command line migrates itself (main.ts); this function migrates SQLite files only.`,
     );
   throw new MigrateUsageError(
-    `--database takes sqlite:PATH or file:PATH but received '${url.replace(/\/\/[^@/]*@/, '//…@')}'.`,
+    `--database takes sqlite:PATH, file:PATH or postgres://… but received '${url.replace(/\/\/[^@/]*@/, '//…@')}'.`,
   );
 }
 

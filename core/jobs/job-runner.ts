@@ -28,7 +28,15 @@ import { isTerminal } from '../domain/job-status';
 import type { WorkerTaskRegistry } from './worker-protocol';
 import type { WorkerTasks } from './worker-tasks';
 import { WorkerCrashedError, WorkerOutOfMemoryError, type WorkerPool } from './worker-pool';
-import { JobsRepository, type JobRow, type JobTargetType, type NewJob } from './jobs.repository';
+import {
+  JobsRepository,
+  LeaseLostError,
+  type JobRow,
+  type JobTargetType,
+  type NewJob,
+} from './jobs.repository';
+import type { DeliveryOutcome, JobDispatcher } from './dispatcher';
+import type { JobChangeFeed } from './pg-job-events';
 import { RunnerBootsRepository } from './runner-boots.repository';
 import {
   DEFAULT_CRASH_POLICY,
@@ -50,12 +58,25 @@ export interface JobLogger {
 
 const SILENT: JobLogger = { info() {}, warn() {}, error() {} };
 
-export type JobAbortReason = 'canceled' | 'shutdown';
+/**
+ * Why a handler's signal aborted: its job was `canceled`; the service is stopping (`shutdown`);
+ * team mode only: the run `yield`ed its slot to wait for its children (it runs again when they
+ * end), or lost its lease (`lease_lost`: another process claimed the job). Only `canceled` ends the
+ * job; after the others a handler must write nothing about its target's outcome.
+ */
+export type JobAbortReason = 'canceled' | 'shutdown' | 'yield' | 'lease_lost';
 
-/** The reason of a handler's AbortSignal: its job was canceled, or the service is stopping. */
+const ABORT_MESSAGES: Record<JobAbortReason, string> = {
+  canceled: 'The job was canceled.',
+  shutdown: 'The service is shutting down.',
+  yield: 'The job gave its slot back to wait for its children.',
+  lease_lost: 'Another process claimed the job; this run stops.',
+};
+
+/** The reason of a handler's AbortSignal (see JobAbortReason). */
 export class JobAbortedError extends Error {
   constructor(readonly reason: JobAbortReason) {
-    super(reason === 'canceled' ? 'The job was canceled.' : 'The service is shutting down.');
+    super(ABORT_MESSAGES[reason]);
     this.name = 'JobAbortedError';
   }
 }
@@ -83,6 +104,14 @@ export interface JobContext<P = unknown, R extends WorkerTaskRegistry = WorkerTa
    * (parent_id, child_key): a parent that runs again after a restart gets its existing children.
    */
   createChild(childKey: string, spec: ChildJobSpec, tx?: Db): Promise<JobRow>;
+  /**
+   * Fencing for the handler's own records: throws LeaseLostError unless this run still holds the
+   * job. Given the transaction `tx` that writes them, it checks inside it (on PostgreSQL locking the
+   * job row to the commit), so records are committed only by the run that holds the job.
+   */
+  fence(tx?: Db): Promise<void>;
+  /** Whether this run still holds the job (false after another process claimed it). */
+  holdsLease(): Promise<boolean>;
   /**
    * Resolves when every child is terminal, with all children (oldest first). While it waits the
    * job gives up its concurrency slot. Rejects with the abort reason if the job is canceled or the
@@ -136,6 +165,23 @@ export interface JobRunnerOptions<R extends WorkerTaskRegistry = WorkerTasks> {
    */
   crashPolicy?: Partial<CrashPolicy>;
   hooks?: JobRunnerHooks;
+  /**
+   * Team mode: a queue delivers the jobs (dispatcher.ts) instead of the in-process claim loop, and
+   * there is no crash recovery at start (the queue hands a dead process's jobs to another).
+   */
+  dispatcher?: JobDispatcher;
+  /**
+   * Team mode: job changes made by any process (pg-job-events.ts). With a feed, every `'job'`
+   * event comes from it (this process's own changes too), so SSE sees jobs run anywhere.
+   */
+  feed?: JobChangeFeed;
+  /** With a dispatcher: how often to re-notify jobs the queue may have lost. Default 30000 ms. */
+  sweepIntervalMs?: number;
+}
+
+export interface StartOptions {
+  /** Run jobs here (default true). False: the API alone (`serve --no-workers`). */
+  work?: boolean;
 }
 
 export interface StopOptions {
@@ -164,7 +210,9 @@ export interface JobRunner<R extends WorkerTaskRegistry = WorkerTasks> {
    */
   enqueue(job: NewJob, tx?: Db): Promise<JobRow>;
   /** Resets jobs left Started (crash recovery), then claims and runs jobs. */
-  start(): Promise<void>;
+  start(options?: StartOptions): Promise<void>;
+  /** Announces a job row changed by a handler outside its own context (e.g. a root's progress). */
+  publish(row: JobRow): void;
   /** Stops claiming; aborts running handlers (reason 'shutdown'), leaving their jobs Started. */
   stop(options?: StopOptions): Promise<void>;
   /**
@@ -181,6 +229,10 @@ export interface JobRunner<R extends WorkerTaskRegistry = WorkerTasks> {
 
 interface Active {
   row: JobRow;
+  /** The claim's attempt number: every write of this run is guarded by it (fencing). */
+  attempt: number;
+  /** Team mode: how the delivery ended when it did not simply run to the end. */
+  outcome?: DeliveryOutcome;
   ac: AbortController;
   /** Whether this job currently counts against the concurrency limit. */
   holdsSlot: boolean;
@@ -195,7 +247,8 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> =>
 export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
   options: JobRunnerOptions<R>,
 ): JobRunner<R> {
-  const { db, pool } = options;
+  const { db, pool, dispatcher, feed } = options;
+  const sweepIntervalMs = options.sweepIntervalMs ?? 30_000;
   const log = options.log ?? SILENT;
   const concurrency = options.concurrency ?? pool.size;
   const pollIntervalMs = options.pollIntervalMs ?? 5000;
@@ -227,12 +280,22 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
   let flushScheduled = false;
 
   let running = 0;
+  /** Team mode: deliveries waiting for a slot (served after resumers). */
+  const deliveries: Array<(granted: boolean) => void> = [];
+  let sweepTimer: NodeJS.Timeout | undefined;
+  let working = false;
   let started = false;
   let claiming = false;
   let wakeScheduled = false;
   let timer: NodeJS.Timeout | undefined;
 
   function emit(row: JobRow): void {
+    // With a change feed every event comes from it, once, wherever the change was made.
+    if (feed) return;
+    emitNow(row);
+  }
+
+  function emitNow(row: JobRow): void {
     try {
       events.emit('job', toApiJob(row), { organization_id: row.organization_id });
     } catch (err) {
@@ -284,6 +347,12 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
       if (resume) {
         running++;
         resume();
+        continue;
+      }
+      const delivery = deliveries.shift();
+      if (delivery) {
+        running++;
+        delivery(true);
         continue;
       }
       if (!claiming) break;
@@ -359,6 +428,8 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
 
   function notifyParent(parentId: string | null): void {
     if (!parentId) return;
+    // Team mode: a parent that yielded runs again once its last child has ended.
+    if (dispatcher) void resumeParent(parentId);
     const waiters = childWaiters.get(parentId);
     if (waiters) for (const f of [...waiters]) f();
   }
@@ -367,6 +438,7 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
   async function awaitChildren(entry: Active): Promise<void> {
     const id = entry.row.id;
     if ((await repo.openChildCount(id)) === 0) return;
+    if (dispatcher) return await yieldForChildren(entry);
     releaseSlot(entry);
     const signal = entry.ac.signal;
     await new Promise<void>((resolve, reject) => {
@@ -445,9 +517,16 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
    * Fails a job, first canceling its descendants that are still open (a parent is terminal only
    * when all its children are). One transaction; events and aborts follow the commit.
    */
-  async function failJob(row: JobRow, problem: JobProblem, result: unknown = null): Promise<void> {
+  async function failJob(
+    row: JobRow,
+    problem: JobProblem,
+    result: unknown = null,
+    attempt?: number,
+  ): Promise<void> {
     announceFailure(
-      await db.transaction(async (tx) => await failInTransaction(tx, row, problem, result)),
+      await db.transaction(
+        async (tx) => await failInTransaction(tx, row, problem, result, attempt),
+      ),
     );
   }
 
@@ -462,9 +541,13 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
     row: JobRow,
     problem: JobProblem,
     result: unknown = null,
+    attempt?: number,
   ): Promise<Failure> {
     const canceled: JobRow[] = [];
     const t = repo.with(tx);
+    // A run that lost its job cancels none of its children and fails nothing (fencing).
+    if (attempt !== undefined && !(await t.holdsLease(row.id, attempt)))
+      return { failed: undefined, canceled };
     for (const child of await t.children(row.id)) {
       if (isTerminal(child.status)) continue;
       for (const r of await t.cancelTree(child.id)) {
@@ -472,7 +555,7 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
         canceled.push(r);
       }
     }
-    const failed = await t.fail(row.id, problem, result);
+    const failed = await t.fail(row.id, problem, result, attempt);
     if (failed) await hooks.onTerminal?.(failed, tx);
     return { failed, canceled };
   }
@@ -602,9 +685,10 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
             id,
             childFailureProblem(entry.row, failedChildren, children.length),
             result,
+            entry.attempt,
           );
         } else {
-          out = await t.complete(id, output ?? null);
+          out = await t.complete(id, output ?? null, entry.attempt);
         }
         if (out) await hooks.onTerminal?.(out, tx);
         return out;
@@ -617,6 +701,12 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
       const current = await repo.getById(id);
       // Canceled (or otherwise moved on) meanwhile: the guard refused the write, which is right.
       if (!current || current.status !== 'Started') return;
+      // Claimed by another process since (team mode): that run records the outcome.
+      if (current.attempts !== entry.attempt) {
+        entry.outcome = 'done';
+        log.warn({ job_id: id, attempt: entry.attempt }, 'Lost the job before recording it');
+        return;
+      }
       // Still Started: a child was created after we looked. Wait for it too.
     }
   }
@@ -642,6 +732,7 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
     const ac = new AbortController();
     const entry: Active = {
       row,
+      attempt: row.attempts,
       ac,
       holdsSlot: true,
       exclusive: row.suspect === 1,
@@ -668,12 +759,18 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
       if (ac.signal.aborted) {
         const reason = (ac.signal.reason as JobAbortedError).reason;
         if (reason === 'shutdown') {
+          entry.outcome = 'interrupted';
           log.info({ job_id: row.id }, 'Job interrupted by shutdown; it resumes at the next start');
         }
-        return; // canceled: already Canceled; shutdown: stays Started for resume
+        if (reason === 'yield') entry.outcome = 'yielded';
+        return; // canceled: already Canceled; shutdown: stays Started for resume; yield: see above
+      }
+      if (err instanceof LeaseLostError) {
+        log.warn({ job_id: row.id, attempt: entry.attempt }, 'Job lost to another process');
+        return;
       }
       try {
-        await failJob(row, toProblem(row, err));
+        await failJob(row, toProblem(row, err), null, entry.attempt);
       } catch (writeErr) {
         log.error({ err: writeErr, job_id: row.id }, 'Could not record a job failure');
       }
@@ -705,7 +802,13 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
             `Expected non-negative integers for progress but received ${completed}/${total}.`,
           );
         }
-        const out = await repo.updateProgress(row.id, completed, total);
+        const out = await repo.updateProgress(row.id, completed, total, entry.attempt);
+        if (!out && dispatcher && !(await repo.holdsLease(row.id, entry.attempt))) {
+          const current = await repo.getById(row.id);
+          const reason = current?.status === 'Canceled' ? 'canceled' : 'lease_lost';
+          ac.abort(new JobAbortedError(reason));
+          throw ac.signal.reason;
+        }
         if (out) emit(out);
         if (out && entry.exclusive && out.suspect === 0) {
           // It moved forward: not the one taking the process down; others may run beside it.
@@ -722,6 +825,7 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
           const r = repo.with(tx);
           const parent = await r.getById(row.id);
           if (parent?.status !== 'Started') throw new JobAbortedError('canceled');
+          if (parent.attempts !== entry.attempt) throw new LeaseLostError(row.id, entry.attempt);
           return await r.insert({
             organization_id: row.organization_id,
             project_id: row.project_id,
@@ -730,12 +834,24 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
             ...spec,
           });
         });
-        if (inserted.created) deferEmit(inserted.row);
+        if (inserted.created) {
+          // Inside the caller's transaction: announced (and queued) once it commits.
+          if (outer?.onCommit) outer.onCommit(() => deferEmit(inserted.row));
+          else deferEmit(inserted.row);
+        }
         return inserted.row;
       },
       async waitForChildren() {
         await awaitChildren(entry);
         return await repo.children(row.id);
+      },
+      async fence(tx) {
+        if (tx) await repo.with(tx).fence(row.id, entry.attempt);
+        else if (!(await repo.holdsLease(row.id, entry.attempt)))
+          throw new LeaseLostError(row.id, entry.attempt);
+      },
+      async holdsLease() {
+        return await repo.holdsLease(row.id, entry.attempt);
       },
     };
   }
@@ -772,18 +888,172 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
     const rows = [...pendingInserted.values()];
     pendingInserted.clear();
     if (!db.open) return;
+    const committed: JobRow[] = [];
     for (const row of rows) {
       try {
-        if (await repo.getById(row.id)) emit(row);
+        if (await repo.getById(row.id)) {
+          emit(row);
+          committed.push(row);
+        }
       } catch (err) {
         log.error({ err, job_id: row.id }, 'Could not announce a new job');
       }
     }
+    if (dispatcher && committed.length > 0) {
+      // After the commit; a notification lost here is found again by the sweeper.
+      await dispatcher.notify(committed).catch((err: unknown) => {
+        log.warn({ err }, 'Could not hand new jobs to the queue; the sweeper retries');
+      });
+    }
+  }
+
+  // ---- Team mode (a dispatcher delivers the jobs) ----
+
+  /**
+   * A parent waiting for its children gives its queue slot back: the run ends with the row Started
+   * and `yielded = 1`, and the job is notified again when its last child ends (by whichever process
+   * ends it, or by this one if they all ended already). Its handler then runs once more: its
+   * children exist already (createChild is idempotent) and waitForChildren returns at once.
+   */
+  async function yieldForChildren(entry: Active): Promise<never> {
+    const { row, ac } = entry;
+    const marked = await repo.markYielded(row.id, entry.attempt);
+    const reason: JobAbortedError = marked
+      ? new JobAbortedError('yield')
+      : new JobAbortedError(
+          (await repo.getById(row.id))?.status === 'Canceled' ? 'canceled' : 'lease_lost',
+        );
+    if (marked) {
+      entry.outcome = 'yielded';
+      await resumeParent(row.id);
+    }
+    ac.abort(reason);
+    throw reason;
+  }
+
+  /** Notifies parent `id` when it yielded and none of its children is open any more. */
+  async function resumeParent(id: string | null): Promise<void> {
+    if (!dispatcher || !id) return;
+    try {
+      const parent = await repo.resumableParent(id);
+      if (parent) await dispatcher.notify([parent]);
+    } catch (err) {
+      log.warn(
+        { err, job_id: id },
+        'Could not hand a parent back to the queue; the sweeper retries',
+      );
+    }
+  }
+
+  /** A job the queue delivered: waits for a slot, claims it (attempt + 1), runs it. */
+  async function deliver(jobId: string): Promise<DeliveryOutcome> {
+    if (!started || !working) return 'interrupted';
+    const granted = await new Promise<boolean>((resolve) => {
+      deliveries.push(resolve);
+      wake();
+    });
+    if (!granted) return 'interrupted';
+    let row: JobRow | undefined;
+    try {
+      row = await repo.claimById(jobId, bootId);
+    } catch (err) {
+      running--;
+      wake();
+      throw err; // the queue delivers it again
+    }
+    if (!row || !handlers.has(row.type)) {
+      running--;
+      wake();
+      if (row) {
+        await failJob(
+          row,
+          toProblem(row, new Error(`No handler for job type '${row.type}' in this worker.`)),
+          null,
+          row.attempts,
+        );
+      }
+      return 'done';
+    }
+    startJob(row);
+    const entry = active.get(row.id)!;
+    await entry.done;
+    return entry.outcome ?? 'done';
+  }
+
+  /** Re-notifies what the queue may have lost: old Queued rows, yielded parents due to run. */
+  async function sweep(): Promise<void> {
+    if (!dispatcher || !db.open) return;
+    try {
+      const before = new Date(Date.now() - sweepIntervalMs).toISOString();
+      const rows = await repo.undelivered(before, 500);
+      if (rows.length > 0) {
+        await dispatcher.notify(rows);
+        log.info({ jobs: rows.length }, 'Sweeper handed old jobs to the queue again');
+      }
+    } catch (err) {
+      log.warn({ err }, 'Job sweep failed; it runs again');
+    }
+  }
+
+  /** Latest change of each job heard on the feed, read one at a time per job. */
+  const feedReads = new Map<string, boolean>();
+  /** Non-terminal jobs heard of recently: re-read after the feed reconnects (SSE may follow them). */
+  const followed = new Set<string>();
+
+  function onFeedJob(id: string): void {
+    if (feedReads.has(id)) {
+      feedReads.set(id, true); // read again after the one in flight
+      return;
+    }
+    feedReads.set(id, false);
+    void (async () => {
+      do {
+        feedReads.set(id, false);
+        try {
+          const row = await repo.getById(id);
+          if (row) onFeedRow(row);
+        } catch (err) {
+          log.warn({ err, job_id: id }, 'Could not read a changed job');
+        }
+      } while (feedReads.get(id) === true);
+      feedReads.delete(id);
+    })();
+  }
+
+  /** What was last announced of each job heard on the feed (a change the API shows), bounded. */
+  const announced = new Map<string, string>();
+
+  function onFeedRow(row: JobRow): void {
+    if (isTerminal(row.status)) followed.delete(row.id);
+    else if (followed.size < 10_000) followed.add(row.id);
+    // A write that changes nothing the API shows (e.g. the yield mark) is not an event.
+    const shown = `${row.status}|${row.progress_completed}|${row.progress_total}`;
+    if (announced.get(row.id) !== shown) {
+      announced.delete(row.id);
+      announced.set(row.id, shown);
+      if (announced.size > 20_000) announced.delete(announced.keys().next().value!);
+      emitNow(row);
+    }
+    const entry = active.get(row.id);
+    if (entry && !entry.ac.signal.aborted) {
+      if (row.status === 'Canceled') entry.ac.abort(new JobAbortedError('canceled'));
+      else if (row.attempts !== entry.attempt || row.status !== 'Started')
+        entry.ac.abort(new JobAbortedError('lease_lost'));
+    }
+    if (isTerminal(row.status)) notifyParent(row.parent_id);
+  }
+
+  function onFeedReconnect(): void {
+    for (const id of new Set([...active.keys(), ...followed])) onFeedJob(id);
+    void sweep();
   }
 
   return {
     events,
     repository: repo,
+    publish(row) {
+      emit(row);
+    },
     register(type, handler) {
       if (handlers.has(type))
         throw new Error(`A handler for job type '${type}' is already registered.`);
@@ -792,12 +1062,29 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
     },
     async enqueue(job, tx) {
       const { row, created } = await (tx ? repo.with(tx) : repo).insert(job);
-      if (created) deferEmit(row);
+      // On PostgreSQL, announced (and handed to the queue) once the caller's transaction commits:
+      // another connection would not see the row before.
+      if (created) {
+        if (tx?.onCommit) tx.onCommit(() => deferEmit(row));
+        else deferEmit(row);
+      }
       return row;
     },
-    async start() {
+    async start({ work = true } = {}) {
       if (started) return;
       bootId = randomUUID();
+      if (dispatcher) {
+        // Team mode: no recovery here (the queue re-delivers a dead process's jobs), no claim loop.
+        await feed?.start(onFeedJob, onFeedReconnect);
+        started = true;
+        claiming = false;
+        working = work;
+        sweepTimer = setInterval(() => void sweep(), sweepIntervalMs);
+        sweepTimer.unref();
+        void sweep();
+        if (work) await dispatcher.work(deliver, concurrency);
+        return;
+      }
       await recover();
       started = true;
       claiming = true;
@@ -830,10 +1117,20 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
       started = false;
       if (backoffTimer) clearTimeout(backoffTimer);
       backoffTimer = undefined;
+      if (sweepTimer) clearInterval(sweepTimer);
+      sweepTimer = undefined;
+      for (const d of deliveries.splice(0)) d(false);
       const remaining = [...active.values()];
       for (const entry of remaining) entry.ac.abort(new JobAbortedError('shutdown'));
       await waitUntil(Promise.allSettled(remaining.map((e) => e.done)), abortGraceMs);
       idleWaiters.clear();
+      if (dispatcher) {
+        // Interrupted deliveries went back to the queue (another worker takes them over).
+        working = false;
+        await dispatcher.close().catch((err: unknown) => log.warn({ err }, 'Queue close failed'));
+        await feed?.close();
+        return;
+      }
       // A clean end: the jobs it leaves Started were interrupted, not crashed (crash-attribution.ts).
       try {
         if (db.open) await boots.end(bootId, 'stopped');

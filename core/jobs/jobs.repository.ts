@@ -13,6 +13,17 @@ import { newId } from '../domain/ids';
 import { monotonicNow } from '../domain/clock';
 import { sourcesOf, TERMINAL_JOB_STATUSES, type JobStatus } from '../domain/job-status';
 
+/** A run that no longer holds its job (another process claimed it since) tried to write. */
+export class LeaseLostError extends Error {
+  constructor(
+    readonly jobId: string,
+    readonly attempt: number,
+  ) {
+    super(`Job ${jobId}: run ${attempt} no longer holds the job (it was claimed again since).`);
+    this.name = 'LeaseLostError';
+  }
+}
+
 export type JobTargetType = 'drawing' | 'sheet' | 'block' | 'overlay';
 
 /** A row of `jobs` as stored: JSON columns are still text. */
@@ -49,6 +60,11 @@ export interface JobRow {
   suspect: number;
   /** Not claimed before this time (back-off after a counted crash); null: at once. */
   not_before: string | null;
+  /**
+   * 1: a Started parent whose run ended to wait for its children without holding a queue slot
+   * (team mode, migration 013); it is delivered again when its last child ends.
+   */
+  yielded: number;
   created_at: string;
   updated_at: string;
   started_at: string | null;
@@ -221,31 +237,96 @@ export class JobsRepository {
   }
 
   /** Records progress of a Started job; undefined when it is not Started or nothing changed. */
-  async updateProgress(id: string, completed: number, total: number): Promise<JobRow | undefined> {
-    return (await this.s.progress.get({ id, completed, total, now: monotonicNow() })) as
-      JobRow | undefined;
+  async updateProgress(
+    id: string,
+    completed: number,
+    total: number,
+    attempt?: number,
+  ): Promise<JobRow | undefined> {
+    return (await this.s.progress.get({
+      id,
+      completed,
+      total,
+      attempt: attempt ?? -1,
+      now: monotonicNow(),
+    })) as JobRow | undefined;
   }
 
   /**
    * Started → Completed with its result. Undefined (nothing written) when the job is no longer
    * Started (e.g. canceled meanwhile) or still has children that are not terminal.
    */
-  async complete(id: string, result: unknown): Promise<JobRow | undefined> {
+  async complete(id: string, result: unknown, attempt?: number): Promise<JobRow | undefined> {
     return (await this.s.complete.get({
       id,
       result: JSON.stringify(result ?? null),
+      attempt: attempt ?? -1,
       now: monotonicNow(),
     })) as JobRow | undefined;
   }
 
   /** Started → Failed with a Problem Details error (and optionally a result). Guarded like complete. */
-  async fail(id: string, error: object, result: unknown = null): Promise<JobRow | undefined> {
+  async fail(
+    id: string,
+    error: object,
+    result: unknown = null,
+    attempt?: number,
+  ): Promise<JobRow | undefined> {
     return (await this.s.fail.get({
       id,
       error: JSON.stringify(error),
       result: result === null || result === undefined ? null : JSON.stringify(result),
+      attempt: attempt ?? -1,
       now: monotonicNow(),
     })) as JobRow | undefined;
+  }
+
+  // ---- Team mode: jobs delivered by a queue (core/jobs/dispatcher.ts) ----
+  //
+  // Fencing: every claim raises `attempts`, and every later write of that run names the attempt it
+  // belongs to (`attempt` above; `fence` for a handler's own records). A process that lost its
+  // lease (stopped or cut off past it, while another process claimed the job) writes nothing.
+
+  /**
+   * Claims the job a queue delivered: Queued, or Started by a run whose lease ended (its process
+   * died, or a yielded parent), becomes Started with attempts + 1. Undefined when the job is
+   * terminal or unknown (nothing to run).
+   */
+  async claimById(id: string, boot: string | null): Promise<JobRow | undefined> {
+    return (await this.s.claimById.get({ id, boot, now: monotonicNow() })) as JobRow | undefined;
+  }
+
+  /** Whether run `attempt` of job `id` still holds it (Started, not claimed since). */
+  async holdsLease(id: string, attempt: number): Promise<boolean> {
+    return (await this.s.holdsLease.get(id, attempt)) !== undefined;
+  }
+
+  /**
+   * Inside the transaction `this` is bound to: throws LeaseLostError unless run `attempt` still
+   * holds job `id`. On PostgreSQL it locks the job row until the transaction ends, so no claim can
+   * slip in between the check and the commit of the records written with it.
+   */
+  async fence(id: string, attempt: number): Promise<void> {
+    if ((await this.s.fence.get(id, attempt)) === undefined) throw new LeaseLostError(id, attempt);
+  }
+
+  /** Run `attempt` of parent `id` ends to wait for its children without a slot (yielded = 1). */
+  async markYielded(id: string, attempt: number): Promise<JobRow | undefined> {
+    return (await this.s.markYielded.get({ id, attempt, now: monotonicNow() })) as
+      JobRow | undefined;
+  }
+
+  /** The parent `id` when it yielded and has no open child left: it is due to run again. */
+  async resumableParent(id: string): Promise<JobRow | undefined> {
+    return (await this.s.resumableParent.get(id)) as JobRow | undefined;
+  }
+
+  /**
+   * What a queue may have lost (the outbox's sweep): Queued jobs, and yielded parents whose children
+   * all ended, last changed before `before`. Oldest first, at most `limit`.
+   */
+  async undelivered(before: string, limit: number): Promise<JobRow[]> {
+    return (await this.s.undelivered.all({ before, limit })) as JobRow[];
   }
 
   /**
@@ -346,18 +427,20 @@ function prepare(db: Db) {
         -- …and is not the one taking it down: its suspicion ends (crash-attribution.ts, rule 2).
         crashes = CASE WHEN @completed > progress_completed THEN 0 ELSE crashes END,
         suspect = CASE WHEN @completed > progress_completed THEN 0 ELSE suspect END
-      WHERE id = @id AND status = 'Started'
+      WHERE id = @id AND status = 'Started' AND (@attempt < 0 OR attempts = @attempt)
         AND (progress_completed <> @completed OR progress_total <> @total)
       RETURNING *`),
     complete: st(`
       UPDATE jobs SET status = 'Completed', result = @result, error = NULL,
         finished_at = @now, updated_at = @now
       WHERE id = @id AND status IN (${sqlList(sourcesOf('Completed'))}) AND ${NO_OPEN_CHILDREN}
+        AND (@attempt < 0 OR attempts = @attempt)
       RETURNING *`),
     fail: st(`
       UPDATE jobs SET status = 'Failed', result = @result, error = @error,
         finished_at = @now, updated_at = @now
       WHERE id = @id AND status IN (${sqlList(sourcesOf('Failed'))}) AND ${NO_OPEN_CHILDREN}
+        AND (@attempt < 0 OR attempts = @attempt)
       RETURNING *`),
     cancelTree: st(`
       ${TREE}
@@ -377,5 +460,27 @@ function prepare(db: Db) {
       WHERE status = 'Started'
       RETURNING *`),
     setCharged: st(`UPDATE jobs SET credits_charged = @credits, updated_at = @now WHERE id = @id`),
+    claimById: st(`
+      UPDATE jobs SET status = 'Started', attempts = attempts + 1, stalled_claims = stalled_claims + 1,
+        started_at = @now, updated_at = @now, yielded = 0,
+        claim_boot = @boot, claim_progress = progress_completed, not_before = NULL
+      WHERE id = @id AND status IN ('Queued', 'Started')
+      RETURNING *`),
+    holdsLease: st(`SELECT 1 AS ok FROM jobs WHERE id = ? AND attempts = ? AND status = 'Started'`),
+    fence: st(
+      `SELECT 1 AS ok FROM jobs WHERE id = ? AND attempts = ? AND status = 'Started'${db.dialect === 'postgres' ? ' FOR UPDATE' : ''}`,
+    ),
+    markYielded: st(`
+      UPDATE jobs SET yielded = 1, updated_at = @now
+      WHERE id = @id AND attempts = @attempt AND status = 'Started'
+      RETURNING *`),
+    resumableParent: st(
+      `SELECT * FROM jobs WHERE id = ? AND status = 'Started' AND yielded = 1 AND ${NO_OPEN_CHILDREN}`,
+    ),
+    undelivered: st(`
+      SELECT * FROM jobs
+      WHERE ((status = 'Queued') OR (status = 'Started' AND yielded = 1 AND ${NO_OPEN_CHILDREN}))
+        AND updated_at < @before
+      ORDER BY created_at, id LIMIT @limit`),
   };
 }

@@ -59,6 +59,13 @@ export interface Db {
   readonly open: boolean;
   /** The store itself (the handle transactions are opened on); for a transaction, its store. */
   readonly root: Db;
+  /**
+   * On a PostgreSQL transaction handle: runs `fn` once the outermost transaction has committed
+   * (never if it rolls back). For work that another connection must see the commit of, e.g.
+   * handing a job inserted in the transaction to the queue. Absent elsewhere (SQLite's one
+   * connection makes a later query wait for the commit anyway).
+   */
+  onCommit?(fn: () => void): void;
   close(): Promise<void>;
 }
 

@@ -147,13 +147,15 @@ export class PgDb implements Db {
     try {
       await client.query('BEGIN');
       let result: T;
+      const tx = new PgTx(client, this);
       try {
-        result = await fn(new PgTx(client, this));
+        result = await fn(tx);
       } catch (err) {
         await client.query('ROLLBACK');
         throw err;
       }
       await client.query('COMMIT');
+      for (const hook of tx.commitHooks) hook();
       return result;
     } finally {
       client.release();
@@ -172,11 +174,17 @@ class PgTx implements Db {
   readonly inTransaction = true;
   readonly open = true;
   private depth = 0;
+  /** Run by PgDb.transaction after COMMIT (onCommit). */
+  readonly commitHooks: (() => void)[] = [];
 
   constructor(
     private readonly client: pg.PoolClient,
     readonly root: Db,
   ) {}
+
+  onCommit(fn: () => void): void {
+    this.commitHooks.push(fn);
+  }
 
   prepare(sql: string): Statement {
     return new PgStatement(this.client, sql);
@@ -244,17 +252,72 @@ export async function migratePostgres(
   });
 }
 
-/** Connects to `url` (postgres://…), applies pending migrations, and returns the store. */
+/** A database whose schema is not the one this build knows (team mode's serve and worker). */
+export class SchemaMismatchError extends MigrationError {
+  constructor(
+    message: string,
+    /** 'pending': older than this build (run `blueline migrate`); 'newer' or 'different'. */
+    readonly kind: 'pending' | 'newer' | 'different',
+  ) {
+    super(message);
+    this.name = 'SchemaMismatchError';
+  }
+}
+
+/**
+ * Refuses (SchemaMismatchError) a database whose applied migrations are not exactly `migrations`:
+ * unmigrated or older (run `blueline migrate`), newer, or numbered by a different Blueline.
+ * Changes nothing.
+ */
+export async function checkPostgresSchema(
+  db: Db,
+  migrations: readonly Migration[] = PG_MIGRATIONS,
+): Promise<void> {
+  const table = await db.prepare(`SELECT to_regclass('schema_migrations') AS t`).get();
+  const applied = (table as { t: string | null }).t
+    ? ((await db.prepare('SELECT version, name FROM schema_migrations ORDER BY version').all()) as {
+        version: number;
+        name: string;
+      }[])
+    : [];
+  const known = migrations.length;
+  const mismatch = applied.find(
+    (row, i) => i < known && (row.version !== i + 1 || migrations[i]!.name !== row.name),
+  );
+  if (mismatch)
+    throw new SchemaMismatchError(
+      `The database has migration ${mismatch.version} '${mismatch.name}', which this Blueline numbers differently: it was written by a different Blueline. Refusing to start.`,
+      'different',
+    );
+  if (applied.length > known) {
+    const newest = applied[applied.length - 1]!;
+    throw new SchemaMismatchError(
+      `The database is at schema version ${newest.version} ('${newest.name}'), newer than this Blueline (${known}). Refusing to start: run a Blueline at least as new as the one that migrated it.`,
+      'newer',
+    );
+  }
+  if (applied.length < known)
+    throw new SchemaMismatchError(
+      `The database is at schema version ${applied.length}${applied.length === 0 ? ' (not migrated)' : ''}; this Blueline needs ${known} ('${migrations[known - 1]!.name}'). Refusing to start: run \`blueline migrate --database URL\` first.`,
+      'pending',
+    );
+}
+
+/**
+ * Connects to `url` (postgres://…), applies pending migrations (or, with `migrate: false`, refuses
+ * a schema that is not exactly this build's), and returns the store.
+ */
 export async function openPostgres(
   url: string,
-  opts: { max?: number; migrations?: readonly Migration[] } = {},
+  opts: { max?: number; migrations?: readonly Migration[]; migrate?: boolean } = {},
 ): Promise<PgDb> {
   const pool = new pg.Pool({ connectionString: url, max: opts.max ?? 8 });
   // An idle client that loses its server (a restart) must not take the process down.
   pool.on('error', () => {});
   const db = new PgDb(pool);
   try {
-    await migratePostgres(db, opts.migrations);
+    if (opts.migrate === false) await checkPostgresSchema(db, opts.migrations);
+    else await migratePostgres(db, opts.migrations);
   } catch (err) {
     await db.close();
     throw err;

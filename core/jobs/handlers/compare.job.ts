@@ -1,4 +1,3 @@
-import type { EventEmitter } from 'node:events';
 import { sheetSource } from './sheet-source';
 import { overlayImageKey } from '../../blobs/keys';
 import type { ObjectStore } from '../../blobs/object-store';
@@ -19,14 +18,8 @@ import type { Row } from '../../store/repositories/row';
 import { decodeGrey } from '../../vision/compare/encode.adapter';
 import type { GreyImage } from '../../vision/types';
 import { recordOverlayCreated } from '../../services/webhooks.service';
-import {
-  toApiJob,
-  type ApiJob,
-  type JobContext,
-  type JobEventMeta,
-  type JobHandler,
-} from '../job-runner';
-import type { JobsRepository } from '../jobs.repository';
+import { type JobContext, type JobHandler } from '../job-runner';
+import type { JobRow, JobsRepository } from '../jobs.repository';
 
 // The `compare` job (contract §6). One handler, three shapes of payload:
 // - mode 'drawing' (the root of POST /drawings/{id}/compare or POST /compare type Drawing): pairs the
@@ -44,7 +37,7 @@ export interface CompareEnv {
   db: Db;
   objects: ObjectStore;
   /** The runner's repository and events: a sheet job reports the root's progress as it finishes. */
-  jobs: { repository: JobsRepository; events: EventEmitter<{ job: [ApiJob, JobEventMeta] }> };
+  jobs: { repository: JobsRepository; publish(row: JobRow): void };
 }
 
 type Payload = ComparePayload & { root_job_id?: string };
@@ -93,7 +86,7 @@ export function createCompareHandler(env: CompareEnv): JobHandler<Payload> {
 
   const emitProgress = async (jobId: string, completed: number, total: number) => {
     const row = await env.jobs.repository.updateProgress(jobId, completed, total);
-    if (row) env.jobs.events.emit('job', toApiJob(row), { organization_id: row.organization_id });
+    if (row) env.jobs.publish(row);
   };
 
   async function drawingCompare(ctx: JobContext<Payload>, p: Payload) {
@@ -209,6 +202,8 @@ export function createCompareHandler(env: CompareEnv): JobHandler<Payload> {
       // overlay.created goes into the webhook outbox with the row (contract §10); a pair stored by an
       // earlier run (ON CONFLICT DO NOTHING returns that row) is not announced again.
       await db.transaction(async (tx) => {
+        // Only the run that holds the job records its overlays (fencing).
+        await ctx.fence(tx);
         const row = await insertOverlay(
           tx,
           {

@@ -19,6 +19,7 @@ import { setDrawingStatusWithEvent } from '../../services/webhooks.service';
 import { wholeSheetBlock } from '../../vision/sheet/blocks';
 import { ingestPageInPool } from '../ingest-in-pool';
 import { JobAbortedError, type JobHandler } from '../job-runner';
+import { LeaseLostError } from '../jobs.repository';
 
 // The `process` job (contract §4 Drawing): every page of the drawing's file becomes a sheet with
 // its image, thumbnail, text, title-block metadata and blocks. Pages run in the worker pool, as
@@ -140,6 +141,8 @@ export function createProcessHandler(env: {
               bbox: { x: t.x, y: t.y, width: t.width, height: t.height },
             })),
           ];
+          // Records only while this run holds the job (a run cut off past its lease writes nothing).
+          await ctx.fence();
           for (let k = 0; k < runs.length; k += SEARCH_CHUNK) {
             await insertSearchRuns(
               db,
@@ -149,6 +152,7 @@ export function createProcessHandler(env: {
             await new Promise((r) => setImmediate(r));
           }
           ctx.signal.throwIfAborted();
+          await ctx.fence();
           await insertProcessedSheet(
             db,
             {
@@ -199,7 +203,14 @@ export function createProcessHandler(env: {
           : ctx.signal.aborted
             ? (ctx.signal.reason as JobAbortedError)?.reason
             : undefined;
-      if (reason !== 'shutdown')
+      // Nor does a run that lost the job to another process (team mode): that run decides.
+      if (
+        reason !== 'shutdown' &&
+        reason !== 'yield' &&
+        reason !== 'lease_lost' &&
+        !(e instanceof LeaseLostError) &&
+        (await ctx.holdsLease())
+      )
         await setDrawingStatusWithEvent(
           db,
           drawing.id,

@@ -7,6 +7,7 @@ import { sql as jobStalls } from './007-job-stalls.migration';
 import { sql as drawingIssued } from './009-drawing-issued.migration';
 import { sql as jobClaims } from './010-job-claims.migration';
 import { sql as exportFiles } from './011-export-files.migration';
+import { sql as jobDispatch, pgNotify } from './013-job-dispatch.migration';
 
 // The PostgreSQL schema (team mode), numbered and named exactly as the SQLite migrations
 // (index.ts), so one schema version means the same tables on both engines. Forward-only: append,
@@ -110,4 +111,5 @@ export const PG_MIGRATIONS: readonly Migration[] = [
   { version: 10, name: 'job-claims', sql: fromSqlite(jobClaims) },
   { version: 11, name: 'export-files', sql: fromSqlite(exportFiles) },
   { version: 12, name: 'change-categories', sql: changeCategories },
+  { version: 13, name: 'job-dispatch', sql: fromSqlite(jobDispatch) + pgNotify },
 ];
