@@ -6,10 +6,10 @@
 // damaged one, a project id that exists in the target.
 import { createHash } from 'node:crypto';
 import https from 'node:https';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalObjectStore } from '../blobs/local-object-store';
 import type { ObjectStore } from '../blobs/object-store';
@@ -464,4 +464,112 @@ describe('project archives: refusals', () => {
       await src.db.close();
     }
   });
+});
+
+function cli(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((res) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'core/cli/main.ts', ...args], {
+      cwd: resolve(import.meta.dirname, '../..'),
+      env: {
+        ...process.env,
+        BLUELINE_DATABASE_URL: '',
+        BLUELINE_STORAGE_URL: '',
+        BLUELINE_DATA_DIR: '',
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('exit', (code) => res({ code, stdout, stderr }));
+  });
+}
+
+describe('blueline backup --project / restore (the command line)', () => {
+  it(
+    'moves a project from a data dir to another (through PostgreSQL + S3 where PostgreSQL is), and says what is wrong',
+    async () => {
+      const src = join(scratch, 'cli-src');
+      mkdirSync(src, { recursive: true });
+      const db = openDatabase(join(src, 'blueline.db'));
+      const g = await seedGraph(db, (await ensureOrganization(db, 'Cli Org')).id);
+      await db.close();
+
+      const a1 = join(scratch, 'cli-archive-1');
+      const b = await cli(['backup', a1, '--project', g.projectId, '--data-dir', src]);
+      expect(b.stderr + b.stdout).toMatch(
+        new RegExp(`Backed up project ${g.projectId} \\('Seeded project'\\) of the data dir`),
+      );
+      expect(b.code).toBe(0);
+
+      let last = a1;
+      if (PG_URL) {
+        s3 ??= await startS3rver();
+        const pgDb = await createPgTestDatabase();
+        const team = [
+          '--database',
+          pgDb.url,
+          '--storage',
+          `s3://${TEST_BUCKET}/cli/?endpoint=${encodeURIComponent(s3.endpoint)}&region=us-east-1`,
+        ];
+        const creds = {
+          AWS_ACCESS_KEY_ID: TEST_CREDENTIALS.accessKeyId,
+          AWS_SECRET_ACCESS_KEY: TEST_CREDENTIALS.secretAccessKey,
+        };
+        try {
+          const r = await cli(['restore', a1, ...team], creds);
+          expect(r.stderr + r.stdout).toMatch(
+            /Restored project .* into PostgreSQL .*: \d+ records, \d+ objects; organization 'Cli Org' \(created, 0 API keys came along\)/,
+          );
+          expect(r.code).toBe(0);
+          const again = await cli(['restore', a1, ...team], creds);
+          expect(again.code).toBe(1);
+          expect(again.stderr).toMatch(/already exists in the target store/);
+          last = join(scratch, 'cli-archive-2');
+          const b2 = await cli(['backup', last, '--project', g.projectId, ...team], creds);
+          expect(b2.stderr + b2.stdout).toMatch(/Backed up project .* of PostgreSQL/);
+          expect(b2.code).toBe(0);
+        } finally {
+          await pgDb.drop();
+        }
+      }
+      const dest = join(scratch, 'cli-dest');
+      const r = await cli(['restore', last, '--data-dir', dest, '--organization', 'Other Org']);
+      expect(r.stderr + r.stdout).toMatch(/organization 'Other Org' \(created/);
+      expect(r.code).toBe(0);
+      const back = openDatabase(join(dest, 'blueline.db'));
+      expect(
+        await back
+          .prepare('SELECT o.name FROM projects p JOIN organizations o ON o.id = p.organization_id')
+          .all(),
+      ).toEqual([{ name: 'Other Org' }]);
+      expect(
+        await back
+          .prepare(
+            'SELECT count(*) AS n FROM sheets WHERE organization_id != (SELECT organization_id FROM projects)',
+          )
+          .get(),
+      ).toEqual({ n: 0 });
+      await back.close();
+
+      // Usage: team mode needs both URLs; a data-dir backup does not go into team mode.
+      const noStorage = await cli(['restore', last, '--database', 'postgres://x@127.0.0.1:1/db']);
+      expect(noStorage.code).toBe(2);
+      expect(noStorage.stderr).toMatch(/--database needs --storage s3:\/\//);
+      const teamWhole = await cli([
+        'backup',
+        join(scratch, 'x'),
+        '--database',
+        'postgres://x@h/db',
+      ]);
+      expect(teamWhole.code).toBe(2);
+      expect(teamWhole.stderr).toMatch(/back up one project at a time \(--project ID\)/);
+    },
+    LONG,
+  );
 });
