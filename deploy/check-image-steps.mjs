@@ -108,7 +108,9 @@ try {
       env: runEnv,
       encoding: 'utf8',
     });
-    return { code: r.status, out: `${r.stdout}${r.stderr}` };
+    const out = `${r.stdout}${r.stderr}`;
+    const summary = out.split('\n').find((l) => /^(Backed up|Restored)/.test(l)) ?? out.trim();
+    return { code: r.status, out, summary };
   };
   const help = run(['--help']).out;
   const teamServe = /serve[^\n]*--database/.test(help);
@@ -176,7 +178,9 @@ try {
             let json;
             try {
               json = JSON.parse(text);
-            } catch {}
+            } catch {
+              json = undefined; // not JSON (the web UI, a blob)
+            }
             resolve({ status: res.statusCode, text, body: json });
           });
         },
@@ -225,7 +229,7 @@ try {
     : ['--data-dir', dataDir, '--storage', storage('serve')];
   const a1 = path.join(work, 'archive-1');
   const b1 = run(['backup', a1, '--project', prj.id, ...from]);
-  step(`backup --project: exit ${b1.code}: ${b1.out.trim().split('\n').pop()}`);
+  step(`backup --project: exit ${b1.code}: ${b1.summary}`);
   if (b1.code !== 0) throw new Error(b1.out);
   const created = spawnSync(
     'psql',
@@ -238,13 +242,11 @@ try {
   try {
     const team = ['--database', teamDb.toString(), '--storage', storage('restored')];
     const r = run(['restore', a1, ...team]);
-    step(`restore into PostgreSQL + bucket: exit ${r.code}: ${r.out.trim().split('\n').pop()}`);
+    step(`restore into PostgreSQL + bucket: exit ${r.code}: ${r.summary}`);
     if (r.code !== 0) throw new Error(r.out);
     const a2 = path.join(work, 'archive-2');
     const b2 = run(['backup', a2, '--project', prj.id, ...team]);
-    step(
-      `backup --project from PostgreSQL + bucket: exit ${b2.code}: ${b2.out.trim().split('\n').pop()}`,
-    );
+    step(`backup --project from PostgreSQL + bucket: exit ${b2.code}: ${b2.summary}`);
     if (b2.code !== 0) throw new Error(b2.out);
     const objs = (d) =>
       JSON.parse(readFileSync(path.join(d, 'blueline-project.json'), 'utf8')).objects.map(
