@@ -122,9 +122,9 @@ describe.each(TEAM)('orphan sweep on a shared store: $name', ({ kind, objects: m
 
         // Another process boots now (the default grace of a shared store applies).
         const r1 = await reconcile({ db: store.db, objects });
-        expect(r1.swept).toBe(true);
         expect(await objects.stat(inFlight.key)).not.toBeNull();
         expect(await objects.stat(overlayKey)).not.toBeNull();
+        expect(r1.swept).toBe(true);
         expect(r1.youngOrphans).toBe(2);
         expect(r1.orphanObjects).toBe(0);
 
