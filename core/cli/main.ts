@@ -1,5 +1,5 @@
-import { existsSync, mkdirSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -26,6 +26,13 @@ import type { S3ObjectStore } from '../blobs/s3-object-store';
 import { ensureDefaultOrganization } from '../services/credits.service';
 import { openDatabase } from '../store/db';
 import { BackupError, backupDataDir, restoreDataDir } from '../services/backup.service';
+import {
+  backupProject,
+  isProjectArchive,
+  restoreProject,
+  type Stores,
+} from '../services/project-archive.service';
+import { LocalObjectStore } from '../blobs/local-object-store';
 import {
   countOrganizations,
   createApiKey,
@@ -65,6 +72,15 @@ const USAGE = `Usage: blueline <command> [options]
                                                          (safe while the service runs).
   restore DIR [--data-dir D] [--force]                   Restore backup DIR as the data dir (which must be
                                                          empty; --force moves its contents aside first).
+  backup DIR --project ID [--data-dir D | --database URL --storage URL]
+        Write one project (records, files, sheets, overlays, changes and reviews, exports, jobs;
+        object bytes with their sha256) into the new or empty DIR, from the desktop's data dir or
+        from team mode (PostgreSQL + bucket). Safe while services run; refused while the project
+        has jobs Queued or Started.
+  restore DIR [--data-dir D | --database URL --storage URL] [--organization NAME]
+        Restore the project backup DIR into a data dir or into team mode. Its organization is the
+        target's of the same id or name, else created (with its API keys, stored as hashes);
+        credits never move. Refused when the project id exists in the target.
 ${MIGRATE_USAGE}
 
 --data-dir defaults to $BLUELINE_DATA_DIR, else the per-user application-data folder.`;
@@ -417,14 +433,118 @@ async function credits(argv: string[]): Promise<void> {
   });
 }
 
+interface StoreArgs {
+  'data-dir'?: string;
+  database?: string;
+  storage?: string;
+}
+
+/**
+ * The store `--data-dir` (SQLite and the data dir's files) or `--database` + `--storage` (team
+ * mode) names; without either, $BLUELINE_DATABASE_URL and $BLUELINE_STORAGE_URL, else the default
+ * data dir.
+ */
+async function openStores(values: StoreArgs): Promise<Stores & { close(): Promise<void> }> {
+  const explicitDir = values['data-dir'] !== undefined;
+  const database =
+    values.database ?? (explicitDir ? undefined : process.env.BLUELINE_DATABASE_URL || undefined);
+  const storage =
+    values.storage ?? (explicitDir ? undefined : process.env.BLUELINE_STORAGE_URL || undefined);
+  if (database !== undefined && explicitDir)
+    throw new UsageError('Give --data-dir or --database, not both.');
+  if (storage !== undefined) parseStorageUrl(storage);
+  if (database !== undefined) {
+    if (!/^postgres(ql)?:\/\//.test(database))
+      throw new UsageError(
+        `Expected a postgres://… URL for --database but received '${database.replace(/\/\/[^@/]*@/, '//…@')}'.`,
+      );
+    if (storage === undefined)
+      throw new UsageError(
+        '--database needs --storage s3://…: in team mode the objects live in a bucket.',
+      );
+    const { openPostgres } = await import('../store/pg-db');
+    const cache = mkdtempSync(join(tmpdir(), 'blueline-archive-cache-'));
+    let objects: S3ObjectStore | undefined;
+    try {
+      objects = await openS3Storage(storage, cache);
+      const db = await openPostgres(database, { max: 2 });
+      const s3 = objects;
+      return {
+        db,
+        objects: s3,
+        async close() {
+          await db.close();
+          s3.close();
+          rmSync(cache, { recursive: true, force: true });
+        },
+      };
+    } catch (err) {
+      objects?.close();
+      rmSync(cache, { recursive: true, force: true });
+      throw err;
+    }
+  }
+  const dataDir = resolve(values['data-dir'] ?? defaultDataDir());
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const db = openDatabase(join(dataDir, 'blueline.db'));
+  const s3 = storage !== undefined ? await openS3Storage(storage, dataDir) : undefined;
+  return {
+    db,
+    objects: s3 ?? new LocalObjectStore({ dataDir }),
+    async close() {
+      await db.close();
+      s3?.close();
+    },
+  };
+}
+
+/** Where a store is, for messages (never credentials). */
+function describeTarget(values: StoreArgs): string {
+  const database =
+    values.database ??
+    (values['data-dir'] === undefined ? process.env.BLUELINE_DATABASE_URL || undefined : undefined);
+  if (database !== undefined) {
+    const u = new URL(database);
+    return `PostgreSQL ${u.host}${u.pathname}`;
+  }
+  return `the data dir ${resolve(values['data-dir'] ?? defaultDataDir())}`;
+}
+
 async function backup(argv: string[]): Promise<void> {
   const { values, positionals } = parseArgs({
     args: argv,
-    options: { 'data-dir': { type: 'string' } },
+    options: {
+      'data-dir': { type: 'string' },
+      project: { type: 'string' },
+      database: { type: 'string' },
+      storage: { type: 'string' },
+    },
     allowPositionals: true,
     strict: true,
   });
   if (positionals.length !== 1) throw new UsageError('backup needs exactly one DIR.');
+  if (values.project !== undefined) {
+    const stores = await openStores(values);
+    try {
+      const m = await backupProject(stores, values.project, positionals[0]!, (msg) =>
+        console.error(`backup: ${msg}`),
+      );
+      console.log(
+        `Backed up project ${m.project.id} ('${m.project.name}') of ${describeTarget(values)} to ${resolve(positionals[0]!)}: ${Object.values(m.tables).reduce((a, b) => a + b, 0)} records (schema ${m.schema_version}), ${m.objects.length} objects (${m.object_bytes} bytes).`,
+      );
+      if (m.missing_objects.length > 0)
+        console.error(
+          `warning: ${m.missing_objects.length} objects the project's records name were already missing in the source (e.g. ${m.missing_objects[0]}).`,
+        );
+    } finally {
+      await stores.close();
+    }
+    return;
+  }
+  if (values.database !== undefined || values.storage !== undefined)
+    throw new UsageError(
+      'In team mode, back up one project at a time (--project ID); back up the whole PostgreSQL database and bucket with their own tools (see the README).',
+    );
   const dataDir = resolve(values['data-dir'] ?? defaultDataDir());
   const m = await backupDataDir(dataDir, positionals[0]!, (msg) => console.error(`backup: ${msg}`));
   console.log(
@@ -439,12 +559,41 @@ async function backup(argv: string[]): Promise<void> {
 async function restore(argv: string[]): Promise<void> {
   const { values, positionals } = parseArgs({
     args: argv,
-    options: { 'data-dir': { type: 'string' }, force: { type: 'boolean' } },
+    options: {
+      'data-dir': { type: 'string' },
+      force: { type: 'boolean' },
+      database: { type: 'string' },
+      storage: { type: 'string' },
+      organization: { type: 'string' },
+    },
     allowPositionals: true,
     strict: true,
   });
   if (positionals.length !== 1)
     throw new UsageError('restore needs exactly one DIR (a folder made by `blueline backup`).');
+  if (await isProjectArchive(positionals[0]!)) {
+    if (values.force)
+      throw new UsageError(
+        '--force is for data-dir backups; a project restores beside the projects already there.',
+      );
+    const stores = await openStores(values);
+    try {
+      const r = await restoreProject(stores, positionals[0]!, {
+        ...(values.organization !== undefined ? { organizationName: values.organization } : {}),
+        progress: (msg) => console.error(`restore: ${msg}`),
+      });
+      console.log(
+        `Restored project ${r.projectId} ('${r.manifest.project.name}') into ${describeTarget(values)}: ${r.rows} records, ${r.objects} objects; organization '${r.organization.name}' (${r.organization.created ? `created, ${r.organization.keys} API keys came along` : 'existing'}).`,
+      );
+    } finally {
+      await stores.close();
+    }
+    return;
+  }
+  if (values.database !== undefined || values.storage !== undefined || values.organization)
+    throw new UsageError(
+      `${resolve(positionals[0]!)} is not a project backup; a data-dir backup restores only as a data dir (--data-dir). To move projects into team mode, restore it as a data dir and run \`backup DIR --project ID --data-dir D\` for each.`,
+    );
   const dataDir = resolve(values['data-dir'] ?? defaultDataDir());
   const r = await restoreDataDir(positionals[0]!, dataDir, {
     force: values.force ?? false,

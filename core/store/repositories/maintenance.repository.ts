@@ -1,4 +1,5 @@
 import type { Db } from '../db';
+import { PgDb } from '../pg-db';
 
 // SQL of the maintenance services (boot reconciliation, backups): which objects the records
 // reference, which rows exist, and repairs of rows that have outlived their records.
@@ -105,4 +106,34 @@ export async function repairStaleDrawings(db: Db, now: string): Promise<number> 
       await set.run(d.job_status === 'Completed' ? 'Ready' : 'Failed', now, d.id);
   });
   return stale.length;
+}
+
+/** Any number to lock on: one orphan sweep at a time over a shared store (pg_try_advisory_lock). */
+export const ORPHAN_SWEEP_LOCK = 74_2021_0002;
+
+/**
+ * Runs `fn` as the only orphan sweeper of the store: on PostgreSQL under a session advisory lock
+ * held on a connection of its own for the sweep's length (the sweep awaits the object store, which
+ * a transaction must not); null, without running `fn`, when another process holds it. SQLite's
+ * data dir has one service: `fn` just runs.
+ */
+export async function withSweepLock<T>(db: Db, fn: () => Promise<T>): Promise<T | null> {
+  const root = db.root;
+  if (!(root instanceof PgDb)) return await fn();
+  const client = await root.pool.connect();
+  try {
+    const got = (
+      await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [
+        ORPHAN_SWEEP_LOCK,
+      ])
+    ).rows[0]?.locked;
+    if (!got) return null;
+    try {
+      return await fn();
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [ORPHAN_SWEEP_LOCK]);
+    }
+  } finally {
+    client.release();
+  }
 }
