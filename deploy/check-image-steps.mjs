@@ -10,11 +10,15 @@
 //    `npm run build:server`, `npm run build:web`, `npm prune --omit=dev`;
 // 2. final stage: package.json, node_modules, out/server, out/web and resources/fonts copied into
 //    app/, as the Dockerfile's COPY lines do;
-// 3. runs app/out/server/cli.js from there with plain node: `serve` (with --database when this
-//    build has it, else SQLite in the data dir) with its objects in s3rver, the web UI at /, a
-//    fixture PDF uploaded and processed by the compiled worker, then `backup --project` of that
-//    project and `restore` into PostgreSQL + the bucket and back out (`backup` from there): the
-//    production dependency tree does everything the image's roles need.
+// 3. runs app/out/server/cli.js from there with plain node, the way deploy/README.md says, on a
+//    new empty database of that PostgreSQL server and a prefix of s3rver's bucket:
+//    `migrate --check` (exit 3) and `worker` (exit 3) before `migrate --database`, then
+//    `migrate --database` and `migrate --check` (exit 0); `serve --database … --storage s3://…
+//    --no-workers`; two `worker` processes taking the URLs from $BLUELINE_DATABASE_URL and
+//    $BLUELINE_STORAGE_URL; the web UI at /; a fixture PDF uploaded through the API and
+//    processed by the workers (the API runs no jobs); `backup --project` of that project,
+//    `restore` into another new database + prefix and `backup --project` from there (same
+//    objects, same sha256); SIGTERM to the API and each worker, each must exit 0.
 // s3rver comes from this checkout's node_modules (a devDependency; not in the image).
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, cpSync } from 'node:fs';
@@ -49,6 +53,7 @@ function sh(cmd, args, opts = {}) {
 
 let s3;
 const children = [];
+const dropDatabases = [];
 try {
   // --- build stage -------------------------------------------------------------------------
   step(`build stage in ${src}`);
@@ -112,9 +117,31 @@ try {
     const summary = out.split('\n').find((l) => /^(Backed up|Restored)/.test(l)) ?? out.trim();
     return { code: r.status, out, summary };
   };
-  const help = run(['--help']).out;
-  const teamServe = /serve[^\n]*--database/.test(help);
   const dataDir = path.join(work, 'data');
+  // A database of its own, empty (dropped at the end), so the run starts from `migrate`.
+  const teamName = `bl_image_team_${process.pid}`;
+  const made = spawnSync('psql', [values.database, '-Atc', `CREATE DATABASE ${teamName}`], {
+    encoding: 'utf8',
+  });
+  if (made.status !== 0) throw new Error(`psql: ${made.stderr}`);
+  dropDatabases.push(teamName);
+  const teamUrlObj = new URL(values.database);
+  teamUrlObj.pathname = `/${teamName}`;
+  const teamUrl = teamUrlObj.toString();
+  // The guide's order (deploy/README.md §1): the schema first, then the API without workers,
+  // then worker processes; every one of them on the same PostgreSQL database and bucket.
+  const pending = run(['migrate', '--check', '--database', teamUrl]);
+  step(`migrate --check on the empty database: exit ${pending.code}: ${pending.out.trim()}`);
+  if (pending.code !== 3) throw new Error(`expected exit 3 (pending):\n${pending.out}`);
+  const early = run(['worker', '--database', teamUrl, '--storage', storage('team')]);
+  step(`worker before migrate: exit ${early.code}: ${early.out.trim().split('\n')[0]}`);
+  if (early.code !== 3) throw new Error(`expected exit 3 (not migrated):\n${early.out}`);
+  const migrated = run(['migrate', '--database', teamUrl]);
+  step(`migrate --database: exit ${migrated.code}: ${migrated.out.trim()}`);
+  if (migrated.code !== 0) throw new Error(migrated.out);
+  const current = run(['migrate', '--check', '--database', teamUrl]);
+  step(`migrate --check: exit ${current.code}: ${current.out.trim()}`);
+  if (current.code !== 0) throw new Error(current.out);
   const serveArgs = [
     'serve',
     '--data-dir',
@@ -126,13 +153,13 @@ try {
     '--web-root',
     path.join(app, 'out/web'),
     '--no-warmup',
-    ...(teamServe ? ['--database', values.database] : []),
+    '--database',
+    teamUrl,
     '--storage',
-    storage(teamServe ? 'team' : 'serve'),
+    storage('team'),
+    '--no-workers',
   ];
-  step(
-    `node out/server/cli.js ${serveArgs.join(' ')}${teamServe ? '' : '   (this build has no serve --database: SQLite in the data dir)'}`,
-  );
+  step(`node out/server/cli.js ${serveArgs.join(' ')}`);
   const server = spawn(process.execPath, [cli, ...serveArgs], { cwd: app, env: runEnv });
   children.push(server);
   let banner = '';
@@ -192,6 +219,39 @@ try {
   const ui = await req('GET', '/');
   if (ui.status !== 200 || !/<html/i.test(ui.text)) throw new Error(`web UI: HTTP ${ui.status}`);
   step('web UI served at /');
+  // Workers as the guide starts them: the URLs from the environment, no HTTP, own data dirs.
+  const workers = [];
+  for (const n of [1, 2]) {
+    const args = ['worker', '--concurrency', '1', '--no-warmup'];
+    step(`BLUELINE_DATABASE_URL=… BLUELINE_STORAGE_URL=… node out/server/cli.js ${args.join(' ')}`);
+    const w = spawn(process.execPath, [cli, ...args], {
+      cwd: app,
+      env: {
+        ...runEnv,
+        BLUELINE_DATA_DIR: path.join(work, `worker-${n}`),
+        BLUELINE_DATABASE_URL: teamUrl,
+        BLUELINE_STORAGE_URL: storage('team'),
+      },
+    });
+    children.push(w);
+    const log = { text: '' };
+    w.stdout.on('data', (b) => (log.text += b.toString()));
+    w.stderr.on('data', (b) => (log.text += b.toString()));
+    await new Promise((resolve, reject) => {
+      const timer = setInterval(() => {
+        if (/Blueline worker \d+: running jobs/.test(log.text)) {
+          clearInterval(timer);
+          resolve();
+        }
+      }, 100);
+      w.once('exit', (c) => {
+        clearInterval(timer);
+        reject(new Error(`worker exited ${c}:\n${log.text}`));
+      });
+    });
+    step(`worker ${n} is up: ${log.text.split('\n').find((l) => l.startsWith('Blueline worker'))}`);
+    workers.push({ w, log });
+  }
   const pdf = readFileSync(path.join(root, 'fixtures/drawings/20150129_A-103_roof-plan.pdf'));
   const prj = (await req('POST', '/v1/projects', { name: 'Image check' })).body;
   const file = (
@@ -219,14 +279,23 @@ try {
   const sheets = (await req('GET', `/v1/sheets?drawing_id=${drawing.id}`)).body.data;
   const img = await req('GET', sheets[0].uri);
   step(
-    `processed by the compiled worker: ${sheets.length} sheet(s), ${sheets[0].sheet_number ?? '(no number)'}, image HTTP ${img.status} (${img.text.length} chars)`,
+    `processed by the workers (serve runs --no-workers): ${sheets.length} sheet(s), ${sheets[0].sheet_number ?? '(no number)'}, image HTTP ${img.status} (${img.text.length} chars)`,
   );
   if (img.status !== 200) throw new Error('sheet image not served');
+  // Connections one API and two workers hold (deploy/README.md §3 sizes max_connections by it).
+  const conns = spawnSync(
+    'psql',
+    [
+      values.database,
+      '-Atc',
+      `SELECT count(*) FROM pg_stat_activity WHERE datname = '${teamName}'`,
+    ],
+    { encoding: 'utf8' },
+  ).stdout.trim();
+  step(`PostgreSQL connections to ${teamName} (1 serve, 2 workers, idle): ${conns}`);
 
   // Project backup from the serve store, restore into PostgreSQL + bucket, and back out.
-  const from = teamServe
-    ? ['--database', values.database, '--storage', storage('team')]
-    : ['--data-dir', dataDir, '--storage', storage('serve')];
+  const from = ['--database', teamUrl, '--storage', storage('team')];
   const a1 = path.join(work, 'archive-1');
   const b1 = run(['backup', a1, '--project', prj.id, ...from]);
   step(`backup --project: exit ${b1.code}: ${b1.summary}`);
@@ -262,12 +331,21 @@ try {
       `DROP DATABASE IF EXISTS bl_image_check_${process.pid} WITH (FORCE)`,
     ]);
   }
-  server.kill('SIGTERM');
-  const code = await new Promise((r) => server.once('exit', r));
-  step(`serve stopped on SIGTERM with exit code ${code}`);
+  for (const [name, p] of [
+    ['serve', server],
+    ...workers.map(({ w }, i) => [`worker ${i + 1}`, w]),
+  ]) {
+    const exited = new Promise((r) => p.once('exit', (c, sig) => r(c ?? sig)));
+    p.kill('SIGTERM');
+    const code = await exited;
+    step(`${name} stopped on SIGTERM with exit code ${code}`);
+    if (code !== 0) throw new Error(`${name} exited ${code} on SIGTERM`);
+  }
   step('all steps passed');
 } finally {
   for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+  for (const name of dropDatabases)
+    spawnSync('psql', [values.database, '-Atc', `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`]);
   await s3?.dispose();
   if (!values.keep) rmSync(work, { recursive: true, force: true });
   else console.log(`kept ${work}`);
