@@ -10,6 +10,7 @@ import { sql as drawingIssued } from './009-drawing-issued.migration';
 import { sql as jobClaims } from './010-job-claims.migration';
 import { sql as exportFiles } from './011-export-files.migration';
 import { sql as changeCategories } from './012-change-categories.migration';
+import { sql as searchWords } from './013-search-words.migration';
 
 export interface Migration {
   version: number;
@@ -31,4 +32,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 10, name: 'job-claims', sql: jobClaims },
   { version: 11, name: 'export-files', sql: exportFiles },
   { version: 12, name: 'change-categories', sql: changeCategories },
+  { version: 13, name: 'search-words', sql: searchWords },
 ];

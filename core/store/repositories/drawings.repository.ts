@@ -191,16 +191,16 @@ export async function applyDerivedIssue(db: Db, drawingId: string, d: DerivedIss
   await db
     .prepare(
       `UPDATE drawings SET issued_at = ?, issued_at_source = ?, updated_at = ?
-     WHERE id = ? AND issued_at_source IS NOT 'person'
-       AND (issued_at IS NOT ? OR issued_at_source IS NOT ?)`,
+     WHERE id = ? AND issued_at_source IS DISTINCT FROM 'person'
+       AND (issued_at IS DISTINCT FROM ? OR issued_at_source IS DISTINCT FROM ?)`,
     )
     .run(d.issuedAt, d.issuedAtSource, now, drawingId, d.issuedAt, d.issuedAtSource);
   const source = d.revision === null ? null : 'title_block';
   await db
     .prepare(
       `UPDATE drawings SET revision = ?, revision_source = ?, updated_at = ?
-     WHERE id = ? AND revision_source IS NOT 'person'
-       AND (revision IS NOT ? OR revision_source IS NOT ?)`,
+     WHERE id = ? AND revision_source IS DISTINCT FROM 'person'
+       AND (revision IS DISTINCT FROM ? OR revision_source IS DISTINCT FROM ?)`,
     )
     .run(d.revision, source, now, drawingId, d.revision, source);
 }
