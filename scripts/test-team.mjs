@@ -10,7 +10,8 @@
 //   its stores through core/test/backends.ts — those follow the two variables; the rest (pixel
 //   work, pure units, tests that build their own SQLite service) would only run a second time
 //   unchanged. Left out as well: cli.test.ts and server-bundle.test.ts, whose `blueline serve`
-//   child processes run on their data dir's SQLite whatever the variables say.
+//   child processes run on their data dir's SQLite whatever the variables say, and backup.test.ts,
+//   the desktop data dir's backup (its services are pinned to SQLite + local files).
 // - Without PostgreSQL it says so and skips the lane — except under CI=true, where a missing
 //   PostgreSQL fails the run: CI must not pass without the team lane.
 // - Extra arguments go to vitest (e.g. `npm run test:team -- core/test/search.test.ts` runs only
@@ -26,7 +27,12 @@ const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..'
 const say = (msg) => console.log(`[test-team] ${msg}`);
 
 /** Files whose services run on SQLite whatever the variables say (see above). */
-const NOT_IN_LANE = new Set(['core/test/cli.test.ts', 'core/test/server-bundle.test.ts']);
+const NOT_IN_LANE = new Set([
+  'core/test/cli.test.ts',
+  'core/test/server-bundle.test.ts',
+  // `blueline backup --data-dir` of a desktop data dir: its services are SQLite + local files.
+  'core/test/backup.test.ts',
+]);
 
 const USES_BACKENDS = /from '(?:\.{1,2}\/)+(?:core\/)?(?:test\/)?(?:harness|backends)(?:\.ts)?'/;
 

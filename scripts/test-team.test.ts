@@ -34,6 +34,7 @@ describe('npm run test:team', () => {
     for (const f of [
       'core/test/cli.test.ts',
       'core/test/server-bundle.test.ts',
+      'core/test/backup.test.ts',
       'core/test/reconcile.test.ts',
       'core/vision/compare/align-colour.test.ts',
       'core/domain/ids.test.ts',

@@ -82,18 +82,28 @@ const keptBackends = new Map<
   { pgDb: Awaited<ReturnType<typeof createPgTestDatabase>> | undefined; prefix: string }
 >();
 
-export async function startTestService(
-  options: Partial<ServiceOptions> = {},
-): Promise<TestService> {
+export interface TestServiceOptions extends Partial<ServiceOptions> {
+  /**
+   * The desktop's backends whatever BLUELINE_TEST_DATABASE and BLUELINE_TEST_STORAGE say: SQLite
+   * and local files in the data dir. For tests of what only the desktop has (a data dir's backup).
+   */
+  desktop?: boolean;
+}
+
+export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
+  const { desktop = false, ...serviceOptions } = options;
+  options = serviceOptions;
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'blueline-test-'));
   const kept = keptBackends.get(dataDir);
   keptBackends.delete(dataDir);
   const prefix = kept?.prefix ?? `svc-${process.pid}-${++storeSerial}/`;
-  const objects = options.objects ? undefined : await testObjects(dataDir, prefix);
+  const objects = options.objects || desktop ? undefined : await testObjects(dataDir, prefix);
   // BLUELINE_TEST_DATABASE=postgres://…: every test service runs on a fresh PostgreSQL database
   // (the one of its data dir's last service, when that one was stopped with keepDir).
   const pgDb =
-    PG_URL && !options.database ? (kept?.pgDb ?? (await createPgTestDatabase())) : undefined;
+    PG_URL && !options.database && !desktop
+      ? (kept?.pgDb ?? (await createPgTestDatabase()))
+      : undefined;
   const svc = await createService({
     port: 0,
     log: process.env.BLUELINE_TEST_LOG ? undefined : silent,
