@@ -534,7 +534,7 @@ export async function symbolCounts(
   if (labels.length === 0) return [];
   return (await db
     .prepare(
-      `SELECT sheet_id, label, count(*) AS n, group_concat(id) AS ids FROM symbols
+      `SELECT sheet_id, label, count(*) AS n, ${db.dialect === 'postgres' ? "string_agg(id, ',')" : 'group_concat(id)'} AS ids FROM symbols
      WHERE organization_id = ? AND project_id = ? AND lower(label) IN (${labels.map(() => '?').join(',')})
      GROUP BY sheet_id, label ORDER BY n DESC, sheet_id`,
     )
