@@ -21,8 +21,6 @@ export interface CursorPayload {
   x?: string;
   /** Position: created_at and id of the boundary row. */
   k: [string, string];
-  /** Object-store continuation token (GET /files pages over the store, not the database). */
-  s?: string;
   /** Direction: 'a' = rows after (older than) the key, 'b' = rows before (newer). */
   d: 'a' | 'b';
   /** Expiry, ms since epoch. */

@@ -8,16 +8,19 @@ import {
   searchSheets,
   searchSymbols,
   searchText,
+  type SearchMatch,
   type SearchScope,
 } from '../store/repositories/search.repository';
 
 // Project search (contract §7): one ranked list over sheet numbers and titles, block titles, sheet
 // text runs, change descriptions and symbol labels.
 //
-// Safety: user text never reaches FTS5 syntax. It is cut into tokens the way the index's tokenizer
-// (unicode61, remove_diacritics 2) cuts text — runs of letters and digits — and each token is
-// written back inside double quotes, so operators, column filters, quotes and parentheses in the
-// query are just characters that separate tokens.
+// Safety: user text never reaches FTS5 or tsquery syntax. It is cut into tokens the way the index's
+// tokenizer (unicode61, remove_diacritics 2; on PostgreSQL the same cut, migration 14) cuts text —
+// runs of letters and digits — and each token is written back quoted (FTS5 "…", tsquery '…'), so
+// operators, column filters, quotes and parentheses in the query are just characters that separate
+// tokens. The same terms are written once per engine: an FTS5 phrase `"a b"*` is the tsquery
+// `'a' <-> 'b':*`, OR is `|`, AND is `&`.
 //
 // Ranking: a fixed band per kind, bm25 inside the band — exact sheet number 6, sheet number prefix
 // 5, sheet title 4, block title 3, change 2.5, symbol 2, text run 1, plus bm25 squashed into [0, 1).
@@ -88,13 +91,13 @@ export interface Term {
 
 export interface ParsedQuery {
   terms: Term[];
-  /** Every term must match (FTS5 expression). */
-  all: string;
+  /** Every term must match. */
+  all: SearchMatch;
   /** Any term may match (the fallback when nothing matches them all). */
-  any: string;
+  any: SearchMatch;
   /** The same for the large indexes (text runs, blocks, changes, symbols): no 1-character prefixes. */
-  allNarrow: string;
-  anyNarrow: string;
+  allNarrow: SearchMatch;
+  anyNarrow: SearchMatch;
   /** Sheet-number candidates, upper-case letters and digits only (e.g. "A101" for "A-101"). */
   numberKeys: string[];
 }
@@ -104,8 +107,12 @@ const SHEET_NUMBER_RE = /^[A-Za-z]{1,4}[-_. ]?\d{1,4}(?:[-_.]?\d{1,3})*[A-Za-z]?
 
 const quote = (toks: string[]) => `"${toks.join(' ')}"`;
 
-function alternative(toks: string[], prefix: boolean): string {
-  return quote(toks) + (prefix ? '*' : '');
+/** A token phrase as FTS5 and as tsquery text (tokens are letters and digits only: no escaping). */
+function alternative(toks: string[], prefix: boolean): SearchMatch {
+  return {
+    fts5: quote(toks) + (prefix ? '*' : ''),
+    tsquery: toks.map((t) => `'${t}'`).join(' <-> ') + (prefix ? ':*' : ''),
+  };
 }
 
 /**
@@ -113,16 +120,30 @@ function alternative(toks: string[], prefix: boolean): string {
  * prefix ("S-1" → "s" then any token starting with 1) merges the doclists of hundreds of terms and
  * costs tens of milliseconds; sheet numbers and titles (small) keep every prefix.
  */
-function termExpr(t: Term, minPrefix: number): string {
-  const alts = [
-    ...new Set(
-      t.alternatives.map((a) =>
-        alternative(a.tokens, a.prefix && a.tokens[a.tokens.length - 1]!.length >= minPrefix),
-      ),
+function termExpr(t: Term, minPrefix: number): SearchMatch {
+  const alts = t.alternatives.map((a) =>
+    alternative(a.tokens, a.prefix && a.tokens[a.tokens.length - 1]!.length >= minPrefix),
+  );
+  const join = (forms: string[], op: string) => {
+    const unique = [...new Set(forms)];
+    return unique.length === 1 ? unique[0]! : `(${unique.join(op)})`;
+  };
+  return {
+    fts5: join(
+      alts.map((a) => a.fts5),
+      ' OR ',
     ),
-  ];
-  return alts.length === 1 ? alts[0]! : `(${alts.join(' OR ')})`;
+    tsquery: join(
+      alts.map((a) => a.tsquery),
+      ' | ',
+    ),
+  };
 }
+
+const joinTerms = (terms: SearchMatch[], fts5: string, tsquery: string): SearchMatch => ({
+  fts5: terms.map((t) => t.fts5).join(fts5),
+  tsquery: terms.map((t) => t.tsquery).join(tsquery),
+});
 
 /**
  * Parses user text into terms. "Quoted words" stay one phrase; a word that the tokenizer splits
@@ -170,10 +191,10 @@ export function parseQuery(raw: string): ParsedQuery | null {
   const narrow = kept.map((t) => termExpr(t, 2));
   return {
     terms: kept,
-    all: exprs.join(' AND '),
-    any: exprs.join(' OR '),
-    allNarrow: narrow.join(' AND '),
-    anyNarrow: narrow.join(' OR '),
+    all: joinTerms(exprs, ' AND ', ' & '),
+    any: joinTerms(exprs, ' OR ', ' | '),
+    allNarrow: joinTerms(narrow, ' AND ', ' & '),
+    anyNarrow: joinTerms(narrow, ' OR ', ' | '),
     numberKeys,
   };
 }

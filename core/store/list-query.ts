@@ -79,12 +79,19 @@ export async function existsBeyond(
   );
 }
 
+/**
+ * No stored id holds U+0000 (ids are generated), and PostgreSQL's text cannot even hold one: it
+ * refuses the query. Such an id is simply not found, on both engines.
+ */
+const impossibleId = (id: string) => id.includes('\u0000');
+
 export async function getRow<Row>(
   db: Db,
   table: string,
   organizationId: string,
   id: string,
 ): Promise<Row | undefined> {
+  if (impossibleId(id)) return undefined;
   return (await db
     .prepare(`SELECT * FROM ${table} WHERE id = ? AND organization_id = ?`)
     .get(id, organizationId)) as Row | undefined;
@@ -111,7 +118,7 @@ export async function getRows<Row extends { id: string }>(
 ): Promise<Map<string, Row>> {
   const out = new Map<string, Row>();
   if (ids.length === 0) return out;
-  const unique = [...new Set(ids)];
+  const unique = [...new Set(ids)].filter((id) => !impossibleId(id));
   // PostgreSQL: the ids as one text[] parameter; each is a primary-key probe there too.
   const sql =
     db.dialect === 'sqlite'

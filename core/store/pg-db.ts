@@ -9,6 +9,7 @@ import {
   type TransactionOptions,
 } from './db';
 import { PG_MIGRATIONS } from './migrations/postgres';
+import { ApiError } from '../domain/errors';
 import type { Migration } from './migrations/index';
 
 // The store on PostgreSQL (team mode) through node-postgres (pg 8): the same `Db` interface as
@@ -91,6 +92,22 @@ function toPg(v: unknown): unknown {
 
 type Queryable = pg.Pool | pg.PoolClient;
 
+/**
+ * PostgreSQL's text cannot hold U+0000 and refuses a query that binds it (22021, "invalid byte
+ * sequence for encoding UTF8: 0x00"); SQLite stores and compares such text. Request text reaches
+ * queries as ids, filters and names, so the refusal is the request's fault: a 400 that says so,
+ * never a 500. Other errors pass unchanged.
+ */
+function nulRefusal(err: unknown, values: unknown[]): ApiError | null {
+  const code = (err as { code?: unknown }).code;
+  if (code !== '22021' && code !== '22P05') return null;
+  if (!values.some((v) => typeof v === 'string' && v.includes('\u0000'))) return null;
+  return new ApiError(
+    'validation_error',
+    'Text with a NUL character (U+0000) cannot be stored or looked up; remove it from the request.',
+  );
+}
+
 class PgStatement implements Statement {
   private readonly c: Compiled;
   constructor(
@@ -102,7 +119,12 @@ class PgStatement implements Statement {
   }
 
   private async query(params: unknown[]): Promise<pg.QueryResult> {
-    return await this.on.query({ text: this.c.text, values: bind(this.c, params) });
+    const values = bind(this.c, params);
+    try {
+      return await this.on.query({ text: this.c.text, values });
+    } catch (err) {
+      throw nulRefusal(err, values) ?? err;
+    }
   }
 
   async get(...params: unknown[]): Promise<unknown> {

@@ -189,12 +189,15 @@ describe('ask (extractive)', () => {
       ).body.data as any[];
       const s300 = ovs.filter((o) => o.block_a.sheet.sheet_number === 'S300');
       expect(s300.some((o) => o.block_a.type === 'Sheet')).toBe(true);
-      for (const o of s300)
+      // The alignment JSON edited in JS and written back: the same on SQLite and PostgreSQL.
+      for (const o of s300) {
+        const row = (await t.svc.db
+          .prepare('SELECT alignment FROM overlays WHERE id = ?')
+          .get(o.id)) as { alignment: string };
         await t.svc.db
-          .prepare(
-            `UPDATE overlays SET alignment = json_set(alignment, '$.low_confidence', json('true')) WHERE id = ?`,
-          )
-          .run(o.id);
+          .prepare('UPDATE overlays SET alignment = ? WHERE id = ?')
+          .run(JSON.stringify({ ...JSON.parse(row.alignment), low_confidence: true }), o.id);
+      }
       const unsure = await ask('what changed on S300');
       expect(unsure.body.answer).toMatch(/could not align the two revisions with confidence/);
       expect(unsure.body.answer).not.toMatch(/Nothing changed/);

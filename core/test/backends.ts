@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -68,4 +68,31 @@ export async function createPgTestDatabase(): Promise<{ url: string; drop(): Pro
       await a.end();
     },
   };
+}
+
+/**
+ * The files that hold a store's bytes, for tests that look for what must never be stored (a
+ * plain API key): SQLite's database, WAL and shared-memory files in the data dir; on PostgreSQL,
+ * after a CHECKPOINT (so every written row is in its table's files), the files of the test's
+ * database and the server's WAL segments. The test cluster runs on this machine
+ * (scripts/pg-test-cluster.sh), so its data directory is readable here.
+ */
+export async function storeFiles(db: Db, dataDir: string): Promise<string[]> {
+  if (db.dialect === 'sqlite')
+    return readdirSync(dataDir)
+      .filter((f) => f.startsWith('blueline.db'))
+      .map((f) => join(dataDir, f));
+  await db.exec('CHECKPOINT');
+  const dir = ((await db.prepare('SHOW data_directory').get()) as { data_directory: string })
+    .data_directory;
+  const oid = (
+    (await db.prepare('SELECT oid FROM pg_database WHERE datname = current_database()').get()) as {
+      oid: number;
+    }
+  ).oid;
+  const under = (d: string) =>
+    readdirSync(d)
+      .map((f) => join(d, f))
+      .filter((f) => statSync(f).isFile());
+  return [...under(join(dir, 'base', String(oid))), ...under(join(dir, 'pg_wal'))];
 }

@@ -71,7 +71,8 @@ let restored: TestService | undefined;
 const scratch = mkdtempSync(join(tmpdir(), 'blueline-backup-test-'));
 
 beforeAll(async () => {
-  t = await startTestService({ workers: 1 });
+  // `blueline backup --data-dir` copies a desktop data dir: SQLite and local files in any lane.
+  t = await startTestService({ workers: 1, desktop: true });
 });
 afterAll(async () => {
   await restored?.stop();
@@ -183,7 +184,7 @@ describe('backup and restore', () => {
     expect(statSync(join(target, 'secrets/url-signing.key')).mode & 0o777).toBe(0o600);
     expect(statSync(join(target, 'tls/key.pem')).mode & 0o777).toBe(0o600);
 
-    restored = await startTestService({ dataDir: target, workers: 1 });
+    restored = await startTestService({ dataDir: target, workers: 1, desktop: true });
     // The certificate came along: the restored service presents the same one.
     expect(restored.svc.certFingerprint256).toBe(t.svc.certFingerprint256);
     const key = t.key; // the original organization's key works on the restored service

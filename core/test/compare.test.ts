@@ -3,7 +3,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uploadDrawing, waitForJob } from './flows';
 import { download, startTestService, type HttpResult, type TestService } from './harness';
 import { ensureOrganization, grantCredits } from '../store/repositories/organizations.repository';
-import { LocalObjectStore } from '../blobs/local-object-store';
 import { sheetLineWorkKey } from '../blobs/keys';
 
 // Revision comparison end to end over HTTPS on the real fixture pairs (contract §6): sheet and block
@@ -179,7 +178,7 @@ describe('drawing comparison (beam proposal 06-02 against 06-01)', () => {
   it('keeps each sheet’s line work (drawn from its PDF objects) beside its image, at the sheet’s size', async () => {
     // The compare reads it from there (jobs/handlers/sheet-source.ts); every beam proposal page has
     // vector line work (text, dimensions, grids) over its images.
-    const objects = new LocalObjectStore({ dataDir: t.dataDir });
+    const objects = t.objects; // the data dir's files, or the service's S3 prefix
     for (const drawing of [beamOld, beamNew]) {
       for (const s of await sheetsOf(drawing.id)) {
         const key = sheetLineWorkKey(projectId, drawing.id, s.id);

@@ -1,7 +1,6 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalObjectStore } from '../blobs/local-object-store';
 import { ensureOrganization, grantCredits } from '../store/repositories/organizations.repository';
 import { FIXTURES, waitForJob as waitJob } from './flows';
 import { startTestService, type HttpResult, type TestService } from './harness';
@@ -168,11 +167,10 @@ describe('credits', () => {
     'refunds everything when the job fails through no fault of the request',
     async () => {
       const before = (await t.request('GET', '/v1/credits')).body;
-      // The stored sheet image is damaged on disk: the service's fault, not the request's.
-      const objects = new LocalObjectStore({ dataDir: t.dataDir });
-      const path = await objects.localPath(sheetImageKey);
-      const good = readFileSync(path);
-      writeFileSync(path, Buffer.from('not a png at all'));
+      // The stored sheet image is damaged in the store (the data dir's file, or the object in
+      // the bucket in team mode): the service's fault, not the request's.
+      const good = readFileSync(await t.objects.localPath(sheetImageKey));
+      await t.objects.put(sheetImageKey, Buffer.from('not a png at all'));
       try {
         const res = await t.request('POST', '/v1/compare', {
           body: { old_id: blocks[0]!.id, new_id: blocks[0]!.id, type: 'Block', analyze: true },
@@ -183,7 +181,7 @@ describe('credits', () => {
         expect(job.error.code).toBe('internal_error');
         expect(job.credits_charged).toBe(0);
       } finally {
-        writeFileSync(path, good);
+        await t.objects.put(sheetImageKey, good);
       }
       const { credits, entries } = await expectLedgerConsistent();
       expect(credits).toEqual(before);

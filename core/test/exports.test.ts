@@ -311,11 +311,16 @@ describe('pdf_report, poor alignment', () => {
         .get(s300.id)) as {
         alignment: string;
       };
+      // The alignment JSON edited in JS and written back: the same on SQLite and PostgreSQL.
+      const poor = {
+        ...JSON.parse(before.alignment),
+        low_confidence: true,
+        confidence: 0.21,
+        warning,
+      };
       await db
-        .prepare(
-          `UPDATE overlays SET alignment = json_set(alignment, '$.low_confidence', json('true'), '$.confidence', 0.21, '$.warning', ?) WHERE id = ?`,
-        )
-        .run(warning, s300.id);
+        .prepare('UPDATE overlays SET alignment = ? WHERE id = ?')
+        .run(JSON.stringify(poor), s300.id);
       try {
         const { bytes } = await runExport({ job_id: cmp.beam, format: 'pdf_report' });
         const path = join(tmp, 'beam-poor.pdf');

@@ -6,6 +6,8 @@ import { createPgTestDatabase, PG_URL } from './backends';
 import { createService, type Service, type ServiceOptions } from '../service';
 import { createApiKey, ensureOrganization } from '../store/repositories/organizations.repository';
 import { S3ObjectStore } from '../blobs/s3-object-store';
+import { LocalObjectStore } from '../blobs/local-object-store';
+import type { ObjectStore } from '../blobs/object-store';
 import {
   startS3rver,
   TEST_BUCKET,
@@ -38,6 +40,8 @@ export interface TestService {
   port: number;
   key: string;
   agent: https.Agent;
+  /** The service's object store (its data dir's files, or its S3 prefix in team mode). */
+  objects: ObjectStore;
   request<T = any>(method: string, path: string, opts?: RequestOptions): Promise<HttpResult<T>>;
   newOrgKey(name: string): Promise<string>;
   stop(opts?: { keepDir?: boolean }): Promise<void>;
@@ -49,7 +53,7 @@ const silent = { info: () => {}, warn: () => {}, error: () => {} };
  * BLUELINE_TEST_STORAGE=s3 runs every service a test starts with its objects on S3 (team mode):
  * one s3rver per test process, a fresh key prefix per service. Default: the data dir's files.
  */
-async function testObjects(dataDir: string): Promise<S3ObjectStore | undefined> {
+async function testObjects(dataDir: string, prefix: string): Promise<S3ObjectStore | undefined> {
   const mode = process.env.BLUELINE_TEST_STORAGE ?? 'local';
   if (mode === 'local') return undefined;
   if (mode !== 's3')
@@ -59,7 +63,7 @@ async function testObjects(dataDir: string): Promise<S3ObjectStore | undefined> 
   const server = await s3rver;
   return new S3ObjectStore({
     bucket: TEST_BUCKET,
-    prefix: `svc-${process.pid}-${++storeSerial}/`,
+    prefix,
     endpoint: server.endpoint,
     credentials: TEST_CREDENTIALS,
     cacheDir: join(dataDir, 'object-cache'),
@@ -68,13 +72,38 @@ async function testObjects(dataDir: string): Promise<S3ObjectStore | undefined> 
 let s3rver: Promise<S3rverProcess> | undefined;
 let storeSerial = 0;
 
-export async function startTestService(
-  options: Partial<ServiceOptions> = {},
-): Promise<TestService> {
+/**
+ * What a service stopped with `keepDir` leaves for the next service on the same data dir: its
+ * PostgreSQL database and its S3 prefix, which live outside the data dir. A restart in team mode
+ * finds its records and objects again, as a desktop restart finds them in the data dir.
+ */
+const keptBackends = new Map<
+  string,
+  { pgDb: Awaited<ReturnType<typeof createPgTestDatabase>> | undefined; prefix: string }
+>();
+
+export interface TestServiceOptions extends Partial<ServiceOptions> {
+  /**
+   * The desktop's backends whatever BLUELINE_TEST_DATABASE and BLUELINE_TEST_STORAGE say: SQLite
+   * and local files in the data dir. For tests of what only the desktop has (a data dir's backup).
+   */
+  desktop?: boolean;
+}
+
+export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
+  const { desktop = false, ...serviceOptions } = options;
+  options = serviceOptions;
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'blueline-test-'));
-  const objects = options.objects ? undefined : await testObjects(dataDir);
-  // BLUELINE_TEST_DATABASE=postgres://…: every test service runs on a fresh PostgreSQL database.
-  const pgDb = PG_URL && !options.database ? await createPgTestDatabase() : undefined;
+  const kept = keptBackends.get(dataDir);
+  keptBackends.delete(dataDir);
+  const prefix = kept?.prefix ?? `svc-${process.pid}-${++storeSerial}/`;
+  const objects = options.objects || desktop ? undefined : await testObjects(dataDir, prefix);
+  // BLUELINE_TEST_DATABASE=postgres://…: every test service runs on a fresh PostgreSQL database
+  // (the one of its data dir's last service, when that one was stopped with keepDir).
+  const pgDb =
+    PG_URL && !options.database && !desktop
+      ? (kept?.pgDb ?? (await createPgTestDatabase()))
+      : undefined;
   const svc = await createService({
     port: 0,
     log: process.env.BLUELINE_TEST_LOG ? undefined : silent,
@@ -101,6 +130,7 @@ export async function startTestService(
   return {
     svc,
     dataDir,
+    objects: options.objects ?? objects ?? new LocalObjectStore({ dataDir }),
     origin,
     port,
     key,
@@ -112,8 +142,11 @@ export async function startTestService(
       agent.destroy();
       await svc.stop();
       objects?.close();
-      await pgDb?.drop();
-      if (!keepDir) rmSync(dataDir, { recursive: true, force: true });
+      if (keepDir) keptBackends.set(dataDir, { pgDb, prefix });
+      else {
+        await pgDb?.drop();
+        rmSync(dataDir, { recursive: true, force: true });
+      }
     },
   };
 }

@@ -891,7 +891,7 @@ describe('expansion', () => {
   });
 });
 
-describe('GET /files (object-store continuation tokens)', () => {
+describe('GET /files (keyset over the stored files)', () => {
   const PDF = Buffer.from('%PDF-1.4\n%%EOF\n');
   const PNG = Buffer.concat([
     Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
@@ -992,6 +992,31 @@ describe('GET /files (object-store continuation tokens)', () => {
         ),
       ),
     ).toMatchObject({ status: 400, code: 'invalid_cursor' });
+    // A cursor of the object-store listing GET /files once paged (a continuation token, no row):
+    // refused with a way out, never read as a position.
+    const codec = new CursorCodec(await loadOrCreateSecret(t.dataDir, 'cursor'));
+    const org = (
+      (await t.svc.db
+        .prepare('SELECT organization_id FROM projects WHERE id = ?')
+        .get(projectId)) as {
+        organization_id: string;
+      }
+    ).organization_id;
+    const legacy = codec.encode({
+      e: '/v1/files',
+      o: org,
+      f: { project_id: projectId },
+      l: 2,
+      k: ['', ''],
+      s: 'eyJ2IjoxfQ',
+      d: 'a',
+    } as Parameters<CursorCodec['encode']>[0]);
+    expect(await problem(withCursor('/v1/files', legacy))).toMatchObject({
+      status: 400,
+      code: 'invalid_cursor',
+      detail:
+        'The cursor was issued by an older version of this list; start again from the first page.',
+    });
     const clamped = await page(`/v1/files?project_id=${projectId}&limit=500`);
     expect(clamped._meta.limit).toBe(100);
     expect(await problem(`/v1/files?project_id=${projectId}&limit=0`)).toMatchObject({

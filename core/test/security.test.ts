@@ -7,6 +7,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadOrCreateSecret } from '../blobs/secrets';
 import { UrlSigner } from '../blobs/signed-url';
+import { storeFiles } from './backends';
 import { startTestService, type TestService } from './harness';
 
 // Security review with tests (issue 7 item 4; isolation and request fuzzing live in
@@ -207,11 +208,13 @@ describe('API keys (contract §11: stored only as SHA-256 hashes)', () => {
     expect(mine).toBeDefined();
     for (const r of rows)
       for (const v of Object.values(r)) expect(String(v)).not.toContain(secret.slice(3));
-    // The raw bytes of the database, its WAL and shared memory: no key, in any form we know.
-    const files = readdirSync(t.dataDir).filter((f) => f.startsWith('blueline.db'));
-    expect(files).toContain('blueline.db');
+    // The raw bytes of the database, its WAL and shared memory (on PostgreSQL: the database's
+    // files and the server's WAL): no key, in any form we know.
+    const files = await storeFiles(t.svc.db, t.dataDir);
+    if (t.svc.db.dialect === 'sqlite') expect(files).toContain(join(t.dataDir, 'blueline.db'));
+    else expect(files.length).toBeGreaterThan(10);
     for (const f of files) {
-      const bytes = readFileSync(join(t.dataDir, f));
+      const bytes = readFileSync(f);
       for (const k of [secret, t.key]) {
         expect(bytes.includes(Buffer.from(k)), `${f} holds a plain key`).toBe(false);
         expect(bytes.includes(Buffer.from(k.slice(3))), `${f} holds a key body`).toBe(false);
@@ -308,7 +311,10 @@ describe('errors never leak internals (contract §3)', () => {
       // The log has the real cause and the request id to find it.
       const logged = logLines.slice(before).join('\n');
       expect(logged, path).toContain(res.body.request_id);
-      expect(logged, path).toMatch(/SQLITE_ERROR|no such table|Cannot read|TypeError/);
+      // SQLite says "no such table", PostgreSQL 'relation "…" does not exist'.
+      expect(logged, path).toMatch(
+        /SQLITE_ERROR|no such table|does not exist|Cannot read|TypeError/,
+      );
     }
   });
 

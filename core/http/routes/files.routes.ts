@@ -11,10 +11,10 @@ import {
 import { ApiError, notFound } from '../../domain/errors';
 import { idKind } from '../../domain/ids';
 import { ObjectStoreUnavailableError, type ObjectStore } from '../../blobs/object-store';
-import { fileKey, filesPrefix, parseFileKey } from '../../blobs/keys';
+import { fileKey } from '../../blobs/keys';
 import { serveObject } from '../../blobs/serve';
 import { UPLOAD_URL_TTL_SECONDS, type UrlSigner } from '../../blobs/signed-url';
-import { getRow, getRows } from '../../store/list-query';
+import { existsBeyond, fetchPage, getRow, type PageKey } from '../../store/list-query';
 import { getFileById, insertFile, markUploaded } from '../../store/repositories/files.repository';
 import { deleteRecord, drawingsUsingFile } from '../../store/repositories/records.repository';
 import type { Row } from '../../store/repositories/row';
@@ -28,8 +28,10 @@ import { Id, listOf } from '../../contract/schemas';
 import { IdParams, idParamsDoc, loadOwned, PagingQueryDoc, serializeOne } from './resource-reads';
 
 // Files (contract §4 File, §5 signed URLs): create → signed PUT of the raw bytes → uploaded.
-// GET /files pages over the object store's continuation tokens (spec pagination rule 6), wrapped
-// in the same signed cursor and envelope as every other list.
+// GET /files pages over the project's `files` rows (keyset on created_at, id: the order of the
+// object keys, newest first), in the same signed cursor and envelope as every other list. It once
+// paged the object store's own listing (spec pagination rule 6); the rows are the record of what
+// is stored on every engine and object store, and S3 lists forward only.
 
 // Listing filters by every type a file may have: uploads and the exports the service wrote.
 const CONTENT_TYPES: readonly string[] = [...FILE_CONTENT_TYPES, ...GENERATED_FILE_CONTENT_TYPES];
@@ -233,7 +235,7 @@ export function filesRoutes(
     operationId: 'listFiles',
     method: 'GET',
     url: '/v1/files',
-    summary: "List a project's stored files, newest first (object-store continuation tokens)",
+    summary: "List a project's stored files, newest first",
     description:
       'Only files whose bytes are stored; a pending file is reachable by GET /v1/files/{id}.',
     tags: ['files'],
@@ -263,8 +265,8 @@ export function filesRoutes(
       let filters: Record<string, string> = {};
       for (const name of ['project_id', 'content_type'])
         if (q[name] !== undefined) filters[name] = q[name]!;
-      let token: string | undefined;
-      let direction: 'forward' | 'backward' = 'forward';
+      let key: PageKey | null = null;
+      let direction: 'after' | 'before' = 'after';
       let remembered = DEFAULT_LIMIT;
       if (q.cursor !== undefined) {
         const c = deps.cursors.decode(q.cursor, endpoint, org);
@@ -275,9 +277,15 @@ export function filesRoutes(
               `The filter '${k}' given beside the cursor differs from the one the cursor was created with.`,
             );
         }
+        // Cursors of the object-store listing (before the list read the database) hold no row.
+        if (!c.k[0] || !c.k[1])
+          throw new ApiError(
+            'invalid_cursor',
+            'The cursor was issued by an older version of this list; start again from the first page.',
+          );
         filters = c.f;
-        token = c.s;
-        direction = c.d === 'b' ? 'backward' : 'forward';
+        key = { created_at: c.k[0], id: c.k[1] };
+        direction = c.d === 'b' ? 'before' : 'after';
         remembered = c.l;
       }
       const projectId = filters.project_id;
@@ -303,74 +311,48 @@ export function filesRoutes(
       if (!(await getRow(deps.db, 'projects', org, projectId)))
         throw notFound('project', projectId);
 
-      // Page through the store, filtering by the database rows, until the page is full.
-      const collected: Row[] = [];
-      let nextToken: string | null = null;
-      let prevToken: string | null = null;
-      let cursorToken = token ?? null;
-      let first = true;
-      for (let guard = 0; guard < 1000 && collected.length < limit; guard++) {
-        const page = await objects.list(filesPrefix(projectId), {
-          limit: limit - collected.length,
-          token: cursorToken,
-          direction,
-        });
-        const ids = page.keys
-          .map((k) => parseFileKey(k.key)?.fileId)
-          .filter((v): v is string => !!v);
-        const rows = await getRows<Row>(deps.db, 'files', org, ids);
-        const kept = ids
-          .map((i) => rows.get(i))
-          .filter(
-            (r): r is Row => !!r && (contentType === undefined || r.content_type === contentType),
-          );
-        if (direction === 'forward') {
-          collected.push(...kept);
-          if (first) prevToken = page.prevToken;
-          nextToken = page.nextToken;
-          cursorToken = page.nextToken;
-        } else {
-          collected.unshift(...kept);
-          if (first) nextToken = page.nextToken;
-          prevToken = page.prevToken;
-          cursorToken = page.prevToken;
-        }
-        first = false;
-        if (!cursorToken) break;
-      }
-      // With a content_type filter a full page may end just before keys that all fail the filter:
-      // look ahead so the last page really has no `next` (and the first no `prev`).
-      const hasMatchBeyond = async (
-        token: string,
-        dir: 'forward' | 'backward',
-      ): Promise<boolean> => {
-        let tok: string | null = token;
-        for (let guard = 0; tok && guard < 1000; guard++) {
-          const page = await objects.list(filesPrefix(projectId), {
-            limit: 100,
-            token: tok,
-            direction: dir,
-          });
-          const ids = page.keys
-            .map((k) => parseFileKey(k.key)?.fileId)
-            .filter((v): v is string => !!v);
-          const rows = await getRows<Row>(deps.db, 'files', org, ids);
-          if ([...rows.values()].some((r) => r.content_type === contentType)) return true;
-          tok = dir === 'forward' ? page.nextToken : page.prevToken;
-        }
-        return false;
+      // Keyset paging over the project's `files` rows whose bytes are stored (status uploaded),
+      // newest first: the same query on SQLite and PostgreSQL, one indexed range read per page,
+      // whichever object store holds the bytes (S3 lists forward only).
+      const base = {
+        table: 'files',
+        organizationId: org,
+        conditions: [
+          { sql: 'project_id = ?', params: [projectId] },
+          { sql: "status = 'uploaded'", params: [] },
+          ...(contentType !== undefined
+            ? [{ sql: 'content_type = ?', params: [contentType] }]
+            : []),
+        ],
       };
-      if (contentType !== undefined) {
-        if (nextToken && !(await hasMatchBeyond(nextToken, 'forward'))) nextToken = null;
-        if (prevToken && !(await hasMatchBeyond(prevToken, 'backward'))) prevToken = null;
+      const page = await fetchPage<Row & PageKey>(deps.db, { ...base, limit, direction, key });
+      const make = (row: PageKey, d: 'a' | 'b') =>
+        deps.cursors.encode({
+          e: endpoint,
+          o: org,
+          f: filters,
+          l: limit,
+          k: [row.created_at, row.id],
+          d,
+        });
+      const first = page.rows[0];
+      const last = page.rows[page.rows.length - 1];
+      let next: string | null = null;
+      let prev: string | null = null;
+      if (direction === 'after') {
+        if (page.more && last) next = make(last, 'a');
+        if (key) {
+          const anchor = first ?? key;
+          if (await existsBeyond(deps.db, base, anchor, 'before')) prev = make(anchor, 'b');
+        }
+      } else {
+        if (page.more && first) prev = make(first, 'b');
+        const anchor = last ?? key!;
+        if (await existsBeyond(deps.db, base, anchor, 'after')) next = make(anchor, 'a');
       }
-      const wrap = (s: string | null, d: 'a' | 'b') =>
-        s
-          ? deps.cursors.encode({ e: endpoint, o: org, f: filters, l: limit, k: ['', ''], s, d })
-          : null;
       return {
-        data: collected.map((r) => RESOURCES.file.toApi(r, ctx)),
-        _meta: { next: wrap(nextToken, 'a'), prev: wrap(prevToken, 'b'), limit },
+        data: page.rows.map((r) => RESOURCES.file.toApi(r, ctx)),
+        _meta: { next, prev, limit },
       };
     },
   });

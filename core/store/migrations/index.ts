@@ -11,6 +11,7 @@ import { sql as jobClaims } from './010-job-claims.migration';
 import { sql as exportFiles } from './011-export-files.migration';
 import { sql as changeCategories } from './012-change-categories.migration';
 import { sql as jobDispatch } from './013-job-dispatch.migration';
+import { sql as searchWords } from './014-search-words.migration';
 
 export interface Migration {
   version: number;
@@ -33,4 +34,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 11, name: 'export-files', sql: exportFiles },
   { version: 12, name: 'change-categories', sql: changeCategories },
   { version: 13, name: 'job-dispatch', sql: jobDispatch },
+  { version: 14, name: 'search-words', sql: searchWords },
 ];

@@ -98,6 +98,48 @@ ALTER TABLE changes ADD CONSTRAINT changes_category_check
   CHECK (category IN ('geometry', 'text', 'dimension', 'annotation', 'title_block', 'fill', 'style', 'noise'));
 `;
 
+/**
+ * Migration 14: the index cuts text as FTS5's unicode61 does — letters and digits only, and no
+ * phrase across two columns.
+ *
+ * - Migration 2 turned `- _ / .` into spaces and left the rest to PostgreSQL's parser, which reads
+ *   more than words: `<FIRE>` is an XML tag (dropped), `+601` a signed integer, `a@b.com` one
+ *   e-mail token, `www.x.org/a/b` a URL — none found by the words inside, as FTS5 finds them. Every
+ *   ASCII punctuation character becomes a space now (other punctuation is already a blank to the
+ *   parser; a fixed list, not `[:punct:]`, so the result does not depend on the locale).
+ * - Migration 5 indexed a record's columns as one text, so the phrase "floor plan" matched a
+ *   block titled "1st Floor" of type "Plan"; FTS5 matches a phrase inside one column only.
+ *   `bl_tsv_columns` leaves one empty position between columns (a filler word, deleted after
+ *   the vector is built), so `<->` never joins the last word of one column to the first of the
+ *   next, while `&` still combines words from any column, as FTS5's AND does.
+ *
+ * The generated columns are dropped and added again (their indexes with them), which recomputes
+ * them. `bl_tsquery` is the query side: the same accent folding over a query written in tsquery
+ * syntax by the search service.
+ */
+const retsv = (table: string, column: string, expr: string, index: string) => /* sql */ `
+ALTER TABLE ${table} DROP COLUMN ${column};
+ALTER TABLE ${table} ADD COLUMN ${column} tsvector GENERATED ALWAYS AS (${expr}) STORED;
+CREATE INDEX ${index} ON ${table} USING GIN (${column});`;
+
+const searchWords = /* sql */ `
+CREATE OR REPLACE FUNCTION bl_search_text(t text) RETURNS text
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  AS $$ SELECT regexp_replace(unaccent('unaccent'::regdictionary, coalesce(t, '')), '[\\x21-\\x2f\\x3a-\\x40\\x5b-\\x60\\x7b-\\x7e]+', ' ', 'g') $$;
+CREATE FUNCTION bl_tsv_columns(VARIADIC cols text[]) RETURNS tsvector
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  AS $$ SELECT ts_delete(to_tsvector('simple'::regconfig,
+    array_to_string(ARRAY(SELECT bl_search_text(c) FROM unnest(cols) AS c), ' blcolumngap0 ')), 'blcolumngap0') $$;
+CREATE FUNCTION bl_tsquery(q text) RETURNS tsquery
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  AS $$ SELECT to_tsquery('simple'::regconfig, unaccent('unaccent'::regdictionary, q)) $$;
+${retsv('search_index', 'tsv', 'bl_tsv(text)', 'search_index_tsv')}
+${retsv('sheets', 'search_tsv', 'bl_tsv_columns(sheet_number, title)', 'sheets_search')}
+${retsv('blocks', 'search_tsv', 'bl_tsv_columns(title, type)', 'blocks_search')}
+${retsv('changes', 'search_tsv', 'bl_tsv_columns(description, text_before, text_after, note)', 'changes_search')}
+${retsv('symbols', 'search_tsv', 'bl_tsv(label)', 'symbols_search')}
+`;
+
 export const PG_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial', sql: fromSqlite(initial) },
   { version: 2, name: 'search-index', sql: searchIndex },
@@ -112,4 +154,5 @@ export const PG_MIGRATIONS: readonly Migration[] = [
   { version: 11, name: 'export-files', sql: fromSqlite(exportFiles) },
   { version: 12, name: 'change-categories', sql: changeCategories },
   { version: 13, name: 'job-dispatch', sql: fromSqlite(jobDispatch) + pgNotify },
+  { version: 14, name: 'search-words', sql: searchWords },
 ];

@@ -327,7 +327,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List a project's stored files, newest first (object-store continuation tokens)
+         * List a project's stored files, newest first
          * @description Only files whose bytes are stored; a pending file is reachable by GET /v1/files/{id}.
          */
         get: operations["listFiles"];
