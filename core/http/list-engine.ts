@@ -1,7 +1,7 @@
 import { ApiError, notFound } from '../domain/errors';
 import { idPatternSource } from '../domain/ids';
 import type { Db } from '../store/db';
-import { existsBeyond, fetchPage, getRow, type Condition, type PageKey } from '../store/list-query';
+import { fetchPage, getRow, pageLinks, type Condition, type PageKey } from '../store/list-query';
 import {
   parseExpand,
   serializeWithExpansion,
@@ -267,7 +267,7 @@ async function loadPage(endpoint: ListEndpoint, req: ListRequest): Promise<Page>
   const base = { table: def.table, organizationId: req.organizationId, conditions };
   const direction = cursor?.d === 'b' ? 'before' : 'after';
   const key: PageKey | null = cursor ? { created_at: cursor.k[0], id: cursor.k[1] } : null;
-  const page = await fetchPage<Row>(req.db, {
+  const page = await fetchPage<Row & PageKey>(req.db, {
     ...base,
     limit,
     direction,
@@ -285,22 +285,7 @@ async function loadPage(endpoint: ListEndpoint, req: ListRequest): Promise<Page>
       k: [row.created_at, row.id],
       d,
     });
-  const first = page.rows[0] as PageKey | undefined;
-  const last = page.rows[page.rows.length - 1] as PageKey | undefined;
-
-  let next: string | null = null;
-  let prev: string | null = null;
-  if (direction === 'after') {
-    if (page.more && last) next = make(last, 'a');
-    if (key) {
-      const anchor = first ?? key;
-      if (await existsBeyond(req.db, base, anchor, 'before')) prev = make(anchor, 'b');
-    }
-  } else {
-    if (page.more && first) prev = make(first, 'b');
-    const anchor = last ?? key!;
-    if (await existsBeyond(req.db, base, anchor, 'after')) next = make(anchor, 'a');
-  }
+  const { next, prev } = await pageLinks(req.db, { ...base, direction, key }, page, make);
 
   return { rows: page.rows, tree, meta: { next, prev, limit } };
 }

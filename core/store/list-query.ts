@@ -80,6 +80,36 @@ export async function existsBeyond(
 }
 
 /**
+ * The `next`/`prev` cursors of a fetched page: `encode(row, 'a')` is a cursor to the rows older than
+ * `row`, `encode(row, 'b')` to the newer ones. Forward, `next` follows when the page found more and
+ * `prev` when a key was given and something newer lies before the page (or before the key, for an
+ * empty page); backward, the mirror image. One rule for every list, so their cursors agree.
+ */
+export async function pageLinks(
+  db: Db,
+  q: Pick<PageQuery, 'table' | 'organizationId' | 'conditions' | 'direction' | 'key'>,
+  page: PageResult<PageKey>,
+  encode: (row: PageKey, d: 'a' | 'b') => string,
+): Promise<{ next: string | null; prev: string | null }> {
+  const first = page.rows[0];
+  const last = page.rows[page.rows.length - 1];
+  let next: string | null = null;
+  let prev: string | null = null;
+  if (q.direction === 'after') {
+    if (page.more && last) next = encode(last, 'a');
+    if (q.key) {
+      const anchor = first ?? q.key;
+      if (await existsBeyond(db, q, anchor, 'before')) prev = encode(anchor, 'b');
+    }
+  } else {
+    if (page.more && first) prev = encode(first, 'b');
+    const anchor = last ?? q.key!;
+    if (await existsBeyond(db, q, anchor, 'after')) next = encode(anchor, 'a');
+  }
+  return { next, prev };
+}
+
+/**
  * No stored id holds U+0000 (ids are generated), and PostgreSQL's text cannot even hold one: it
  * refuses the query. Such an id is simply not found, on both engines.
  */

@@ -14,7 +14,7 @@ import { ObjectStoreUnavailableError, type ObjectStore } from '../../blobs/objec
 import { fileKey } from '../../blobs/keys';
 import { serveObject } from '../../blobs/serve';
 import { UPLOAD_URL_TTL_SECONDS, type UrlSigner } from '../../blobs/signed-url';
-import { existsBeyond, fetchPage, getRow, type PageKey } from '../../store/list-query';
+import { fetchPage, getRow, pageLinks, type PageKey } from '../../store/list-query';
 import { getFileById, insertFile, markUploaded } from '../../store/repositories/files.repository';
 import { deleteRecord, drawingsUsingFile } from '../../store/repositories/records.repository';
 import type { Row } from '../../store/repositories/row';
@@ -335,21 +335,7 @@ export function filesRoutes(
           k: [row.created_at, row.id],
           d,
         });
-      const first = page.rows[0];
-      const last = page.rows[page.rows.length - 1];
-      let next: string | null = null;
-      let prev: string | null = null;
-      if (direction === 'after') {
-        if (page.more && last) next = make(last, 'a');
-        if (key) {
-          const anchor = first ?? key;
-          if (await existsBeyond(deps.db, base, anchor, 'before')) prev = make(anchor, 'b');
-        }
-      } else {
-        if (page.more && first) prev = make(first, 'b');
-        const anchor = last ?? key!;
-        if (await existsBeyond(deps.db, base, anchor, 'after')) next = make(anchor, 'a');
-      }
+      const { next, prev } = await pageLinks(deps.db, { ...base, direction, key }, page, make);
       return {
         data: page.rows.map((r) => RESOURCES.file.toApi(r, ctx)),
         _meta: { next, prev, limit },
