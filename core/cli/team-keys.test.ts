@@ -9,16 +9,20 @@
 // it the file is skipped, saying so, except under CI=true, where it starts its own throwaway cluster
 // rather than skip (teamTestServer).
 import { spawn } from 'node:child_process';
+import https from 'node:https';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { LocalObjectStore } from '../blobs/local-object-store';
 import { createTeamDatabase, teamTestServer } from '../jobs/team.process.test-support';
+import { createService } from '../service';
 import { bootstrapFirstKey, DEFAULT_ORGANIZATION_CREDITS } from '../services/credits.service';
 import { openPostgres, type PgDb } from '../store/pg-db';
 import { PG_MIGRATIONS } from '../store/migrations/postgres';
 import { findActiveKey, hashKey } from '../store/repositories/organizations.repository';
+import { httpsRequest } from '../test/harness';
 
 const server = teamTestServer();
 if (!server)
@@ -81,6 +85,34 @@ async function database(migrate = true): Promise<{ url: string; db: PgDb }> {
   return { url: created.url, db };
 }
 
+const silent = { info: () => {}, warn: () => {}, error: () => {} };
+
+/** An API process (no workers run) on the team database: `status(key)` of GET /v1/projects. */
+async function api(url: string): Promise<{ status(key: string): Promise<number> }> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'blueline-team-keys-api-'));
+  const svc = await createService({
+    dataDir,
+    objects: new LocalObjectStore({ dataDir }),
+    database: url,
+    migrate: false,
+    port: 0,
+    workers: 1,
+    warmWorkers: false,
+    log: silent,
+  });
+  const { origin } = await svc.start();
+  const agent = new https.Agent({ ca: svc.caCertPem });
+  cleanups.push(async () => {
+    agent.destroy();
+    await svc.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  return {
+    status: async (key) =>
+      (await httpsRequest(agent, origin, 'GET', '/v1/projects', { key })).status,
+  };
+}
+
 async function one<T>(db: PgDb, sql: string, ...params: unknown[]): Promise<T> {
   return (await db.prepare(sql).get(...params)) as T;
 }
@@ -88,6 +120,7 @@ async function one<T>(db: PgDb, sql: string, ...params: unknown[]): Promise<T> {
 describe.skipIf(!server)('blueline keys and credits on PostgreSQL', () => {
   it('create prints only a key stored by hash; list never shows a secret; revoke; credits grant adds; --database or $BLUELINE_DATABASE_URL', async () => {
     const { url, db } = await database();
+    const server = await api(url);
     const created = await cli([
       'keys',
       'create',
@@ -111,6 +144,7 @@ describe.skipIf(!server)('blueline keys and credits on PostgreSQL', () => {
     );
     expect(row!.organization_id).toBe(acme.id);
     expect(acme.credit_balance).toBe(5);
+    expect(await server.status(acmeKey)).toBe(200);
 
     // Through $BLUELINE_DATABASE_URL: a second key of the same organization, not a new one.
     const again = await cli(['keys', 'create', '--org', 'Acme Builders'], {
@@ -147,6 +181,9 @@ describe.skipIf(!server)('blueline keys and credits on PostgreSQL', () => {
     expect(revoked.stdout).toBe(`revoked ${row!.id}\n`);
     expect(await findActiveKey(db, acmeKey)).toBeUndefined();
     expect(await findActiveKey(db, acmeKey2)).toBeDefined();
+    // The running API process refuses the revoked key at its next request.
+    expect(await server.status(acmeKey)).toBe(401);
+    expect(await server.status(acmeKey2)).toBe(200);
     const listed = await cli(['keys', 'list', '--database', url]);
     expect(listed.stdout.split('\n').find((l) => l.startsWith(row!.id))).toMatch(/\trevoked /);
     const twice = await cli(['keys', 'revoke', row!.id, '--database', url]);
