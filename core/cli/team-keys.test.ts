@@ -3,7 +3,11 @@
 // --database postgres://… or $BLUELINE_DATABASE_URL; a database not at this build's schema refused
 // like serve and worker refuse it (3 unmigrated, 1 newer). And the first start of API processes on
 // one empty database: concurrent bootstraps on separate pools create exactly one organization and
-// one first key.
+// one first key (this one fails without the lock: with the check outside the transaction, or
+// inside it but unlocked, pools all see no organization: a second key or a duplicate-key error),
+// and three real `serve` processes
+// started together print one key between them (end to end; their start-up times differ by
+// seconds, so that one alone would seldom catch the race).
 //
 // Needs PostgreSQL: $BLUELINE_TEST_DATABASE (scripts/pg-test-cluster.sh start prints one). Without
 // it the file is skipped, saying so, except under CI=true, where it starts its own throwaway cluster
@@ -16,6 +20,8 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LocalObjectStore } from '../blobs/local-object-store';
+import { startS3rver, TEST_BUCKET, TEST_CREDENTIALS } from '../blobs/s3rver.test-support';
+import { migrateQueueSchema } from '../jobs/bullmq-dispatcher';
 import { createTeamDatabase, teamTestServer } from '../jobs/team.process.test-support';
 import { createService } from '../service';
 import { bootstrapFirstKey, DEFAULT_ORGANIZATION_CREDITS } from '../services/credits.service';
@@ -296,3 +302,71 @@ describe.skipIf(!server)('first start of several API processes on one empty data
     expect((await db.prepare('SELECT id FROM api_keys').all()).length).toBe(1);
   }, 120_000);
 });
+
+describe.skipIf(!server)(
+  'first start of several `blueline serve` processes on one empty database',
+  () => {
+    it('three started at once print one first key between them', async () => {
+      const { url, db } = await database();
+      await migrateQueueSchema(url);
+      const s3 = await startS3rver();
+      cleanups.push(() => s3.dispose());
+      const storage = `s3://${TEST_BUCKET}/keys/?endpoint=${encodeURIComponent(s3.endpoint)}&region=us-east-1`;
+      const env: NodeJS.ProcessEnv = {
+        ...process.env,
+        AWS_ACCESS_KEY_ID: TEST_CREDENTIALS.accessKeyId,
+        AWS_SECRET_ACCESS_KEY: TEST_CREDENTIALS.secretAccessKey,
+      };
+      delete env.BLUELINE_DATA_DIR;
+      delete env.BLUELINE_DATABASE_URL;
+      delete env.BLUELINE_STORAGE_URL;
+      const procs = Array.from({ length: 3 }, () => {
+        const dataDir = mkdtempSync(join(tmpdir(), 'blueline-team-keys-serve-'));
+        const child = spawn(
+          process.execPath,
+          [
+            ...['--import', 'tsx', 'core/cli/main.ts', 'serve', '--port', '0', '--no-web'],
+            ...['--no-warmup', '--no-workers', '--data-dir', dataDir],
+            ...['--database', url, '--storage', storage],
+          ],
+          { cwd: repoRoot, env },
+        );
+        let out = '';
+        let err = '';
+        child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+        child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+        const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+        cleanups.push(() => {
+          child.kill('SIGKILL');
+          rmSync(dataDir, { recursive: true, force: true });
+        });
+        return { child, exited, out: () => out, err: () => err };
+      });
+      // Each prints its banner once listening, after the first-key step (or exits on an error).
+      const deadline = Date.now() + 120_000;
+      while (
+        !procs.every((p) => /Blueline API: https:/.test(p.out()) || p.child.exitCode !== null)
+      ) {
+        if (Date.now() > deadline) throw new Error('serve printed no banner in 120 s');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      await new Promise((r) => setTimeout(r, 300)); // the lines after the banner, same tick
+      for (const p of procs) expect(p.child.exitCode, p.err()).toBeNull();
+      const printed = procs.flatMap((p) =>
+        [...p.out().matchAll(/API key \(organization "Default", shown once\): (sk_\w+)/g)].map(
+          (m) => m[1]!,
+        ),
+      );
+      expect(printed).toHaveLength(1);
+      const keys = (await db.prepare('SELECT key_hash FROM api_keys').all()) as {
+        key_hash: string;
+      }[];
+      expect(keys).toEqual([{ key_hash: hashKey(printed[0]!) }]);
+      expect((await one<{ n: number }>(db, 'SELECT count(*)::int AS n FROM organizations')).n).toBe(
+        1,
+      );
+      for (const p of procs) p.child.kill('SIGTERM');
+      expect(await Promise.all(procs.map((p) => p.exited))).toEqual([0, 0, 0]);
+    }, 240_000);
+  },
+);
