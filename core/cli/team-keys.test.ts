@@ -5,9 +5,8 @@
 // one empty database: concurrent bootstraps on separate pools create exactly one organization and
 // one first key (this one fails without the lock: with the check outside the transaction, or
 // inside it but unlocked, pools all see no organization: a second key or a duplicate-key error),
-// and three real `serve` processes
-// started together print one key between them (end to end; their start-up times differ by
-// seconds, so that one alone would seldom catch the race).
+// and three real `serve` processes started together print one key between them (end to end; their
+// start-up times differ by seconds, so that test alone would seldom catch the race).
 //
 // Needs PostgreSQL: $BLUELINE_TEST_DATABASE (scripts/pg-test-cluster.sh start prints one). Without
 // it the file is skipped, saying so, except under CI=true, where it starts its own throwaway cluster
