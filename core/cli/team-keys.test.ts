@@ -26,7 +26,11 @@ import { createService } from '../service';
 import { bootstrapFirstKey, DEFAULT_ORGANIZATION_CREDITS } from '../services/credits.service';
 import { openPostgres, type PgDb } from '../store/pg-db';
 import { PG_MIGRATIONS } from '../store/migrations/postgres';
-import { findActiveKey, hashKey } from '../store/repositories/organizations.repository';
+import {
+  ensureOrganization,
+  findActiveKey,
+  hashKey,
+} from '../store/repositories/organizations.repository';
 import { httpsRequest } from '../test/harness';
 
 const server = teamTestServer();
@@ -299,6 +303,18 @@ describe.skipIf(!server)('first start of several API processes on one empty data
       Array(N).fill(undefined),
     );
     expect((await db.prepare('SELECT id FROM api_keys').all()).length).toBe(1);
+    // `keys create --org NAME` run at once on several machines: one organization of that name.
+    const made = await Promise.all(apis.map((a) => ensureOrganization(a, 'Acme Builders')));
+    expect(new Set(made.map((o) => o.id)).size).toBe(1);
+    expect(
+      (
+        await one<{ n: number }>(
+          db,
+          'SELECT count(*)::int AS n FROM organizations WHERE name = ?',
+          'Acme Builders',
+        )
+      ).n,
+    ).toBe(1);
   }, 120_000);
 });
 
