@@ -23,8 +23,8 @@ import { describeStorage, openS3Storage, parseStorageUrl, StorageUrlError } from
 import { MIGRATE_USAGE, MigrateUsageError, runMigrate } from './migrate';
 import { ObjectStoreUnavailableError } from '../blobs/object-store';
 import type { S3ObjectStore } from '../blobs/s3-object-store';
-import { ensureDefaultOrganization } from '../services/credits.service';
-import { openDatabase } from '../store/db';
+import { bootstrapFirstKey } from '../services/credits.service';
+import { openDatabase, type Db } from '../store/db';
 import { BackupError, backupDataDir, restoreDataDir } from '../services/backup.service';
 import {
   backupProject,
@@ -34,7 +34,6 @@ import {
 } from '../services/project-archive.service';
 import { LocalObjectStore } from '../blobs/local-object-store';
 import {
-  countOrganizations,
   createApiKey,
   ensureOrganization,
   findOrganizationByName,
@@ -68,6 +67,9 @@ const USAGE = `Usage: blueline <command> [options]
   keys list [--data-dir D]                               List keys (never the secret).
   keys revoke KEY_ID [--data-dir D]                      Revoke a key.
   credits grant --org NAME --amount N [--data-dir D]     Add credits to an organization.
+        keys and credits take --database postgres://… instead of --data-dir for a team server
+        (default $BLUELINE_DATABASE_URL unless --data-dir is given; no --storage needed). Refuses
+        a database not at this build's schema: unmigrated or older exit 3, newer exit 1.
   backup DIR [--data-dir D]                              Back up the data dir into the new or empty DIR
                                                          (safe while the service runs).
   restore DIR [--data-dir D] [--force]                   Restore backup DIR as the data dir (which must be
@@ -167,10 +169,8 @@ async function serve(argv: string[]): Promise<void> {
     ...(maxUpload ? { config: { maxUploadBytes: maxUpload } } : {}),
     ...(values['no-warmup'] ? { warmWorkers: false } : {}),
   });
-  const isNew = (await countOrganizations(svc.db)) === 0;
-  const firstKey = isNew
-    ? (await createApiKey(svc.db, (await ensureDefaultOrganization(svc.db)).id, 'first key')).secret
-    : undefined;
+  // Atomic: API processes started at once on one empty database print one first key between them.
+  const firstKey = await bootstrapFirstKey(svc.db);
   const { baseUrl, origin } = await svc.start();
   console.log(`Blueline API: ${baseUrl}`);
   console.log(`Data dir: ${dataDir}`);
@@ -340,13 +340,33 @@ async function worker(argv: string[]): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'));
 }
 
+/**
+ * The store `keys` and `credits` work on: the data dir's SQLite file (--data-dir), or a team
+ * server's PostgreSQL (--database postgres://…, default $BLUELINE_DATABASE_URL unless --data-dir
+ * is given). PostgreSQL must be at exactly this build's schema, as for serve and worker:
+ * unmigrated or older exits 3, newer or another Blueline's exits 1 (SchemaMismatchError).
+ */
 async function withDb<T>(
-  dataDirArg: string | undefined,
-  fn: (db: ReturnType<typeof openDatabase>) => Promise<T>,
+  values: { 'data-dir'?: string; database?: string },
+  fn: (db: Db) => Promise<T>,
 ): Promise<T> {
-  const dataDir = resolve(dataDirArg ?? defaultDataDir());
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  const db = openDatabase(join(dataDir, 'blueline.db'));
+  const explicitDir = values['data-dir'] !== undefined;
+  const database =
+    values.database ?? (explicitDir ? undefined : process.env.BLUELINE_DATABASE_URL || undefined);
+  let db: Db;
+  if (database !== undefined) {
+    if (explicitDir) throw new UsageError('Give --data-dir or --database, not both.');
+    if (!/^postgres(ql)?:\/\//.test(database))
+      throw new UsageError(
+        `--database takes a PostgreSQL URL (postgres://user@host:port/db) but received '${redactUrl(database)}'; leave it out to use the data dir's SQLite store.`,
+      );
+    const { openPostgres } = await import('../store/pg-db');
+    db = await openPostgres(database, { max: 2, migrate: false });
+  } else {
+    const dataDir = resolve(values['data-dir'] ?? defaultDataDir());
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    db = openDatabase(join(dataDir, 'blueline.db'));
+  }
   try {
     return await fn(db);
   } finally {
@@ -362,6 +382,7 @@ async function keys(argv: string[]): Promise<void> {
       org: { type: 'string' },
       credits: { type: 'string' },
       'data-dir': { type: 'string' },
+      database: { type: 'string' },
       label: { type: 'string' },
     },
     allowPositionals: true,
@@ -374,7 +395,7 @@ async function keys(argv: string[]): Promise<void> {
       throw new UsageError(
         `Expected a non-negative integer for --credits but received '${values.credits}'.`,
       );
-    await withDb(values['data-dir'], async (db) => {
+    await withDb(values, async (db) => {
       const org = await ensureOrganization(db, values.org!);
       if (credits) await grantCredits(db, org.id, credits, 'grant');
       console.log((await createApiKey(db, org.id, values.label ?? null)).secret);
@@ -382,7 +403,7 @@ async function keys(argv: string[]): Promise<void> {
     return;
   }
   if (sub === 'list') {
-    await withDb(values['data-dir'], async (db) => {
+    await withDb(values, async (db) => {
       for (const k of await listApiKeys(db)) {
         console.log(
           [
@@ -400,7 +421,7 @@ async function keys(argv: string[]): Promise<void> {
   if (sub === 'revoke') {
     const id = positionals[0];
     if (!id) throw new UsageError('keys revoke needs KEY_ID (see `keys list`).');
-    await withDb(values['data-dir'], async (db) => {
+    await withDb(values, async (db) => {
       if (!(await revokeApiKey(db, id))) throw new UsageError(`No active key with id '${id}'.`);
       console.log(`revoked ${id}`);
     });
@@ -417,6 +438,7 @@ async function credits(argv: string[]): Promise<void> {
       org: { type: 'string' },
       amount: { type: 'string' },
       'data-dir': { type: 'string' },
+      database: { type: 'string' },
     },
     strict: true,
   });
@@ -424,7 +446,7 @@ async function credits(argv: string[]): Promise<void> {
   if (!values.org) throw new UsageError('credits grant needs --org NAME.');
   const amount = positiveInt('amount', values.amount);
   if (!amount) throw new UsageError('credits grant needs --amount N.');
-  await withDb(values['data-dir'], async (db) => {
+  await withDb(values, async (db) => {
     const org =
       (await findOrganizationByName(db, values.org!)) ??
       (await ensureOrganization(db, values.org!));

@@ -3,6 +3,8 @@ import type { Db } from '../store/db';
 import { countOverlaysOfJob } from '../store/repositories/overlays.repository';
 import { parseSheetsScanned } from '../store/repositories/symbols.repository';
 import {
+  countOrganizations,
+  createApiKey,
   ensureOrganization,
   findOrganizationByName,
   grantCredits,
@@ -109,15 +111,52 @@ export async function settleJobCredits(db: Db, job: SettledJob): Promise<void> {
  */
 export const DEFAULT_ORGANIZATION_CREDITS = 10_000;
 
+/** Any number to lock on: API processes starting together on one database take turns here. */
+const BOOTSTRAP_LOCK = 74_2021_0002;
+
+/**
+ * Inside a transaction: on PostgreSQL, waits for any other process's check-and-create of the
+ * first organization (pg_advisory_xact_lock, released at its COMMIT); on SQLite the transaction's
+ * BEGIN IMMEDIATE already serialises writers.
+ */
+async function lockBootstrap(tx: Db): Promise<void> {
+  if (tx.dialect === 'postgres')
+    await tx.prepare('SELECT pg_advisory_xact_lock(?)').get(BOOTSTRAP_LOCK);
+}
+
+async function defaultOrganizationIn(tx: Db): Promise<{ id: string }> {
+  const existing = await findOrganizationByName(tx, 'Default');
+  if (existing) return existing;
+  const org = await ensureOrganization(tx, 'Default');
+  await grantCredits(tx, org.id, DEFAULT_ORGANIZATION_CREDITS, 'starting balance');
+  return org;
+}
+
 /** The "Default" organization, created with its starting balance (one ledger grant) if new. */
 export async function ensureDefaultOrganization(db: Db): Promise<{ id: string }> {
   return await db.transaction(
     async (tx) => {
-      const existing = await findOrganizationByName(tx, 'Default');
-      if (existing) return existing;
-      const org = await ensureOrganization(tx, 'Default');
-      await grantCredits(tx, org.id, DEFAULT_ORGANIZATION_CREDITS, 'starting balance');
-      return org;
+      await lockBootstrap(tx);
+      return await defaultOrganizationIn(tx);
+    },
+    { immediate: true },
+  );
+}
+
+/**
+ * First start (`blueline serve` on an empty database): when no organization exists, creates
+ * "Default" with its starting balance and its first API key, and returns the key's secret (shown
+ * once); otherwise undefined. The check and the creation are one transaction under a lock, so any
+ * number of API processes starting at once on one empty database create exactly one organization
+ * and one first key.
+ */
+export async function bootstrapFirstKey(db: Db): Promise<string | undefined> {
+  return await db.transaction(
+    async (tx) => {
+      await lockBootstrap(tx);
+      if ((await countOrganizations(tx)) > 0) return undefined;
+      const org = await defaultOrganizationIn(tx);
+      return (await createApiKey(tx, org.id, 'first key')).secret;
     },
     { immediate: true },
   );

@@ -48,11 +48,14 @@ export async function ensureOrganization(db: Db, name: string): Promise<Organiza
   const existing = await findOrganizationByName(db, name);
   if (existing) return existing;
   const now = monotonicNow();
-  const id = newId('organization');
+  // ON CONFLICT: another process creating the same name at once (`keys create` on a team server)
+  // makes this a no-op rather than a unique-constraint error; both then read the one row.
   await db
-    .prepare('INSERT INTO organizations (id, name, created_at, updated_at) VALUES (?, ?, ?, ?)')
-    .run(id, name, now, now);
-  return (await getOrganization(db, id))!;
+    .prepare(
+      'INSERT INTO organizations (id, name, created_at, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (name) DO NOTHING',
+    )
+    .run(newId('organization'), name, now, now);
+  return (await findOrganizationByName(db, name))!;
 }
 
 export async function countOrganizations(db: Db): Promise<number> {
