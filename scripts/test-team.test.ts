@@ -28,6 +28,9 @@ describe('npm run test:team', () => {
       'core/test/files.test.ts',
       'core/test/credits.test.ts',
       'core/test/webhooks.test.ts',
+      // Their PostgreSQL cases run only here on CI (the plain vitest run has no database).
+      'core/test/project-archive.test.ts',
+      'core/test/orphan-sweep.test.ts',
     ])
       expect(files).toContain(f);
     // SQLite-only children, pixel work and plain units are not run twice.

@@ -31,13 +31,17 @@ const png = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
 const HOUR = 60 * 60_000;
 
 if (!PG_URL) {
+  // On CI the PostgreSQL cases run in the PostgreSQL + S3 lane of `npm test` (scripts/test-team.mjs
+  // sets BLUELINE_TEST_DATABASE; under CI=true that lane fails rather than skip, and
+  // scripts/test-team.test.ts checks this file is in it), so the plain vitest run leaves them out.
   if (process.env.CI === 'true')
-    throw new Error(
-      'orphan-sweep.test.ts: CI=true but BLUELINE_TEST_DATABASE is not set; the PostgreSQL cases must run on CI (scripts/pg-test-cluster.sh start).',
+    console.warn(
+      'orphan-sweep.test.ts: BLUELINE_TEST_DATABASE is not set in this run; the PostgreSQL cases run in the PostgreSQL + S3 lane (npm run test:team).',
     );
-  console.warn(
-    'orphan-sweep.test.ts: BLUELINE_TEST_DATABASE is not set; the PostgreSQL cases are skipped (scripts/pg-test-cluster.sh start prints a URL).',
-  );
+  else
+    console.warn(
+      'orphan-sweep.test.ts: BLUELINE_TEST_DATABASE is not set; the PostgreSQL cases are skipped (scripts/pg-test-cluster.sh start prints a URL).',
+    );
 }
 
 let scratch: string;

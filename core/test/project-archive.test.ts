@@ -42,13 +42,17 @@ const LONG = 600_000;
 const silent = { info: () => {}, warn: () => {}, error: () => {} };
 
 if (!PG_URL) {
+  // On CI the PostgreSQL cases run in the PostgreSQL + S3 lane of `npm test` (scripts/test-team.mjs
+  // sets BLUELINE_TEST_DATABASE; under CI=true that lane fails rather than skip, and
+  // scripts/test-team.test.ts checks this file is in it), so the plain vitest run leaves them out.
   if (process.env.CI === 'true')
-    throw new Error(
-      'project-archive.test.ts: CI=true but BLUELINE_TEST_DATABASE is not set; the desktop → team → desktop round trip must run on CI (scripts/pg-test-cluster.sh start).',
+    console.warn(
+      'project-archive.test.ts: BLUELINE_TEST_DATABASE is not set in this run; the desktop → team → desktop round trip runs in the PostgreSQL + S3 lane (npm run test:team).',
     );
-  console.warn(
-    'project-archive.test.ts: BLUELINE_TEST_DATABASE is not set; the desktop → PostgreSQL + S3 → desktop round trip is skipped (scripts/pg-test-cluster.sh start prints a URL). The archive checks on SQLite run.',
-  );
+  else
+    console.warn(
+      'project-archive.test.ts: BLUELINE_TEST_DATABASE is not set; the desktop → PostgreSQL + S3 → desktop round trip is skipped (scripts/pg-test-cluster.sh start prints a URL). The archive checks on SQLite run.',
+    );
 }
 
 interface Running {
