@@ -54,9 +54,9 @@ function pgServer(): { url: string; stop(): void } {
   return { url, stop: () => void spawnSync('bash', [script, 'stop', dir]) };
 }
 
-async function load(server: string): Promise<void> {
-  const N = Number(process.env.TEAM_CHAOS_JOBS ?? 1000);
-  const { url, drop } = await createTeamDatabase(server);
+/** This process as the API on a fresh team database: the queue's schema, the test tables, and a
+ * runner that enqueues jobs and follows their events. */
+async function apiProcess(url: string) {
   const db = await openPostgres(url, { max: 4 });
   await migrateQueueSchema(url);
   await createTeamTables(db);
@@ -68,6 +68,13 @@ async function load(server: string): Promise<void> {
     concurrency: 1,
     sweepIntervalMs: 2000,
   });
+  return { db, api };
+}
+
+async function load(server: string): Promise<void> {
+  const N = Number(process.env.TEAM_CHAOS_JOBS ?? 1000);
+  const { url, drop } = await createTeamDatabase(server);
+  const { db, api } = await apiProcess(url);
   const completedEvents = new Map<string, number>();
   api.events.on('job', (j) => {
     if (j.status === 'Completed') completedEvents.set(j.id, (completedEvents.get(j.id) ?? 0) + 1);
@@ -481,17 +488,7 @@ async function pgRestart(): Promise<void> {
       : spawnSync('bash', ['-c', cmd], { encoding: 'utf8' });
   try {
     const { url } = await createTeamDatabase(base);
-    const db = await openPostgres(url, { max: 4 });
-    await migrateQueueSchema(url);
-    await createTeamTables(db);
-    const api = createTeamTestRunner({
-      db,
-      pool: createWorkerPool({ size: 1 }),
-      dispatcher: createBullmqDispatcher({ url, poolMax: 3 }),
-      feed: createPgJobFeed(url),
-      concurrency: 1,
-      sweepIntervalMs: 2000,
-    });
+    const { db, api } = await apiProcess(url);
     let restartedAt = Infinity;
     const completedAfter = new Set<string>();
     api.events.on('job', (j) => {
