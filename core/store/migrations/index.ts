@@ -13,6 +13,7 @@ import { sql as changeCategories } from './012-change-categories.migration';
 import { sql as jobDispatch } from './013-job-dispatch.migration';
 import { sql as searchWords } from './014-search-words.migration';
 import { sql as webhookClaims } from './015-webhook-claims.migration';
+import { sql as attemptObjects } from './016-attempt-objects.migration';
 
 export interface Migration {
   version: number;
@@ -37,4 +38,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 13, name: 'job-dispatch', sql: jobDispatch },
   { version: 14, name: 'search-words', sql: searchWords },
   { version: 15, name: 'webhook-claims', sql: webhookClaims },
+  { version: 16, name: 'attempt-objects', sql: attemptObjects },
 ];
