@@ -23,7 +23,7 @@ import { describeStorage, openS3Storage, parseStorageUrl, StorageUrlError } from
 import { MIGRATE_USAGE, MigrateUsageError, runMigrate } from './migrate';
 import { ObjectStoreUnavailableError } from '../blobs/object-store';
 import type { S3ObjectStore } from '../blobs/s3-object-store';
-import { bootstrapFirstKey } from '../services/credits.service';
+import { bootstrapFirstKey, createOrganizationKey } from '../services/credits.service';
 import { openDatabase, type Db } from '../store/db';
 import { BackupError, backupDataDir, restoreDataDir } from '../services/backup.service';
 import {
@@ -34,7 +34,6 @@ import {
 } from '../services/project-archive.service';
 import { LocalObjectStore } from '../blobs/local-object-store';
 import {
-  createApiKey,
   ensureOrganization,
   findOrganizationByName,
   grantCredits,
@@ -396,9 +395,12 @@ async function keys(argv: string[]): Promise<void> {
         `Expected a non-negative integer for --credits but received '${values.credits}'.`,
       );
     await withDb(values, async (db) => {
-      const org = await ensureOrganization(db, values.org!);
-      if (credits) await grantCredits(db, org.id, credits, 'grant');
-      console.log((await createApiKey(db, org.id, values.label ?? null)).secret);
+      const { secret } = await createOrganizationKey(db, {
+        organization: values.org!,
+        ...(credits ? { credits } : {}),
+        label: values.label ?? null,
+      });
+      console.log(secret);
     });
     return;
   }

@@ -242,6 +242,62 @@ describe.skipIf(!server)('blueline keys and credits on PostgreSQL', () => {
     }
   }, 300_000);
 
+  it('keys create is one transaction: a failure at the key leaves no organization, grant or key behind', async () => {
+    const { url, db } = await database();
+    // The key's INSERT fails after the organization and the grant were written.
+    await db.exec(`CREATE FUNCTION test_fail_key() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'injected key failure'; END $$;
+      CREATE TRIGGER test_fail_key BEFORE INSERT ON api_keys FOR EACH ROW EXECUTE FUNCTION test_fail_key();`);
+    const existing = await ensureOrganization(db, 'Existing Co');
+    for (const org of ['Fresh Co', 'Existing Co']) {
+      const failed = await cli([
+        'keys',
+        'create',
+        '--org',
+        org,
+        '--credits',
+        '50',
+        '--database',
+        url,
+      ]);
+      expect(failed.code, org).not.toBe(0);
+      expect(failed.stdout).toBe('');
+      expect(failed.stderr).toContain('injected key failure');
+    }
+    const count = async (sql: string, ...params: unknown[]) =>
+      (await one<{ n: number }>(db, sql, ...params)).n;
+    expect(
+      await count('SELECT count(*)::int AS n FROM organizations WHERE name = ?', 'Fresh Co'),
+    ).toBe(0);
+    expect(
+      await count('SELECT credit_balance AS n FROM organizations WHERE id = ?', existing.id),
+    ).toBe(0);
+    expect(await count('SELECT count(*)::int AS n FROM credit_ledger')).toBe(0);
+    expect(await count('SELECT count(*)::int AS n FROM api_keys')).toBe(0);
+
+    await db.exec('DROP TRIGGER test_fail_key ON api_keys');
+    const ok = await cli([
+      'keys',
+      'create',
+      '--org',
+      'Fresh Co',
+      '--credits',
+      '50',
+      '--database',
+      url,
+    ]);
+    expect(ok.code, ok.stderr).toBe(0);
+    const key = await findActiveKey(db, ok.stdout.trim());
+    expect(key).toBeDefined();
+    expect(
+      await count(
+        'SELECT credit_balance AS n FROM organizations WHERE id = ?',
+        key!.organization_id,
+      ),
+    ).toBe(50);
+    expect(await count('SELECT count(*)::int AS n FROM credit_ledger')).toBe(1);
+  }, 300_000);
+
   it('refuse an unmigrated database (exit 3) and a newer one (exit 1), changing nothing', async () => {
     const empty = await database(false);
     const pending = await cli(['keys', 'create', '--org', 'Acme', '--database', empty.url]);

@@ -161,3 +161,25 @@ export async function bootstrapFirstKey(db: Db): Promise<string | undefined> {
     { immediate: true },
   );
 }
+
+/**
+ * `blueline keys create --org NAME [--credits N]`: the organization (created if new), the credit
+ * grant and the key in one transaction, so a failure at any step leaves none of them behind (no
+ * organization without the key that was asked for, no grant without its key). Returns the key's
+ * secret (shown once). Concurrent creations for one new name both end with the one organization
+ * (ensureOrganization's ON CONFLICT; on PostgreSQL the second insert waits for the first commit).
+ */
+export async function createOrganizationKey(
+  db: Db,
+  o: { organization: string; credits?: number; label?: string | null },
+): Promise<{ secret: string; organizationId: string }> {
+  return await db.transaction(
+    async (tx) => {
+      const org = await ensureOrganization(tx, o.organization);
+      if (o.credits) await grantCredits(tx, org.id, o.credits, 'grant');
+      const { secret } = await createApiKey(tx, org.id, o.label ?? null);
+      return { secret, organizationId: org.id };
+    },
+    { immediate: true },
+  );
+}

@@ -1,9 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import type { Db } from '../store/db';
 import {
-  claimDelivery,
-  dueDeliveries,
+  claimDueDeliveries,
   nextDueAt,
   pruneDeliveries,
   recordAttempt,
@@ -17,8 +17,16 @@ import { onEventRecorded, signWebhook } from './webhooks.service';
 // plus an immediate wake-up when an event is recorded. It POSTs each pending delivery of the
 // persisted outbox, signs it (Standard Webhooks), and on anything but a 2xx retries with
 // exponential backoff and jitter until the retry window (24 h from the event) ends, then records
-// the delivery `failed`. The outbox is in SQLite, so a restart loses nothing: `start` picks up
+// the delivery `failed`. The outbox is in the store, so a restart loses nothing: `start` picks up
 // every pending delivery. `stop` aborts attempts in flight and gives them back uncounted.
+//
+// Any number of loops may serve one store (every API process of a team server runs one): each
+// attempt is claimed atomically with a token and a lease (`claimDueDeliveries`), so one attempt of
+// a delivery is in flight at a time, and its outcome is recorded only while its claim holds. A
+// process that dies mid-attempt leaves the delivery due again when the lease ends
+// (`timeoutMs + leaseMarginMs`), and another loop sends it again with the same event id
+// (`webhook-id`): at-least-once, as contract §10 says; receivers de-duplicate on that id. The
+// contract names no ordering; due deliveries are claimed oldest first.
 //
 // Outbound requests: node:http/https with no agent reuse, no redirects followed (a 3xx is a
 // failed attempt), TLS verified, a per-attempt timeout covering connect + response, and at most
@@ -40,6 +48,11 @@ export interface WebhookDeliveryOptions {
   concurrency: number;
   /** Response bytes read at most before the connection is closed. Default 64 KiB. */
   maxResponseBytes: number;
+  /**
+   * An attempt's claim lasts timeoutMs + this; past it, another loop may take the delivery over.
+   * Covers recording the outcome after the response. Default 5 s.
+   */
+  leaseMarginMs: number;
   /** Safety poll (deliveries written by another process). Default 30 s. */
   pollIntervalMs: number;
   /** Finished deliveries older than this are pruned. Default 30 days. */
@@ -55,6 +68,7 @@ export const DEFAULT_WEBHOOK_DELIVERY: WebhookDeliveryOptions = {
   retryWindowMs: 24 * 3600_000,
   concurrency: 4,
   maxResponseBytes: 64 * 1024,
+  leaseMarginMs: 5_000,
   pollIntervalMs: 30_000,
   retentionMs: 30 * 24 * 3600_000,
 };
@@ -110,7 +124,27 @@ export function createWebhookDelivery(env: {
     });
   }
 
+  let pumping = false;
+  let pumpAgain = false;
+
+  /** One pass at a time per loop (so `concurrency` holds); a wake-up meanwhile runs one more. */
   async function pump(): Promise<void> {
+    if (pumping) {
+      pumpAgain = true;
+      return;
+    }
+    pumping = true;
+    try {
+      do {
+        pumpAgain = false;
+        await pumpOnce();
+      } while (pumpAgain && running);
+    } finally {
+      pumping = false;
+    }
+  }
+
+  async function pumpOnce(): Promise<void> {
     if (!running || !db.open) return;
     try {
       const now = Date.now();
@@ -120,23 +154,31 @@ export function createWebhookDelivery(env: {
       }
       const free = o.concurrency - inFlight.size;
       if (free > 0) {
-        for (const d of await dueDeliveries(db, iso(now), free, [...inFlight.keys()])) {
-          // The lease: if this process dies mid-attempt the row is due again after it.
-          if (!(await claimDelivery(db, d.id, d.next_attempt_at, iso(now + o.timeoutMs + 5_000))))
-            continue;
+        // The lease: if this process dies mid-attempt the row is due again after it.
+        const claimed = await claimDueDeliveries(db, {
+          nowIso: iso(now),
+          leaseUntil: iso(now + o.timeoutMs + o.leaseMarginMs),
+          limit: free,
+          token: randomUUID(),
+        });
+        for (const d of claimed) {
           const ac = new AbortController();
           const entry = { ac, done: Promise.resolve() };
           inFlight.set(d.id, entry);
-          entry.done = attempt(d, ac.signal).finally(() => {
-            inFlight.delete(d.id);
-            schedule();
-          });
+          entry.done = attempt(d, ac.signal)
+            .catch((err: unknown) =>
+              log.error({ err, delivery_id: d.id }, 'Webhook attempt could not be recorded'),
+            )
+            .finally(() => {
+              inFlight.delete(d.id);
+              schedule();
+            });
         }
       }
       await armTimer();
     } catch (err) {
       log.error({ err }, 'Webhook delivery loop failed; retrying at the next poll');
-      await armTimer();
+      await armTimer().catch(() => {});
     }
   }
 
@@ -158,7 +200,7 @@ export function createWebhookDelivery(env: {
     const result = await send(d, timestamp, signal);
     if (result.aborted) {
       // Stopping: the attempt does not count; it is due again at the next start.
-      if (db.open) await releaseDelivery(db, d.id, iso(Date.now()));
+      if (db.open) await releaseDelivery(db, d.id, d.claim_token, iso(Date.now()));
       return;
     }
     const now = Date.now();
@@ -173,8 +215,18 @@ export function createWebhookDelivery(env: {
       status_code: result.statusCode,
     };
     if (!db.open) return;
+    const record = async (outcome: Parameters<typeof recordAttempt>[3]): Promise<boolean> => {
+      if (await recordAttempt(db, d.id, d.claim_token, outcome)) return true;
+      // The lease ended before this attempt did and another loop claimed the delivery: its
+      // attempt decides; this one's outcome is only logged.
+      log.warn(
+        { ...meta, outcome: outcome.status },
+        'Webhook attempt outlived its claim; not recorded',
+      );
+      return false;
+    };
     if (ok) {
-      await recordAttempt(db, d.id, {
+      await record({
         status: 'delivered',
         statusCode: result.statusCode,
         error: null,
@@ -187,7 +239,7 @@ export function createWebhookDelivery(env: {
     const deadline = Date.parse(d.event_created_at) + o.retryWindowMs;
     if (now >= deadline) {
       const error = `${result.error ?? 'failed'}; gave up after ${failures} attempt${failures === 1 ? '' : 's'} (retry window of ${Math.round(o.retryWindowMs / 3600_000)} h ended)`;
-      await recordAttempt(db, d.id, {
+      await record({
         status: 'failed',
         statusCode: result.statusCode,
         error,
@@ -199,7 +251,7 @@ export function createWebhookDelivery(env: {
     }
     // The last attempt lands on the window's end, so a receiver back just before it still gets the event.
     const next = Math.min(now + backoffDelayMs(o, failures), deadline);
-    await recordAttempt(db, d.id, {
+    await record({
       status: 'pending',
       statusCode: result.statusCode,
       error: result.error,

@@ -284,6 +284,61 @@ describe('blueline serve', () => {
 });
 
 describe('blueline keys and credits', () => {
+  it('keys create is one transaction: a failure at the key leaves no organization, grant or key behind', async () => {
+    const dataDir = tempDir();
+    // A first command creates and migrates the data dir's store.
+    expect((await cli(['keys', 'list', '--data-dir', dataDir])).code).toBe(0);
+    const file = join(dataDir, 'blueline.db');
+    const withStore = <T>(fn: (db: Database.Database) => T): T => {
+      const db = new Database(file);
+      try {
+        return fn(db);
+      } finally {
+        db.close();
+      }
+    };
+    // The key's INSERT fails after the organization and the grant were written.
+    withStore((db) =>
+      db.exec(
+        "CREATE TRIGGER test_fail_key BEFORE INSERT ON api_keys BEGIN SELECT RAISE(ABORT, 'injected key failure'); END;",
+      ),
+    );
+    const failed = await cli([
+      'keys',
+      'create',
+      '--org',
+      'Fresh Co',
+      '--credits',
+      '50',
+      '--data-dir',
+      dataDir,
+    ]);
+    expect(failed.code).not.toBe(0);
+    expect(failed.stdout).toBe('');
+    expect(failed.stderr).toContain('injected key failure');
+    const count = (sql: string) => withStore((db) => (db.prepare(sql).get() as { n: number }).n);
+    expect(count("SELECT count(*) AS n FROM organizations WHERE name = 'Fresh Co'")).toBe(0);
+    expect(count('SELECT count(*) AS n FROM credit_ledger')).toBe(0);
+    expect(count('SELECT count(*) AS n FROM api_keys')).toBe(0);
+
+    withStore((db) => db.exec('DROP TRIGGER test_fail_key'));
+    const ok = await cli([
+      'keys',
+      'create',
+      '--org',
+      'Fresh Co',
+      '--credits',
+      '50',
+      '--data-dir',
+      dataDir,
+    ]);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(ok.stdout).toMatch(/^sk_[A-Za-z0-9]{40}\n$/);
+    expect(count("SELECT credit_balance AS n FROM organizations WHERE name = 'Fresh Co'")).toBe(50);
+    expect(count('SELECT count(*) AS n FROM credit_ledger')).toBe(1);
+    expect(count('SELECT count(*) AS n FROM api_keys')).toBe(1);
+  }, 150_000);
+
   it('create prints only a key that authenticates; list never shows a secret; revoke makes it 401; credits grant adds', async () => {
     const dataDir = tempDir();
     const s = await serve(dataDir);

@@ -1,5 +1,5 @@
 import { sheetSource } from './sheet-source';
-import { overlayImageKey } from '../../blobs/keys';
+import { overlayImageKey, overlayPrefix } from '../../blobs/keys';
 import type { ObjectStore } from '../../blobs/object-store';
 import { ApiError } from '../../domain/errors';
 import { newId } from '../../domain/ids';
@@ -18,6 +18,12 @@ import type { Row } from '../../store/repositories/row';
 import { decodeGrey } from '../../vision/compare/encode.adapter';
 import type { GreyImage } from '../../vision/types';
 import { recordOverlayCreated } from '../../services/webhooks.service';
+import {
+  adoptAttemptUnit,
+  cleanEarlierAttempts,
+  discardAttemptUnit,
+  trackAttemptUnit,
+} from '../attempt-objects';
 import { type JobContext, type JobHandler } from '../job-runner';
 import type { JobRow, JobsRepository } from '../jobs.repository';
 
@@ -182,7 +188,10 @@ export function createCompareHandler(env: CompareEnv): JobHandler<Payload> {
         deletion: overlayImageKey(projectId, id, 'deletion'),
         aligned_b: overlayImageKey(projectId, id, 'aligned-b'),
       };
-      // Bytes first, then the row: a row never points at missing bytes.
+      // Bytes first, then the row: a row never points at missing bytes. The overlay's objects are
+      // recorded (fenced) first, adopted by its row's transaction, cleaned up if this run dies.
+      const unitPrefix = overlayPrefix(projectId, id);
+      await trackAttemptUnit(db, ctx.job, { kind: 'overlay', id, prefix: unitPrefix });
       await objects.put(images.combined!, Buffer.from(o.png.combined), {
         contentType: 'image/png',
       });
@@ -201,7 +210,7 @@ export function createCompareHandler(env: CompareEnv): JobHandler<Payload> {
       ctx.signal.throwIfAborted();
       // overlay.created goes into the webhook outbox with the row (contract §10); a pair stored by an
       // earlier run (ON CONFLICT DO NOTHING returns that row) is not announced again.
-      await db.transaction(async (tx) => {
+      const stored = await db.transaction(async (tx) => {
         // Only the run that holds the job records its overlays (fencing).
         await ctx.fence(tx);
         const row = await insertOverlay(
@@ -223,7 +232,11 @@ export function createCompareHandler(env: CompareEnv): JobHandler<Payload> {
           id,
         );
         if (row.id === id) await recordOverlayCreated(tx, row);
+        await adoptAttemptUnit(tx, ctx.job.id, unitPrefix);
+        return row.id;
       });
+      // The pair was stored meanwhile under another id: these objects are nobody's.
+      if (stored !== id) await discardAttemptUnit(db, objects, ctx.job.id, unitPrefix);
     }
     const overlays: Row[] = [];
     for (const p of out.pairs) {
@@ -321,6 +334,8 @@ export function createCompareHandler(env: CompareEnv): JobHandler<Payload> {
 
   return async (ctx) => {
     const p = ctx.payload;
+    // What an earlier run of this job that died wrote and no row names (attempt-objects.ts).
+    await cleanEarlierAttempts(db, objects, ctx.job);
     await ctx.progress(0, 1);
     let result: unknown;
     if (p.mode === 'drawing') return drawingCompare(ctx, p);

@@ -1,4 +1,10 @@
-import { blockCropKey, sheetImageKey, sheetLineWorkKey, sheetThumbnailKey } from '../../blobs/keys';
+import {
+  blockCropKey,
+  sheetImageKey,
+  sheetLineWorkKey,
+  sheetPrefix,
+  sheetThumbnailKey,
+} from '../../blobs/keys';
 import type { ObjectStore } from '../../blobs/object-store';
 import { ApiError } from '../../domain/errors';
 import { newId } from '../../domain/ids';
@@ -17,6 +23,7 @@ import {
 import type { Row } from '../../store/repositories/row';
 import { setDrawingStatusWithEvent } from '../../services/webhooks.service';
 import { wholeSheetBlock } from '../../vision/sheet/blocks';
+import { adoptAttemptUnit, cleanEarlierAttempts, trackAttemptUnit } from '../attempt-objects';
 import { ingestPageInPool } from '../ingest-in-pool';
 import { JobAbortedError, type JobHandler } from '../job-runner';
 import { LeaseLostError } from '../jobs.repository';
@@ -54,6 +61,8 @@ export function createProcessHandler(env: {
     const org = String(drawing.organization_id);
     const projectId = String(drawing.project_id);
     try {
+      // What an earlier run of this job that died wrote and no row names (attempt-objects.ts).
+      await cleanEarlierAttempts(db, objects, ctx.job);
       const file = await getRow<Row>(db, 'files', org, String(drawing.file_id));
       if (!file || file.status !== 'uploaded')
         throw new ApiError('conflict', 'The drawing’s file has no stored bytes.');
@@ -92,6 +101,10 @@ export function createProcessHandler(env: {
           const sheetId = newId('sheet');
           const imageKey = sheetImageKey(projectId, drawing.id, sheetId);
           const thumbnailKey = sheetThumbnailKey(projectId, drawing.id, sheetId);
+          // Every object of the sheet is under its prefix: recorded (fenced) before the bytes go up,
+          // adopted by the sheet's transaction, cleaned up if this run dies in between.
+          const unitPrefix = sheetPrefix(projectId, drawing.id, sheetId);
+          await trackAttemptUnit(db, ctx.job, { kind: 'sheet', id: sheetId, prefix: unitPrefix });
           // Bytes first, then the rows in one transaction: a row never points at missing bytes.
           // The worker transferred these buffers: wrap them, do not copy them (Buffer.from of a
           // Uint8Array copies; a multi-MB sheet PNG costs milliseconds of the HTTP thread).
@@ -153,28 +166,32 @@ export function createProcessHandler(env: {
           }
           ctx.signal.throwIfAborted();
           await ctx.fence();
-          await insertProcessedSheet(
-            db,
-            {
-              id: sheetId,
-              organizationId: org,
-              projectId,
-              drawingId: drawing.id,
-              pageIndex: index,
-              sheetNumber: page.metadata.sheet_number,
-              title: page.metadata.title,
-              discipline: page.metadata.discipline,
-              revision: page.metadata.revision,
-              issued: page.metadata.issued,
-              width: page.width,
-              height: page.height,
-              dpi: page.dpi,
-              textSource: page.textSource,
-              imageKey,
-              thumbnailKey,
-            },
-            blocks,
-          );
+          await db.transaction(async (tx) => {
+            await ctx.fence(tx);
+            await insertProcessedSheet(
+              tx,
+              {
+                id: sheetId,
+                organizationId: org,
+                projectId,
+                drawingId: drawing.id,
+                pageIndex: index,
+                sheetNumber: page.metadata.sheet_number,
+                title: page.metadata.title,
+                discipline: page.metadata.discipline,
+                revision: page.metadata.revision,
+                issued: page.metadata.issued,
+                width: page.width,
+                height: page.height,
+                dpi: page.dpi,
+                textSource: page.textSource,
+                imageKey,
+                thumbnailKey,
+              },
+              blocks,
+            );
+            await adoptAttemptUnit(tx, ctx.job.id, unitPrefix);
+          });
           done++;
           await ctx.progress(done, total);
         }

@@ -12,6 +12,8 @@ import { sql as exportFiles } from './011-export-files.migration';
 import { sql as changeCategories } from './012-change-categories.migration';
 import { sql as jobDispatch } from './013-job-dispatch.migration';
 import { sql as searchWords } from './014-search-words.migration';
+import { sql as webhookClaims } from './015-webhook-claims.migration';
+import { sql as attemptObjects } from './016-attempt-objects.migration';
 
 export interface Migration {
   version: number;
@@ -35,4 +37,6 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 12, name: 'change-categories', sql: changeCategories },
   { version: 13, name: 'job-dispatch', sql: jobDispatch },
   { version: 14, name: 'search-words', sql: searchWords },
+  { version: 15, name: 'webhook-claims', sql: webhookClaims },
+  { version: 16, name: 'attempt-objects', sql: attemptObjects },
 ];

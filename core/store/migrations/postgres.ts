@@ -8,6 +8,8 @@ import { sql as drawingIssued } from './009-drawing-issued.migration';
 import { sql as jobClaims } from './010-job-claims.migration';
 import { sql as exportFiles } from './011-export-files.migration';
 import { sql as jobDispatch, pgNotify } from './013-job-dispatch.migration';
+import { sql as webhookClaims } from './015-webhook-claims.migration';
+import { sql as attemptObjects } from './016-attempt-objects.migration';
 
 // The PostgreSQL schema (team mode), numbered and named exactly as the SQLite migrations
 // (index.ts), so one schema version means the same tables on both engines. Forward-only: append,
@@ -155,4 +157,6 @@ export const PG_MIGRATIONS: readonly Migration[] = [
   { version: 12, name: 'change-categories', sql: changeCategories },
   { version: 13, name: 'job-dispatch', sql: fromSqlite(jobDispatch) + pgNotify },
   { version: 14, name: 'search-words', sql: searchWords },
+  { version: 15, name: 'webhook-claims', sql: fromSqlite(webhookClaims) },
+  { version: 16, name: 'attempt-objects', sql: fromSqlite(attemptObjects) },
 ];

@@ -110,31 +110,53 @@ export interface DueDelivery {
   type: string;
   attempts: number;
   next_attempt_at: string;
+  /** The claim this attempt holds (fences its writes). */
+  claim_token: string;
   url: string;
   secret: string;
   payload: string;
   event_created_at: string;
 }
 
-export async function dueDeliveries(
+/**
+ * Claims up to `limit` due deliveries for one attempt each, atomically: one statement moves their
+ * `next_attempt_at` to the lease's end and stamps them with `token`, so no other process (or
+ * delivery loop) can take them until the lease ends; a process that dies mid-attempt leaves them
+ * due again then. On PostgreSQL the rows another transaction is claiming at that moment are
+ * skipped (FOR UPDATE SKIP LOCKED), so concurrent loops take disjoint rows rather than queue on
+ * the same ones; SQLite has one writer at a time. Returns what each attempt needs.
+ */
+export async function claimDueDeliveries(
   db: Db,
-  nowIso: string,
-  limit: number,
-  exclude: readonly string[] = [],
+  o: { nowIso: string; leaseUntil: string; limit: number; token: string },
 ): Promise<DueDelivery[]> {
-  // `exclude` is small (attempts in flight in this process); filtered here, not in SQL.
-  const rows = (await db
-    .prepare(
-      `SELECT d.id, d.webhook_id, d.event_id, d.type, d.attempts, d.next_attempt_at, w.url, w.secret, e.payload, e.created_at AS event_created_at
-       FROM webhook_deliveries d
-       JOIN webhooks w ON w.id = d.webhook_id
-       JOIN webhook_events e ON e.id = d.event_id
-      WHERE d.status = 'pending' AND d.next_attempt_at <= ?
-      ORDER BY d.next_attempt_at, d.id
-      LIMIT ?`,
-    )
-    .all(nowIso, limit + exclude.length)) as DueDelivery[];
-  return rows.filter((r) => !exclude.includes(r.id)).slice(0, limit);
+  if (o.limit <= 0) return [];
+  const lock = db.dialect === 'postgres' ? 'FOR UPDATE SKIP LOCKED' : '';
+  return await db.transaction(async (tx) => {
+    const claimed = (await tx
+      .prepare(
+        `UPDATE webhook_deliveries SET next_attempt_at = ?, claim_token = ?
+          WHERE status = 'pending' AND next_attempt_at <= ? AND id IN (
+            SELECT id FROM webhook_deliveries
+             WHERE status = 'pending' AND next_attempt_at <= ?
+             ORDER BY next_attempt_at, id
+             LIMIT ? ${lock})
+         RETURNING id`,
+      )
+      .all(o.leaseUntil, o.token, o.nowIso, o.nowIso, o.limit)) as { id: string }[];
+    if (claimed.length === 0) return [];
+    const rows = (await tx
+      .prepare(
+        `SELECT d.id, d.webhook_id, d.event_id, d.type, d.attempts, d.next_attempt_at, d.claim_token, w.url, w.secret, e.payload, e.created_at AS event_created_at
+           FROM webhook_deliveries d
+           JOIN webhooks w ON w.id = d.webhook_id
+           JOIN webhook_events e ON e.id = d.event_id
+          WHERE d.claim_token = ? AND d.status = 'pending'
+          ORDER BY e.created_at, d.id`,
+      )
+      .all(o.token)) as DueDelivery[];
+    return rows;
+  });
 }
 
 /** The earliest next_attempt_at of a pending delivery, or undefined when none is pending. */
@@ -146,33 +168,24 @@ export async function nextDueAt(db: Db): Promise<string | undefined> {
 }
 
 /**
- * Takes an attempt: moves next_attempt_at from the value read to the lease's end, only if nobody
- * else took it meanwhile (compare-and-set). False when another worker won the race.
+ * Gives an attempt back without counting it (the service is stopping): due again at `at`. Only
+ * while the claim `token` still holds it. False when it no longer does.
  */
-export async function claimDelivery(
+export async function releaseDelivery(
   db: Db,
   id: string,
-  seenNextAttemptAt: string,
-  leaseUntil: string,
+  token: string,
+  at: string,
 ): Promise<boolean> {
   return (
     (
       await db
         .prepare(
-          "UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ? AND status = 'pending' AND next_attempt_at = ?",
+          "UPDATE webhook_deliveries SET next_attempt_at = ?, claim_token = NULL WHERE id = ? AND status = 'pending' AND claim_token = ?",
         )
-        .run(leaseUntil, id, seenNextAttemptAt)
+        .run(at, id, token)
     ).changes === 1
   );
-}
-
-/** Gives an attempt back without counting it (the service is stopping): due again at `at`. */
-export async function releaseDelivery(db: Db, id: string, at: string): Promise<void> {
-  await db
-    .prepare(
-      "UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ? AND status = 'pending'",
-    )
-    .run(at, id);
 }
 
 export interface AttemptOutcome {
@@ -184,15 +197,39 @@ export interface AttemptOutcome {
   at: string;
 }
 
-export async function recordAttempt(db: Db, id: string, o: AttemptOutcome): Promise<void> {
-  await db
-    .prepare(
-      `UPDATE webhook_deliveries
-        SET attempts = attempts + 1, last_status_code = ?, last_error = ?, status = ?, next_attempt_at = ?,
-            delivered_at = CASE WHEN ? = 'delivered' THEN ? ELSE delivered_at END, updated_at = ?
-      WHERE id = ? AND status = 'pending'`,
-    )
-    .run(o.statusCode, o.error, o.status, o.nextAttemptAt, o.status, o.at, monotonicNow(), id);
+/**
+ * Records an attempt's outcome, only while the claim `token` still holds the delivery: an attempt
+ * that outlived its lease (another process has claimed the delivery since) records nothing, so it
+ * can neither end nor re-schedule the attempt that took over. False when it recorded nothing.
+ */
+export async function recordAttempt(
+  db: Db,
+  id: string,
+  token: string,
+  o: AttemptOutcome,
+): Promise<boolean> {
+  return (
+    (
+      await db
+        .prepare(
+          `UPDATE webhook_deliveries
+            SET attempts = attempts + 1, last_status_code = ?, last_error = ?, status = ?, next_attempt_at = ?,
+                delivered_at = CASE WHEN ? = 'delivered' THEN ? ELSE delivered_at END, updated_at = ?, claim_token = NULL
+          WHERE id = ? AND status = 'pending' AND claim_token = ?`,
+        )
+        .run(
+          o.statusCode,
+          o.error,
+          o.status,
+          o.nextAttemptAt,
+          o.status,
+          o.at,
+          monotonicNow(),
+          id,
+          token,
+        )
+    ).changes === 1
+  );
 }
 
 /**
