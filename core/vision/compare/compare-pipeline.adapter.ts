@@ -35,6 +35,8 @@ import { decodeGrey, encodeGreyPng, encodeIndexedPngs } from './encode.adapter';
 import { findLayerRegions, type ChangeRegion } from './regions';
 import {
   diffFills,
+  fillInkStyle,
+  fillTexture,
   keepHiddenLineWork,
   keepLineWork,
   objectLayers,
@@ -276,6 +278,23 @@ export async function diffStage(
   if (fillA || fillB) {
     const fd = diffFills(fillA?.fill ?? null, fillB?.fill ?? null, ma, mb, cover, opts.buffers);
     diff.fills = { a: fillA?.fill ?? null, b: fillB?.fill ?? null, ...fd };
+    // The same ink called fill on one side and line work on the other: style, not geometry.
+    fillInkStyle(diff, a, opts.windowA, aligned);
+    // A changed tone's own hatch or stipple: fill, not short line-work dashes across it.
+    fillTexture(diff, {
+      a: opts.lineWork?.a && {
+        image: opts.lineWork.a,
+        toImage: [
+          1,
+          0,
+          opts.windowA ? Math.round(opts.windowA.x) : 0,
+          0,
+          1,
+          opts.windowA ? Math.round(opts.windowA.y) : 0,
+        ],
+      },
+      b: opts.lineWork?.b && { image: opts.lineWork.b, toImage: invertAffine(bToOut) },
+    });
     lap('layers');
   }
   return {

@@ -3,6 +3,7 @@ import type { GreyImage } from '../types';
 import { coverage, diffMasks, packInk, popcount32 } from './diff';
 import {
   diffFills,
+  fillInkStyle,
   keepHiddenLineWork,
   keepLineWork,
   lineWorkGrey,
@@ -120,6 +121,53 @@ describe('diffFills and styleMasks', () => {
     expect(st.removed_px).toBe(d.stats.removed_px + d.faint.removed_px);
     expect(count(st.geomAdded)).toBe(150 * 2);
     expect(st.added_px).toBeGreaterThan(0);
+  });
+});
+
+describe('fillInkStyle', () => {
+  it('the same ink called line work on one side and fill on the other is style; a line removed from over a tone is not', () => {
+    const A = sheet(400, 260),
+      B = sheet(400, 260);
+    // A tone in both issues; a line over it in A only (removed).
+    rect(A, 40, 20, 200, 120, 150);
+    rect(B, 40, 20, 200, 120, 150);
+    rect(A, 60, 100, 150, 2, 0);
+    // A hatched band: in A its lines (grey 60) print darker than the band (90): line work over a tone;
+    // in B the band is darker (60) and its lines lighter (90): all of it tone.
+    rect(A, 40, 170, 300, 60, 90);
+    rect(B, 40, 170, 300, 60, 60);
+    for (let x = 44; x < 336; x += 8) {
+      rect(A, x, 170, 2, 60, 60);
+      rect(B, x, 170, 2, 60, 90);
+    }
+    const ma = packInk(A, 160, 208, 240),
+      mb = packInk(B, 160, 208, 240);
+    const fa = splitFills(A, ma, undefined, 160, 208, 240);
+    const fb = splitFills(B, mb, undefined, 160, 208, 240);
+    expect(fa && fb).toBeTruthy();
+    const cover = coverage([1, 0, 0, 0, 1, 0], 400, 260, 400, 260);
+    const d = diffMasks(ma, mb, cover);
+    d.style = styleMasks(d);
+    d.fills = { a: fa!.fill, b: fb!.fill, ...diffFills(fa!.fill, fb!.fill, ma, mb, cover) };
+    const s = d.stride;
+    const inBand = (m: Uint32Array) => {
+      let n = 0;
+      for (let y = 170; y < 230; y++) for (let x = 40; x < 340; x++) n += bit(m, s, x, y);
+      return n;
+    };
+    // Before the rule the hatch lines of A are removed geometry.
+    const hatchBefore = inBand(d.style.geomRemoved);
+    expect(hatchBefore).toBeGreaterThan(1000);
+    const moved = fillInkStyle(d, A, undefined, B);
+    expect(moved).toBeGreaterThanOrEqual(hatchBefore);
+    expect(inBand(d.style.geomRemoved)).toBe(0);
+    expect(inBand(d.style.geomAdded)).toBe(0);
+    // The line removed from over the tone is darker than the tone by a line's margin: geometry still.
+    let line = 0;
+    for (let x = 60; x < 210; x++)
+      line += bit(d.style.geomRemoved, s, x, 100) + bit(d.style.geomRemoved, s, x, 101);
+    expect(line).toBe(300);
+    expect(d.style.removed_px).toBe(count(d.style.removed));
   });
 });
 

@@ -609,6 +609,258 @@ export function styleMasks(
 }
 
 /**
+ * Tone and line told apart differently on the two sides (issue 17, A202): image analysis (splitFills)
+ * calls the same ink line work on one side and fill on the other when the pixels around it differ a
+ * little — a hatch over a band whose lines print darker than the band in one issue and lighter in the
+ * other, a window frame of the same grey as the pane beside it, anti-aliased edges shifted by a
+ * sub-pixel. The masks then lose that ink on the fill side, and the line-work side's pixels read as
+ * added or removed while the other side is just as dark there. A geometry pixel (style.geomAdded /
+ * geomRemoved) of grey g with a fill pixel of the other side in its 3x3 neighbourhood (sub-pixel
+ * shifts) of grey f where g is not darker than f by the strong margin of line work over a tone
+ * (g > f − max(16, 0.3·f): splitFills would not call it a line over that fill) is a style change: it
+ * moves to style.added / style.removed (the overlay draws it as unchanged ink; regions report it as
+ * style). A line removed from over a tone (or drawn over one) keeps its geometry: it is darker than
+ * the tone by that margin. `greyA` is the image A's masks were packed from (read through `windowA`),
+ * `greyB` aligned B (the diff's frame).
+ * Returns the pixels moved.
+ */
+export function fillInkStyle(
+  d: DiffResult,
+  greyA: GreyImage,
+  windowA: PixelWindow | undefined,
+  greyB: GreyImage,
+): number {
+  const st = d.style,
+    fills = d.fills;
+  if (!st || !fills || (!fills.a && !fills.b)) return 0;
+  const { width: W, height: H, stride } = d;
+  const wx = windowA ? Math.round(windowA.x) : 0,
+    wy = windowA ? Math.round(windowA.y) : 0;
+  const AW = greyA.width,
+    AH = greyA.height,
+    AD = greyA.data,
+    BD = greyB.data;
+  const greyAt = (side: 0 | 1, x: number, y: number): number => {
+    if (side === 1) return BD[y * W + x]!;
+    const ax = x + wx,
+      ay = y + wy;
+    return ax < 0 || ay < 0 || ax >= AW || ay >= AH ? 255 : AD[ay * AW + ax]!;
+  };
+  /** The other side's fill ink within 1 px of (x, y) that `g` is not a line over. */
+  const sameInk = (fill: Uint32Array, side: 0 | 1, x: number, y: number, g: number): boolean => {
+    let f = 0;
+    for (let yy = Math.max(0, y - 1); yy <= Math.min(H - 1, y + 1); yy++)
+      for (let xx = Math.max(0, x - 1); xx <= Math.min(W - 1, x + 1); xx++)
+        if (
+          (fill[yy * stride + (xx >> 5)]! >>> (xx & 31)) & 1 &&
+          g > (f = greyAt(side, xx, yy)) - strongMargin(f)
+        )
+          return true;
+    return false;
+  };
+  const pass = (
+    geom: Uint32Array,
+    style: Uint32Array,
+    fill: Uint32Array | null,
+    own: 0 | 1,
+  ): number => {
+    if (!fill) return 0;
+    const other = own === 0 ? 1 : 0;
+    let n = 0;
+    for (let y = 0; y < H; y++)
+      for (let k = 0; k < stride; k++) {
+        const i = y * stride + k;
+        let bits = geom[i]!;
+        if (bits === 0) continue;
+        let back = 0;
+        while (bits !== 0) {
+          const low = bits & -bits;
+          bits ^= low;
+          const x = k * 32 + (31 - Math.clz32(low));
+          if (x >= W) break;
+          if (sameInk(fill, other, x, y, greyAt(own, x, y))) back |= low;
+        }
+        if (back === 0) continue;
+        geom[i] = geom[i]! & ~back;
+        style[i] = style[i]! | back;
+        n += popcount32(back);
+      }
+    return n;
+  };
+  const r = pass(st.geomRemoved, st.removed, fills.b, 0);
+  const a = pass(st.geomAdded, st.added, fills.a, 1);
+  st.removed_px += r;
+  st.added_px += a;
+  return r + a;
+}
+
+/**
+ * Whether the line-work image says the page's objects draw line work at mask pixel (x, y): its
+ * nearest pixel, or any of its footprint when the mask frame is reduced from the image by 1.33x or
+ * more (as keepHiddenLineWork reads it).
+ */
+function onLineWork(lines: LineWorkImage, x: number, y: number): boolean {
+  const { width: LW, height: LH, data: L } = lines.image;
+  const [a, b, c, d, e, f] = lines.toImage ?? [1, 0, 0, 0, 1, 0];
+  const scale = Math.sqrt(Math.abs(a! * e! - b! * d!));
+  const foot = scale > 1 / 0.75 ? Math.min(4, Math.max(1, Math.round(scale))) : 1;
+  const half = foot / 2;
+  const sx0 = Math.floor(a! * x + b! * y + c! - half + 1),
+    sy0 = Math.floor(d! * x + e! * y + f! - half + 1);
+  for (let yy = Math.max(0, sy0); yy < Math.min(LH, sy0 + foot); yy++)
+    for (let xx = Math.max(0, sx0); xx < Math.min(LW, sx0 + foot); xx++)
+      if (L[yy * LW + xx] === OBJECT_GREY.line) return true;
+  return false;
+}
+
+/**
+ * A piece of a changed tone's weak line work at most this long (px, its box's longer side) is the
+ * tone's texture (fillTexture): a hatch stripe's piece, a stipple dot; 2.5 mm at 200 dpi.
+ */
+export const TEXTURE_PX = 20;
+/**
+ * A tone's own texture out of the line-work changes (issue 17, A103): a hatched or stippled tone
+ * (the old plan's roof hatch, grey 95–127 in stripes) has ink a little darker than its cells' median
+ * grey, which splitFills keeps as weak line work (a thin line printed over a dark tone keeps little
+ * contrast) in some cells and not in others as the hatch's phase moves against the 8 px cells. When
+ * the tone goes, those pixels read as removed line work: short red dashes in bands across it. A changed
+ * pixel that is weak ink only (not strong, nor next to strong ink: a stroke's fringe) with its side's
+ * fill within 1 px, where that fill changed too (a removed / added fill pixel within 1 px), and whose
+ * piece of the side's line work (8-connected through its weak plane) is at most TEXTURE_PX long, is
+ * that fill's texture: it moves from the line work (its weak and pale bits, `removed` / `added` and
+ * the style masks, the faint count) to the fill layer and its change. A line drawn over the tone (a
+ * terrain contour: long, joined through its strong and unchanged pixels), strong ink (darker than
+ * the tone by a line's margin), or weak ink over a fill that stays keep their line-work change.
+ * Pixels the page's objects draw as line work (`lines`: A's and B's line-work images, as
+ * keepHiddenLineWork reads them) stay line work. Returns the pixels moved.
+ */
+export function fillTexture(
+  d: DiffResult,
+  lines: { a?: LineWorkImage | undefined; b?: LineWorkImage | undefined } = {},
+): number {
+  const fills = d.fills;
+  if (!fills) return 0;
+  const { stride, height } = d;
+  const sides = [
+    {
+      changed: d.removed,
+      strong: d.strongA,
+      weak: d.weakA,
+      pale: d.paleA,
+      fill: fills.a,
+      fillChanged: fills.removed,
+      lines: lines.a,
+      style: d.style ? [d.style.removed, d.style.geomRemoved] : [],
+    },
+    {
+      changed: d.added,
+      strong: d.strongB,
+      weak: d.weakB,
+      pale: d.paleB,
+      fill: fills.b,
+      fillChanged: fills.added,
+      lines: lines.b,
+      style: d.style ? [d.style.added, d.style.geomAdded] : [],
+    },
+  ] as const;
+  const moved = [0, 0, 0, 0];
+  const W = d.width;
+  sides.forEach((sd, side) => {
+    const fill = sd.fill;
+    if (!fill) return;
+    // Candidates, decided on the planes as they were: weak-only changed ink, not the fringe of a strong
+    // stroke, in a fill that changed.
+    const cand = new Uint32Array(stride * height);
+    let any = false;
+    for (let y = 0; y < height; y++)
+      for (let k = 0; k < stride; k++) {
+        const i = y * stride + k;
+        const c = sd.changed[i]! & ~sd.strong[i]!;
+        if (c === 0) continue;
+        const t =
+          c &
+          ~dilated3(sd.strong, sd.strong, stride, height, y, k) &
+          dilated3(fill, fill, stride, height, y, k) &
+          dilated3(sd.fillChanged, sd.fillChanged, stride, height, y, k);
+        if (t !== 0) {
+          cand[i] = t;
+          any = true;
+        }
+      }
+    if (!any) return;
+    // Each candidate's 8-connected piece of the side's line work (its weak plane: strong and weak ink,
+    // changed or not): texture when it is short (a hatch stripe's piece, a stipple dot) — its
+    // candidates move; a line drawn over the tone (a terrain contour, faint over a dark tone, in
+    // pieces as its pixels pass from weak to strong ink) runs on, joined through its other pixels, and
+    // stays line work.
+    const todo = sd.weak.slice();
+    const stack: number[] = [];
+    const piece: number[] = [];
+    for (let y = 0; y < height; y++)
+      for (let k = 0; k < stride; k++) {
+        while ((todo[y * stride + k]! & cand[y * stride + k]!) !== 0) {
+          const w0 = todo[y * stride + k]! & cand[y * stride + k]!;
+          const x0 = k * 32 + (31 - Math.clz32(w0 & -w0));
+          todo[y * stride + k] = todo[y * stride + k]! & ~(w0 & -w0);
+          stack.push(x0, y);
+          piece.length = 0;
+          let minX = x0,
+            maxX = x0,
+            minY = y,
+            maxY = y;
+          while (stack.length > 0) {
+            const py = stack.pop()!,
+              px = stack.pop()!;
+            if ((cand[py * stride + (px >> 5)]! >>> (px & 31)) & 1) piece.push(px, py);
+            if (px < minX) minX = px;
+            if (px > maxX) maxX = px;
+            if (py < minY) minY = py;
+            if (py > maxY) maxY = py;
+            for (let yy = Math.max(0, py - 1); yy <= Math.min(height - 1, py + 1); yy++)
+              for (let xx = Math.max(0, px - 1); xx <= Math.min(W - 1, px + 1); xx++) {
+                const ii = yy * stride + (xx >> 5),
+                  b = 1 << (xx & 31);
+                if (todo[ii]! & b) {
+                  todo[ii] = todo[ii]! & ~b;
+                  stack.push(xx, yy);
+                }
+              }
+          }
+          if (Math.max(maxX - minX, maxY - minY) + 1 > TEXTURE_PX) continue;
+          for (let j = 0; j < piece.length; j += 2) {
+            // What the page's objects draw as line work stays line work (keepLineWork).
+            if (sd.lines && onLineWork(sd.lines, piece[j]!, piece[j + 1]!)) continue;
+            const px = piece[j]!,
+              i = piece[j + 1]! * stride + (px >> 5),
+              t = 1 << (px & 31);
+            sd.changed[i] = sd.changed[i]! & ~t;
+            if (sd.style.length > 0) {
+              if (sd.style[0]![i]! & t) moved[2 + side]!++;
+              sd.style[0]![i] = sd.style[0]![i]! & ~t;
+              sd.style[1]![i] = sd.style[1]![i]! & ~t;
+            }
+            sd.weak[i] = sd.weak[i]! & ~t;
+            if (sd.pale !== sd.weak) sd.pale[i] = sd.pale[i]! & ~t;
+            fill[i] = fill[i]! | t;
+            sd.fillChanged[i] = sd.fillChanged[i]! | t;
+            moved[side]!++;
+          }
+        }
+      }
+  });
+  const [r, a, sr, sa] = moved as [number, number, number, number];
+  d.faint.removed_px = Math.max(0, d.faint.removed_px - r);
+  d.faint.added_px = Math.max(0, d.faint.added_px - a);
+  fills.removed_px += r;
+  fills.added_px += a;
+  if (d.style) {
+    d.style.removed_px -= sr;
+    d.style.added_px -= sa;
+  }
+  return r + a;
+}
+
+/**
  * The greys of a sheet's stored object classes (encodeLineWorkPng, decoded by decodeGrey): line work
  * (stroked paths, text, small filled symbols), the page's annotations (markups, clouds), its fill
  * layer by object (area fills of tone, shadings), and the rest (paper, or images: image analysis).
