@@ -695,11 +695,11 @@ export function fillInkStyle(
 }
 
 /**
- * Whether the line-work image says the page's objects draw line work at mask pixel (x, y): its
- * nearest pixel, or any of its footprint when the mask frame is reduced from the image by 1.33x or
- * more (as keepHiddenLineWork reads it).
+ * Whether the line-work image holds class `grey` (OBJECT_GREY) at mask pixel (x, y): its nearest
+ * pixel, or any of its footprint when the mask frame is reduced from the image by 1.33x or more (as
+ * keepHiddenLineWork reads it).
  */
-function onLineWork(lines: LineWorkImage, x: number, y: number): boolean {
+function classAtPixel(lines: LineWorkImage, x: number, y: number, grey: number): boolean {
   const { width: LW, height: LH, data: L } = lines.image;
   const [a, b, c, d, e, f] = lines.toImage ?? [1, 0, 0, 0, 1, 0];
   const scale = Math.sqrt(Math.abs(a! * e! - b! * d!));
@@ -709,7 +709,7 @@ function onLineWork(lines: LineWorkImage, x: number, y: number): boolean {
     sy0 = Math.floor(d! * x + e! * y + f! - half + 1);
   for (let yy = Math.max(0, sy0); yy < Math.min(LH, sy0 + foot); yy++)
     for (let xx = Math.max(0, sx0); xx < Math.min(LW, sx0 + foot); xx++)
-      if (L[yy * LW + xx] === OBJECT_GREY.line) return true;
+      if (L[yy * LW + xx] === grey) return true;
   return false;
 }
 
@@ -829,7 +829,8 @@ export function fillTexture(
           if (Math.max(maxX - minX, maxY - minY) + 1 > TEXTURE_PX) continue;
           for (let j = 0; j < piece.length; j += 2) {
             // What the page's objects draw as line work stays line work (keepLineWork).
-            if (sd.lines && onLineWork(sd.lines, piece[j]!, piece[j + 1]!)) continue;
+            if (sd.lines && classAtPixel(sd.lines, piece[j]!, piece[j + 1]!, OBJECT_GREY.line))
+              continue;
             const px = piece[j]!,
               i = piece[j + 1]! * stride + (px >> 5),
               t = 1 << (px & 31);
@@ -1169,6 +1170,11 @@ export function keepHiddenLineWork(d: DiffResult, lines: LineWorkImage): number 
       faint += popcount32(back & ~s);
     }
   }
+  return givenBack(d, strong, faint);
+}
+
+/** The counts after `strong` + `faint` removed pixels were given back as unchanged (keepHidden…). */
+function givenBack(d: DiffResult, strong: number, faint: number): number {
   if (strong + faint === 0) return 0;
   const st = d.stats;
   const union = st.added_px + st.removed_px + st.unchanged_px;
@@ -1178,6 +1184,55 @@ export function keepHiddenLineWork(d: DiffResult, lines: LineWorkImage): number 
   d.score = 1 - st.changed_fraction;
   d.faint.removed_px = Math.max(0, d.faint.removed_px - faint);
   return strong + faint;
+}
+
+/**
+ * Image content hidden under a markup (issue 17 follow-up): a pixel of A's ink that is image content
+ * on A's page (A's line-work image: neither line work, fill nor annotation there — pixels of an
+ * image; no image at all: a scan's), removed, where B's page draws an annotation (B's line-work
+ * image: OBJECT_GREY.annotation, which holds a callout's or markup box's light fill) — B's markup
+ * covers it, and what B's image holds beneath cannot be seen: not removed. Its bit leaves `removed`
+ * and the counts follow, as keepHiddenLineWork (which gives back the vector line work B still draws
+ * under a markup; line work of A that B's objects no longer draw stays removed). `linesA.toImage`
+ * maps the diff's pixels to A's image (its window's offset), `linesB.toImage` to B's. Returns the
+ * pixels given back.
+ */
+export function keepHiddenImage(
+  d: DiffResult,
+  linesA: LineWorkImage | undefined,
+  linesB: LineWorkImage,
+): number {
+  if (!classTiles(linesB.image)) return 0;
+  const { width: W, height: H, stride, removed, strongA } = d;
+  const isImage = (x: number, y: number): boolean =>
+    !linesA ||
+    !(
+      classAtPixel(linesA, x, y, OBJECT_GREY.line) ||
+      classAtPixel(linesA, x, y, OBJECT_GREY.fill) ||
+      classAtPixel(linesA, x, y, OBJECT_GREY.annotation)
+    );
+  let strong = 0,
+    faint = 0;
+  for (let y = 0; y < H; y++)
+    for (let k = 0; k < stride; k++) {
+      const i = y * stride + k;
+      let bits = removed[i]!;
+      if (bits === 0) continue;
+      let back = 0;
+      while (bits !== 0) {
+        const low = bits & -bits;
+        bits ^= low;
+        const x = k * 32 + (31 - Math.clz32(low));
+        if (x >= W) break;
+        if (classAtPixel(linesB, x, y, OBJECT_GREY.annotation) && isImage(x, y)) back |= low;
+      }
+      if (back === 0) continue;
+      removed[i] = removed[i]! & ~back;
+      const s = back & strongA[i]!;
+      strong += popcount32(s);
+      faint += popcount32(back & ~s);
+    }
+  return givenBack(d, strong, faint);
 }
 
 /** PageRaster.lineWork (1-bit PNG scanlines, 1 = line work) as grey: 0 line work, 255 elsewhere. */
