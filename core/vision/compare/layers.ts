@@ -793,61 +793,97 @@ export function fillTexture(
     // candidates move; a line drawn over the tone (a terrain contour, faint over a dark tone, in
     // pieces as its pixels pass from weak to strong ink) runs on, joined through its other pixels, and
     // stays line work.
-    const todo = sd.weak.slice();
+    // The flood from a candidate stays within TEXTURE_PX of it (a piece that reaches further is
+    // long), visited pixels stamped in a box around the seed: a piece joined to the whole plan's line
+    // work costs that box, not the plan.
+    const T = TEXTURE_PX,
+      B = 2 * T + 1;
+    const stamp = new Int32Array(B * B);
+    let gen = 0;
+    const weak = sd.weak;
+    // Pixels of pieces found long: a flood that reaches one is long at once.
+    const longBits = new Uint32Array(stride * height);
     const stack: number[] = [];
     const piece: number[] = [];
+    const seen: number[] = [];
+    const moves: number[] = [];
     for (let y = 0; y < height; y++)
       for (let k = 0; k < stride; k++) {
-        while ((todo[y * stride + k]! & cand[y * stride + k]!) !== 0) {
-          const w0 = todo[y * stride + k]! & cand[y * stride + k]!;
+        while (cand[y * stride + k]! !== 0) {
+          const w0 = cand[y * stride + k]!;
           const x0 = k * 32 + (31 - Math.clz32(w0 & -w0));
-          todo[y * stride + k] = todo[y * stride + k]! & ~(w0 & -w0);
+          gen++;
+          stamp[T * B + T] = gen;
+          stack.length = 0;
           stack.push(x0, y);
           piece.length = 0;
+          seen.length = 0;
           let minX = x0,
             maxX = x0,
             minY = y,
-            maxY = y;
+            maxY = y,
+            long = false;
           while (stack.length > 0) {
             const py = stack.pop()!,
               px = stack.pop()!;
+            seen.push(px, py);
+            if ((longBits[py * stride + (px >> 5)]! >>> (px & 31)) & 1) {
+              long = true;
+              break;
+            }
             if ((cand[py * stride + (px >> 5)]! >>> (px & 31)) & 1) piece.push(px, py);
             if (px < minX) minX = px;
             if (px > maxX) maxX = px;
             if (py < minY) minY = py;
             if (py > maxY) maxY = py;
+            if (maxX - minX >= T || maxY - minY >= T) {
+              long = true;
+              break;
+            }
             for (let yy = Math.max(0, py - 1); yy <= Math.min(height - 1, py + 1); yy++)
               for (let xx = Math.max(0, px - 1); xx <= Math.min(W - 1, px + 1); xx++) {
-                const ii = yy * stride + (xx >> 5),
-                  b = 1 << (xx & 31);
-                if (todo[ii]! & b) {
-                  todo[ii] = todo[ii]! & ~b;
-                  stack.push(xx, yy);
-                }
+                if (!((weak[yy * stride + (xx >> 5)]! >>> (xx & 31)) & 1)) continue;
+                // Within T of the seed while the piece's extent is under T.
+                const si = (yy - y + T) * B + (xx - x0 + T);
+                if (stamp[si] === gen) continue;
+                stamp[si] = gen;
+                stack.push(xx, yy);
               }
           }
-          if (Math.max(maxX - minX, maxY - minY) + 1 > TEXTURE_PX) continue;
+          if (long)
+            for (let j = 0; j < seen.length; j += 2) {
+              const px = seen[j]!,
+                li = seen[j + 1]! * stride + (px >> 5);
+              longBits[li] = longBits[li]! | (1 << (px & 31));
+            }
+          // Every candidate reached is decided: long, it stays; short, it moves (below, once all
+          // pieces are decided on the planes as they were).
           for (let j = 0; j < piece.length; j += 2) {
-            // What the page's objects draw as line work stays line work (keepLineWork).
-            if (sd.lines && classAtPixel(sd.lines, piece[j]!, piece[j + 1]!, OBJECT_GREY.line))
-              continue;
             const px = piece[j]!,
               i = piece[j + 1]! * stride + (px >> 5),
               t = 1 << (px & 31);
-            sd.changed[i] = sd.changed[i]! & ~t;
-            if (sd.style.length > 0) {
-              if (sd.style[0]![i]! & t) moved[2 + side]!++;
-              sd.style[0]![i] = sd.style[0]![i]! & ~t;
-              sd.style[1]![i] = sd.style[1]![i]! & ~t;
-            }
-            sd.weak[i] = sd.weak[i]! & ~t;
-            if (sd.pale !== sd.weak) sd.pale[i] = sd.pale[i]! & ~t;
-            fill[i] = fill[i]! | t;
-            sd.fillChanged[i] = sd.fillChanged[i]! | t;
-            moved[side]!++;
+            cand[i] = cand[i]! & ~t;
+            // What the page's objects draw as line work stays line work (keepLineWork).
+            if (!long && !(sd.lines && classAtPixel(sd.lines, px, piece[j + 1]!, OBJECT_GREY.line)))
+              moves.push(i, t);
           }
         }
       }
+    for (let j = 0; j < moves.length; j += 2) {
+      const i = moves[j]!,
+        t = moves[j + 1]!;
+      sd.changed[i] = sd.changed[i]! & ~t;
+      if (sd.style.length > 0) {
+        if (sd.style[0]![i]! & t) moved[2 + side]!++;
+        sd.style[0]![i] = sd.style[0]![i]! & ~t;
+        sd.style[1]![i] = sd.style[1]![i]! & ~t;
+      }
+      sd.weak[i] = sd.weak[i]! & ~t;
+      if (sd.pale !== sd.weak) sd.pale[i] = sd.pale[i]! & ~t;
+      fill[i] = fill[i]! | t;
+      sd.fillChanged[i] = sd.fillChanged[i]! | t;
+      moved[side]!++;
+    }
   });
   const [r, a, sr, sa] = moved as [number, number, number, number];
   d.faint.removed_px = Math.max(0, d.faint.removed_px - r);
