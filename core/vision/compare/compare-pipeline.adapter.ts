@@ -35,6 +35,9 @@ import { decodeGrey, encodeGreyPng, encodeIndexedPngs } from './encode.adapter';
 import { findLayerRegions, type ChangeRegion } from './regions';
 import {
   diffFills,
+  fillInkStyle,
+  fillTexture,
+  keepHiddenImage,
   keepHiddenLineWork,
   keepLineWork,
   objectLayers,
@@ -257,14 +260,27 @@ export async function diffStage(
     annotB = ol.annotations;
   }
   lap('layers');
+  /** Output pixels → A's sheet pixels (A's line-work image): the window's offset. */
+  const aToImage = [
+    1,
+    0,
+    opts.windowA ? Math.round(opts.windowA.x) : 0,
+    0,
+    1,
+    opts.windowA ? Math.round(opts.windowA.y) : 0,
+  ];
   const bw = opts.windowB ? Math.max(1, Math.round(opts.windowB.width)) : b.width,
     bh = opts.windowB ? Math.max(1, Math.round(opts.windowB.height)) : b.height;
   const cover = coverage(transform, bw, bh, W, H);
   const diff = diffMasks(ma, mb, cover, opts.buffers);
   if (annotA || annotB) diff.annotations = { a: annotA, b: annotB };
   // A's ink that B's objects still draw, hidden on B's page (under a markup's box): not removed.
-  if (layers && opts.lineWork?.b)
-    keepHiddenLineWork(diff, { image: opts.lineWork.b, toImage: invertAffine(bToOut) });
+  if (layers && opts.lineWork?.b) {
+    const linesB = { image: opts.lineWork.b, toImage: invertAffine(bToOut) };
+    keepHiddenLineWork(diff, linesB);
+    // And A's image content under B's markups (a callout's white box over a raster).
+    keepHiddenImage(diff, opts.lineWork.a && { image: opts.lineWork.a, toImage: aToImage }, linesB);
+  }
   lap('diff');
   if (
     layers &&
@@ -276,6 +292,13 @@ export async function diffStage(
   if (fillA || fillB) {
     const fd = diffFills(fillA?.fill ?? null, fillB?.fill ?? null, ma, mb, cover, opts.buffers);
     diff.fills = { a: fillA?.fill ?? null, b: fillB?.fill ?? null, ...fd };
+    // The same ink called fill on one side and line work on the other: style, not geometry.
+    fillInkStyle(diff, a, opts.windowA, aligned);
+    // A changed tone's own hatch or stipple: fill, not short line-work dashes across it.
+    fillTexture(diff, {
+      a: opts.lineWork?.a && { image: opts.lineWork.a, toImage: aToImage },
+      b: opts.lineWork?.b && { image: opts.lineWork.b, toImage: invertAffine(bToOut) },
+    });
     lap('layers');
   }
   return {

@@ -3,6 +3,8 @@ import type { GreyImage } from '../types';
 import { coverage, diffMasks, packInk, popcount32 } from './diff';
 import {
   diffFills,
+  fillInkStyle,
+  keepHiddenImage,
   keepHiddenLineWork,
   keepLineWork,
   lineWorkGrey,
@@ -120,6 +122,53 @@ describe('diffFills and styleMasks', () => {
     expect(st.removed_px).toBe(d.stats.removed_px + d.faint.removed_px);
     expect(count(st.geomAdded)).toBe(150 * 2);
     expect(st.added_px).toBeGreaterThan(0);
+  });
+});
+
+describe('fillInkStyle', () => {
+  it('the same ink called line work on one side and fill on the other is style; a line removed from over a tone is not', () => {
+    const A = sheet(400, 260),
+      B = sheet(400, 260);
+    // A tone in both issues; a line over it in A only (removed).
+    rect(A, 40, 20, 200, 120, 150);
+    rect(B, 40, 20, 200, 120, 150);
+    rect(A, 60, 100, 150, 2, 0);
+    // A hatched band: in A its lines (grey 60) print darker than the band (90): line work over a tone;
+    // in B the band is darker (60) and its lines lighter (90): all of it tone.
+    rect(A, 40, 170, 300, 60, 90);
+    rect(B, 40, 170, 300, 60, 60);
+    for (let x = 44; x < 336; x += 8) {
+      rect(A, x, 170, 2, 60, 60);
+      rect(B, x, 170, 2, 60, 90);
+    }
+    const ma = packInk(A, 160, 208, 240),
+      mb = packInk(B, 160, 208, 240);
+    const fa = splitFills(A, ma, undefined, 160, 208, 240);
+    const fb = splitFills(B, mb, undefined, 160, 208, 240);
+    expect(fa && fb).toBeTruthy();
+    const cover = coverage([1, 0, 0, 0, 1, 0], 400, 260, 400, 260);
+    const d = diffMasks(ma, mb, cover);
+    d.style = styleMasks(d);
+    d.fills = { a: fa!.fill, b: fb!.fill, ...diffFills(fa!.fill, fb!.fill, ma, mb, cover) };
+    const s = d.stride;
+    const inBand = (m: Uint32Array) => {
+      let n = 0;
+      for (let y = 170; y < 230; y++) for (let x = 40; x < 340; x++) n += bit(m, s, x, y);
+      return n;
+    };
+    // Before the rule the hatch lines of A are removed geometry.
+    const hatchBefore = inBand(d.style.geomRemoved);
+    expect(hatchBefore).toBeGreaterThan(1000);
+    const moved = fillInkStyle(d, A, undefined, B);
+    expect(moved).toBeGreaterThanOrEqual(hatchBefore);
+    expect(inBand(d.style.geomRemoved)).toBe(0);
+    expect(inBand(d.style.geomAdded)).toBe(0);
+    // The line removed from over the tone is darker than the tone by a line's margin: geometry still.
+    let line = 0;
+    for (let x = 60; x < 210; x++)
+      line += bit(d.style.geomRemoved, s, x, 100) + bit(d.style.geomRemoved, s, x, 101);
+    expect(line).toBe(300);
+    expect(d.style.removed_px).toBe(count(d.style.removed));
   });
 });
 
@@ -340,5 +389,56 @@ describe('keepHiddenLineWork', () => {
       0,
     );
     expect(plain.stats.removed_px).toBe(320);
+  });
+});
+
+describe('keepHiddenImage', () => {
+  it('gives back image content under B’s markup; image content removed elsewhere and vector line work under it stay removed', () => {
+    // A: an image's dark area (x 20–100) and a vector line. B: a white markup box (an annotation)
+    // over x 40–80 of the image, and over the vector line; the rest of the image gone from B's page.
+    const A = sheet(200, 100);
+    rect(A, 20, 20, 80, 20, 30); // image pixels: paper in A's line-work image
+    rect(A, 120, 60, 60, 2, 0); // vector line work
+    const linesA = sheet(200, 100);
+    rect(linesA, 120, 60, 60, 2, OBJECT_GREY.line);
+    const B = sheet(200, 100);
+    const linesB = sheet(200, 100);
+    rect(linesB, 40, 10, 40, 40, OBJECT_GREY.annotation); // the box (its white fill)
+    rect(linesB, 110, 50, 80, 20, OBJECT_GREY.annotation); // a box over the line B deleted
+    const ma = packInk(A, 160, 208, 240),
+      mb = packInk(B, 160, 208, 240);
+    const d = diffMasks(ma, mb, coverage([1, 0, 0, 0, 1, 0], 200, 100, 200, 100));
+    expect(d.stats.removed_px).toBe(80 * 20 + 120);
+    const back = keepHiddenImage(d, { image: linesA }, { image: linesB });
+    expect(back).toBe(40 * 20);
+    expect(bit(d.removed, d.stride, 60, 30)).toBe(0); // under the box
+    expect(bit(d.removed, d.stride, 30, 30)).toBe(1); // image content gone from B's page
+    expect(bit(d.removed, d.stride, 90, 30)).toBe(1);
+    expect(bit(d.removed, d.stride, 150, 60)).toBe(1); // vector line B's objects no longer draw
+    expect(d.stats.removed_px).toBe(40 * 20 + 120);
+    expect(d.stats.unchanged_px).toBe(40 * 20);
+    expect(d.score).toBeCloseTo(1 - (40 * 20 + 120) / (80 * 20 + 120), 10);
+  });
+
+  it('reads B’s image through the frame transform; a B without annotations (a 1-bit line-work image) gives nothing back', () => {
+    const A = sheet(200, 100);
+    rect(A, 20, 20, 80, 20, 30);
+    const ma = packInk(A, 160, 208, 240),
+      mb = packInk(sheet(200, 100), 160, 208, 240);
+    const cover = coverage([1, 0, 0, 0, 1, 0], 200, 100, 200, 100);
+    // B's sheet twice as large, its box at 80..160 x 20..100; A without a line-work image (a scan).
+    const big = sheet(400, 200);
+    rect(big, 80, 20, 80, 80, OBJECT_GREY.annotation);
+    const d = diffMasks(ma, mb, cover);
+    expect(keepHiddenImage(d, undefined, { image: big, toImage: [2, 0, 0, 0, 2, 0] })).toBe(
+      40 * 20,
+    );
+    const plain = diffMasks(ma, mb, cover);
+    const oneBit = sheet(400, 200);
+    rect(oneBit, 300, 150, 40, 2, OBJECT_GREY.line); // line work and paper only
+    expect(keepHiddenImage(plain, undefined, { image: oneBit, toImage: [2, 0, 0, 0, 2, 0] })).toBe(
+      0,
+    );
+    expect(plain.stats.removed_px).toBe(80 * 20);
   });
 });

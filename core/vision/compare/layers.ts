@@ -609,6 +609,295 @@ export function styleMasks(
 }
 
 /**
+ * Tone and line told apart differently on the two sides (issue 17, A202): image analysis (splitFills)
+ * calls the same ink line work on one side and fill on the other when the pixels around it differ a
+ * little — a hatch over a band whose lines print darker than the band in one issue and lighter in the
+ * other, a window frame of the same grey as the pane beside it, anti-aliased edges shifted by a
+ * sub-pixel. The masks then lose that ink on the fill side, and the line-work side's pixels read as
+ * added or removed while the other side is just as dark there. A geometry pixel (style.geomAdded /
+ * geomRemoved) of grey g with a fill pixel of the other side in its 3x3 neighbourhood (sub-pixel
+ * shifts) of grey f where g is not darker than f by the strong margin of line work over a tone
+ * (g > f − max(16, 0.3·f): splitFills would not call it a line over that fill) is a style change: it
+ * moves to style.added / style.removed (the overlay draws it as unchanged ink; regions report it as
+ * style). A line removed from over a tone (or drawn over one) keeps its geometry: it is darker than
+ * the tone by that margin. `greyA` is the image A's masks were packed from (read through `windowA`),
+ * `greyB` aligned B (the diff's frame).
+ * Returns the pixels moved.
+ */
+export function fillInkStyle(
+  d: DiffResult,
+  greyA: GreyImage,
+  windowA: PixelWindow | undefined,
+  greyB: GreyImage,
+): number {
+  const st = d.style,
+    fills = d.fills;
+  if (!st || !fills || (!fills.a && !fills.b)) return 0;
+  const { width: W, height: H, stride } = d;
+  const wx = windowA ? Math.round(windowA.x) : 0,
+    wy = windowA ? Math.round(windowA.y) : 0;
+  const AW = greyA.width,
+    AH = greyA.height,
+    AD = greyA.data,
+    BD = greyB.data;
+  const greyAt = (side: 0 | 1, x: number, y: number): number => {
+    if (side === 1) return BD[y * W + x]!;
+    const ax = x + wx,
+      ay = y + wy;
+    return ax < 0 || ay < 0 || ax >= AW || ay >= AH ? 255 : AD[ay * AW + ax]!;
+  };
+  /** The other side's fill ink within 1 px of (x, y) that `g` is not a line over. */
+  const sameInk = (fill: Uint32Array, side: 0 | 1, x: number, y: number, g: number): boolean => {
+    let f = 0;
+    for (let yy = Math.max(0, y - 1); yy <= Math.min(H - 1, y + 1); yy++)
+      for (let xx = Math.max(0, x - 1); xx <= Math.min(W - 1, x + 1); xx++)
+        if (
+          (fill[yy * stride + (xx >> 5)]! >>> (xx & 31)) & 1 &&
+          g > (f = greyAt(side, xx, yy)) - strongMargin(f)
+        )
+          return true;
+    return false;
+  };
+  const pass = (
+    geom: Uint32Array,
+    style: Uint32Array,
+    fill: Uint32Array | null,
+    own: 0 | 1,
+  ): number => {
+    if (!fill) return 0;
+    const other = own === 0 ? 1 : 0;
+    let n = 0;
+    for (let y = 0; y < H; y++)
+      for (let k = 0; k < stride; k++) {
+        const i = y * stride + k;
+        let bits = geom[i]!;
+        if (bits === 0) continue;
+        let back = 0;
+        while (bits !== 0) {
+          const low = bits & -bits;
+          bits ^= low;
+          const x = k * 32 + (31 - Math.clz32(low));
+          if (x >= W) break;
+          if (sameInk(fill, other, x, y, greyAt(own, x, y))) back |= low;
+        }
+        if (back === 0) continue;
+        geom[i] = geom[i]! & ~back;
+        style[i] = style[i]! | back;
+        n += popcount32(back);
+      }
+    return n;
+  };
+  const r = pass(st.geomRemoved, st.removed, fills.b, 0);
+  const a = pass(st.geomAdded, st.added, fills.a, 1);
+  st.removed_px += r;
+  st.added_px += a;
+  return r + a;
+}
+
+/**
+ * Whether the line-work image holds class `grey` (OBJECT_GREY) at mask pixel (x, y): its nearest
+ * pixel, or any of its footprint when the mask frame is reduced from the image by 1.33x or more (as
+ * keepHiddenLineWork reads it).
+ */
+function classAtPixel(lines: LineWorkImage, x: number, y: number, grey: number): boolean {
+  const { width: LW, height: LH, data: L } = lines.image;
+  const [a, b, c, d, e, f] = lines.toImage ?? [1, 0, 0, 0, 1, 0];
+  const scale = Math.sqrt(Math.abs(a! * e! - b! * d!));
+  const foot = scale > 1 / 0.75 ? Math.min(4, Math.max(1, Math.round(scale))) : 1;
+  const half = foot / 2;
+  const sx0 = Math.floor(a! * x + b! * y + c! - half + 1),
+    sy0 = Math.floor(d! * x + e! * y + f! - half + 1);
+  for (let yy = Math.max(0, sy0); yy < Math.min(LH, sy0 + foot); yy++)
+    for (let xx = Math.max(0, sx0); xx < Math.min(LW, sx0 + foot); xx++)
+      if (L[yy * LW + xx] === grey) return true;
+  return false;
+}
+
+/**
+ * A piece of a changed tone's weak line work at most this long (px, its box's longer side) is the
+ * tone's texture (fillTexture): a hatch stripe's piece, a stipple dot; 2.5 mm at 200 dpi.
+ */
+export const TEXTURE_PX = 20;
+/**
+ * A tone's own texture out of the line-work changes (issue 17, A103): a hatched or stippled tone
+ * (the old plan's roof hatch, grey 95–127 in stripes) has ink a little darker than its cells' median
+ * grey, which splitFills keeps as weak line work (a thin line printed over a dark tone keeps little
+ * contrast) in some cells and not in others as the hatch's phase moves against the 8 px cells. When
+ * the tone goes, those pixels read as removed line work: short red dashes in bands across it. A changed
+ * pixel that is weak ink only (not strong, nor next to strong ink: a stroke's fringe) with its side's
+ * fill within 1 px, where that fill changed too (a removed / added fill pixel within 1 px), and whose
+ * piece of the side's line work (8-connected through its weak plane) is at most TEXTURE_PX long, is
+ * that fill's texture: it moves from the line work (its weak and pale bits, `removed` / `added` and
+ * the style masks, the faint count) to the fill layer and its change. A line drawn over the tone (a
+ * terrain contour: long, joined through its strong and unchanged pixels), strong ink (darker than
+ * the tone by a line's margin), or weak ink over a fill that stays keep their line-work change.
+ * Pixels the page's objects draw as line work (`lines`: A's and B's line-work images, as
+ * keepHiddenLineWork reads them) stay line work. Returns the pixels moved.
+ */
+export function fillTexture(
+  d: DiffResult,
+  lines: { a?: LineWorkImage | undefined; b?: LineWorkImage | undefined } = {},
+): number {
+  const fills = d.fills;
+  if (!fills) return 0;
+  const { stride, height } = d;
+  const sides = [
+    {
+      changed: d.removed,
+      strong: d.strongA,
+      weak: d.weakA,
+      pale: d.paleA,
+      fill: fills.a,
+      fillChanged: fills.removed,
+      lines: lines.a,
+      style: d.style ? [d.style.removed, d.style.geomRemoved] : [],
+    },
+    {
+      changed: d.added,
+      strong: d.strongB,
+      weak: d.weakB,
+      pale: d.paleB,
+      fill: fills.b,
+      fillChanged: fills.added,
+      lines: lines.b,
+      style: d.style ? [d.style.added, d.style.geomAdded] : [],
+    },
+  ] as const;
+  const moved = [0, 0, 0, 0];
+  const W = d.width;
+  sides.forEach((sd, side) => {
+    const fill = sd.fill;
+    if (!fill) return;
+    // Candidates, decided on the planes as they were: weak-only changed ink, not the fringe of a strong
+    // stroke, in a fill that changed.
+    const cand = new Uint32Array(stride * height);
+    let any = false;
+    for (let y = 0; y < height; y++)
+      for (let k = 0; k < stride; k++) {
+        const i = y * stride + k;
+        const c = sd.changed[i]! & ~sd.strong[i]!;
+        if (c === 0) continue;
+        const t =
+          c &
+          ~dilated3(sd.strong, sd.strong, stride, height, y, k) &
+          dilated3(fill, fill, stride, height, y, k) &
+          dilated3(sd.fillChanged, sd.fillChanged, stride, height, y, k);
+        if (t !== 0) {
+          cand[i] = t;
+          any = true;
+        }
+      }
+    if (!any) return;
+    // Each candidate's 8-connected piece of the side's line work (its weak plane: strong and weak ink,
+    // changed or not): texture when it is short (a hatch stripe's piece, a stipple dot) — its
+    // candidates move; a line drawn over the tone (a terrain contour, faint over a dark tone, in
+    // pieces as its pixels pass from weak to strong ink) runs on, joined through its other pixels, and
+    // stays line work.
+    // The flood from a candidate stays within TEXTURE_PX of it (a piece that reaches further is
+    // long), visited pixels stamped in a box around the seed: a piece joined to the whole plan's line
+    // work costs that box, not the plan.
+    const T = TEXTURE_PX,
+      B = 2 * T + 1;
+    const stamp = new Int32Array(B * B);
+    let gen = 0;
+    const weak = sd.weak;
+    // Pixels of pieces found long: a flood that reaches one is long at once.
+    const longBits = new Uint32Array(stride * height);
+    const stack: number[] = [];
+    const piece: number[] = [];
+    const seen: number[] = [];
+    const moves: number[] = [];
+    for (let y = 0; y < height; y++)
+      for (let k = 0; k < stride; k++) {
+        while (cand[y * stride + k]! !== 0) {
+          const w0 = cand[y * stride + k]!;
+          const x0 = k * 32 + (31 - Math.clz32(w0 & -w0));
+          gen++;
+          stamp[T * B + T] = gen;
+          stack.length = 0;
+          stack.push(x0, y);
+          piece.length = 0;
+          seen.length = 0;
+          let minX = x0,
+            maxX = x0,
+            minY = y,
+            maxY = y,
+            long = false;
+          while (stack.length > 0) {
+            const py = stack.pop()!,
+              px = stack.pop()!;
+            seen.push(px, py);
+            if ((longBits[py * stride + (px >> 5)]! >>> (px & 31)) & 1) {
+              long = true;
+              break;
+            }
+            if ((cand[py * stride + (px >> 5)]! >>> (px & 31)) & 1) piece.push(px, py);
+            if (px < minX) minX = px;
+            if (px > maxX) maxX = px;
+            if (py < minY) minY = py;
+            if (py > maxY) maxY = py;
+            if (maxX - minX >= T || maxY - minY >= T) {
+              long = true;
+              break;
+            }
+            for (let yy = Math.max(0, py - 1); yy <= Math.min(height - 1, py + 1); yy++)
+              for (let xx = Math.max(0, px - 1); xx <= Math.min(W - 1, px + 1); xx++) {
+                if (!((weak[yy * stride + (xx >> 5)]! >>> (xx & 31)) & 1)) continue;
+                // Within T of the seed while the piece's extent is under T.
+                const si = (yy - y + T) * B + (xx - x0 + T);
+                if (stamp[si] === gen) continue;
+                stamp[si] = gen;
+                stack.push(xx, yy);
+              }
+          }
+          if (long)
+            for (let j = 0; j < seen.length; j += 2) {
+              const px = seen[j]!,
+                li = seen[j + 1]! * stride + (px >> 5);
+              longBits[li] = longBits[li]! | (1 << (px & 31));
+            }
+          // Every candidate reached is decided: long, it stays; short, it moves (below, once all
+          // pieces are decided on the planes as they were).
+          for (let j = 0; j < piece.length; j += 2) {
+            const px = piece[j]!,
+              i = piece[j + 1]! * stride + (px >> 5),
+              t = 1 << (px & 31);
+            cand[i] = cand[i]! & ~t;
+            // What the page's objects draw as line work stays line work (keepLineWork).
+            if (!long && !(sd.lines && classAtPixel(sd.lines, px, piece[j + 1]!, OBJECT_GREY.line)))
+              moves.push(i, t);
+          }
+        }
+      }
+    for (let j = 0; j < moves.length; j += 2) {
+      const i = moves[j]!,
+        t = moves[j + 1]!;
+      sd.changed[i] = sd.changed[i]! & ~t;
+      if (sd.style.length > 0) {
+        if (sd.style[0]![i]! & t) moved[2 + side]!++;
+        sd.style[0]![i] = sd.style[0]![i]! & ~t;
+        sd.style[1]![i] = sd.style[1]![i]! & ~t;
+      }
+      sd.weak[i] = sd.weak[i]! & ~t;
+      if (sd.pale !== sd.weak) sd.pale[i] = sd.pale[i]! & ~t;
+      fill[i] = fill[i]! | t;
+      sd.fillChanged[i] = sd.fillChanged[i]! | t;
+      moved[side]!++;
+    }
+  });
+  const [r, a, sr, sa] = moved as [number, number, number, number];
+  d.faint.removed_px = Math.max(0, d.faint.removed_px - r);
+  d.faint.added_px = Math.max(0, d.faint.added_px - a);
+  fills.removed_px += r;
+  fills.added_px += a;
+  if (d.style) {
+    d.style.removed_px -= sr;
+    d.style.added_px -= sa;
+  }
+  return r + a;
+}
+
+/**
  * The greys of a sheet's stored object classes (encodeLineWorkPng, decoded by decodeGrey): line work
  * (stroked paths, text, small filled symbols), the page's annotations (markups, clouds), its fill
  * layer by object (area fills of tone, shadings), and the rest (paper, or images: image analysis).
@@ -917,6 +1206,11 @@ export function keepHiddenLineWork(d: DiffResult, lines: LineWorkImage): number 
       faint += popcount32(back & ~s);
     }
   }
+  return givenBack(d, strong, faint);
+}
+
+/** The counts after `strong` + `faint` removed pixels were given back as unchanged (keepHidden…). */
+function givenBack(d: DiffResult, strong: number, faint: number): number {
   if (strong + faint === 0) return 0;
   const st = d.stats;
   const union = st.added_px + st.removed_px + st.unchanged_px;
@@ -926,6 +1220,55 @@ export function keepHiddenLineWork(d: DiffResult, lines: LineWorkImage): number 
   d.score = 1 - st.changed_fraction;
   d.faint.removed_px = Math.max(0, d.faint.removed_px - faint);
   return strong + faint;
+}
+
+/**
+ * Image content hidden under a markup (issue 17 follow-up): a pixel of A's ink that is image content
+ * on A's page (A's line-work image: neither line work, fill nor annotation there — pixels of an
+ * image; no image at all: a scan's), removed, where B's page draws an annotation (B's line-work
+ * image: OBJECT_GREY.annotation, which holds a callout's or markup box's light fill) — B's markup
+ * covers it, and what B's image holds beneath cannot be seen: not removed. Its bit leaves `removed`
+ * and the counts follow, as keepHiddenLineWork (which gives back the vector line work B still draws
+ * under a markup; line work of A that B's objects no longer draw stays removed). `linesA.toImage`
+ * maps the diff's pixels to A's image (its window's offset), `linesB.toImage` to B's. Returns the
+ * pixels given back.
+ */
+export function keepHiddenImage(
+  d: DiffResult,
+  linesA: LineWorkImage | undefined,
+  linesB: LineWorkImage,
+): number {
+  if (!classTiles(linesB.image)) return 0;
+  const { width: W, height: H, stride, removed, strongA } = d;
+  const isImage = (x: number, y: number): boolean =>
+    !linesA ||
+    !(
+      classAtPixel(linesA, x, y, OBJECT_GREY.line) ||
+      classAtPixel(linesA, x, y, OBJECT_GREY.fill) ||
+      classAtPixel(linesA, x, y, OBJECT_GREY.annotation)
+    );
+  let strong = 0,
+    faint = 0;
+  for (let y = 0; y < H; y++)
+    for (let k = 0; k < stride; k++) {
+      const i = y * stride + k;
+      let bits = removed[i]!;
+      if (bits === 0) continue;
+      let back = 0;
+      while (bits !== 0) {
+        const low = bits & -bits;
+        bits ^= low;
+        const x = k * 32 + (31 - Math.clz32(low));
+        if (x >= W) break;
+        if (classAtPixel(linesB, x, y, OBJECT_GREY.annotation) && isImage(x, y)) back |= low;
+      }
+      if (back === 0) continue;
+      removed[i] = removed[i]! & ~back;
+      const s = back & strongA[i]!;
+      strong += popcount32(s);
+      faint += popcount32(back & ~s);
+    }
+  return givenBack(d, strong, faint);
 }
 
 /** PageRaster.lineWork (1-bit PNG scanlines, 1 = line work) as grey: 0 line work, 255 elsewhere. */

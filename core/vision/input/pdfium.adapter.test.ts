@@ -385,6 +385,49 @@ describe('line work from the page objects (issue 17)', () => {
     }
   });
 
+  it('marks the white fill of a markup box as drawn by the annotation (it hides what lies under it)', async () => {
+    // A Square markup painted white inside its red frame, over a grey area of the page.
+    const ap = '1 g 0 0 100 60 re f 1 0 0 RG 3 w 1.5 1.5 97 57 re S';
+    const pdf = assemblePdf([
+      '',
+      '<< /Type /Catalog /Pages 2 0 R >>',
+      '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+      '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Annots [5 0 R] >>',
+      streamObject(
+        '',
+        new TextEncoder().encode('0 G 1 w 50 500 m 550 500 l S 0.5 g 280 280 140 100 re f'),
+      ),
+      '<< /Type /Annot /Subtype /Square /Rect [300 300 400 360] /C [1 0 0] /AP << /N 6 0 R >> >>',
+      streamObject(
+        '/Type /XObject /Subtype /Form /BBox [0 0 100 60]',
+        new TextEncoder().encode(ap),
+      ),
+    ]);
+    const bit = (rows: Uint8Array, r: PageRaster, x: number, y: number) =>
+      (rows[y * (Math.ceil(r.width / 8) + 1) + 1 + (x >> 3)]! >> (7 - (x & 7))) & 1;
+    const doc = await openDocument(pdf);
+    try {
+      const { raster: r } = await doc.renderPageWithText(0, { dpi: 72 });
+      expect(r.annotWork).toBeDefined();
+      expect(bit(r.annotWork!, r, 301, 460)).toBe(1); // the frame
+      // Inside the frame: painted white by the markup over the page's grey area.
+      expect(r.data[460 * r.width + 350]!).toBeGreaterThan(240);
+      expect(bit(r.annotWork!, r, 350, 460)).toBe(1);
+      expect(bit(r.annotWork!, r, 330, 440)).toBe(1);
+      // The grey area around the markup and the page's line are not the annotation's.
+      expect(bit(r.annotWork!, r, 290, 460)).toBe(0);
+      expect(bit(r.annotWork!, r, 200, 292)).toBe(0);
+      // Nothing outside its box (x 300–400, y 432–492 on the raster).
+      let outside = 0;
+      for (let y = 0; y < r.height; y++)
+        for (let x = 0; x < r.width; x++)
+          if (bit(r.annotWork!, r, x, y) && (x < 298 || x > 402 || y < 430 || y > 494)) outside++;
+      expect(outside).toBe(0);
+    } finally {
+      await doc.close();
+    }
+  });
+
   it('is not read without the text, nor when asked not to, nor on a page of images only', async () => {
     const doc = await openDocument(buildPdf({ content }));
     try {

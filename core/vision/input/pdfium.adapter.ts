@@ -1815,6 +1815,11 @@ const LINE_INK = 240;
 const DARK_FILL = 96;
 /** Fill-pass pixels below this grey are drawn by an area fill or a shading. */
 const FILL_INK = 250;
+/**
+ * Annotations drawn alone on black paper (objectLayerPasses): a pixel at least this light is painted
+ * by one (its fill hides what lies under it, white included).
+ */
+const OPAQUE_ON_BLACK = 128;
 
 /** What a page's objects draw, for the line-work pass (see lineWorkPass) and objectLayerPasses. */
 interface ObjectClasses {
@@ -2171,8 +2176,10 @@ function rowsCovered(
  *     not in it: an image is pixels (a raster render holds lines and tones alike), left to image
  *     analysis.
  *   - `annotWork`: what the page's annotations draw (the architect's clouds, callouts, markups):
- *     the page's annotations rendered alone, every page object switched off; 1 = grey < LINE_INK.
- *     Only for pages with annotations that draw (not links or popups).
+ *     the page's annotations rendered alone, every page object switched off; 1 = grey < LINE_INK,
+ *     or painted light when drawn again on black paper (the white fill of a callout or markup box,
+ *     which hides what lies under it: compare's keepHiddenImage). Only for pages with annotations
+ *     that draw (not links or popups).
  * Each pass draws only a few objects, and only the rows their boxes cover are cleared, drawn and
  * packed (a cloud in a corner costs its rows). Measured against the line-work pass in the bench/ingest
  * README.
@@ -2193,8 +2200,13 @@ function objectLayerPasses(
   const out: { fillWork?: Uint8Array; annotWork?: Uint8Array } = {};
   const rb = Math.ceil(width / 8);
   /** Draws rows [y0, y1) of the page as it is switched now, and packs them (other rows: none). */
-  const pass = ([y0, y1]: [number, number], flags: number, threshold: number): Uint8Array => {
-    api.FPDFBitmap_FillRect(bitmap, 0, y0, width, y1 - y0, 0xffffffff);
+  const pass = (
+    [y0, y1]: [number, number],
+    flags: number,
+    threshold: number,
+    paper = 0xffffffff,
+  ): Uint8Array => {
+    api.FPDFBitmap_FillRect(bitmap, 0, y0, width, y1 - y0, paper);
     const f32 = M.HEAPF32;
     const m = inst.scratch >> 2;
     f32.set([width / widthPt, 0, 0, height / heightPt, 0, 0], m);
@@ -2257,7 +2269,15 @@ function objectLayerPasses(
     const objs = Array.from({ length: n }, (_, i) => M._FPDFPage_GetObject(page, i));
     for (const o of objs) M._FPDFPageObj_SetIsActive(o, 0);
     try {
-      out.annotWork = pass(annotRows, FPDF_ANNOT, LINE_INK);
+      const work = pass(annotRows, FPDF_ANNOT, LINE_INK);
+      // What they paint light (a callout's or a markup box's white fill, hiding what lies under it)
+      // shows on black paper: every pixel not left dark there is drawn by an annotation too.
+      const dark = pass(annotRows, FPDF_ANNOT, OPAQUE_ON_BLACK, 0xff000000);
+      const pad = width & 7 ? (0xff00 >> (width & 7)) & 0xff : 0xff;
+      for (let y = annotRows[0]; y < annotRows[1]; y++)
+        for (let k = 0, r = y * (rb + 1) + 1; k < rb; k++)
+          work[r + k] = work[r + k]! | (~dark[r + k]! & (k === rb - 1 ? pad : 0xff));
+      out.annotWork = work;
     } finally {
       for (const o of objs) M._FPDFPageObj_SetIsActive(o, 1);
     }
