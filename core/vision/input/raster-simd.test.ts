@@ -8,23 +8,39 @@ import { greyRowsSimd, rasterKernels, resampleRgbSimd, type SimdHeap } from './r
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
-/** A heap of its own with a bump allocator (PDFium's malloc in production). */
-function testHeap(pages = 64): SimdHeap & { allocations: number } {
+/** Bytes of canary after each allocation of testHeap: a kernel writing past its scratch breaks one. */
+const GUARD = 48;
+
+/**
+ * A heap of its own with a bump allocator (PDFium's malloc in production) that puts a canary after
+ * every allocation: `intact()` says whether every canary (of live and freed blocks) is unbroken.
+ */
+function testHeap(pages = 64): SimdHeap & { allocations: number; intact(): boolean } {
   const memory = new WebAssembly.Memory({ initial: pages });
   let next = 1024;
+  const blocks: [number, number][] = [];
   const heap = {
     memory,
     allocations: 0,
     malloc(size: number) {
-      const at = next;
-      next += (size + 15) & ~15;
+      // Any alignment: the kernels must not assume malloc's.
+      const at = next + 1;
+      next = at + size + GUARD + 7;
       if (next > memory.buffer.byteLength)
         memory.grow(Math.ceil((next - memory.buffer.byteLength) / 65536));
+      new Uint8Array(memory.buffer).fill(0xa5, at + size, at + size + GUARD);
+      blocks.push([at, size]);
       heap.allocations++;
       return at;
     },
     free() {
       heap.allocations--;
+    },
+    intact() {
+      const u8 = new Uint8Array(memory.buffer);
+      return blocks.every(([at, size]) =>
+        u8.subarray(at + size, at + size + GUARD).every((b) => b === 0xa5),
+      );
     },
   };
   return heap;
@@ -93,6 +109,7 @@ describe('raster-simd kernels', () => {
       const got = greyRowsSimd(heap, src, stride, width, rows, dst);
       expect(got).toBe(wantColoured);
       expect(new Uint8Array(heap.memory.buffer, dst, width * rows)).toEqual(want);
+      expect(heap.intact()).toBe(true);
     }
   });
 
@@ -132,6 +149,7 @@ describe('raster-simd kernels', () => {
         new Uint8Array(heap.memory.buffer).fill(9, out, out + want.length);
         expect(resampleRgbSimd(heap, src, sw, sh, dw, dh, out, outStride, from, to)).toBe(true);
         expect(heap.allocations).toBe(1); // the scratch is freed
+        expect(heap.intact()).toBe(true); // and nothing was written past it
         const got = new Uint8Array(heap.memory.buffer, out, want.length);
         // Every byte, the rows' padding (past 3 dw, left alone by both) included.
         expect(firstDifference(got, want)).toBe(-1);

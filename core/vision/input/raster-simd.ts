@@ -93,13 +93,16 @@ export function resampleRgbSimd(
   // The source padded by 16 bytes (16-byte loads past a row's last byte), the line by 64 u16.
   const srcBytes = rowBytes * sh + 16;
   const lineBytes = (rowBytes + 64) * 2;
-  const at = heap.malloc(srcBytes + lineBytes + plan.params.byteLength + plan.tab.byteLength + 16);
+  /** Bytes rounded up to 16 (each region starts 16-byte aligned). */
+  const up = (n: number) => (n + 15) & ~15;
+  const size = up(srcBytes) + up(lineBytes) + up(plan.params.byteLength) + plan.tab.byteLength;
+  const at = heap.malloc(size + 16);
   if (!at) return false;
   try {
-    const base = (at + 15) & ~15;
-    const line = base + srcBytes + ((16 - (srcBytes % 16)) % 16);
-    const params = line + lineBytes;
-    const tab = params + plan.params.byteLength;
+    const base = up(at);
+    const line = base + up(srcBytes);
+    const params = line + up(lineBytes);
+    const tab = params + up(plan.params.byteLength);
     // Views after malloc: the heap may have grown (a new buffer).
     const u8 = new Uint8Array(heap.memory.buffer);
     u8.set(src.subarray(0, rowBytes * sh), base);
