@@ -448,6 +448,15 @@ function paintImageColour(
     }
     return;
   }
+  // A grey image wholly across the bitmap: its pixels as R = G = B scaled by the SIMD kernel
+  // straight into the bitmap's rows (each channel is the grey scaled, as below; tested).
+  if (simd && left === img.left && right === img.right) {
+    const n = sw * sh;
+    const rgb = scratch(3, n * 3);
+    greyToRgb(img.grey, 0, rgb, 0, n);
+    const at = buf + top * stride + left * 3;
+    if (resampleRgbSimd(simd, rgb, sw, sh, dw, dh, at, stride, rowsFrom, rowsTo)) return;
+  }
   // A grey image: scaled once, each pixel written to the three channels.
   const v = scratch(2, dw * (bottom - top));
   resampleGrey(img.grey, sw, sh, dw, dh, v, 0, dw, rowsFrom, rowsTo);

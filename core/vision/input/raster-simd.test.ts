@@ -2,8 +2,8 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { resampleRgb } from './grey-resample';
-import { greyFromRgb } from './pdfium.adapter';
+import { resampleGrey, resampleRgb } from './grey-resample';
+import { greyFromRgb, greyToRgb } from './pdfium.adapter';
 import { greyRowsSimd, rasterKernels, resampleRgbSimd, type SimdHeap } from './raster-simd';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -155,6 +155,23 @@ describe('raster-simd kernels', () => {
         expect(firstDifference(got, want)).toBe(-1);
       }
     }
+  });
+
+  it("scales a grey image given as R = G = B to its resampleGrey scaled into three channels (the painter's grey tiles)", () => {
+    const [sw, sh, dw, dh] = [283, 275, 567, 550];
+    const rgb = colourScan(sw, sh, 11);
+    const grey = new Uint8Array(sw * sh);
+    greyFromRgb(rgb, grey, 0, sw * sh);
+    const scaled = new Uint8Array(dw * dh);
+    resampleGrey(grey, sw, sh, dw, dh, scaled, 0, dw);
+    const want = new Uint8Array(dw * dh * 3);
+    greyToRgb(scaled, 0, want, 0, dw * dh);
+    const triplets = new Uint8Array(sw * sh * 3);
+    greyToRgb(grey, 0, triplets, 0, sw * sh);
+    const heap = testHeap();
+    const out = heap.malloc(want.length);
+    expect(resampleRgbSimd(heap, triplets, sw, sh, dw, dh, out, dw * 3)).toBe(true);
+    expect(firstDifference(new Uint8Array(heap.memory.buffer, out, want.length), want)).toBe(-1);
   });
 
   it('resample_rgb_rows declines what is not an enlargement both ways (the JS loop scales it)', () => {
