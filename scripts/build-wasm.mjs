@@ -2,6 +2,7 @@
 // bytes (base64), so core/ needs no build step or file lookup at run time:
 //   core/vision/compare/masks-simd.wat → core/vision/compare/masks-simd.wasm.ts
 //   core/vision/compare/fft.wat → core/vision/compare/fft.wasm.ts
+//   core/vision/input/raster-simd.wat → core/vision/input/raster-simd.wasm.ts
 // Usage: node scripts/build-wasm.mjs [--check]   (--check: exit 1 when a committed module is stale)
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -9,7 +10,11 @@ import { fileURLToPath } from 'node:url';
 import wabtInit from 'wabt';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const MODULES = ['core/vision/compare/masks-simd.wat', 'core/vision/compare/fft.wat'];
+const MODULES = [
+  'core/vision/compare/masks-simd.wat',
+  'core/vision/compare/fft.wat',
+  'core/vision/input/raster-simd.wat',
+];
 
 export async function assemble(watPath) {
   const wabt = await wabtInit();

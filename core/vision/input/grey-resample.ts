@@ -329,3 +329,65 @@ export function resampleRgb(
     }
   }
 }
+
+/**
+ * resampleRgb's work for target rows [rowFrom, rowTo) when it enlarges both ways (two taps each way:
+ * sw, sh ≥ 2 and dw ≥ sw, dh ≥ sh), laid out for raster-simd.wat's resample_rgb_rows: `params` has
+ * 8 words a row (first source row, w0, w1, target pixels [x0, x1) to compute, source bytes [c0, c1)
+ * they read, the row's offset from the output) and `tab` 3 words a target pixel (first tap in bytes,
+ * w0, w1), the same taps, weights and ink spans resampleRgb uses. Rows with x1 ≤ x0 and pixels
+ * outside [x0, x1) are white (the caller fills them). Undefined when resampleRgb does not enlarge
+ * both ways.
+ */
+export function resampleRgbPlan(
+  src: Uint8Array,
+  sw: number,
+  sh: number,
+  dw: number,
+  dh: number,
+  outStride: number,
+  rowFrom = 0,
+  rowTo = dh,
+): { params: Int32Array; tab: Int32Array; rows: number } | undefined {
+  if (sw < 2 || sh < 2 || dw < sw || dh < sh || src.length < sw * sh * 3) return undefined;
+  const from = Math.max(0, rowFrom);
+  const to = Math.min(dh, rowTo);
+  const h = taps(sw, dw);
+  const v = taps(sh, dh);
+  if (h.maxTaps !== 2 || v.maxTaps !== 2) return undefined;
+  const bytes = inkSpans(src, sw * 3, sh);
+  const range = tapRanges(h, sw, dw);
+  const hs = h.start;
+  const tab = new Int32Array(3 * dw);
+  for (let x = 0; x < dw; x++) {
+    tab[3 * x] = hs[x]! * 3;
+    tab[3 * x + 1] = h.weights[2 * x]!;
+    tab[3 * x + 2] = h.count[x] === 2 ? h.weights[2 * x + 1]! : 0;
+  }
+  const rows = Math.max(0, to - from);
+  const params = new Int32Array(8 * rows);
+  for (let y = from; y < to; y++) {
+    const first = v.start[y]!;
+    const n = v.count[y]!;
+    let a = sw;
+    let b = 0;
+    for (let k = 0; k < n; k++) {
+      a = Math.min(a, Math.floor(bytes.lo[first + k]! / 3));
+      b = Math.max(b, Math.ceil(bytes.hi[first + k]! / 3));
+    }
+    const x0 = a < b ? range.fromEnd[a]! : 0;
+    const x1 = a < b ? range.fromStart[b]! : 0;
+    const p = 8 * (y - from);
+    params[p] = first;
+    params[p + 1] = v.weights[y * 2]!;
+    params[p + 2] = n === 2 ? v.weights[y * 2 + 1]! : 0;
+    params[p + 3] = x0;
+    params[p + 4] = x1;
+    if (x1 > x0) {
+      params[p + 5] = hs[x0]! * 3;
+      params[p + 6] = Math.min(sw, hs[x1 - 1]! + h.count[x1 - 1]!) * 3;
+    }
+    params[p + 7] = (y - from) * outStride;
+  }
+  return { params, tab, rows };
+}

@@ -42,6 +42,7 @@ import { indexPredictedImages, rawImageKey, type PredictedImage } from './pdf-im
 import { isWhitespaceCode, RunBuilder } from './pdfium-text';
 import { unpredictPng } from './png-predictor';
 import { resampleGrey, resampleRgb, rgbToGrey } from './grey-resample';
+import { greyRowsSimd, resampleRgbSimd, type SimdHeap } from './raster-simd';
 
 /** The subset of the PDFium C API (through emscripten cwrap) used here. Pointers are heap offsets. */
 interface PdfiumApi {
@@ -50,7 +51,12 @@ interface PdfiumApi {
     HEAP32: Int32Array;
     HEAPF32: Float32Array;
     HEAPF64: Float64Array;
-    wasmExports: { malloc(size: number): number; free(ptr: number): void };
+    wasmExports: {
+      malloc(size: number): number;
+      free(ptr: number): void;
+      /** The instance's heap (HEAPU8's memory): raster-simd.ts kernels run on it in place. */
+      memory: WebAssembly.Memory;
+    };
     addFunction(fn: (...args: number[]) => number, sig: string): number;
     // Raw exports (no ccall wrapper) for the per-glyph loop of the text layer; pointers are heap offsets.
     _FPDFText_LoadPage(page: number): number;
@@ -414,6 +420,7 @@ function paintImageColour(
   width: number,
   height: number,
   rows: [number, number],
+  simd?: SimdHeap,
 ): void {
   const top = Math.max(img.top, rows[0], 0);
   const bottom = Math.min(img.bottom, rows[1], height);
@@ -428,6 +435,8 @@ function paintImageColour(
     // Wholly across the bitmap: straight into its rows; else through scratch, then the visible part.
     if (left === img.left && right === img.right) {
       const at = buf + top * stride + left * 3;
+      if (simd && resampleRgbSimd(simd, img.rgb, sw, sh, dw, dh, at, stride, rowsFrom, rowsTo))
+        return;
       resampleRgb(img.rgb, sw, sh, dw, dh, heap, at, stride, rowsFrom, rowsTo);
       return;
     }
@@ -438,6 +447,15 @@ function paintImageColour(
       heap.set(tmp.subarray(t, t + (right - left) * 3), buf + y * stride + left * 3);
     }
     return;
+  }
+  // A grey image wholly across the bitmap: its pixels as R = G = B scaled by the SIMD kernel
+  // straight into the bitmap's rows (each channel is the grey scaled, as below; tested).
+  if (simd && left === img.left && right === img.right) {
+    const n = sw * sh;
+    const rgb = scratch(3, n * 3);
+    greyToRgb(img.grey, 0, rgb, 0, n);
+    const at = buf + top * stride + left * 3;
+    if (resampleRgbSimd(simd, rgb, sw, sh, dw, dh, at, stride, rowsFrom, rowsTo)) return;
   }
   // A grey image: scaled once, each pixel written to the three channels.
   const v = scratch(2, dw * (bottom - top));
@@ -596,6 +614,55 @@ function copyColourRows(
     coloured += greyFromRgb(rgb, grey, y * width, end * width);
   }
   return coloured;
+}
+
+/** The PDFium instance's heap for the raster-simd.ts kernels. */
+function simdHeap(inst: Instance): SimdHeap {
+  const e = inst.api.pdfium.wasmExports;
+  return { memory: e.memory, malloc: (n) => e.malloc(n), free: (p) => e.free(p) };
+}
+
+/**
+ * copyColourRows with the grey derived in PDFium's heap by WebAssembly SIMD (greyRowsSimd: the same
+ * bytes and count as greyFromRgb) a chunk of rows at a time, then the colour rows and their grey
+ * copied out. Undefined (nothing written) when the kernel or its scratch is not available.
+ */
+function copyColourRowsSimd(
+  simd: SimdHeap,
+  buf: number,
+  stride: number,
+  width: number,
+  y0: number,
+  y1: number,
+  rgb: Uint8Array,
+  grey: Uint8Array,
+): number | undefined {
+  const step = Math.max(1, Math.floor(COPY_CHUNK_BYTES / (width * 3)));
+  const scratchAt = simd.malloc(step * width);
+  if (!scratchAt) return undefined;
+  try {
+    // After malloc: the heap may have grown (a new buffer).
+    const heap = new Uint8Array(simd.memory.buffer);
+    let coloured = 0;
+    for (let y = y0; y < y1; y += step) {
+      const end = Math.min(y1, y + step);
+      const n = greyRowsSimd(simd, buf + y * stride, stride, width, end - y, scratchAt);
+      if (n < 0) return undefined;
+      coloured += n;
+      grey.set(heap.subarray(scratchAt, scratchAt + (end - y) * width), y * width);
+      if (stride === width * 3) {
+        rgb.set(heap.subarray(buf + y * stride, buf + end * stride), y * stride);
+      } else {
+        for (let r = y; r < end; r++) {
+          const row = buf + r * stride;
+          rgb.set(heap.subarray(row, row + width * 3), r * width * 3);
+        }
+      }
+    }
+    return coloured;
+  } finally {
+    simd.free(scratchAt);
+  }
 }
 
 /** Bytes of colour rows copyColourRows copies before deriving their grey (well inside L2). */
@@ -1495,15 +1562,27 @@ export class PdfiumDocument {
               const run = runs[k]!;
               if (run.mine) {
                 for (let i = run.from; i < run.to; i++) {
-                  (colour ? paintImageColour : paintImage)(
-                    own.get(i)!,
-                    M.HEAPU8,
-                    api.FPDFBitmap_GetBuffer(bitmap),
-                    api.FPDFBitmap_GetStride(bitmap),
-                    width,
-                    height,
-                    rows,
-                  );
+                  if (colour)
+                    paintImageColour(
+                      own.get(i)!,
+                      M.HEAPU8,
+                      api.FPDFBitmap_GetBuffer(bitmap),
+                      api.FPDFBitmap_GetStride(bitmap),
+                      width,
+                      height,
+                      rows,
+                      simdHeap(inst),
+                    );
+                  else
+                    paintImage(
+                      own.get(i)!,
+                      M.HEAPU8,
+                      api.FPDFBitmap_GetBuffer(bitmap),
+                      api.FPDFBitmap_GetStride(bitmap),
+                      width,
+                      height,
+                      rows,
+                    );
                   checkDeadline();
                 }
               } else {
@@ -1533,7 +1612,9 @@ export class PdfiumDocument {
           const [y0, y1] = band ? [band.top, band.top + band.rows] : [0, height];
           grey = band ? band.into : new Uint8Array(width * height);
           rgb = band ? band.rgbInto! : new Uint8Array(width * height * 3);
-          colourPixels = copyColourRows(heap, buf, stride, width, y0, y1, rgb, grey);
+          colourPixels =
+            copyColourRowsSimd(simdHeap(inst), buf, stride, width, y0, y1, rgb, grey) ??
+            copyColourRows(api.pdfium.HEAPU8, buf, stride, width, y0, y1, rgb, grey);
           // A whole page with (next to) no coloured pixels is kept grey: 1 B/px from here on.
           if (!band && !keepsColour(colourPixels)) rgb = undefined;
         } else if (band) {
