@@ -6,6 +6,7 @@ import { alignGrey, overlayPalette, renderOverlayIndexed, type OverlayKind } fro
 import { diffStage, type ImageKind } from '../compare/compare-pipeline.adapter';
 import { invertAffine, mapBox, type Affine } from '../compare/register';
 import type { GreyImage } from '../types';
+import { narrowFillsAsLine, scaleTolerance } from './deep-scale';
 
 // Deep-zoom tiles past a stored image's own resolution (contract §5, added 2026-11-27), rendered
 // from the PDF page itself at the scale of the level: lines come out at their width times the
@@ -116,7 +117,56 @@ function encodeTile(px: { width: number; height: number; channels: 1 | 3; data: 
 
 /** A sheet's or block's deep tile: `rect` of the page rendered in colour, as WebP. */
 export async function renderPageTile(src: PageSource, rect: LevelRect): Promise<Uint8Array> {
-  return new Uint8Array(await encodeTile(await renderRect(src, rect, 'colour')));
+  return (await renderPageTiles(src, rect.scale, [rect]))[0]!;
+}
+
+/** A rectangle of a level (level pixels of an image: a page's raster or an overlay's image). */
+export interface TileCut {
+  left: number;
+  top: number;
+  width: number;
+  height: number;
+}
+
+/** The smallest rectangle holding every cut. */
+function unionOf(cuts: readonly TileCut[]): TileCut {
+  const left = Math.min(...cuts.map((c) => c.left)),
+    top = Math.min(...cuts.map((c) => c.top));
+  const right = Math.max(...cuts.map((c) => c.left + c.width)),
+    bottom = Math.max(...cuts.map((c) => c.top + c.height));
+  return { left, top, width: right - left, height: bottom - top };
+}
+
+/** Pixels of `cut` out of a packed raster whose top-left is at `origin` (same level frame). */
+function cutOut(
+  px: { width: number; channels: 1 | 3; data: Uint8Array },
+  origin: { left: number; top: number },
+  cut: TileCut,
+): { width: number; height: number; channels: 1 | 3; data: Uint8Array } {
+  const ch = px.channels;
+  const out = new Uint8Array(cut.width * cut.height * ch);
+  const dx = cut.left - origin.left,
+    dy = cut.top - origin.top;
+  for (let y = 0; y < cut.height; y++) {
+    const from = ((dy + y) * px.width + dx) * ch;
+    out.set(px.data.subarray(from, from + cut.width * ch), y * cut.width * ch);
+  }
+  return { width: cut.width, height: cut.height, channels: ch, data: out };
+}
+
+/**
+ * Several deep tiles of one level of a sheet or block (`cuts`, in pixels of the page's raster at
+ * `scale`): the rectangle holding them is rendered once (one PDFium call; the page stays loaded)
+ * and each tile is cut from it, as WebP in the order of `cuts`.
+ */
+export async function renderPageTiles(
+  src: PageSource,
+  scale: number,
+  cuts: readonly TileCut[],
+): Promise<Uint8Array[]> {
+  const region = unionOf(cuts);
+  const r = await renderRect(src, { scale, ...region }, 'colour');
+  return Promise.all(cuts.map(async (c) => new Uint8Array(await encodeTile(cutOut(r, region, c)))));
 }
 
 export interface OverlayTileArgs {
@@ -133,6 +183,9 @@ export interface OverlayTileArgs {
   /** Which overlay image (compare-pipeline.adapter ImageKind). */
   kind: ImageKind;
 }
+
+/** Several tiles of one overlay level (renderOverlayTiles). */
+export type OverlayTilesArgs = Omit<OverlayTileArgs, 'tile'> & { tiles: readonly TileCut[] };
 
 /** Pixels of B around the tile that are rendered too, so resampling near its edges has them. */
 const B_MARGIN = 2;
@@ -188,58 +241,104 @@ export async function overlayTileInputs(
 }
 
 /**
- * An overlay's deep tile: A and B rendered at the level's scale, compared through the pair's
- * transform by the compare pipeline's stage (diffStage) and drawn by its overlay renderer
- * (renderOverlayIndexed) with the overlay image's palette, as WebP.
+ * Level pixels around a region of overlay tiles that are compared too, so every tile pixel has the
+ * other side's ink within the stage's distances as they are in sheet pixels (deep-scale.ts: up to
+ * 2 sheet pixels) and the fill split sees the areas around it.
+ */
+export function overlayMargin(scale: number): number {
+  return 2 * Math.ceil(scale) + 16;
+}
+
+/** One overlay deep tile (see renderOverlayTiles). */
+export async function renderOverlayTile(args: OverlayTileArgs): Promise<Uint8Array> {
+  return (await renderOverlayTiles({ ...args, tiles: [args.tile] }))[0]!;
+}
+
+/**
+ * An overlay's deep tiles of one level (`tiles`, level pixels of the overlay image): A and B
+ * rendered once at the level's scale for the rectangle holding them (plus overlayMargin), compared
+ * through the pair's transform by the compare pipeline's stage (diffStage), the stage's distances
+ * and the narrow-fill rule taken to sheet pixels (deep-scale.ts), drawn by its overlay renderer
+ * (renderOverlayIndexed) with the overlay image's palette, and cut into tiles, as WebP in the order
+ * of `tiles`. A region of neighbouring tiles costs one pair of PDFium renders and one stage instead
+ * of one per tile.
  *
  * Fills and line work are told apart at the level's own scale, per pixel, by the compare's own
  * layers (layers.ts): splitFills on the renders at this scale, and keepLineWork with each side's
  * line work as the PDF draws it at this scale (renderRegion `lineWork`: strokes, text, small filled
  * symbols, annotations), so a line stays line work however wide the zoom makes it and an area fill
- * is a fill — what the PDF's objects say, which is sharper than the 200-dpi image analysis (a
- * narrow filled beam, line work by its size in 200-dpi pixels, is the area fill it is). Every class
- * boundary is drawn by the renders at this scale: nothing comes from the stored 200-dpi overlay.
+ * is a fill, except a fill too narrow to show between its outlines at the stored resolution, which
+ * the 200-dpi overlay draws as ink (narrowFillsAsLine). Every class boundary is drawn by the renders
+ * at this scale: nothing comes from the stored 200-dpi overlay.
  */
-export async function renderOverlayTile(args: OverlayTileArgs): Promise<Uint8Array> {
-  if (args.kind === 'aligned_b') return alignedBTile(args);
-  const { a, b, transform } = await overlayTileInputs(args);
+export async function renderOverlayTiles(args: OverlayTilesArgs): Promise<Uint8Array[]> {
+  const region = unionOf(args.tiles);
+  if (args.kind === 'aligned_b') {
+    const b = await alignedBRaster({ ...args, tile: region });
+    return Promise.all(
+      args.tiles.map(async (c) => new Uint8Array(await encodeTile(cutOut(b, region, c)))),
+    );
+  }
+  const m = overlayMargin(args.scale);
+  const frame = {
+    left: region.left - m,
+    top: region.top - m,
+    width: region.width + 2 * m,
+    height: region.height + 2 * m,
+  };
+  const { a, b, transform } = await overlayTileInputs({ ...args, tile: frame });
   const mk: OverlayKind =
     args.kind === 'additions' ? 'additions' : args.kind === 'deletions' ? 'deletions' : 'combined';
   const palette = overlayPalette(
     args.kind === 'combined_colorblind' ? 'colorblind' : 'standard',
     mk,
   );
-  const { width, height } = args.tile;
-  const lineWork = (r: RegionRaster): GreyImage | undefined =>
-    r.lineWork && { width: r.width, height: r.height, data: r.lineWork };
+  const lineWork = (r: RegionRaster): GreyImage | undefined => {
+    if (!r.lineWork) return undefined;
+    const img = { width: r.width, height: r.height, data: r.lineWork };
+    narrowFillsAsLine(img, args.scale);
+    return img;
+  };
   const st = await diffStage(a as GreyImage, b as GreyImage, {
     skipRegistration: true,
     transform,
     lineWork: { a: lineWork(a!), b: lineWork(b) },
   });
+  scaleTolerance(st.diff, args.scale);
   const img = renderOverlayIndexed(st.diff, mk);
-  const out = new Uint8Array(width * height * 3);
   const four = img.bitDepth === 4;
-  for (let y = 0; y < height; y++) {
-    const row = y * img.rowBytes + 1;
-    for (let x = 0; x < width; x++) {
-      const byte = img.data[row + (four ? x >> 1 : x >> 2)]!;
-      const c = palette[four ? (x & 1 ? byte & 15 : byte >> 4) : (byte >> (6 - 2 * (x & 3))) & 3]!;
-      const o = (y * width + x) * 3;
-      out[o] = c[0];
-      out[o + 1] = c[1];
-      out[o + 2] = c[2];
-    }
-  }
-  return new Uint8Array(await encodeTile({ width, height, channels: 3, data: out }));
+  return Promise.all(
+    args.tiles.map(async (c) => {
+      const { width, height } = c;
+      const dx = c.left - frame.left,
+        dy = c.top - frame.top;
+      const out = new Uint8Array(width * height * 3);
+      for (let y = 0; y < height; y++) {
+        const row = (dy + y) * img.rowBytes + 1;
+        for (let x = 0; x < width; x++) {
+          const fx = dx + x;
+          const byte = img.data[row + (four ? fx >> 1 : fx >> 2)]!;
+          const i = four ? (fx & 1 ? byte & 15 : byte >> 4) : (byte >> (6 - 2 * (fx & 3))) & 3;
+          const col = palette[i]!;
+          const o = (y * width + x) * 3;
+          out[o] = col[0];
+          out[o + 1] = col[1];
+          out[o + 2] = col[2];
+        }
+      }
+      return new Uint8Array(await encodeTile({ width, height, channels: 3, data: out }));
+    }),
+  );
 }
 
 /**
- * The aligned-B image's deep tile (the viewer's New mode): B rendered in colour at the level's
- * scale and resampled into the tile through the pair's transform, each channel as the aligned-B
+ * The aligned-B image's pixels for a rectangle (the viewer's New mode): B rendered in colour at the
+ * level's scale and resampled into it through the pair's transform, each channel as the aligned-B
  * image is made (alignGrey: nearest neighbour, paper outside B).
  */
-async function alignedBTile(args: OverlayTileArgs): Promise<Uint8Array> {
+async function alignedBRaster(
+  args: OverlayTileArgs,
+): Promise<{ width: number; height: number; channels: 3; data: Uint8Array }> {
   const { b, transform } = await overlayTileInputs(args, 'colour');
   const { width, height } = args.tile;
   const out = new Uint8Array(width * height * 3);
@@ -254,5 +353,5 @@ async function alignedBTile(args: OverlayTileArgs): Promise<Uint8Array> {
     );
     for (let i = 0; i < width * height; i++) out[i * 3 + c] = aligned.data[i]!;
   }
-  return new Uint8Array(await encodeTile({ width, height, channels: 3, data: out }));
+  return { width, height, channels: 3, data: out };
 }
