@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { OBJECT_GREY } from '../compare/layers';
-import { dilateMask, narrowFillsAsLine } from './deep-scale';
+import { dilateMask } from './deep-scale';
 
 /** A seeded pseudo-random generator (mulberry32). */
 function rng(seed: number) {
@@ -46,33 +45,4 @@ describe('dilateMask', () => {
       expect(wrong).toBe(0);
     });
   }
-});
-
-describe('narrowFillsAsLine', () => {
-  it('turns fills narrower than 2 sheet pixels into line work and keeps wide ones exactly', () => {
-    // Scale 8: 2 sheet px = 16 level px. A 10-px-wide band (narrow) and a 40-px-wide band (wide).
-    const W = 120,
-      H = 100;
-    const data = new Uint8Array(W * H).fill(OBJECT_GREY.paper);
-    for (let y = 10; y < 90; y++) {
-      for (let x = 10; x < 20; x++) data[y * W + x] = OBJECT_GREY.fill;
-      for (let x = 50; x < 90; x++) data[y * W + x] = OBJECT_GREY.fill;
-    }
-    const moved = narrowFillsAsLine({ width: W, height: H, data }, 8);
-    expect(moved).toBe(10 * 80);
-    for (let y = 10; y < 90; y++) {
-      for (let x = 10; x < 20; x++) expect(data[y * W + x]).toBe(OBJECT_GREY.line);
-      for (let x = 50; x < 90; x++) expect(data[y * W + x]).toBe(OBJECT_GREY.fill);
-    }
-    expect(data[5 * W + 5]).toBe(OBJECT_GREY.paper);
-  });
-
-  it('leaves a fill running out of the region as fill (no edge of the region narrows it)', () => {
-    const W = 64,
-      H = 64;
-    const data = new Uint8Array(W * H).fill(OBJECT_GREY.paper);
-    // 20 px wide at scale 8 (2.5 sheet px), touching the left edge.
-    for (let y = 0; y < H; y++) for (let x = 0; x < 20; x++) data[y * W + x] = OBJECT_GREY.fill;
-    expect(narrowFillsAsLine({ width: W, height: H, data }, 8)).toBe(0);
-  });
 });

@@ -4,22 +4,20 @@ import { OBJECT_GREY } from '../compare/layers';
 // Issue 19, item 2: a deep overlay tile classifies like the 200-dpi overlay does, in sheet units.
 // The compare's stage (diffStage) works in pixels of its input: at level native + 4 one sheet pixel
 // is 16 level pixels, so its 1-px tolerance is 1/16 of a sheet pixel there (a beam outline that moved
-// by a fraction of a 200-dpi pixel between the issues came out as a thin red line), and a fill of
-// the page a few level pixels wide (the inside of a narrow beam between its two outlines) is a wide
-// light fill there although at 200 dpi its outlines cover it (dark ink at 100 %). Two steps, both in
-// this module, leave the compare itself as it is:
+// by a fraction of a 200-dpi pixel between the issues came out as a thin red line), and its fill
+// split (8x8-px cells of ink, components of 24 cells with cells inside them) finds fills in areas
+// that are far too small for it at 200 dpi: a beam 8 sheet pixels wide was a light fill at 800 %
+// and dark ink at 100 %. Two steps, both in this module, leave the compare itself as it is:
 //
-//  - before the stage, `narrowFillsAsLine`: fill objects of the line-work image narrower than
-//    NARROW_FILL_SHEET_PX sheet pixels become line work (a morphological opening of the fill class
-//    by a square of that size at the level's scale: wide fills keep their exact outline);
+//  - before the stage, `lineWhereSheetHasNoFill`: ink that the compare at the stored resolution
+//    does not call fill (splitFills needs areas with whole 8x8 cells of ink and cells inside them,
+//    so a beam a few sheet pixels wide is line work there) is marked line work in the level's
+//    line-work image, which the stage's keepLineWork and objectLayers follow;
 //  - after it, `scaleTolerance`: the stage's per-pixel distances (1 px: changed ink with ink of the
 //    other side around it is not a change; 2 px: a change next to the other side's ink is a style
 //    change, drawn as ink; 1 px for fills) grow to the same distances in sheet pixels.
 //
 // Masks are 1-bit words (diff.ts): bit (x & 31) of word (y·stride + x>>5) is pixel (x, y).
-
-/** A fill of the page narrower than this many sheet (stored-image) pixels is drawn as line work. */
-export const NARROW_FILL_SHEET_PX = 2;
 
 /** `dst` pixel x of each row = `src` pixel x + s (0 past the row's ends). */
 function shiftRows(
@@ -169,52 +167,59 @@ export function scaleTolerance(d: DiffResult, scale: number): void {
   }
 }
 
+/** Sheet pixels around a deep region whose fills are found at the stored resolution too. */
+export const SHEET_CONTEXT = 64;
+
+/** A page's fill layer at the stored resolution over a rectangle of sheet pixels (top-left). */
+export interface SheetFill {
+  left: number;
+  top: number;
+  width: number;
+  height: number;
+  stride: number;
+  /** null: no fill there. */
+  fill: Uint32Array | null;
+}
+
 /**
- * Fill objects of a line-work image (OBJECT_GREY.fill) narrower than NARROW_FILL_SHEET_PX sheet
- * pixels at `scale` become line work (OBJECT_GREY.line), in place: what is left of the fill class
- * after an opening by a square of side NARROW_FILL_SHEET_PX·scale stays fill. At 200 dpi such a
- * fill is all but covered by the outlines drawn along it, and the overlay draws it as ink.
+ * Line work for the level's compare where the stored resolution has no fill (see the top): every
+ * ink pixel of a deep render (`grey`, level rectangle `rect` of the page; grey < paleThreshold) whose
+ * sheet pixel has no fill of `sheet` within 1 sheet pixel is marked line work in `lineWork` (the
+ * render's line-work image, same frame), so the stage's keepLineWork and objectLayers keep it line
+ * work. A fill too narrow or too small for the 200-dpi fill split (a beam a few sheet pixels wide:
+ * ink in the 200-dpi overlay) is then ink at every level too; a fill the 200-dpi compare finds keeps
+ * the edges the level's renders give it. Returns the pixels marked.
  */
-export function narrowFillsAsLine(
-  img: { width: number; height: number; data: Uint8Array },
-  scale: number,
+export function lineWhereSheetHasNoFill(
+  grey: { width: number; height: number; data: Uint8Array },
+  lineWork: Uint8Array,
+  rect: { scale: number; left: number; top: number },
+  sheet: SheetFill,
+  paleThreshold = 240,
 ): number {
-  const side = Math.round(NARROW_FILL_SHEET_PX * scale);
-  if (side <= 2) return 0;
-  const { width: W, height: H, data } = img;
-  const stride = Math.ceil(W / 32);
-  const FILL = OBJECT_GREY.fill;
-  const fill = new Uint32Array(stride * H);
-  let any = false;
-  for (let y = 0; y < H; y++)
-    for (let x = 0; x < W; x++)
-      if (data[y * W + x] === FILL) {
-        fill[y * stride + (x >> 5)]! |= 1 << (x & 31);
-        any = true;
-      }
-  if (!any) return 0;
-  // Opening by a square of `side` (odd: 2h + 1) = erosion then dilation, each by h.
-  const h = Math.max(1, Math.floor((side - 1) / 2));
-  const notFill = new Uint32Array(fill.length);
-  const tail = W & 31 ? (2 ** (W & 31) - 1) | 0 : -1;
-  for (let i = 0; i < fill.length; i++)
-    notFill[i] = ~fill[i]! & ((i % stride) + 1 === stride ? tail : -1);
-  // Outside the image counts as fill (a fill running out of the region is not narrow there).
-  const eroded = dilateMask(notFill, stride, H, h);
-  for (let i = 0; i < eroded.length; i++) eroded[i] = fill[i]! & ~eroded[i]!;
-  const opened = dilateMask(eroded, stride, H, h);
-  let moved = 0;
-  for (let y = 0; y < H; y++)
-    for (let k = 0; k < stride; k++) {
-      const i = y * stride + k;
-      let thin = fill[i]! & ~opened[i]!;
-      while (thin !== 0) {
-        const low = thin & -thin;
-        thin ^= low;
-        const x = k * 32 + (31 - Math.clz32(low));
-        data[y * W + x] = OBJECT_GREY.line;
-        moved++;
+  const { width: W, height: H, data: G } = grey;
+  const k = rect.scale;
+  const near = sheet.fill ? dilateMask(sheet.fill, sheet.stride, sheet.height, 1) : null;
+  const { stride, width: SW, height: SH } = sheet;
+  // Sheet column of each level column (relative to the sheet rectangle).
+  const sxOf = new Int32Array(W);
+  for (let x = 0; x < W; x++) sxOf[x] = Math.floor((rect.left + x) / k) - sheet.left;
+  let marked = 0;
+  for (let y = 0; y < H; y++) {
+    const sy = Math.floor((rect.top + y) / k) - sheet.top;
+    if (sy < 0 || sy >= SH) continue;
+    const row = y * W,
+      srow = sy * stride;
+    for (let x = 0; x < W; x++) {
+      if (G[row + x]! >= paleThreshold) continue;
+      const sx = sxOf[x]!;
+      if (sx < 0 || sx >= SW) continue;
+      if (near && (near[srow + (sx >> 5)]! >>> (sx & 31)) & 1) continue;
+      if (lineWork[row + x] !== OBJECT_GREY.line) {
+        lineWork[row + x] = OBJECT_GREY.line;
+        marked++;
       }
     }
-  return moved;
+  }
+  return marked;
 }

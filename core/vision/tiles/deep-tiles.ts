@@ -6,7 +6,13 @@ import { alignGrey, overlayPalette, renderOverlayIndexed, type OverlayKind } fro
 import { diffStage, type ImageKind } from '../compare/compare-pipeline.adapter';
 import { invertAffine, mapBox, type Affine } from '../compare/register';
 import type { GreyImage } from '../types';
-import { narrowFillsAsLine, scaleTolerance } from './deep-scale';
+import { CELL } from '../compare/layers';
+import {
+  lineWhereSheetHasNoFill,
+  scaleTolerance,
+  SHEET_CONTEXT,
+  type SheetFill,
+} from './deep-scale';
 
 // Deep-zoom tiles past a stored image's own resolution (contract §5, added 2026-11-27), rendered
 // from the PDF page itself at the scale of the level: lines come out at their width times the
@@ -197,7 +203,14 @@ const B_MARGIN = 2;
 export async function overlayTileInputs(
   args: OverlayTileArgs,
   colourB: RenderColour = 'grey',
-): Promise<{ a: RegionRaster | null; b: RegionRaster; transform: Affine }> {
+): Promise<{
+  a: RegionRaster | null;
+  b: RegionRaster;
+  transform: Affine;
+  /** The rectangles of A's and B's rasters at the level (level pixels of their pages). */
+  aRect: LevelRect;
+  bRect: LevelRect;
+}> {
   const k = args.scale;
   const t = args.transform;
   // Level pixels: q' = k q, p' = k p, p = T q  →  p' = L q' + k (c, f).
@@ -237,7 +250,7 @@ export async function overlayTileInputs(
     tk[4]!,
     tk[5]! + tk[3]! * bx + tk[4]! * by - top,
   ];
-  return { a: ra, b: rb, transform };
+  return { a: ra, b: rb, transform, aRect, bRect };
 }
 
 /**
@@ -247,6 +260,43 @@ export async function overlayTileInputs(
  */
 export function overlayMargin(scale: number): number {
   return 2 * Math.ceil(scale) + 16;
+}
+
+/**
+ * A page's fill layer as the compare finds it at the stored resolution (scale 1: splitFills,
+ * keepLineWork and objectLayers on the page's own render and line work), over the sheet pixels
+ * under a level rectangle and SHEET_CONTEXT around them (the fill split judges an area by its
+ * surroundings).
+ */
+async function sheetFills(
+  src: PageSource,
+  rect: LevelRect,
+  origin: { x: number; y: number },
+): Promise<SheetFill> {
+  const k = rect.scale;
+  // The fill split's 8x8 cells lie on the grid of the stored image's frame (its origin: a block's
+  // bbox), as they did for the stored overlay: a beam a cell wide is a fill or not by where the
+  // grid falls.
+  const cell = (v: number, o: number) => o + Math.floor((v - o) / CELL) * CELL;
+  const left = cell(Math.floor(rect.left / k) - SHEET_CONTEXT, origin.x),
+    top = cell(Math.floor(rect.top / k) - SHEET_CONTEXT, origin.y);
+  const width = Math.ceil((rect.left + rect.width) / k) + SHEET_CONTEXT - left,
+    height = Math.ceil((rect.top + rect.height) / k) + SHEET_CONTEXT - top;
+  const r = await renderRect(src, { scale: 1, left, top, width, height }, 'grey', true);
+  const lw = r.lineWork && { width: r.width, height: r.height, data: r.lineWork };
+  const img = r as GreyImage;
+  const st = await diffStage(img, img, {
+    skipRegistration: true,
+    lineWork: lw ? { a: lw, b: lw } : {},
+  });
+  return {
+    left,
+    top,
+    width: st.diff.width,
+    height: st.diff.height,
+    stride: st.diff.stride,
+    fill: st.diff.fills?.a ?? null,
+  };
 }
 
 /** One overlay deep tile (see renderOverlayTiles). */
@@ -286,23 +336,27 @@ export async function renderOverlayTiles(args: OverlayTilesArgs): Promise<Uint8A
     width: region.width + 2 * m,
     height: region.height + 2 * m,
   };
-  const { a, b, transform } = await overlayTileInputs({ ...args, tile: frame });
+  const { a, b, transform, aRect, bRect } = await overlayTileInputs({ ...args, tile: frame });
   const mk: OverlayKind =
     args.kind === 'additions' ? 'additions' : args.kind === 'deletions' ? 'deletions' : 'combined';
   const palette = overlayPalette(
     args.kind === 'combined_colorblind' ? 'colorblind' : 'standard',
     mk,
   );
-  const lineWork = (r: RegionRaster): GreyImage | undefined => {
+  // Each side's fills as the 200-dpi compare finds them, for the level's line work (deep-scale.ts).
+  const [fillA, fillB] = await Promise.all([
+    sheetFills(args.a, aRect, args.aOrigin),
+    sheetFills(args.b, bRect, args.bOrigin),
+  ]);
+  const lineWork = (r: RegionRaster, rect: LevelRect, fill: SheetFill): GreyImage | undefined => {
     if (!r.lineWork) return undefined;
-    const img = { width: r.width, height: r.height, data: r.lineWork };
-    narrowFillsAsLine(img, args.scale);
-    return img;
+    lineWhereSheetHasNoFill(r as GreyImage, r.lineWork, rect, fill);
+    return { width: r.width, height: r.height, data: r.lineWork };
   };
   const st = await diffStage(a as GreyImage, b as GreyImage, {
     skipRegistration: true,
     transform,
-    lineWork: { a: lineWork(a!), b: lineWork(b) },
+    lineWork: { a: lineWork(a!, aRect, fillA), b: lineWork(b, bRect, fillB) },
   });
   scaleTolerance(st.diff, args.scale);
   const img = renderOverlayIndexed(st.diff, mk);
