@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { openInput } from '../input/document';
 import { diffStage } from '../compare/compare-pipeline.adapter';
 import { PALETTES, renderOverlay } from '../compare/diff';
-import { renderOverlayTile, type PageSource } from './deep-tiles';
+import { renderOverlayTile, renderOverlayTiles, type PageSource } from './deep-tiles';
 import { TILE_SIZE } from './tiles.adapter';
 
 // Issue 19, item 2: a deep overlay tile classifies like the 200-dpi overlay, in sheet units. Its
@@ -147,6 +147,46 @@ describe('deep overlay tiles classify like the 200-dpi overlay, in sheet pixels'
       expect(r.redAlone).toBeLessThanOrEqual(allowed);
       expect(r.greenAlone).toBeLessThanOrEqual(allowed);
       expect(r.fillOnInk).toBeLessThanOrEqual(allowed);
+    });
+  }
+});
+
+describe('deep overlay tiles cut from a region', () => {
+  // The tile service renders a level's tiles 2 x 2 at a time (tiles.service.ts REGION): a tile cut
+  // from its region is the tile made alone, but for the context the region adds around it (the
+  // fill split sees more of an area), in every overlay kind (4-bit combined, 2-bit additions).
+  for (const kind of ['combined', 'additions', 'aligned_b'] as const) {
+    it(`${kind}: the 2 x 2 tiles of a 1,600 % region match the tiles made one by one`, async () => {
+      const base = {
+        a: A,
+        b: B,
+        scale: 16,
+        aOrigin: { x: 0, y: 0 },
+        bOrigin: { x: 0, y: 0 },
+        transform: [1, 0, 0, 0, 1, 0],
+        kind,
+      };
+      const tiles = [0, 1].flatMap((dy) =>
+        [0, 1].map((dx) => ({
+          left: (120 + dx) * TILE_SIZE,
+          top: (80 + dy) * TILE_SIZE,
+          width: TILE_SIZE,
+          height: dy === 1 ? 300 : TILE_SIZE,
+        })),
+      );
+      const together = await renderOverlayTiles({ ...base, tiles });
+      const raw = (w: Uint8Array) => sharp(w).removeAlpha().raw().toBuffer();
+      for (let i = 0; i < tiles.length; i++) {
+        const alone = await raw(await renderOverlayTile({ ...base, tile: tiles[i]! }));
+        const cut = await raw(together[i]!);
+        expect(cut.length).toBe(tiles[i]!.width * tiles[i]!.height * 3);
+        let differ = 0;
+        for (let p = 0; p < cut.length; p += 3)
+          if (cut[p] !== alone[p] || cut[p + 1] !== alone[p + 1] || cut[p + 2] !== alone[p + 2])
+            differ++;
+        console.info(`${kind} tile ${i}: ${differ} pixels differ`);
+        expect(differ).toBeLessThanOrEqual(0.005 * (cut.length / 3));
+      }
     });
   }
 });

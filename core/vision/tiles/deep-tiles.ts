@@ -361,6 +361,14 @@ export async function renderOverlayTiles(args: OverlayTilesArgs): Promise<Uint8A
   scaleTolerance(st.diff, args.scale);
   const img = renderOverlayIndexed(st.diff, mk);
   const four = img.bitDepth === 4;
+  // RGB of every byte of the indexed rows: its 2 (4-bit) or 4 (2-bit) pixels, in order.
+  const per = four ? 2 : 4;
+  const lut = new Uint8Array(256 * per * 3);
+  for (let v = 0; v < 256; v++)
+    for (let j = 0; j < per; j++) {
+      const i = four ? (j === 0 ? v >> 4 : v & 15) : (v >> (6 - 2 * j)) & 3;
+      lut.set(palette[i] ?? palette[0]!, (v * per + j) * 3);
+    }
   return Promise.all(
     args.tiles.map(async (c) => {
       const { width, height } = c;
@@ -369,16 +377,22 @@ export async function renderOverlayTiles(args: OverlayTilesArgs): Promise<Uint8A
       const out = new Uint8Array(width * height * 3);
       for (let y = 0; y < height; y++) {
         const row = (dy + y) * img.rowBytes + 1;
-        for (let x = 0; x < width; x++) {
-          const fx = dx + x;
-          const byte = img.data[row + (four ? fx >> 1 : fx >> 2)]!;
-          const i = four ? (fx & 1 ? byte & 15 : byte >> 4) : (byte >> (6 - 2 * (fx & 3))) & 3;
-          const col = palette[i]!;
-          const o = (y * width + x) * 3;
-          out[o] = col[0];
-          out[o + 1] = col[1];
-          out[o + 2] = col[2];
+        let o = y * width * 3;
+        let x = 0;
+        // Pixels before the first whole byte, then whole bytes, then the rest.
+        for (; x < width && (dx + x) % per !== 0; x++, o += 3) pixel(row, dx + x, o);
+        for (; x + per <= width; x += per, o += per * 3) {
+          const from = img.data[row + (dx + x) / per]! * per * 3;
+          for (let q = 0; q < per * 3; q++) out[o + q] = lut[from + q]!;
         }
+        for (; x < width; x++, o += 3) pixel(row, dx + x, o);
+      }
+      function pixel(row: number, fx: number, o: number) {
+        const byte = img.data[row + Math.floor(fx / per)]!;
+        const from = (byte * per + (fx % per)) * 3;
+        out[o] = lut[from]!;
+        out[o + 1] = lut[from + 1]!;
+        out[o + 2] = lut[from + 2]!;
       }
       return new Uint8Array(await encodeTile({ width, height, channels: 3, data: out }));
     }),
