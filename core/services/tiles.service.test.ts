@@ -90,8 +90,7 @@ describe('TileService levels', () => {
       native_zoom: 2,
       max_zoom: 6,
     });
-    // Level 6 = 16x: tile (3, 2) covers level pixels [1536, 2048) x [1024, 1536); it is rendered
-    // with the other tiles of its 2 x 2 region (2–3, 2–3) in one call, and all four are stored.
+    // Level 6 = 16x: tile (3, 2) covers level pixels [1536, 2048) x [1024, 1536).
     const key = await tiles.tileKey(SHEET, 6, 3, 2);
     expect(key).toBe(imageTileKey(SHEET, 6, 3, 2));
     const at = (left: number, top: number, width = 512, height = 512) => ({
@@ -100,39 +99,44 @@ describe('TileService levels', () => {
       width,
       height,
     });
-    expect(calls.page).toEqual([
-      {
-        source: page,
-        scale: 16,
-        cuts: [at(1024, 1024), at(1536, 1024), at(1024, 1536), at(1536, 1536)],
-      },
+    expect(calls.page).toEqual([{ source: page, scale: 16, cuts: [at(1536, 1024)] }]);
+    // Tiles of one 2 x 2 cell of the level asked for together are rendered in one call (in rows),
+    // and each is stored.
+    await Promise.all([
+      tiles.tileKey(SHEET, 6, 3, 5),
+      tiles.tileKey(SHEET, 6, 2, 5),
+      tiles.tileKey(SHEET, 6, 2, 4),
     ]);
+    expect(calls.page[1]).toEqual({
+      source: page,
+      scale: 16,
+      cuts: [at(1024, 2048), at(1024, 2560), at(1536, 2560)],
+    });
     for (const [x, y] of [
-      [2, 2],
-      [3, 2],
-      [2, 3],
-      [3, 3],
+      [2, 4],
+      [2, 5],
+      [3, 5],
     ] as const)
       expect(await store.stat(imageTileKey(SHEET, 6, x, y))).toBeTruthy();
+    expect(await store.stat(imageTileKey(SHEET, 6, 3, 4))).toBeNull();
+    calls.page.splice(0, 1);
     // A block crop's level pixels start at its bbox origin on the sheet, times the scale (its
     // native_zoom is 0: 300 x 200 fits one tile, so level 3 is 8x, 2400 x 1600); edge tiles are
     // cut at the level's size, and a region at the edge holds only the level's tiles.
     await tiles.tileKey(BLOCK, 3, 2, 1);
-    expect(calls.page[1]).toMatchObject({ scale: 8 });
-    expect(calls.page[1]!.cuts).toEqual([
-      at(400 * 8 + 1024, 100 * 8),
-      at(400 * 8 + 1536, 100 * 8),
-      at(400 * 8 + 1024, 100 * 8 + 512),
-      at(400 * 8 + 1536, 100 * 8 + 512),
-    ]);
-    await tiles.tileKey(BLOCK, 3, 4, 3);
+    expect(calls.page[1]).toEqual({
+      source: page,
+      scale: 8,
+      cuts: [at(400 * 8 + 1024, 100 * 8 + 512)],
+    });
+    await Promise.all([tiles.tileKey(BLOCK, 3, 4, 2), tiles.tileKey(BLOCK, 3, 4, 3)]);
     expect(calls.page[2]!.cuts).toEqual([
       at(400 * 8 + 2048, 100 * 8 + 1024, 2400 - 2048, 512),
       at(400 * 8 + 2048, 100 * 8 + 1536, 2400 - 2048, 1600 - 1536),
     ]);
-    // Stored: asked again, or a neighbour of the same region, nothing is rendered.
+    // Stored: asked again, nothing is rendered.
     await tiles.tileKey(SHEET, 6, 3, 2);
-    await tiles.tileKey(SHEET, 6, 2, 3);
+    await tiles.tileKey(SHEET, 6, 2, 5);
     expect(calls.page).toHaveLength(3);
     await expect(tiles.tileKey(SHEET, 7, 0, 0)).rejects.toThrow(/levels 0–6, 2 at the image/);
   });
@@ -207,11 +211,10 @@ describe('TileService levels', () => {
     const first = new AbortController();
     const a = tiles.tileKey(SHEET, 6, 4, 6, first.signal);
     a.catch(() => undefined);
-    await until(1);
     const b = tiles.tileKey(SHEET, 6, 5, 7);
     const c = tiles.tileKey(SHEET, 6, 6, 6);
     await until(2);
-    // Three tiles asked for, two renders (one a region).
+    // Three tiles asked for, two renders (one of two tiles).
     for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
     expect(held).toHaveLength(2);
     // (4, 6) cancelled: (5, 7) still waits for the same region, which goes on.
@@ -222,8 +225,12 @@ describe('TileService levels', () => {
     held[1]!.release();
     expect(await b).toBe(imageTileKey(SHEET, 6, 5, 7));
     expect(await c).toBe(imageTileKey(SHEET, 6, 6, 6));
-    // The cancelled tile was stored with its region.
+    // The cancelled tile was stored with its region; a tile of the region asked for once its
+    // render has started gets a render of its own.
     expect(await store.stat(imageTileKey(SHEET, 6, 4, 6))).toBeTruthy();
-    expect(held).toHaveLength(2);
+    const d = tiles.tileKey(SHEET, 6, 4, 7);
+    await until(3);
+    held[2]!.release();
+    expect(await d).toBe(imageTileKey(SHEET, 6, 4, 7));
   });
 });

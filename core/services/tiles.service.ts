@@ -25,9 +25,8 @@ import { TileCache } from './tile-cache';
 //  - Images of vector PDF pages (sheets, block crops, overlays of them) go DEEP_LEVELS deeper:
 //    those tiles are rendered from the pages themselves by the worker pool at low priority
 //    (`DeepTileRenderer`, wired in service.ts) and stored the same way.
-//  - Deep tiles are made a region of REGION x REGION tiles of a level at a time: both revisions'
-//    renders, the compare and the page load are shared by the region's tiles (one pool task), and
-//    every tile of the region is stored, so the neighbours a viewer asks for next are there.
+//  - Deep tiles asked for together are made up to REGION x REGION tiles of a level at a time: both
+//    revisions' renders, the compare and the page load are shared by them (one pool task).
 //  - Every stored tile counts against the tile cache's disk bound (tile-cache.ts): the least
 //    recently used go first.
 
@@ -46,8 +45,20 @@ export interface DeepTileRenderer {
   overlay(args: OverlayTilesArgs, signal?: AbortSignal): Promise<Uint8Array[]>;
 }
 
-/** Deep tiles are rendered REGION x REGION tiles of a level at a time (aligned on the grid). */
+/**
+ * Deep tiles are rendered up to REGION x REGION tiles of a level at a time (a cell of that size on
+ * the level's tile grid): the tiles of one cell asked for within REGION_GATHER_MS of the first
+ * make one render, so a zoom step's tiles (asked for in one burst) share their pages' renders and
+ * the compare, and no tile nobody asked for is made.
+ */
 export const REGION = 2;
+export const REGION_GATHER_MS = 4;
+
+/** A region's render: the tiles it makes ("x,y"), fixed once it starts. */
+interface RegionJob extends Rendering {
+  tiles: Set<string>;
+  started: boolean;
+}
 
 /** A tile being made, shared by every request for it (TileService.tileKey). */
 interface Rendering {
@@ -87,8 +98,8 @@ const MAX_DESCRIBED = 64;
 export class TileService {
   private decoded = new Map<string, Promise<DecodedImage>>();
   private rendering = new Map<string, Rendering>();
-  /** Deep regions being made (deepRegion), shared by the renders of their tiles. */
-  private regions = new Map<string, Rendering>();
+  /** Deep region renders (deepRegion) by region: the latest, collecting tiles or being made. */
+  private regions = new Map<string, RegionJob>();
   private described = new Map<string, Promise<Described>>();
   /** Page kind by file bytes and page: asked of the pool once per page. */
   private kinds = new Map<string, Promise<PageKind>>();
@@ -207,9 +218,10 @@ export class TileService {
   }
 
   /**
-   * Makes (or joins the making of) the region of deep tiles holding (z, x, y): every tile of it is
-   * stored. The region's render is shared like a tile's (tileKey): `signal` is the tile's, and when
-   * every tile waiting for the region has been cancelled, its render is dropped if still queued.
+   * Makes (or joins the making of) a render of the region (REGION) holding deep tile (z, x, y):
+   * one still gathering tiles takes it, one already started that makes it is joined, else a new
+   * one starts gathering. The render is shared like a tile's (tileKey): `signal` is the tile's, and
+   * when every tile waiting for it has been cancelled, the render is dropped if still queued.
    */
   private async deepRegion(
     imageKey: string,
@@ -221,23 +233,32 @@ export class TileService {
     signal: AbortSignal,
   ): Promise<void> {
     signal.throwIfAborted();
-    const rx = x - (x % REGION),
-      ry = y - (y % REGION);
-    const rkey = `${imageKey}\n${z}/${rx}/${ry}`;
+    const rkey = `${imageKey}\n${z}/${x - (x % REGION)}/${y - (y % REGION)}`;
+    const id = `${x},${y}`;
     let region = this.regions.get(rkey);
-    if (!region) {
+    if (!region || (region.started && !region.tiles.has(id))) {
       const cancel = new AbortController();
-      const made: Rendering = {
+      const made: RegionJob = {
         waiters: 0,
         cancel,
-        done: this.renderRegion(imageKey, source, g, z, rx, ry, cancel.signal).finally(() => {
-          if (this.regions.get(rkey) === made) this.regions.delete(rkey);
-        }),
+        tiles: new Set(),
+        started: false,
+        done: new Promise<void>((r) => setTimeout(r, REGION_GATHER_MS))
+          .then(() => {
+            made.started = true;
+            cancel.signal.throwIfAborted();
+            const tiles = [...made.tiles].map((t) => t.split(',').map(Number) as [number, number]);
+            return this.renderRegion(imageKey, source, g, z, tiles, cancel.signal);
+          })
+          .finally(() => {
+            if (this.regions.get(rkey) === made) this.regions.delete(rkey);
+          }),
       };
       made.done.catch(() => undefined);
       this.regions.set(rkey, made);
       region = made;
     }
+    region.tiles.add(id);
     const shared = region;
     shared.waiters++;
     let waiting = true;
@@ -271,25 +292,23 @@ export class TileService {
     });
   }
 
-  /** The deep tiles of the region at (rx, ry) of level z, rendered by the pool and stored. */
+  /** Deep tiles `xy` of level z (one region's), rendered by the pool in one task and stored. */
   private async renderRegion(
     imageKey: string,
     source: DeepSource,
     g: TileGeometry,
     z: number,
-    rx: number,
-    ry: number,
+    xy: [number, number][],
     signal: AbortSignal,
   ): Promise<void> {
     const tiles: { x: number; y: number; cut: TileCut }[] = [];
     let scale = 1;
-    for (let y = ry; y < ry + REGION; y++)
-      for (let x = rx; x < rx + REGION; x++) {
-        const level = levelOf(g, z, x, y);
-        if (!level) continue;
-        scale = level.scale;
-        tiles.push({ x, y, cut: tileRect(level, x, y) });
-      }
+    for (const [x, y] of xy.sort((p, q) => p[1] - q[1] || p[0] - q[0])) {
+      const level = levelOf(g, z, x, y);
+      if (!level) continue;
+      scale = level.scale;
+      tiles.push({ x, y, cut: tileRect(level, x, y) });
+    }
     const r = this.opts.renderer!;
     let webps: Uint8Array[];
     if (source.kind === 'page') {
