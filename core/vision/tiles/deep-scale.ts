@@ -167,7 +167,10 @@ export function scaleTolerance(d: DiffResult, scale: number): void {
   }
 }
 
-/** Sheet pixels around a deep region whose fills are found at the stored resolution too. */
+/**
+ * Sheet pixels around a deep region whose fills are found at the stored resolution too (a whole
+ * number of the fill split's 8-px cells).
+ */
 export const SHEET_CONTEXT = 64;
 
 /** A page's fill layer at the stored resolution over a rectangle of sheet pixels (top-left). */
@@ -177,8 +180,8 @@ export interface SheetFill {
   width: number;
   height: number;
   stride: number;
-  /** null: no fill there. */
-  fill: Uint32Array | null;
+  /** The fill layer dilated by 1 px (a square of 3); null: no fill there. */
+  near: Uint32Array | null;
 }
 
 /**
@@ -199,7 +202,7 @@ export function lineWhereSheetHasNoFill(
 ): number {
   const { width: W, height: H, data: G } = grey;
   const k = rect.scale;
-  const near = sheet.fill ? dilateMask(sheet.fill, sheet.stride, sheet.height, 1) : null;
+  const near = sheet.near;
   const { stride, width: SW, height: SH } = sheet;
   // Sheet column of each level column (relative to the sheet rectangle).
   const sxOf = new Int32Array(W);

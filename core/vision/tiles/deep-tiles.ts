@@ -8,6 +8,7 @@ import { invertAffine, mapBox, type Affine } from '../compare/register';
 import type { GreyImage } from '../types';
 import { CELL } from '../compare/layers';
 import {
+  dilateMask,
   lineWhereSheetHasNoFill,
   scaleTolerance,
   SHEET_CONTEXT,
@@ -263,10 +264,21 @@ export function overlayMargin(scale: number): number {
 }
 
 /**
+ * Sheet-pixel fill areas kept by this worker (LRU): the regions of one zoom session lie within a
+ * few of them, and the 200-dpi stage (two renders and a compare) then runs once per area instead of
+ * once per region.
+ */
+const KEPT_FILL_AREAS = 24;
+/** Areas at 8x and deeper are rounded out to this grid of sheet pixels (on the frame's origin). */
+const FILL_AREA_GRID = 256;
+const fillAreas = new Map<string, Promise<SheetFill>>();
+
+/**
  * A page's fill layer as the compare finds it at the stored resolution (scale 1: splitFills,
- * keepLineWork and objectLayers on the page's own render and line work), over the sheet pixels
- * under a level rectangle and SHEET_CONTEXT around them (the fill split judges an area by its
- * surroundings).
+ * keepLineWork and objectLayers on the page's own render and line work), dilated by 1 sheet pixel,
+ * over the sheet pixels under a level rectangle (and more: an area rounded out to FILL_AREA_GRID,
+ * kept for the next regions), judged with SHEET_CONTEXT around it (the fill split judges an area by
+ * its surroundings).
  */
 async function sheetFills(
   src: PageSource,
@@ -274,14 +286,56 @@ async function sheetFills(
   origin: { x: number; y: number },
 ): Promise<SheetFill> {
   const k = rect.scale;
-  // The fill split's 8x8 cells lie on the grid of the stored image's frame (its origin: a block's
-  // bbox), as they did for the stored overlay: a beam a cell wide is a fill or not by where the
-  // grid falls.
-  const cell = (v: number, o: number) => o + Math.floor((v - o) / CELL) * CELL;
-  const left = cell(Math.floor(rect.left / k) - SHEET_CONTEXT, origin.x),
-    top = cell(Math.floor(rect.top / k) - SHEET_CONTEXT, origin.y);
-  const width = Math.ceil((rect.left + rect.width) / k) + SHEET_CONTEXT - left,
-    height = Math.ceil((rect.top + rect.height) / k) + SHEET_CONTEXT - top;
+  const sl = Math.floor(rect.left / k),
+    st = Math.floor(rect.top / k),
+    sr = Math.ceil((rect.left + rect.width) / k),
+    sb = Math.ceil((rect.top + rect.height) / k);
+  const id = `${src.bytesKey}:${src.index}:${src.dpi}:${origin.x},${origin.y}:`;
+  for (const [key, p] of fillAreas) {
+    if (!key.startsWith(id)) continue;
+    const [l, t, r, b] = key.slice(id.length).split(',').map(Number) as [
+      number,
+      number,
+      number,
+      number,
+    ];
+    if (l <= sl && t <= st && r >= sr && b >= sb) {
+      fillAreas.delete(key);
+      fillAreas.set(key, p);
+      return p;
+    }
+  }
+  // Deep levels (8x and more: a region is at most ~140 sheet px) round out to the grid, so the
+  // next regions of the session fall in the same area; shallower regions are large enough alone.
+  const G = k >= 8 ? FILL_AREA_GRID : CELL;
+  const down = (v: number, o: number) => o + Math.floor((v - o) / G) * G,
+    up = (v: number, o: number) => o + Math.ceil((v - o) / G) * G;
+  const area = {
+    left: down(sl, origin.x),
+    top: down(st, origin.y),
+    right: up(sr, origin.x),
+    bottom: up(sb, origin.y),
+  };
+  const key = `${id}${area.left},${area.top},${area.right},${area.bottom}`;
+  const p = fillArea(src, area);
+  p.catch(() => fillAreas.delete(key));
+  fillAreas.set(key, p);
+  while (fillAreas.size > KEPT_FILL_AREAS) fillAreas.delete(fillAreas.keys().next().value!);
+  return p;
+}
+
+async function fillArea(
+  src: PageSource,
+  area: { left: number; top: number; right: number; bottom: number },
+): Promise<SheetFill> {
+  // The area's edges lie on the grid of the stored image's frame (its origin: a block's bbox) and
+  // SHEET_CONTEXT is a whole number of cells, so the fill split's 8x8 cells lie where they did for
+  // the stored overlay: a beam a cell wide is a fill or not by where the grid falls.
+  const C = SHEET_CONTEXT;
+  const left = area.left - C,
+    top = area.top - C;
+  const width = area.right - area.left + 2 * C,
+    height = area.bottom - area.top + 2 * C;
   const r = await renderRect(src, { scale: 1, left, top, width, height }, 'grey', true);
   const lw = r.lineWork && { width: r.width, height: r.height, data: r.lineWork };
   const img = r as GreyImage;
@@ -289,13 +343,14 @@ async function sheetFills(
     skipRegistration: true,
     lineWork: lw ? { a: lw, b: lw } : {},
   });
+  const fill = st.diff.fills?.a ?? null;
   return {
     left,
     top,
     width: st.diff.width,
     height: st.diff.height,
     stride: st.diff.stride,
-    fill: st.diff.fills?.a ?? null,
+    near: fill && dilateMask(fill, st.diff.stride, st.diff.height, 1),
   };
 }
 
