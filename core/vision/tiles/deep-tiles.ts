@@ -372,9 +372,10 @@ export async function renderOverlayTile(args: OverlayTileArgs): Promise<Uint8Arr
  * layers (layers.ts): splitFills on the renders at this scale, and keepLineWork with each side's
  * line work as the PDF draws it at this scale (renderRegion `lineWork`: strokes, text, small filled
  * symbols, annotations), so a line stays line work however wide the zoom makes it and an area fill
- * is a fill, except a fill too narrow to show between its outlines at the stored resolution, which
- * the 200-dpi overlay draws as ink (narrowFillsAsLine). Every class boundary is drawn by the renders
- * at this scale: nothing comes from the stored 200-dpi overlay.
+ * is a fill, except where the compare at the stored resolution finds no fill within a sheet pixel
+ * (a beam a few sheet pixels wide, ink in the 200-dpi overlay: sheetFills, lineWhereSheetHasNoFill).
+ * The class boundaries are drawn by the renders at this scale wherever the two resolutions agree;
+ * the stored 200-dpi overlay itself is not read.
  */
 export async function renderOverlayTiles(args: OverlayTilesArgs): Promise<Uint8Array[]> {
   const region = unionOf(args.tiles);
