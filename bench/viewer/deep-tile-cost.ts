@@ -10,6 +10,9 @@
 //
 //   node --import tsx bench/viewer/deep-tile-cost.ts [--reps 3]
 //
+// Then, where the code has renderOverlayTiles (the tile service's 2 x 2 regions), three regions
+// around the column per level and kind, made whole: wall and CPU time per tile (a region's / 4).
+//
 // The overlay tile is also given the stored 200-dpi overlay under it, as the tile service gave it
 // before issue 19's fill fix (the code of that time read its classes from it; today's ignores it),
 // so the same script times both versions of the code.
@@ -20,7 +23,13 @@ import path from 'node:path';
 import { openInput } from '../../core/vision/input/document';
 import { diffStage } from '../../core/vision/compare/compare-pipeline.adapter';
 import { renderOverlay } from '../../core/vision/compare/diff';
-import { renderOverlayTile, type PageSource } from '../../core/vision/tiles/deep-tiles';
+import * as deep from '../../core/vision/tiles/deep-tiles';
+import type { OverlayTilesArgs, PageSource } from '../../core/vision/tiles/deep-tiles';
+
+const { renderOverlayTile } = deep;
+/** Absent from code before the 2 x 2 regions. */
+const renderOverlayTiles = (deep as Partial<typeof deep>).renderOverlayTiles as
+  ((args: OverlayTilesArgs) => Promise<Uint8Array[]>) | undefined;
 
 const repo = path.resolve(import.meta.dirname, '../..');
 const arg = (name: string, dflt: number) => {
@@ -125,6 +134,54 @@ async function main() {
       );
     }
   }
+  // The tile service's way (tiles.service.ts REGION): the 2 x 2 tiles of a region in one call.
+  // Code without renderOverlayTiles (before issue 19's regions) skips these rows.
+  if (renderOverlayTiles)
+    for (const scale of [4, 8, 16]) {
+      const cx = Math.floor((COLUMN.x * scale) / TILE) & ~1,
+        cy = Math.floor((COLUMN.y * scale) / TILE) & ~1;
+      for (const kind of ['combined', 'aligned_b'] as const) {
+        const wall: number[] = [];
+        const cpu: number[] = [];
+        let bytes = 0;
+        for (const [ox, oy] of [
+          [-2, 0],
+          [0, 0],
+          [2, 0],
+        ] as const) {
+          const tiles = [0, 1].flatMap((dy) =>
+            [0, 1].map((dx) => ({
+              left: (cx + ox + dx) * TILE,
+              top: (cy + oy + dy) * TILE,
+              width: TILE,
+              height: TILE,
+            })),
+          );
+          for (let rep = 0; rep <= REPS; rep++) {
+            const t0 = performance.now();
+            const c0 = process.cpuUsage();
+            const webps = await renderOverlayTiles({
+              a: A,
+              b: B,
+              scale,
+              aOrigin: { x: 0, y: 0 },
+              bOrigin: { x: 0, y: 0 },
+              transform: [1, 0, 0, 0, 1, 0],
+              tiles,
+              kind,
+            });
+            const c = process.cpuUsage(c0);
+            if (rep === 0) continue;
+            wall.push((performance.now() - t0) / 4);
+            cpu.push((c.user + c.system) / 1000 / 4);
+            bytes += webps.reduce((n, w) => n + w.byteLength, 0) / 4;
+          }
+        }
+        rows.push(
+          `| ${scale * 100} % | ${kind === 'combined' ? 'Overlay (combined)' : 'New (aligned_b)'}, 2 x 2 region, per tile | ${median(wall).toFixed(0)} | ${median(cpu).toFixed(0)} | ${(bytes / wall.length / 1024).toFixed(1)} |`,
+        );
+      }
+    }
   console.log('| level | image | wall ms (median) | CPU ms (median) | KiB a tile |');
   console.log('| ----- | ----- | ---------------: | --------------: | ---------: |');
   for (const r of rows) console.log(r);

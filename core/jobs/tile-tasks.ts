@@ -2,10 +2,10 @@ import type { DeepTileRenderer } from '../services/tiles.service';
 import type { WorkerPool } from './worker-pool';
 
 // Deep-zoom tiles on the worker pool (worker-tasks.ts 'tiles.*'), at low priority: they wait for
-// every queued job task and the newest request goes first (the tile on screen now). A tile renders
-// in tens of milliseconds; the time limit ends a worker stuck in one blocking PDFium call. A tile
-// nobody waits for any more (its request was cancelled: `signal`) leaves the queue; one already
-// rendering finishes and is stored (abortQueuedOnly).
+// every queued job task and the newest request goes first (the tile on screen now). A task renders
+// a region of up to 2 x 2 tiles (tiles.service.ts) in tens to a few hundred milliseconds; the time limit ends a worker stuck in one blocking PDFium call. A region
+// nobody waits for any more (every request for its tiles was cancelled: `signal`) leaves the queue;
+// one already rendering finishes and is stored (abortQueuedOnly).
 
 /** Longest a tile task may run, ms. */
 const TILE_TASK_LIMIT_MS = 30_000;
@@ -21,8 +21,8 @@ export function poolTileRenderer(pool: WorkerPool): DeepTileRenderer {
   });
   return {
     kind: (source) => pool.run('tiles.kind', source, [], undefined, opts('a page kind')),
-    page: (args, signal) => pool.run('tiles.page', args, [], signal, opts('a deep tile')),
+    page: (args, signal) => pool.run('tiles.page', args, [], signal, opts('deep tiles')),
     overlay: (args, signal) =>
-      pool.run('tiles.overlay', args, [], signal, opts('a deep overlay tile')),
+      pool.run('tiles.overlay', args, [], signal, opts('deep overlay tiles')),
   };
 }

@@ -37,11 +37,11 @@ import {
 import type { ExportModel } from '../services/exports/model';
 import {
   pageKindOf,
-  renderOverlayTile,
-  renderPageTile,
-  type LevelRect,
-  type OverlayTileArgs,
+  renderOverlayTiles,
+  renderPageTiles,
+  type OverlayTilesArgs,
   type PageSource,
+  type TileCut,
 } from '../vision/tiles/deep-tiles';
 
 /** Turns the input layer's InputError into an ApiError whose code names the problem (contract §3 table + processing codes). */
@@ -317,21 +317,33 @@ export const WORKER_TASKS = {
     }
   },
 
-  /** A sheet's or block's deep-zoom tile, rendered from its page in colour (WebP). */
-  async 'tiles.page'(args: { source: PageSource; rect: LevelRect }) {
+  /**
+   * A sheet's or block's deep-zoom tiles of one level, rendered from its page in colour (WebP, in
+   * the order of `cuts`): the rectangle holding them is rendered once.
+   */
+  async 'tiles.page'(args: { source: PageSource; scale: number; cuts: TileCut[] }) {
     try {
-      const webp = await renderPageTile(args.source, args.rect);
-      return withTransfer(webp, [webp.buffer as ArrayBuffer]);
+      const webps = await renderPageTiles(args.source, args.scale, args.cuts);
+      return withTransfer(
+        webps,
+        webps.map((w) => w.buffer as ArrayBuffer),
+      );
     } catch (e) {
       throw asApiError(e);
     }
   },
 
-  /** An overlay's deep-zoom tile, composed from both revisions rendered at its scale (WebP). */
-  async 'tiles.overlay'(args: OverlayTileArgs) {
+  /**
+   * An overlay's deep-zoom tiles of one level, composed from both revisions rendered once at its
+   * scale for the rectangle holding them (WebP, in the order of `tiles`).
+   */
+  async 'tiles.overlay'(args: OverlayTilesArgs) {
     try {
-      const webp = await renderOverlayTile(args);
-      return withTransfer(webp, [webp.buffer as ArrayBuffer]);
+      const webps = await renderOverlayTiles(args);
+      return withTransfer(
+        webps,
+        webps.map((w) => w.buffer as ArrayBuffer),
+      );
     } catch (e) {
       throw asApiError(e);
     }

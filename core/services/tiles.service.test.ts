@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LocalObjectStore } from '../blobs/local-object-store';
 import { imageTileKey } from '../blobs/keys';
 import type { PageKind } from '../vision/input/pdfium.adapter';
-import type { LevelRect, OverlayTileArgs, PageSource } from '../vision/tiles/deep-tiles';
+import type { OverlayTilesArgs, PageSource, TileCut } from '../vision/tiles/deep-tiles';
 import { TileService, type DeepTileRenderer } from './tiles.service';
 import type { DeepSource } from './tiles-source';
 
@@ -35,7 +35,7 @@ const page: PageSource = {
 };
 
 function fakeRenderer(kind: PageKind) {
-  const calls: { kind: number; page: { source: PageSource; rect: LevelRect }[] } = {
+  const calls: { kind: number; page: { source: PageSource; scale: number; cuts: TileCut[] }[] } = {
     kind: 0,
     page: [],
   };
@@ -51,9 +51,9 @@ function fakeRenderer(kind: PageKind) {
     },
     page: async (args) => {
       calls.page.push(args);
-      return webp();
+      return Promise.all(args.cuts.map(() => webp()));
     },
-    overlay: async (_args: OverlayTileArgs) => webp(),
+    overlay: async (args: OverlayTilesArgs) => Promise.all(args.tiles.map(() => webp())),
   };
   return { renderer, calls };
 }
@@ -93,24 +93,50 @@ describe('TileService levels', () => {
     // Level 6 = 16x: tile (3, 2) covers level pixels [1536, 2048) x [1024, 1536).
     const key = await tiles.tileKey(SHEET, 6, 3, 2);
     expect(key).toBe(imageTileKey(SHEET, 6, 3, 2));
-    expect(calls.page).toEqual([
-      { source: page, rect: { scale: 16, left: 1536, top: 1024, width: 512, height: 512 } },
+    const at = (left: number, top: number, width = 512, height = 512) => ({
+      left,
+      top,
+      width,
+      height,
+    });
+    expect(calls.page).toEqual([{ source: page, scale: 16, cuts: [at(1536, 1024)] }]);
+    // Tiles of one 2 x 2 cell of the level asked for together are rendered in one call (in rows),
+    // and each is stored.
+    await Promise.all([
+      tiles.tileKey(SHEET, 6, 3, 5),
+      tiles.tileKey(SHEET, 6, 2, 5),
+      tiles.tileKey(SHEET, 6, 2, 4),
     ]);
+    expect(calls.page[1]).toEqual({
+      source: page,
+      scale: 16,
+      cuts: [at(1024, 2048), at(1024, 2560), at(1536, 2560)],
+    });
+    for (const [x, y] of [
+      [2, 4],
+      [2, 5],
+      [3, 5],
+    ] as const)
+      expect(await store.stat(imageTileKey(SHEET, 6, x, y))).toBeTruthy();
+    expect(await store.stat(imageTileKey(SHEET, 6, 3, 4))).toBeNull();
+    calls.page.splice(0, 1);
     // A block crop's level pixels start at its bbox origin on the sheet, times the scale (its
     // native_zoom is 0: 300 x 200 fits one tile, so level 3 is 8x, 2400 x 1600); edge tiles are
-    // cut at the level's size.
+    // cut at the level's size, and a region at the edge holds only the level's tiles.
     await tiles.tileKey(BLOCK, 3, 2, 1);
-    expect(calls.page[1]!.rect).toEqual({
+    expect(calls.page[1]).toEqual({
+      source: page,
       scale: 8,
-      left: 400 * 8 + 1024,
-      top: 100 * 8 + 512,
-      width: 512,
-      height: 512,
+      cuts: [at(400 * 8 + 1024, 100 * 8 + 512)],
     });
-    await tiles.tileKey(BLOCK, 3, 4, 3);
-    expect(calls.page[2]!.rect).toMatchObject({ width: 2400 - 2048, height: 1600 - 1536 });
+    await Promise.all([tiles.tileKey(BLOCK, 3, 4, 2), tiles.tileKey(BLOCK, 3, 4, 3)]);
+    expect(calls.page[2]!.cuts).toEqual([
+      at(400 * 8 + 2048, 100 * 8 + 1024, 2400 - 2048, 512),
+      at(400 * 8 + 2048, 100 * 8 + 1536, 2400 - 2048, 1600 - 1536),
+    ]);
     // Stored: asked again, nothing is rendered.
     await tiles.tileKey(SHEET, 6, 3, 2);
+    await tiles.tileKey(SHEET, 6, 2, 5);
     expect(calls.page).toHaveLength(3);
     await expect(tiles.tileKey(SHEET, 7, 0, 0)).rejects.toThrow(/levels 0–6, 2 at the image/);
   });
@@ -132,7 +158,7 @@ describe('TileService levels', () => {
     const held: { signal: AbortSignal | undefined; release: () => void }[] = [];
     const original = renderer.page;
     renderer.page = (args, signal) =>
-      new Promise<Uint8Array>((resolve, reject) => {
+      new Promise<Uint8Array[]>((resolve, reject) => {
         signal?.addEventListener('abort', () => reject(signal.reason));
         held.push({ signal, release: () => void original(args).then(resolve, reject) });
       });
@@ -167,5 +193,44 @@ describe('TileService levels', () => {
     late.abort(new Error('gone'));
     await expect(tiles.tileKey(SHEET, 6, 0, 0, late.signal)).rejects.toThrow('gone');
     expect(held).toHaveLength(2);
+  });
+
+  it('the tiles of one region share one render; it goes on while any of them is still wanted', async () => {
+    const { tiles, renderer } = await service('vector');
+    const held: { signal: AbortSignal | undefined; release: () => void }[] = [];
+    const original = renderer.page;
+    renderer.page = (args, signal) =>
+      new Promise<Uint8Array[]>((resolve, reject) => {
+        signal?.addEventListener('abort', () => reject(signal.reason));
+        held.push({ signal, release: () => void original(args).then(resolve, reject) });
+      });
+    const until = async (n: number) => {
+      while (held.length < n) await new Promise((r) => setImmediate(r));
+    };
+    // Tiles (4, 6) and (5, 7) of level 6 lie in one region (4–5, 6–7); (6, 6) in the next.
+    const first = new AbortController();
+    const a = tiles.tileKey(SHEET, 6, 4, 6, first.signal);
+    a.catch(() => undefined);
+    const b = tiles.tileKey(SHEET, 6, 5, 7);
+    const c = tiles.tileKey(SHEET, 6, 6, 6);
+    await until(2);
+    // Three tiles asked for, two renders (one of two tiles).
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    expect(held).toHaveLength(2);
+    // (4, 6) cancelled: (5, 7) still waits for the same region, which goes on.
+    first.abort(new Error('moved on'));
+    await expect(a).rejects.toThrow('moved on');
+    expect(held[0]!.signal!.aborted).toBe(false);
+    held[0]!.release();
+    held[1]!.release();
+    expect(await b).toBe(imageTileKey(SHEET, 6, 5, 7));
+    expect(await c).toBe(imageTileKey(SHEET, 6, 6, 6));
+    // The cancelled tile was stored with its region; a tile of the region asked for once its
+    // render has started gets a render of its own.
+    expect(await store.stat(imageTileKey(SHEET, 6, 4, 6))).toBeTruthy();
+    const d = tiles.tileKey(SHEET, 6, 4, 7);
+    await until(3);
+    held[2]!.release();
+    expect(await d).toBe(imageTileKey(SHEET, 6, 4, 7));
   });
 });

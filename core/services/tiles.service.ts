@@ -13,7 +13,7 @@ import {
   type DecodedImage,
   type TileGeometry,
 } from '../vision/tiles/tiles.adapter';
-import type { LevelRect, OverlayTileArgs, PageSource } from '../vision/tiles/deep-tiles';
+import type { OverlayTilesArgs, PageSource, TileCut } from '../vision/tiles/deep-tiles';
 import type { PageKind } from '../vision/input/pdfium.adapter';
 import type { DeepSource } from './tiles-source';
 import { TileCache } from './tile-cache';
@@ -25,15 +25,39 @@ import { TileCache } from './tile-cache';
 //  - Images of vector PDF pages (sheets, block crops, overlays of them) go DEEP_LEVELS deeper:
 //    those tiles are rendered from the pages themselves by the worker pool at low priority
 //    (`DeepTileRenderer`, wired in service.ts) and stored the same way.
+//  - Deep tiles asked for together are made up to REGION x REGION tiles of a level at a time: both
+//    revisions' renders, the compare and the page load are shared by them (one pool task).
 //  - Every stored tile counts against the tile cache's disk bound (tile-cache.ts): the least
 //    recently used go first.
 
 /** The pool's side of deep tiles (worker-tasks.ts 'tiles.*'); services do not see the pool. */
 export interface DeepTileRenderer {
   kind(source: PageSource): Promise<PageKind>;
-  /** `signal`: nobody waits for the tile any more; a render not yet started is dropped. */
-  page(args: { source: PageSource; rect: LevelRect }, signal?: AbortSignal): Promise<Uint8Array>;
-  overlay(args: OverlayTileArgs, signal?: AbortSignal): Promise<Uint8Array>;
+  /**
+   * Tiles of one level of a page (`cuts` in pixels of its raster at `scale`), WebP in their order.
+   * `signal`: nobody waits for them any more; a render not yet started is dropped.
+   */
+  page(
+    args: { source: PageSource; scale: number; cuts: TileCut[] },
+    signal?: AbortSignal,
+  ): Promise<Uint8Array[]>;
+  /** Tiles of one level of an overlay image, WebP in the order of `args.tiles`. */
+  overlay(args: OverlayTilesArgs, signal?: AbortSignal): Promise<Uint8Array[]>;
+}
+
+/**
+ * Deep tiles are rendered up to REGION x REGION tiles of a level at a time (a cell of that size on
+ * the level's tile grid): the tiles of one cell asked for within REGION_GATHER_MS of the first
+ * make one render, so a zoom step's tiles (asked for in one burst) share their pages' renders and
+ * the compare, and no tile nobody asked for is made.
+ */
+export const REGION = 2;
+export const REGION_GATHER_MS = 4;
+
+/** A region's render: the tiles it makes ("x,y"), fixed once it starts. */
+interface RegionJob extends Rendering {
+  tiles: Set<string>;
+  started: boolean;
 }
 
 /** A tile being made, shared by every request for it (TileService.tileKey). */
@@ -74,6 +98,8 @@ const MAX_DESCRIBED = 64;
 export class TileService {
   private decoded = new Map<string, Promise<DecodedImage>>();
   private rendering = new Map<string, Rendering>();
+  /** Deep region renders (deepRegion) by region: the latest, collecting tiles or being made. */
+  private regions = new Map<string, RegionJob>();
   private described = new Map<string, Promise<Described>>();
   /** Page kind by file bytes and page: asked of the pool once per page. */
   private kinds = new Map<string, Promise<PageKind>>();
@@ -180,46 +206,143 @@ export class TileService {
         `Tile ${z}/${x}/${y} is outside this image's pyramid (levels 0–${g.maxZoom}${g.maxZoom > g.nativeZoom ? `, ${g.nativeZoom} at the image's own resolution` : ''}; tiles.json gives each level's size).`,
       );
     }
-    let webp: Uint8Array;
-    if (z <= g.nativeZoom) {
-      webp = await renderTile(await this.decode(imageKey), z, x, y);
-    } else {
-      const r = this.opts.renderer!;
-      const tile = tileRect(level, x, y);
-      if (source!.kind === 'page') {
-        const s = level.scale;
-        webp = await r.page(
-          {
-            source: source!.source,
-            rect: {
-              scale: s,
-              left: source!.origin.x * s + tile.left,
-              top: source!.origin.y * s + tile.top,
-              width: tile.width,
-              height: tile.height,
-            },
-          },
-          signal,
-        );
-      } else {
-        webp = await r.overlay(
-          {
-            a: source!.a,
-            b: source!.b,
-            scale: level.scale,
-            aOrigin: source!.aOrigin,
-            bOrigin: source!.bOrigin,
-            transform: source!.transform,
-            tile,
-            kind: source!.imageKind,
-          },
-          signal,
-        );
-      }
-    }
+    if (z > g.nativeZoom) return this.deepRegion(imageKey, source!, g, z, x, y, signal);
+    const webp = await renderTile(await this.decode(imageKey), z, x, y);
+    await this.store(key, webp);
+  }
+
+  private async store(key: string, webp: Uint8Array): Promise<void> {
     const buf = Buffer.from(webp.buffer, webp.byteOffset, webp.byteLength);
     await this.objects.put(key, buf, { contentType: 'image/webp' });
     await this.cache.add(key, buf.byteLength);
+  }
+
+  /**
+   * Makes (or joins the making of) a render of the region (REGION) holding deep tile (z, x, y):
+   * one still gathering tiles takes it, one already started that makes it is joined, else a new
+   * one starts gathering. The render is shared like a tile's (tileKey): `signal` is the tile's, and
+   * when every tile waiting for it has been cancelled, the render is dropped if still queued.
+   */
+  private async deepRegion(
+    imageKey: string,
+    source: DeepSource,
+    g: TileGeometry,
+    z: number,
+    x: number,
+    y: number,
+    signal: AbortSignal,
+  ): Promise<void> {
+    signal.throwIfAborted();
+    const rkey = `${imageKey}\n${z}/${x - (x % REGION)}/${y - (y % REGION)}`;
+    const id = `${x},${y}`;
+    let region = this.regions.get(rkey);
+    if (!region || (region.started && !region.tiles.has(id))) {
+      const cancel = new AbortController();
+      const made: RegionJob = {
+        waiters: 0,
+        cancel,
+        tiles: new Set(),
+        started: false,
+        done: new Promise<void>((r) => setTimeout(r, REGION_GATHER_MS))
+          .then(() => {
+            made.started = true;
+            cancel.signal.throwIfAborted();
+            const tiles = [...made.tiles].map((t) => t.split(',').map(Number) as [number, number]);
+            return this.renderRegion(imageKey, source, g, z, tiles, cancel.signal);
+          })
+          .finally(() => {
+            if (this.regions.get(rkey) === made) this.regions.delete(rkey);
+          }),
+      };
+      made.done.catch(() => undefined);
+      this.regions.set(rkey, made);
+      region = made;
+    }
+    region.tiles.add(id);
+    const shared = region;
+    shared.waiters++;
+    let waiting = true;
+    const leave = () => {
+      if (!waiting) return;
+      waiting = false;
+      if (--shared.waiters > 0 || !signal.aborted) return;
+      if (this.regions.get(rkey) === shared) this.regions.delete(rkey);
+      shared.cancel.abort(signal.reason);
+    };
+    // The tile's render ends as soon as its own request is cancelled (as a tile's render does when
+    // the pool drops it), while the region goes on for the other tiles still wanted.
+    await new Promise<void>((resolve, reject) => {
+      const cancelled = () => {
+        leave();
+        reject(signal.reason);
+      };
+      signal.addEventListener('abort', cancelled, { once: true });
+      shared.done.then(
+        () => {
+          signal.removeEventListener('abort', cancelled);
+          leave();
+          resolve();
+        },
+        (e: unknown) => {
+          signal.removeEventListener('abort', cancelled);
+          leave();
+          reject(e);
+        },
+      );
+    });
+  }
+
+  /** Deep tiles `xy` of level z (one region's), rendered by the pool in one task and stored. */
+  private async renderRegion(
+    imageKey: string,
+    source: DeepSource,
+    g: TileGeometry,
+    z: number,
+    xy: [number, number][],
+    signal: AbortSignal,
+  ): Promise<void> {
+    const tiles: { x: number; y: number; cut: TileCut }[] = [];
+    let scale = 1;
+    for (const [x, y] of xy.sort((p, q) => p[1] - q[1] || p[0] - q[0])) {
+      const level = levelOf(g, z, x, y);
+      if (!level) continue;
+      scale = level.scale;
+      tiles.push({ x, y, cut: tileRect(level, x, y) });
+    }
+    const r = this.opts.renderer!;
+    let webps: Uint8Array[];
+    if (source.kind === 'page') {
+      const o = source.origin;
+      webps = await r.page(
+        {
+          source: source.source,
+          scale,
+          cuts: tiles.map(({ cut }) => ({
+            ...cut,
+            left: o.x * scale + cut.left,
+            top: o.y * scale + cut.top,
+          })),
+        },
+        signal,
+      );
+    } else {
+      webps = await r.overlay(
+        {
+          a: source.a,
+          b: source.b,
+          scale,
+          aOrigin: source.aOrigin,
+          bOrigin: source.bOrigin,
+          transform: source.transform,
+          tiles: tiles.map((t) => t.cut),
+          kind: source.imageKind,
+        },
+        signal,
+      );
+    }
+    await Promise.all(
+      tiles.map((t, i) => this.store(imageTileKey(imageKey, z, t.x, t.y), webps[i]!)),
+    );
   }
 
   /** The pyramid: with deep levels when `deep` is asked about and the image's pages are vector. */

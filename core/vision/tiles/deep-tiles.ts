@@ -6,6 +6,14 @@ import { alignGrey, overlayPalette, renderOverlayIndexed, type OverlayKind } fro
 import { diffStage, type ImageKind } from '../compare/compare-pipeline.adapter';
 import { invertAffine, mapBox, type Affine } from '../compare/register';
 import type { GreyImage } from '../types';
+import { CELL } from '../compare/layers';
+import {
+  dilateMask,
+  lineWhereSheetHasNoFill,
+  scaleTolerance,
+  SHEET_CONTEXT,
+  type SheetFill,
+} from './deep-scale';
 
 // Deep-zoom tiles past a stored image's own resolution (contract §5, added 2026-11-27), rendered
 // from the PDF page itself at the scale of the level: lines come out at their width times the
@@ -116,7 +124,56 @@ function encodeTile(px: { width: number; height: number; channels: 1 | 3; data: 
 
 /** A sheet's or block's deep tile: `rect` of the page rendered in colour, as WebP. */
 export async function renderPageTile(src: PageSource, rect: LevelRect): Promise<Uint8Array> {
-  return new Uint8Array(await encodeTile(await renderRect(src, rect, 'colour')));
+  return (await renderPageTiles(src, rect.scale, [rect]))[0]!;
+}
+
+/** A rectangle of a level (level pixels of an image: a page's raster or an overlay's image). */
+export interface TileCut {
+  left: number;
+  top: number;
+  width: number;
+  height: number;
+}
+
+/** The smallest rectangle holding every cut. */
+function unionOf(cuts: readonly TileCut[]): TileCut {
+  const left = Math.min(...cuts.map((c) => c.left)),
+    top = Math.min(...cuts.map((c) => c.top));
+  const right = Math.max(...cuts.map((c) => c.left + c.width)),
+    bottom = Math.max(...cuts.map((c) => c.top + c.height));
+  return { left, top, width: right - left, height: bottom - top };
+}
+
+/** Pixels of `cut` out of a packed raster whose top-left is at `origin` (same level frame). */
+function cutOut(
+  px: { width: number; channels: 1 | 3; data: Uint8Array },
+  origin: { left: number; top: number },
+  cut: TileCut,
+): { width: number; height: number; channels: 1 | 3; data: Uint8Array } {
+  const ch = px.channels;
+  const out = new Uint8Array(cut.width * cut.height * ch);
+  const dx = cut.left - origin.left,
+    dy = cut.top - origin.top;
+  for (let y = 0; y < cut.height; y++) {
+    const from = ((dy + y) * px.width + dx) * ch;
+    out.set(px.data.subarray(from, from + cut.width * ch), y * cut.width * ch);
+  }
+  return { width: cut.width, height: cut.height, channels: ch, data: out };
+}
+
+/**
+ * Several deep tiles of one level of a sheet or block (`cuts`, in pixels of the page's raster at
+ * `scale`): the rectangle holding them is rendered once (one PDFium call; the page stays loaded)
+ * and each tile is cut from it, as WebP in the order of `cuts`.
+ */
+export async function renderPageTiles(
+  src: PageSource,
+  scale: number,
+  cuts: readonly TileCut[],
+): Promise<Uint8Array[]> {
+  const region = unionOf(cuts);
+  const r = await renderRect(src, { scale, ...region }, 'colour');
+  return Promise.all(cuts.map(async (c) => new Uint8Array(await encodeTile(cutOut(r, region, c)))));
 }
 
 export interface OverlayTileArgs {
@@ -134,6 +191,9 @@ export interface OverlayTileArgs {
   kind: ImageKind;
 }
 
+/** Several tiles of one overlay level (renderOverlayTiles). */
+export type OverlayTilesArgs = Omit<OverlayTileArgs, 'tile'> & { tiles: readonly TileCut[] };
+
 /** Pixels of B around the tile that are rendered too, so resampling near its edges has them. */
 const B_MARGIN = 2;
 
@@ -144,7 +204,14 @@ const B_MARGIN = 2;
 export async function overlayTileInputs(
   args: OverlayTileArgs,
   colourB: RenderColour = 'grey',
-): Promise<{ a: RegionRaster | null; b: RegionRaster; transform: Affine }> {
+): Promise<{
+  a: RegionRaster | null;
+  b: RegionRaster;
+  transform: Affine;
+  /** The rectangles of A's and B's rasters at the level (level pixels of their pages). */
+  aRect: LevelRect;
+  bRect: LevelRect;
+}> {
   const k = args.scale;
   const t = args.transform;
   // Level pixels: q' = k q, p' = k p, p = T q  →  p' = L q' + k (c, f).
@@ -184,62 +251,218 @@ export async function overlayTileInputs(
     tk[4]!,
     tk[5]! + tk[3]! * bx + tk[4]! * by - top,
   ];
-  return { a: ra, b: rb, transform };
+  return { a: ra, b: rb, transform, aRect, bRect };
 }
 
 /**
- * An overlay's deep tile: A and B rendered at the level's scale, compared through the pair's
- * transform by the compare pipeline's stage (diffStage) and drawn by its overlay renderer
- * (renderOverlayIndexed) with the overlay image's palette, as WebP.
+ * Level pixels around a region of overlay tiles that are compared too, so every tile pixel has the
+ * other side's ink within the stage's distances as they are in sheet pixels (deep-scale.ts: up to
+ * 2 sheet pixels) and the fill split sees the areas around it.
+ */
+export function overlayMargin(scale: number): number {
+  return 2 * Math.ceil(scale) + 16;
+}
+
+/**
+ * Sheet-pixel fill areas kept by this worker (LRU): the regions of one zoom session lie within a
+ * few of them, and the 200-dpi stage (two renders and a compare) then runs once per area instead of
+ * once per region.
+ */
+const KEPT_FILL_AREAS = 24;
+/** Areas at 8x and deeper are rounded out to this grid of sheet pixels (on the frame's origin). */
+const FILL_AREA_GRID = 256;
+const fillAreas = new Map<string, Promise<SheetFill>>();
+
+/**
+ * A page's fill layer as the compare finds it at the stored resolution (scale 1: splitFills,
+ * keepLineWork and objectLayers on the page's own render and line work), dilated by 1 sheet pixel,
+ * over the sheet pixels under a level rectangle (and more: an area rounded out to FILL_AREA_GRID,
+ * kept for the next regions), judged with SHEET_CONTEXT around it (the fill split judges an area by
+ * its surroundings).
+ */
+async function sheetFills(
+  src: PageSource,
+  rect: LevelRect,
+  origin: { x: number; y: number },
+): Promise<SheetFill> {
+  const k = rect.scale;
+  const sl = Math.floor(rect.left / k),
+    st = Math.floor(rect.top / k),
+    sr = Math.ceil((rect.left + rect.width) / k),
+    sb = Math.ceil((rect.top + rect.height) / k);
+  const id = `${src.bytesKey}:${src.index}:${src.dpi}:${origin.x},${origin.y}:`;
+  for (const [key, p] of fillAreas) {
+    if (!key.startsWith(id)) continue;
+    const [l, t, r, b] = key.slice(id.length).split(',').map(Number) as [
+      number,
+      number,
+      number,
+      number,
+    ];
+    if (l <= sl && t <= st && r >= sr && b >= sb) {
+      fillAreas.delete(key);
+      fillAreas.set(key, p);
+      return p;
+    }
+  }
+  // Deep levels (8x and more: a region is at most ~140 sheet px) round out to the grid, so the
+  // next regions of the session fall in the same area; shallower regions are large enough alone.
+  const G = k >= 8 ? FILL_AREA_GRID : CELL;
+  const down = (v: number, o: number) => o + Math.floor((v - o) / G) * G,
+    up = (v: number, o: number) => o + Math.ceil((v - o) / G) * G;
+  const area = {
+    left: down(sl, origin.x),
+    top: down(st, origin.y),
+    right: up(sr, origin.x),
+    bottom: up(sb, origin.y),
+  };
+  const key = `${id}${area.left},${area.top},${area.right},${area.bottom}`;
+  const p = fillArea(src, area);
+  p.catch(() => fillAreas.delete(key));
+  fillAreas.set(key, p);
+  while (fillAreas.size > KEPT_FILL_AREAS) fillAreas.delete(fillAreas.keys().next().value!);
+  return p;
+}
+
+async function fillArea(
+  src: PageSource,
+  area: { left: number; top: number; right: number; bottom: number },
+): Promise<SheetFill> {
+  // The area's edges lie on the grid of the stored image's frame (its origin: a block's bbox) and
+  // SHEET_CONTEXT is a whole number of cells, so the fill split's 8x8 cells lie where they did for
+  // the stored overlay: a beam a cell wide is a fill or not by where the grid falls.
+  const C = SHEET_CONTEXT;
+  const left = area.left - C,
+    top = area.top - C;
+  const width = area.right - area.left + 2 * C,
+    height = area.bottom - area.top + 2 * C;
+  const r = await renderRect(src, { scale: 1, left, top, width, height }, 'grey', true);
+  const lw = r.lineWork && { width: r.width, height: r.height, data: r.lineWork };
+  const img = r as GreyImage;
+  const st = await diffStage(img, img, {
+    skipRegistration: true,
+    lineWork: lw ? { a: lw, b: lw } : {},
+  });
+  const fill = st.diff.fills?.a ?? null;
+  return {
+    left,
+    top,
+    width: st.diff.width,
+    height: st.diff.height,
+    stride: st.diff.stride,
+    near: fill && dilateMask(fill, st.diff.stride, st.diff.height, 1),
+  };
+}
+
+/** One overlay deep tile (see renderOverlayTiles). */
+export async function renderOverlayTile(args: OverlayTileArgs): Promise<Uint8Array> {
+  return (await renderOverlayTiles({ ...args, tiles: [args.tile] }))[0]!;
+}
+
+/**
+ * An overlay's deep tiles of one level (`tiles`, level pixels of the overlay image): A and B
+ * rendered once at the level's scale for the rectangle holding them (plus overlayMargin), compared
+ * through the pair's transform by the compare pipeline's stage (diffStage), the stage's distances
+ * and the narrow-fill rule taken to sheet pixels (deep-scale.ts), drawn by its overlay renderer
+ * (renderOverlayIndexed) with the overlay image's palette, and cut into tiles, as WebP in the order
+ * of `tiles`. A region of neighbouring tiles costs one pair of PDFium renders and one stage instead
+ * of one per tile.
  *
  * Fills and line work are told apart at the level's own scale, per pixel, by the compare's own
  * layers (layers.ts): splitFills on the renders at this scale, and keepLineWork with each side's
  * line work as the PDF draws it at this scale (renderRegion `lineWork`: strokes, text, small filled
  * symbols, annotations), so a line stays line work however wide the zoom makes it and an area fill
- * is a fill — what the PDF's objects say, which is sharper than the 200-dpi image analysis (a
- * narrow filled beam, line work by its size in 200-dpi pixels, is the area fill it is). Every class
- * boundary is drawn by the renders at this scale: nothing comes from the stored 200-dpi overlay.
+ * is a fill, except where the compare at the stored resolution finds no fill within a sheet pixel
+ * (a beam a few sheet pixels wide, ink in the 200-dpi overlay: sheetFills, lineWhereSheetHasNoFill).
+ * The class boundaries are drawn by the renders at this scale wherever the two resolutions agree;
+ * the stored 200-dpi overlay itself is not read.
  */
-export async function renderOverlayTile(args: OverlayTileArgs): Promise<Uint8Array> {
-  if (args.kind === 'aligned_b') return alignedBTile(args);
-  const { a, b, transform } = await overlayTileInputs(args);
+export async function renderOverlayTiles(args: OverlayTilesArgs): Promise<Uint8Array[]> {
+  const region = unionOf(args.tiles);
+  if (args.kind === 'aligned_b') {
+    const b = await alignedBRaster({ ...args, tile: region });
+    return Promise.all(
+      args.tiles.map(async (c) => new Uint8Array(await encodeTile(cutOut(b, region, c)))),
+    );
+  }
+  const m = overlayMargin(args.scale);
+  const frame = {
+    left: region.left - m,
+    top: region.top - m,
+    width: region.width + 2 * m,
+    height: region.height + 2 * m,
+  };
+  const { a, b, transform, aRect, bRect } = await overlayTileInputs({ ...args, tile: frame });
   const mk: OverlayKind =
     args.kind === 'additions' ? 'additions' : args.kind === 'deletions' ? 'deletions' : 'combined';
   const palette = overlayPalette(
     args.kind === 'combined_colorblind' ? 'colorblind' : 'standard',
     mk,
   );
-  const { width, height } = args.tile;
-  const lineWork = (r: RegionRaster): GreyImage | undefined =>
-    r.lineWork && { width: r.width, height: r.height, data: r.lineWork };
+  // Each side's fills as the 200-dpi compare finds them, for the level's line work (deep-scale.ts).
+  const [fillA, fillB] = await Promise.all([
+    sheetFills(args.a, aRect, args.aOrigin),
+    sheetFills(args.b, bRect, args.bOrigin),
+  ]);
+  const lineWork = (r: RegionRaster, rect: LevelRect, fill: SheetFill): GreyImage | undefined => {
+    if (!r.lineWork) return undefined;
+    lineWhereSheetHasNoFill(r as GreyImage, r.lineWork, rect, fill);
+    return { width: r.width, height: r.height, data: r.lineWork };
+  };
   const st = await diffStage(a as GreyImage, b as GreyImage, {
     skipRegistration: true,
     transform,
-    lineWork: { a: lineWork(a!), b: lineWork(b) },
+    lineWork: { a: lineWork(a!, aRect, fillA), b: lineWork(b, bRect, fillB) },
   });
+  scaleTolerance(st.diff, args.scale);
   const img = renderOverlayIndexed(st.diff, mk);
-  const out = new Uint8Array(width * height * 3);
   const four = img.bitDepth === 4;
-  for (let y = 0; y < height; y++) {
-    const row = y * img.rowBytes + 1;
-    for (let x = 0; x < width; x++) {
-      const byte = img.data[row + (four ? x >> 1 : x >> 2)]!;
-      const c = palette[four ? (x & 1 ? byte & 15 : byte >> 4) : (byte >> (6 - 2 * (x & 3))) & 3]!;
-      const o = (y * width + x) * 3;
-      out[o] = c[0];
-      out[o + 1] = c[1];
-      out[o + 2] = c[2];
+  // RGB of every byte of the indexed rows: its 2 (4-bit) or 4 (2-bit) pixels, in order.
+  const per = four ? 2 : 4;
+  const lut = new Uint8Array(256 * per * 3);
+  for (let v = 0; v < 256; v++)
+    for (let j = 0; j < per; j++) {
+      const i = four ? (j === 0 ? v >> 4 : v & 15) : (v >> (6 - 2 * j)) & 3;
+      lut.set(palette[i] ?? palette[0]!, (v * per + j) * 3);
     }
-  }
-  return new Uint8Array(await encodeTile({ width, height, channels: 3, data: out }));
+  return Promise.all(
+    args.tiles.map(async (c) => {
+      const { width, height } = c;
+      const dx = c.left - frame.left,
+        dy = c.top - frame.top;
+      const out = new Uint8Array(width * height * 3);
+      for (let y = 0; y < height; y++) {
+        const row = (dy + y) * img.rowBytes + 1;
+        let o = y * width * 3;
+        let x = 0;
+        // Pixels before the first whole byte, then whole bytes, then the rest.
+        for (; x < width && (dx + x) % per !== 0; x++, o += 3) pixel(row, dx + x, o);
+        for (; x + per <= width; x += per, o += per * 3) {
+          const from = img.data[row + (dx + x) / per]! * per * 3;
+          for (let q = 0; q < per * 3; q++) out[o + q] = lut[from + q]!;
+        }
+        for (; x < width; x++, o += 3) pixel(row, dx + x, o);
+      }
+      function pixel(row: number, fx: number, o: number) {
+        const byte = img.data[row + Math.floor(fx / per)]!;
+        const from = (byte * per + (fx % per)) * 3;
+        out[o] = lut[from]!;
+        out[o + 1] = lut[from + 1]!;
+        out[o + 2] = lut[from + 2]!;
+      }
+      return new Uint8Array(await encodeTile({ width, height, channels: 3, data: out }));
+    }),
+  );
 }
 
 /**
- * The aligned-B image's deep tile (the viewer's New mode): B rendered in colour at the level's
- * scale and resampled into the tile through the pair's transform, each channel as the aligned-B
+ * The aligned-B image's pixels for a rectangle (the viewer's New mode): B rendered in colour at the
+ * level's scale and resampled into it through the pair's transform, each channel as the aligned-B
  * image is made (alignGrey: nearest neighbour, paper outside B).
  */
-async function alignedBTile(args: OverlayTileArgs): Promise<Uint8Array> {
+async function alignedBRaster(
+  args: OverlayTileArgs,
+): Promise<{ width: number; height: number; channels: 3; data: Uint8Array }> {
   const { b, transform } = await overlayTileInputs(args, 'colour');
   const { width, height } = args.tile;
   const out = new Uint8Array(width * height * 3);
@@ -254,5 +477,5 @@ async function alignedBTile(args: OverlayTileArgs): Promise<Uint8Array> {
     );
     for (let i = 0; i < width * height; i++) out[i * 3 + c] = aligned.data[i]!;
   }
-  return new Uint8Array(await encodeTile({ width, height, channels: 3, data: out }));
+  return { width, height, channels: 3, data: out };
 }

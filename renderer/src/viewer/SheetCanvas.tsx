@@ -559,7 +559,24 @@ function TiledImage({
   dpr: number;
   opacity: number;
 }) {
-  const [, bump] = useState(0);
+  const [, setDrawn] = useState(0);
+  // Tiles landing in one frame (a deep region's 2 x 2 tiles come back together) make one re-render
+  // and one layer draw, at the next animation frame, instead of one each.
+  const frame = useRef(0);
+  const bump = () => {
+    if (frame.current) return;
+    frame.current = requestAnimationFrame(() => {
+      frame.current = 0;
+      setDrawn((n) => n + 1);
+    });
+  };
+  useEffect(
+    () => () => {
+      if (frame.current) cancelAnimationFrame(frame.current);
+      frame.current = 0;
+    },
+    [],
+  );
   const stats = useRef({ loads: 0, errors: 0 });
   const onUnavailableRef = useRef(onUnavailable);
   onUnavailableRef.current = onUnavailable;
@@ -623,14 +640,14 @@ function TiledImage({
         entry.bitmap = bitmap;
         stats.current.loads++;
         evictTiles();
-        bump((n) => n + 1);
+        bump();
       },
       // A pyramid whose very first tiles fail (an older service, a deleted image) is unusable:
       // fall back to the whole image instead of showing a blank sheet.
       () => {
         tileCache.delete(t.url);
         failedTiles.add(t.url);
-        bump((n) => n + 1);
+        bump();
         if (++stats.current.errors >= 2 && stats.current.loads === 0) onUnavailableRef.current();
       },
     );
