@@ -1279,6 +1279,12 @@ export function renderOverlayIndexed(
         b2 = a,
         b3 = fl;
       const o = ro + (k << wordShift);
+      if (full && uniformWord(b0, b1, b2, b3)) {
+        // 32 pixels of one code (inside a fill, a solid area): one lookup, the same byte throughout.
+        const v = lut[(b0 & 15) | ((b1 & 15) << 4) | ((b2 & 15) << 8) | ((b3 & 15) << 12)]! & 255;
+        if (v !== 0) data.fill(v, o, o + (8 << groupShift));
+        continue;
+      }
       for (let j = 0; j < 8; j++) {
         const sh = j << 2;
         const code =
@@ -1298,6 +1304,13 @@ export function renderOverlayIndexed(
     }
   }
   return { width, height, bitDepth, rowBytes, data };
+}
+
+/** Whether each of the four code planes of a word is all 0 or all 1: its 32 pixels share one code. */
+function uniformWord(b0: number, b1: number, b2: number, b3: number): boolean {
+  return (
+    ((b0 + 1) | 1) === 1 && ((b1 + 1) | 1) === 1 && ((b2 + 1) | 1) === 1 && ((b3 + 1) | 1) === 1
+  );
 }
 
 /**
