@@ -99,6 +99,13 @@ export interface PipelineOptions extends CompareOptions {
    * work (layers.ts keepLineWork). A side without it keeps the image analysis alone.
    */
   lineWork?: { a?: GreyImage | undefined; b?: GreyImage | undefined };
+  /**
+   * Start the aligned-B PNG encode (libvips, on a libuv thread) as soon as aligned B is made, at this
+   * zlib level, instead of in finishStage: it then runs on the other core while this thread packs B's
+   * masks, splits the layers, diffs and renders (DiffStage.alignedPng; finishStage takes it when it
+   * asks for 'aligned_b' at the same level). Aligned B must then stay unchanged until it settles.
+   */
+  encodeAlignedEarly?: number;
 }
 
 /** The pixel part of a compare (masks, registration, diff), before images and regions. */
@@ -115,6 +122,8 @@ export interface DiffStage {
    * what B's masks were packed from. In `buffers` when they were given.
    */
   aligned: GreyImage;
+  /** The aligned-B PNG at `level`, started by diffStage (PipelineOptions.encodeAlignedEarly). */
+  alignedPng?: { level: number; png: Promise<Buffer> };
   timings: Record<string, number>;
 }
 
@@ -238,6 +247,14 @@ export async function diffStage(
   const aligned = alignGrey(b, bToOut, W, H, opts.buffers?.bytes(ALIGNED_SLOT, W * H), {
     darkestBelow: 0.75,
   });
+  let alignedPng: DiffStage['alignedPng'];
+  if (opts.encodeAlignedEarly !== undefined) {
+    const level = opts.encodeAlignedEarly;
+    const png = encodeGreyPng(aligned, { compressionLevel: level });
+    // Awaited by finishStage, or settled by the caller that chose another stage.
+    png.catch(() => undefined);
+    alignedPng = { level, png };
+  }
   lap('align');
   const mb = packInk(aligned, it, wt, pt, undefined, opts.buffers, B_SLOT);
   lap('pack');
@@ -285,6 +302,7 @@ export async function diffStage(
     alignment,
     diff,
     aligned,
+    ...(alignedPng ? { alignedPng } : {}),
     timings,
   };
 }
@@ -376,7 +394,10 @@ export async function finishStage(
   if (wantAligned) {
     // First: its encode (libvips, the longest of the five: 8 bits per pixel) runs while the overlays
     // render.
-    const p = encodeGreyPng(st.aligned, { compressionLevel: level });
+    const p =
+      st.alignedPng && st.alignedPng.level === level
+        ? st.alignedPng.png
+        : encodeGreyPng(st.aligned, { compressionLevel: level });
     pending.push(p.then((buf) => void (pngs.aligned_b = buf)));
   }
   let overlay: IndexedOverlay | undefined;
