@@ -23,6 +23,7 @@ import {
   overlayBitDepth,
   overlayPalette,
   renderAddDelIndexed,
+  type InkedWords,
   renderOverlayIndexed,
   type DiffResult,
   type PaletteName,
@@ -131,6 +132,7 @@ export interface DiffStage {
 /** Slots of the annotation planes (layers.ts objectLayers). */
 const ANNOT_SLOTS = { a: 'a.annot', b: 'b.annot' };
 const A_SLOT = 'a.',
+  INKED_SLOT = 'overlay.inked',
   ALIGNED_SLOT = 'aligned_b',
   B_SLOT = 'b.';
 
@@ -331,6 +333,9 @@ export function reserveStageBuffers(
   const bytes = (n: number) => (n + 3) >>> 2;
   buffers.reserve(ALIGNED_SLOT, bytes(a.width * a.height));
   const kinds = new Set(images.filter((k) => k !== 'aligned_b').map(overlayKindOf));
+  // finishStage's list of the combined image's inked words (when the 2-bit images follow it).
+  if (kinds.has('combined') && kinds.has('additions') && kinds.has('deletions'))
+    buffers.reserve(INKED_SLOT, masks);
   for (const mk of kinds)
     buffers.reserve(
       `overlay.${mk}`,
@@ -410,10 +415,30 @@ export async function finishStage(
     );
   // The additions and deletions images in one pass over the masks when both are asked for.
   let addDel: Partial<Record<OverlayKind, IndexedOverlay>> = {};
+  // The combined render lists its inked words when additions and deletions follow: their pass then
+  // visits those words only (the rest is paper in both).
+  const bothAddDel = groups.has('additions') && groups.has('deletions');
+  const inked: InkedWords | undefined =
+    bothAddDel && groups.has('combined')
+      ? {
+          words: opts.buffers
+            ? opts.buffers.words(INKED_SLOT, st.diff.stride * st.height)
+            : new Uint32Array(st.diff.stride * st.height),
+          n: 0,
+        }
+      : undefined;
   for (const [mk, g] of groups) {
-    if (mk !== 'combined' && !addDel[mk] && groups.has('additions') && groups.has('deletions'))
-      addDel = renderAddDelIndexed(st.diff, out('additions'), out('deletions'));
-    const img = addDel[mk] ?? renderOverlayIndexed(st.diff, mk, out(mk));
+    if (mk !== 'combined' && !addDel[mk] && bothAddDel)
+      // The list only once the combined image has made it (images asked in another order: every word).
+      addDel = renderAddDelIndexed(
+        st.diff,
+        out('additions'),
+        out('deletions'),
+        overlay ? inked : undefined,
+      );
+    const img =
+      addDel[mk] ??
+      renderOverlayIndexed(st.diff, mk, out(mk), mk === 'combined' ? inked : undefined);
     if (mk === 'combined') overlay = img;
     pending.push(
       encodeIndexedPngs(

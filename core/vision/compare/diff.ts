@@ -1220,6 +1220,7 @@ export function renderOverlayIndexed(
   d: DiffResult,
   kind: OverlayKind = 'combined',
   out?: Uint8Array,
+  inked?: InkedWords,
 ): IndexedOverlay {
   const { width, height, stride, weakA, weakB, strongA, strongB, added, removed, style } = d;
   // Fill tints only on the combined overlays: the 2-bit additions / deletions images have no entry for
@@ -1243,6 +1244,17 @@ export function renderOverlayIndexed(
     throw new Error(`Expected an output of at least ${n} bytes but received ${out.length}`);
   const data = out ? out.subarray(0, n) : new Uint8Array(n);
   const lut = indexLut(kind);
+  if (inked) {
+    if (kind !== 'combined')
+      throw new Error(
+        `Expected the 'combined' overlay to list its inked words but received '${kind}'`,
+      );
+    if (inked.words.length < stride * height)
+      throw new Error(
+        `Expected room for ${stride * height} word indices but received ${inked.words.length}`,
+      );
+    inked.n = 0;
+  }
   const useA = kind !== 'additions',
     useB = kind !== 'deletions';
   const showAdd = kind !== 'deletions',
@@ -1266,6 +1278,7 @@ export function renderOverlayIndexed(
       const m = ((useA ? weakA[i]! : 0) | (useB ? weakB[i]! : 0)) & mask;
       const fm = ((useA && hasFA ? fA[i]! : 0) | (useB && hasFB ? fB[i]! : 0)) & mask;
       if ((m | fm) === 0) continue; // paper: already 0
+      if (m !== 0 && inked) inked.words[inked.n++] = i;
       const st = ((useA ? strongA[i]! : 0) | (useB ? strongB[i]! : 0)) & m;
       const a = showAdd ? added[i]! & m & ~(hasS ? sAdd[i]! : 0) : 0;
       const r = showRem ? removed[i]! & m & ~a & ~(hasS ? sRem[i]! : 0) : 0;
@@ -1322,6 +1335,7 @@ export function renderAddDelIndexed(
   d: DiffResult,
   outAdd?: Uint8Array,
   outDel?: Uint8Array,
+  inked?: InkedWords,
 ): { additions: IndexedOverlay; deletions: IndexedOverlay } {
   const { width, height, stride, weakA, weakB, strongA, strongB, added, removed, style } = d;
   const sAdd = style ? style.added : EMPTY_U32,
@@ -1339,37 +1353,85 @@ export function renderAddDelIndexed(
     lutDel = indexLut('deletions');
   const fullWords = width >>> 5;
   const tailMask = width & 31 ? (2 ** (width & 31) - 1) | 0 : -1;
-  for (let y = 0; y < height; y++) {
-    const b = y * stride,
-      ro = y * rowBytes + 1;
-    const last = ro + pixelBytes;
-    for (let k = 0; k < stride; k++) {
-      const full = k < fullWords;
-      const i = b + k;
-      const mask = full ? -1 : tailMask;
-      const mA = weakA[i]! & mask,
-        mB = weakB[i]! & mask;
-      if ((mA | mB) === 0) continue; // paper in both: already 0
-      const o = ro + (k << 3);
-      if (mB !== 0) {
-        // additions: B's line work, added ink that is not a style change.
-        const st = strongB[i]! & mB;
-        const a = added[i]! & mB & ~(hasS ? sAdd[i]! : 0);
-        writeCodes2(dataAdd, lutAdd, o, last, full, mB & ~st & ~a, st & ~a, a, 0);
-      }
-      if (mA !== 0) {
-        // deletions: A's line work, removed ink that is not a style change.
-        const st = strongA[i]! & mA;
-        const r = removed[i]! & mA & ~(hasS ? sRem[i]! : 0);
-        const f = mA & ~st & ~r;
-        writeCodes2(dataDel, lutDel, o, last, full, r | f, r | (st & ~r), 0, 0);
-      }
+  const w: AddDelWord = {
+    weakA,
+    weakB,
+    strongA,
+    strongB,
+    added,
+    removed,
+    sAdd,
+    sRem,
+    hasS,
+    dataAdd,
+    dataDel,
+    lutAdd,
+    lutDel,
+  };
+  if (inked) {
+    // Only the combined overlay's inked words: the others are paper in both images.
+    const list = inked.words;
+    for (let q = 0; q < inked.n; q++) {
+      const i = list[q]!;
+      const y = (i / stride) | 0,
+        k = i - y * stride;
+      const ro = y * rowBytes + 1;
+      addDelWord(w, i, ro + (k << 3), ro + pixelBytes, k < fullWords, tailMask);
     }
-  }
+  } else
+    for (let y = 0; y < height; y++) {
+      const ro = y * rowBytes + 1;
+      for (let k = 0; k < stride; k++)
+        addDelWord(w, y * stride + k, ro + (k << 3), ro + pixelBytes, k < fullWords, tailMask);
+    }
   return {
     additions: { width, height, bitDepth: 2, rowBytes, data: dataAdd },
     deletions: { width, height, bitDepth: 2, rowBytes, data: dataDel },
   };
+}
+
+interface AddDelWord {
+  weakA: Uint32Array;
+  weakB: Uint32Array;
+  strongA: Uint32Array;
+  strongB: Uint32Array;
+  added: Uint32Array;
+  removed: Uint32Array;
+  sAdd: Uint32Array;
+  sRem: Uint32Array;
+  hasS: boolean;
+  dataAdd: Uint8Array;
+  dataDel: Uint8Array;
+  lutAdd: Uint16Array;
+  lutDel: Uint16Array;
+}
+
+/** Mask word i of renderAddDelIndexed: its 8 bytes of each image at `o` (the row ends at `last`). */
+function addDelWord(
+  w: AddDelWord,
+  i: number,
+  o: number,
+  last: number,
+  full: boolean,
+  tailMask: number,
+): void {
+  const mask = full ? -1 : tailMask;
+  const mA = w.weakA[i]! & mask,
+    mB = w.weakB[i]! & mask;
+  if ((mA | mB) === 0) return; // paper in both: already 0
+  if (mB !== 0) {
+    // additions: B's line work, added ink that is not a style change.
+    const st = w.strongB[i]! & mB;
+    const a = w.added[i]! & mB & ~(w.hasS ? w.sAdd[i]! : 0);
+    writeCodes2(w.dataAdd, w.lutAdd, o, last, full, mB & ~st & ~a, st & ~a, a, 0);
+  }
+  if (mA !== 0) {
+    // deletions: A's line work, removed ink that is not a style change.
+    const st = w.strongA[i]! & mA;
+    const r = w.removed[i]! & mA & ~(w.hasS ? w.sRem[i]! : 0);
+    const f = mA & ~st & ~r;
+    writeCodes2(w.dataDel, w.lutDel, o, last, full, r | f, r | (st & ~r), 0, 0);
+  }
 }
 
 /** The 8 bytes (2 bits a pixel) of one mask word's code planes b0..b3 at `o` (row ends at `last`). */
@@ -1395,6 +1457,15 @@ function writeCodes2(
     const q = o + j;
     if (full || q < last) data[q] = lut[code]!;
   }
+}
+
+/**
+ * The inked words of a render (renderOverlayIndexed 'combined': the indices of the mask words with A's
+ * or B's line work, ascending, in words[0..n)), for renderAddDelIndexed to visit only those.
+ */
+export interface InkedWords {
+  words: Uint32Array;
+  n: number;
 }
 
 const NO_I32 = new Int32Array(0);
