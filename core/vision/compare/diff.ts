@@ -771,12 +771,12 @@ export function coverage(
   for (let y = 0; y < outH; y++) {
     let x0 = 0,
       x1 = outW - 1;
-    // sx(x) = inv0·x + kx must stay in [1, bw − 2]; sy(x) = inv3·x + ky in [1, bh − 2].
-    const lims: [number, number, number][] = [
-      [inv[0], inv[1] * y + inv[2], bw],
-      [inv[3], inv[4] * y + inv[5], bh],
-    ];
-    for (const [c, k, size] of lims) {
+    // sx(x) = inv0·x + kx must stay in [1, bw − 2]; sy(x) = inv3·x + ky in [1, bh − 2] (j = 0, 1; no
+    // arrays per row).
+    for (let j = 0; j < 2; j++) {
+      const c = j === 0 ? inv[0] : inv[3],
+        k = j === 0 ? inv[1] * y + inv[2] : inv[4] * y + inv[5],
+        size = j === 0 ? bw : bh;
       const min = 1,
         max = size - 2;
       if (Math.abs(c) < 1e-12) {
