@@ -246,7 +246,8 @@ export async function diffStage(
   // to (sourceBox), so they fall outside the frame.
   // Reduced by 1.33x or more (B on a larger sheet), B's pixels are reduced to their darkest, so thin
   // lines survive the reduction (alignGrey darkestBelow).
-  const aligned = alignGrey(b, bToOut, W, H, opts.buffers?.bytes(ALIGNED_SLOT, W * H), {
+  // alignGrey writes every pixel: the kept array needs no zeroing first.
+  const aligned = alignGrey(b, bToOut, W, H, opts.buffers?.bytesToOverwrite(ALIGNED_SLOT, W * H), {
     darkestBelow: 0.75,
   });
   let alignedPng: DiffStage['alignedPng'];
@@ -422,7 +423,7 @@ export async function finishStage(
     bothAddDel && groups.has('combined')
       ? {
           words: opts.buffers
-            ? opts.buffers.words(INKED_SLOT, st.diff.stride * st.height)
+            ? opts.buffers.wordsToOverwrite(INKED_SLOT, st.diff.stride * st.height)
             : new Uint32Array(st.diff.stride * st.height),
           n: 0,
         }
