@@ -1,9 +1,11 @@
 // Kept arrays handed out without zeroing (CompareBuffers.bytesToOverwrite / wordsToOverwrite: aligned
-// B, the combined overlay's inked-word list): a compare into buffers full of another compare's (or
-// junk) values gives the same images and regions as one into fresh arrays.
+// B, the combined overlay's inked-word list, the ink masks when the SIMD packer writes them whole): a
+// compare into buffers full of another compare's (or junk) values gives the same images and regions as
+// one into fresh arrays, with the SIMD packer and with the JS one (which skips paper words).
 import { describe, expect, it } from 'vitest';
 import { CompareBuffers } from './buffers';
 import { compareToPng, IMAGE_KINDS } from './compare-pipeline.adapter';
+import { maskKernels } from './diff';
 import { rng, strokeRect } from './test-support';
 import type { GreyImage } from '../types';
 
@@ -33,20 +35,26 @@ describe('CompareBuffers arrays to overwrite', () => {
       transform: [1, 0, 2.4, 0, 1, -3.2] as [number, number, number, number, number, number],
       images: [...IMAGE_KINDS],
     };
-    for (const [x, y] of [
-      [A, B],
-      [A, C],
-      [C, B],
+    const slots = ['aligned_b', 'overlay.inked'];
+    for (const side of ['a.', 'b.'])
+      for (const p of ['weak', 'strong', 'pale']) slots.push(side + p);
+    for (const [x, y, simd] of [
+      [A, B, true],
+      [A, C, true],
+      [C, B, false],
+      [B, A, false],
     ] as const) {
-      // Junk in every kept array before the compare.
-      for (const slot of ['aligned_b', 'overlay.inked'])
-        buffers.wordsToOverwrite(slot, 310 * 130).fill(0x5a5a5a5a);
+      maskKernels.simd = simd;
+      // Junk in every kept array the compare takes without zeroing.
+      for (const slot of slots) buffers.wordsToOverwrite(slot, 310 * 130).fill(0x5a5a5a5a);
       const kept = await compareToPng(x, y, { ...opts, buffers });
       const plain = await compareToPng(x, y, opts);
       expect(Buffer.compare(Buffer.from(kept.pngs.aligned_b!), plain.pngs.aligned_b!)).toBe(0);
       for (const k of IMAGE_KINDS) expect(kept.pngs[k]!.equals(plain.pngs[k]!), k).toBe(true);
       expect(kept.regions).toEqual(plain.regions);
       expect(kept.stats).toEqual(plain.stats);
+      expect(kept.diff.added).toEqual(plain.diff.added);
     }
+    maskKernels.simd = true;
   });
 });

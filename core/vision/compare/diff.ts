@@ -20,6 +20,7 @@ import type { GreyImage } from '../types';
 import {
   diffMasksSimd,
   packRowsSimd,
+  simdPackAvailable,
   warpSegments,
   type DiffCounts,
   type WarpFields,
@@ -154,6 +155,8 @@ function thresholdConst(t: number): { T: number; high: boolean } {
  */
 export interface WordSource {
   words(slot: string, n: number): Uint32Array;
+  /** words() without the zeroing, for arrays the caller writes in full (CompareBuffers). */
+  wordsToOverwrite?(slot: string, n: number): Uint32Array;
 }
 
 /** The planes of an InkMasks: packInk's slots are `${slot}weak` etc. */
@@ -189,7 +192,9 @@ export function packInk(
     throw new Error(
       `Expected paleThreshold ≥ weakThreshold but received ${paleThreshold} < ${weakThreshold}`,
     );
-  const m = allocMasks(img, weakThreshold, paleThreshold, window, ws, slot);
+  // The SIMD packer writes every word of every row: kept arrays need no zeroing first.
+  const whole = maskKernels.simd && simdPackAvailable();
+  const m = allocMasks(img, weakThreshold, paleThreshold, window, ws, slot, whole);
   packInkRows(img, m, 0, m.height, inkThreshold, weakThreshold, paleThreshold, window);
   return m;
 }
@@ -201,19 +206,24 @@ function allocMasks(
   window?: PixelWindow,
   ws?: WordSource,
   slot = '',
+  overwrite = false,
 ): InkMasks {
   const W = window ? Math.max(1, Math.round(window.width)) : img.width,
     Ht = window ? Math.max(1, Math.round(window.height)) : img.height;
   const stride = Math.ceil(W / 32);
   const [weakP, strongP, paleP] = MASK_PLANES;
-  const weak = newWords(ws, `${slot}${weakP}`, stride * Ht);
+  const take = (name: string) =>
+    overwrite && ws?.wordsToOverwrite
+      ? ws.wordsToOverwrite(`${slot}${name}`, stride * Ht)
+      : newWords(ws, `${slot}${name}`, stride * Ht);
+  const weak = take(weakP);
   return {
     width: W,
     height: Ht,
     stride,
-    strong: newWords(ws, `${slot}${strongP}`, stride * Ht),
+    strong: take(strongP),
     weak,
-    pale: paleThreshold === weakThreshold ? weak : newWords(ws, `${slot}${paleP}`, stride * Ht),
+    pale: paleThreshold === weakThreshold ? weak : take(paleP),
   };
 }
 
