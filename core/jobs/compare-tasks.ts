@@ -247,6 +247,7 @@ function diffThroughSheet(
   aBox: BlockBox,
   sheetT: readonly number[],
   buffers?: CompareBuffers,
+  encodeAligned = false,
 ): Promise<DiffStage> {
   const src = sourceBox(aBox, sheetT, B.width, B.height);
   // B window px → A window px: shift into B's sheet, through the sheet transform, shift into A's box.
@@ -258,6 +259,7 @@ function diffThroughSheet(
     windowB: src,
     lineWork: { a: LA, b: LB },
     ...(buffers ? { buffers } : {}),
+    ...(encodeAligned ? { encodeAlignedEarly: 1 } : {}),
   });
 }
 
@@ -315,8 +317,11 @@ export async function compareBlockPairs(
     const bb = byIdB.get(pair.block_b_id)!;
     const aBox = ba.bbox;
     let best: { st: DiffStage; sheetT: Affine; alignment: AlignmentOut } | undefined;
+    let sheetSt: DiffStage | undefined;
     if (sheet) {
-      const st = await diffThroughSheet(images, aBox, sheet.transform, buffers);
+      // Aligned B's PNG (grey: not when B is shown in colour) encodes on the other core meanwhile.
+      const st = await diffThroughSheet(images, aBox, sheet.transform, buffers, !B.rgb);
+      sheetSt = st;
       best = {
         st,
         sheetT: sheet.transform as Affine,
@@ -375,6 +380,8 @@ export async function compareBlockPairs(
         };
     }
     const { st, sheetT, alignment } = best!;
+    // A sheet stage not chosen: its early aligned-B encode settles before its buffers are reused.
+    if (sheetSt && sheetSt !== st) await sheetSt.alignedPng?.png.catch(() => undefined);
     if (alignment.confidence < LOW_CONFIDENCE) {
       alignment.low_confidence = true;
       alignment.warning = `Poor alignment (confidence ${alignment.confidence.toFixed(2)}, residual ${alignment.residual_px.toFixed(1)} px): these may not show the same drawing, or the alignment is wrong. Check the overlay by eye; no change regions are reported from it, so "no changes" cannot be concluded.`;

@@ -23,6 +23,7 @@ import {
   overlayBitDepth,
   overlayPalette,
   renderAddDelIndexed,
+  type InkedWords,
   renderOverlayIndexed,
   type DiffResult,
   type PaletteName,
@@ -102,6 +103,13 @@ export interface PipelineOptions extends CompareOptions {
    * work (layers.ts keepLineWork). A side without it keeps the image analysis alone.
    */
   lineWork?: { a?: GreyImage | undefined; b?: GreyImage | undefined };
+  /**
+   * Start the aligned-B PNG encode (libvips, on a libuv thread) as soon as aligned B is made, at this
+   * zlib level, instead of in finishStage: it then runs on the other core while this thread packs B's
+   * masks, splits the layers, diffs and renders (DiffStage.alignedPng; finishStage takes it when it
+   * asks for 'aligned_b' at the same level). Aligned B must then stay unchanged until it settles.
+   */
+  encodeAlignedEarly?: number;
 }
 
 /** The pixel part of a compare (masks, registration, diff), before images and regions. */
@@ -118,6 +126,8 @@ export interface DiffStage {
    * what B's masks were packed from. In `buffers` when they were given.
    */
   aligned: GreyImage;
+  /** The aligned-B PNG at `level`, started by diffStage (PipelineOptions.encodeAlignedEarly). */
+  alignedPng?: { level: number; png: Promise<Buffer> };
   timings: Record<string, number>;
 }
 
@@ -125,6 +135,7 @@ export interface DiffStage {
 /** Slots of the annotation planes (layers.ts objectLayers). */
 const ANNOT_SLOTS = { a: 'a.annot', b: 'b.annot' };
 const A_SLOT = 'a.',
+  INKED_SLOT = 'overlay.inked',
   ALIGNED_SLOT = 'aligned_b',
   B_SLOT = 'b.';
 
@@ -238,9 +249,18 @@ export async function diffStage(
   // to (sourceBox), so they fall outside the frame.
   // Reduced by 1.33x or more (B on a larger sheet), B's pixels are reduced to their darkest, so thin
   // lines survive the reduction (alignGrey darkestBelow).
-  const aligned = alignGrey(b, bToOut, W, H, opts.buffers?.bytes(ALIGNED_SLOT, W * H), {
+  // alignGrey writes every pixel: the kept array needs no zeroing first.
+  const aligned = alignGrey(b, bToOut, W, H, opts.buffers?.bytesToOverwrite(ALIGNED_SLOT, W * H), {
     darkestBelow: 0.75,
   });
+  let alignedPng: DiffStage['alignedPng'];
+  if (opts.encodeAlignedEarly !== undefined) {
+    const level = opts.encodeAlignedEarly;
+    const png = encodeGreyPng(aligned, { compressionLevel: level });
+    // Awaited by finishStage, or settled by the caller that chose another stage.
+    png.catch(() => undefined);
+    alignedPng = { level, png };
+  }
   lap('align');
   const mb = packInk(aligned, it, wt, pt, undefined, opts.buffers, B_SLOT);
   lap('pack');
@@ -308,6 +328,7 @@ export async function diffStage(
     alignment,
     diff,
     aligned,
+    ...(alignedPng ? { alignedPng } : {}),
     timings,
   };
 }
@@ -336,6 +357,9 @@ export function reserveStageBuffers(
   const bytes = (n: number) => (n + 3) >>> 2;
   buffers.reserve(ALIGNED_SLOT, bytes(a.width * a.height));
   const kinds = new Set(images.filter((k) => k !== 'aligned_b').map(overlayKindOf));
+  // finishStage's list of the combined image's inked words (when the 2-bit images follow it).
+  if (kinds.has('combined') && kinds.has('additions') && kinds.has('deletions'))
+    buffers.reserve(INKED_SLOT, masks);
   for (const mk of kinds)
     buffers.reserve(
       `overlay.${mk}`,
@@ -399,7 +423,10 @@ export async function finishStage(
   if (wantAligned) {
     // First: its encode (libvips, the longest of the five: 8 bits per pixel) runs while the overlays
     // render.
-    const p = encodeGreyPng(st.aligned, { compressionLevel: level });
+    const p =
+      st.alignedPng && st.alignedPng.level === level
+        ? st.alignedPng.png
+        : encodeGreyPng(st.aligned, { compressionLevel: level });
     pending.push(p.then((buf) => void (pngs.aligned_b = buf)));
   }
   let overlay: IndexedOverlay | undefined;
@@ -412,10 +439,30 @@ export async function finishStage(
     );
   // The additions and deletions images in one pass over the masks when both are asked for.
   let addDel: Partial<Record<OverlayKind, IndexedOverlay>> = {};
+  // The combined render lists its inked words when additions and deletions follow: their pass then
+  // visits those words only (the rest is paper in both).
+  const bothAddDel = groups.has('additions') && groups.has('deletions');
+  const inked: InkedWords | undefined =
+    bothAddDel && groups.has('combined')
+      ? {
+          words: opts.buffers
+            ? opts.buffers.wordsToOverwrite(INKED_SLOT, st.diff.stride * st.height)
+            : new Uint32Array(st.diff.stride * st.height),
+          n: 0,
+        }
+      : undefined;
   for (const [mk, g] of groups) {
-    if (mk !== 'combined' && !addDel[mk] && groups.has('additions') && groups.has('deletions'))
-      addDel = renderAddDelIndexed(st.diff, out('additions'), out('deletions'));
-    const img = addDel[mk] ?? renderOverlayIndexed(st.diff, mk, out(mk));
+    if (mk !== 'combined' && !addDel[mk] && bothAddDel)
+      // The list only once the combined image has made it (images asked in another order: every word).
+      addDel = renderAddDelIndexed(
+        st.diff,
+        out('additions'),
+        out('deletions'),
+        overlay ? inked : undefined,
+      );
+    const img =
+      addDel[mk] ??
+      renderOverlayIndexed(st.diff, mk, out(mk), mk === 'combined' ? inked : undefined);
     if (mk === 'combined') overlay = img;
     pending.push(
       encodeIndexedPngs(

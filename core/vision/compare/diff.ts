@@ -20,6 +20,7 @@ import type { GreyImage } from '../types';
 import {
   diffMasksSimd,
   packRowsSimd,
+  simdPackAvailable,
   warpSegments,
   type DiffCounts,
   type WarpFields,
@@ -154,6 +155,8 @@ function thresholdConst(t: number): { T: number; high: boolean } {
  */
 export interface WordSource {
   words(slot: string, n: number): Uint32Array;
+  /** words() without the zeroing, for arrays the caller writes in full (CompareBuffers). */
+  wordsToOverwrite?(slot: string, n: number): Uint32Array;
 }
 
 /** The planes of an InkMasks: packInk's slots are `${slot}weak` etc. */
@@ -189,7 +192,9 @@ export function packInk(
     throw new Error(
       `Expected paleThreshold ≥ weakThreshold but received ${paleThreshold} < ${weakThreshold}`,
     );
-  const m = allocMasks(img, weakThreshold, paleThreshold, window, ws, slot);
+  // The SIMD packer writes every word of every row: kept arrays need no zeroing first.
+  const whole = maskKernels.simd && simdPackAvailable();
+  const m = allocMasks(img, weakThreshold, paleThreshold, window, ws, slot, whole);
   packInkRows(img, m, 0, m.height, inkThreshold, weakThreshold, paleThreshold, window);
   return m;
 }
@@ -201,19 +206,24 @@ function allocMasks(
   window?: PixelWindow,
   ws?: WordSource,
   slot = '',
+  overwrite = false,
 ): InkMasks {
   const W = window ? Math.max(1, Math.round(window.width)) : img.width,
     Ht = window ? Math.max(1, Math.round(window.height)) : img.height;
   const stride = Math.ceil(W / 32);
   const [weakP, strongP, paleP] = MASK_PLANES;
-  const weak = newWords(ws, `${slot}${weakP}`, stride * Ht);
+  const take = (name: string) =>
+    overwrite && ws?.wordsToOverwrite
+      ? ws.wordsToOverwrite(`${slot}${name}`, stride * Ht)
+      : newWords(ws, `${slot}${name}`, stride * Ht);
+  const weak = take(weakP);
   return {
     width: W,
     height: Ht,
     stride,
-    strong: newWords(ws, `${slot}${strongP}`, stride * Ht),
+    strong: take(strongP),
     weak,
-    pale: paleThreshold === weakThreshold ? weak : newWords(ws, `${slot}${paleP}`, stride * Ht),
+    pale: paleThreshold === weakThreshold ? weak : take(paleP),
   };
 }
 
@@ -771,12 +781,12 @@ export function coverage(
   for (let y = 0; y < outH; y++) {
     let x0 = 0,
       x1 = outW - 1;
-    // sx(x) = inv0·x + kx must stay in [1, bw − 2]; sy(x) = inv3·x + ky in [1, bh − 2].
-    const lims: [number, number, number][] = [
-      [inv[0], inv[1] * y + inv[2], bw],
-      [inv[3], inv[4] * y + inv[5], bh],
-    ];
-    for (const [c, k, size] of lims) {
+    // sx(x) = inv0·x + kx must stay in [1, bw − 2]; sy(x) = inv3·x + ky in [1, bh − 2] (j = 0, 1; no
+    // arrays per row).
+    for (let j = 0; j < 2; j++) {
+      const c = j === 0 ? inv[0] : inv[3],
+        k = j === 0 ? inv[1] * y + inv[2] : inv[4] * y + inv[5],
+        size = j === 0 ? bw : bh;
       const min = 1,
         max = size - 2;
       if (Math.abs(c) < 1e-12) {
@@ -1220,6 +1230,7 @@ export function renderOverlayIndexed(
   d: DiffResult,
   kind: OverlayKind = 'combined',
   out?: Uint8Array,
+  inked?: InkedWords,
 ): IndexedOverlay {
   const { width, height, stride, weakA, weakB, strongA, strongB, added, removed, style } = d;
   // Fill tints only on the combined overlays: the 2-bit additions / deletions images have no entry for
@@ -1243,6 +1254,17 @@ export function renderOverlayIndexed(
     throw new Error(`Expected an output of at least ${n} bytes but received ${out.length}`);
   const data = out ? out.subarray(0, n) : new Uint8Array(n);
   const lut = indexLut(kind);
+  if (inked) {
+    if (kind !== 'combined')
+      throw new Error(
+        `Expected the 'combined' overlay to list its inked words but received '${kind}'`,
+      );
+    if (inked.words.length < stride * height)
+      throw new Error(
+        `Expected room for ${stride * height} word indices but received ${inked.words.length}`,
+      );
+    inked.n = 0;
+  }
   const useA = kind !== 'additions',
     useB = kind !== 'deletions';
   const showAdd = kind !== 'deletions',
@@ -1266,6 +1288,7 @@ export function renderOverlayIndexed(
       const m = ((useA ? weakA[i]! : 0) | (useB ? weakB[i]! : 0)) & mask;
       const fm = ((useA && hasFA ? fA[i]! : 0) | (useB && hasFB ? fB[i]! : 0)) & mask;
       if ((m | fm) === 0) continue; // paper: already 0
+      if (m !== 0 && inked) inked.words[inked.n++] = i;
       const st = ((useA ? strongA[i]! : 0) | (useB ? strongB[i]! : 0)) & m;
       const a = showAdd ? added[i]! & m & ~(hasS ? sAdd[i]! : 0) : 0;
       const r = showRem ? removed[i]! & m & ~a & ~(hasS ? sRem[i]! : 0) : 0;
@@ -1279,6 +1302,12 @@ export function renderOverlayIndexed(
         b2 = a,
         b3 = fl;
       const o = ro + (k << wordShift);
+      if (full && uniformWord(b0, b1, b2, b3)) {
+        // 32 pixels of one code (inside a fill, a solid area): one lookup, the same byte throughout.
+        const v = lut[(b0 & 15) | ((b1 & 15) << 4) | ((b2 & 15) << 8) | ((b3 & 15) << 12)]! & 255;
+        if (v !== 0) data.fill(v, o, o + (8 << groupShift));
+        continue;
+      }
       for (let j = 0; j < 8; j++) {
         const sh = j << 2;
         const code =
@@ -1300,6 +1329,13 @@ export function renderOverlayIndexed(
   return { width, height, bitDepth, rowBytes, data };
 }
 
+/** Whether each of the four code planes of a word is all 0 or all 1: its 32 pixels share one code. */
+function uniformWord(b0: number, b1: number, b2: number, b3: number): boolean {
+  return (
+    ((b0 + 1) | 1) === 1 && ((b1 + 1) | 1) === 1 && ((b2 + 1) | 1) === 1 && ((b3 + 1) | 1) === 1
+  );
+}
+
 /**
  * renderOverlayIndexed's 'additions' and 'deletions' images in one pass over the masks: the same
  * bytes as rendering each on its own (B's line work with the additions; A's with the removals), with
@@ -1309,6 +1345,7 @@ export function renderAddDelIndexed(
   d: DiffResult,
   outAdd?: Uint8Array,
   outDel?: Uint8Array,
+  inked?: InkedWords,
 ): { additions: IndexedOverlay; deletions: IndexedOverlay } {
   const { width, height, stride, weakA, weakB, strongA, strongB, added, removed, style } = d;
   const sAdd = style ? style.added : EMPTY_U32,
@@ -1326,37 +1363,85 @@ export function renderAddDelIndexed(
     lutDel = indexLut('deletions');
   const fullWords = width >>> 5;
   const tailMask = width & 31 ? (2 ** (width & 31) - 1) | 0 : -1;
-  for (let y = 0; y < height; y++) {
-    const b = y * stride,
-      ro = y * rowBytes + 1;
-    const last = ro + pixelBytes;
-    for (let k = 0; k < stride; k++) {
-      const full = k < fullWords;
-      const i = b + k;
-      const mask = full ? -1 : tailMask;
-      const mA = weakA[i]! & mask,
-        mB = weakB[i]! & mask;
-      if ((mA | mB) === 0) continue; // paper in both: already 0
-      const o = ro + (k << 3);
-      if (mB !== 0) {
-        // additions: B's line work, added ink that is not a style change.
-        const st = strongB[i]! & mB;
-        const a = added[i]! & mB & ~(hasS ? sAdd[i]! : 0);
-        writeCodes2(dataAdd, lutAdd, o, last, full, mB & ~st & ~a, st & ~a, a, 0);
-      }
-      if (mA !== 0) {
-        // deletions: A's line work, removed ink that is not a style change.
-        const st = strongA[i]! & mA;
-        const r = removed[i]! & mA & ~(hasS ? sRem[i]! : 0);
-        const f = mA & ~st & ~r;
-        writeCodes2(dataDel, lutDel, o, last, full, r | f, r | (st & ~r), 0, 0);
-      }
+  const w: AddDelWord = {
+    weakA,
+    weakB,
+    strongA,
+    strongB,
+    added,
+    removed,
+    sAdd,
+    sRem,
+    hasS,
+    dataAdd,
+    dataDel,
+    lutAdd,
+    lutDel,
+  };
+  if (inked) {
+    // Only the combined overlay's inked words: the others are paper in both images.
+    const list = inked.words;
+    for (let q = 0; q < inked.n; q++) {
+      const i = list[q]!;
+      const y = (i / stride) | 0,
+        k = i - y * stride;
+      const ro = y * rowBytes + 1;
+      addDelWord(w, i, ro + (k << 3), ro + pixelBytes, k < fullWords, tailMask);
     }
-  }
+  } else
+    for (let y = 0; y < height; y++) {
+      const ro = y * rowBytes + 1;
+      for (let k = 0; k < stride; k++)
+        addDelWord(w, y * stride + k, ro + (k << 3), ro + pixelBytes, k < fullWords, tailMask);
+    }
   return {
     additions: { width, height, bitDepth: 2, rowBytes, data: dataAdd },
     deletions: { width, height, bitDepth: 2, rowBytes, data: dataDel },
   };
+}
+
+interface AddDelWord {
+  weakA: Uint32Array;
+  weakB: Uint32Array;
+  strongA: Uint32Array;
+  strongB: Uint32Array;
+  added: Uint32Array;
+  removed: Uint32Array;
+  sAdd: Uint32Array;
+  sRem: Uint32Array;
+  hasS: boolean;
+  dataAdd: Uint8Array;
+  dataDel: Uint8Array;
+  lutAdd: Uint16Array;
+  lutDel: Uint16Array;
+}
+
+/** Mask word i of renderAddDelIndexed: its 8 bytes of each image at `o` (the row ends at `last`). */
+function addDelWord(
+  w: AddDelWord,
+  i: number,
+  o: number,
+  last: number,
+  full: boolean,
+  tailMask: number,
+): void {
+  const mask = full ? -1 : tailMask;
+  const mA = w.weakA[i]! & mask,
+    mB = w.weakB[i]! & mask;
+  if ((mA | mB) === 0) return; // paper in both: already 0
+  if (mB !== 0) {
+    // additions: B's line work, added ink that is not a style change.
+    const st = w.strongB[i]! & mB;
+    const a = w.added[i]! & mB & ~(w.hasS ? w.sAdd[i]! : 0);
+    writeCodes2(w.dataAdd, w.lutAdd, o, last, full, mB & ~st & ~a, st & ~a, a, 0);
+  }
+  if (mA !== 0) {
+    // deletions: A's line work, removed ink that is not a style change.
+    const st = w.strongA[i]! & mA;
+    const r = w.removed[i]! & mA & ~(w.hasS ? w.sRem[i]! : 0);
+    const f = mA & ~st & ~r;
+    writeCodes2(w.dataDel, w.lutDel, o, last, full, r | f, r | (st & ~r), 0, 0);
+  }
 }
 
 /** The 8 bytes (2 bits a pixel) of one mask word's code planes b0..b3 at `o` (row ends at `last`). */
@@ -1382,6 +1467,15 @@ function writeCodes2(
     const q = o + j;
     if (full || q < last) data[q] = lut[code]!;
   }
+}
+
+/**
+ * The inked words of a render (renderOverlayIndexed 'combined': the indices of the mask words with A's
+ * or B's line work, ascending, in words[0..n)), for renderAddDelIndexed to visit only those.
+ */
+export interface InkedWords {
+  words: Uint32Array;
+  n: number;
 }
 
 const NO_I32 = new Int32Array(0);

@@ -20,6 +20,12 @@
 // tone goes. The fill layers are compared on their own (diffFills) into fill changes.
 import type { GreyImage } from '../types';
 import type { DiffResult, InkMasks, PixelWindow, WordSource, Coverage } from './diff';
+import {
+  candidateCells,
+  cellMediansInside,
+  rewriteTonedCells,
+  type ToneRules,
+} from './fill-kernels';
 
 /** Scratch arrays of splitFills, kept across calls (grow only): cell-grid sized, ~5 bytes a cell. */
 const scratch = {
@@ -110,22 +116,8 @@ export function splitFills(
     ch = H >>> 3; // whole cells only
   if (cw === 0 || ch === 0) return null;
   // 1. Candidate cells: all 64 pixels pale ink (AND of 8 rows, then whole bytes).
-  let cand: number[] | null = null;
-  for (let cy = 0; cy < ch; cy++) {
-    const r0 = cy * 8 * stride;
-    for (let k = 0; k < stride; k++) {
-      let acc = pale[r0 + k]!;
-      if (acc === 0) continue;
-      for (let r = 1; r < 8 && acc !== 0; r++) acc &= pale[r0 + r * stride + k]!;
-      if (acc === 0) continue;
-      for (let j = 0; j < 4; j++) {
-        if (((acc >>> (j * 8)) & 0xff) !== 0xff) continue;
-        const cx = k * 4 + j;
-        if (cx < cw) (cand ??= []).push(cy * cw + cx);
-      }
-    }
-  }
-  if (!cand || cand.length < MIN_FILL_CELLS) return null;
+  const cand = candidateCells(pale, stride, cw, ch);
+  if (cand.length < MIN_FILL_CELLS) return null;
   // 2. Median grey of each candidate (32-bin histogram of its 64 pixels).
   const { width: IW, height: IH, data } = img;
   const wx = window ? Math.round(window.x) : 0,
@@ -133,14 +125,8 @@ export function splitFills(
   // Cells wholly inside the image are read without per-pixel bounds checks.
   const inside = wx >= 0 && wy >= 0 && wx + cw * 8 <= IW && wy + ch * 8 <= IH;
   const cell = new Uint8Array(64);
+  // A cell across the image's edge (paper outside).
   const readCell = (cx: number, cy: number): void => {
-    if (inside) {
-      for (let r = 0; r < 8; r++) {
-        const o = (wy + cy * 8 + r) * IW + wx + cx * 8;
-        cell.set(data.subarray(o, o + 8), r * 8);
-      }
-      return;
-    }
     for (let r = 0; r < 8; r++) {
       const sy = wy + cy * 8 + r;
       for (let i = 0; i < 8; i++) {
@@ -151,33 +137,26 @@ export function splitFills(
   };
   const N = cw * ch;
   const { median, label, tone, isFill, ring } = cellArrays(N); // median 0: not a candidate
-  const hist = new Uint8Array(32);
-  for (let q = 0; q < cand.length; q++) {
-    const c = cand[q]!;
-    const cx = c % cw,
-      cy = (c / cw) | 0;
-    // 16 of the 64 pixels (odd rows and columns) tell the tone well enough.
-    hist.fill(0);
-    if (inside) {
-      for (let r = 1; r < 8; r += 2) {
-        const o = (wy + cy * 8 + r) * IW + wx + cx * 8;
-        hist[data[o + 1]! >>> 3]!++;
-        hist[data[o + 3]! >>> 3]!++;
-        hist[data[o + 5]! >>> 3]!++;
-        hist[data[o + 7]! >>> 3]!++;
-      }
-    } else {
+  if (inside) cellMediansInside(data, IW, wx, wy, cw, cand, median, BLACK);
+  else {
+    const hist = new Uint8Array(32);
+    for (let q = 0; q < cand.length; q++) {
+      const c = cand[q]!;
+      const cx = c % cw,
+        cy = (c / cw) | 0;
+      // 16 of the 64 pixels (odd rows and columns) tell the tone well enough.
+      hist.fill(0);
       readCell(cx, cy);
       for (let r = 1; r < 8; r += 2) for (let i = 1; i < 8; i += 2) hist[cell[r * 8 + i]! >>> 3]!++;
+      let n = 0,
+        b = 0;
+      for (; b < 32; b++) {
+        n += hist[b]!;
+        if (n >= 8) break;
+      }
+      const med = b * 8 + 4;
+      if (med >= BLACK) median[c] = med;
     }
-    let n = 0,
-      b = 0;
-    for (; b < 32; b++) {
-      n += hist[b]!;
-      if (n >= 8) break;
-    }
-    const med = b * 8 + 4;
-    if (med >= BLACK) median[c] = med;
   }
   // 3. Components of similar tone (4-neighbours); big, thick ones are fills.
   label.fill(-1);
@@ -260,123 +239,58 @@ export function splitFills(
   }
   // 4. Rewrite the masks' bytes of every toned cell: line work darker than the tone, fill the rest.
   const fill = ws ? ws.words(slot, stride * H) : new Uint32Array(stride * H);
-  const { strong, weak } = m;
-  const samePale = pale === weak;
-  let px = 0;
+  // Every toned cell's tone in one array (ring cells hold theirs already; 256: not toned).
+  for (let q = 0; q < cand.length; q++) {
+    const c = cand[q]!;
+    if (isFill[c]) ring[c] = tone[c]!;
+  }
   // Rows of the image on 4-byte boundaries (and cells inside it): 4 pixels per word, SWAR compares.
   const aligned = inside && (IW & 3) === 0 && (wx & 3) === 0 && (data.byteOffset & 3) === 0;
-  const img32 = aligned
-    ? new Uint32Array(data.buffer, data.byteOffset, data.length >>> 2)
-    : new Uint32Array(0);
-  for (let c = 0; c < N; c++) {
-    const t = isFill[c] ? tone[c]! : ring[c]!;
-    if (t === 256) continue;
-    const cx = c % cw,
-      cy = (c / cw) | 0;
-    const sT = Math.min(inkThreshold, t - strongMargin(t)),
-      wT = Math.min(weakThreshold, t - weakMargin(t));
-    const k = cx >>> 2,
-      sh = (cx & 3) * 8;
-    const keep = ~(0xff << sh);
-    if (t >= LIGHT_TONE && inkThreshold + 16 <= t) {
-      // A light tone: its line work is the strong ink (grey < inkThreshold: both line thresholds snap
-      // to it; from LIGHT_TONE + 40 the weak ink keeps its own threshold, which is then the exact
-      // rule), the fill the rest of the pale ink — from the masks alone, no pixel read.
-      const keepWeak = t - weakMargin(t) >= weakThreshold;
-      for (let r = 0; r < 8; r++) {
-        const wi = (cy * 8 + r) * stride + k;
-        const lb = ((keepWeak ? weak[wi]! : strong[wi]!) >>> sh) & 0xff;
-        const fb = (pale[wi]! >>> sh) & 0xff & ~lb;
-        if (!keepWeak) {
-          weak[wi] = (weak[wi]! & keep) | (lb << sh);
-          if (!samePale) pale[wi] = (pale[wi]! & keep) | (lb << sh);
-        } else if (!samePale) pale[wi] = (pale[wi]! & keep) | (lb << sh);
-        if (fb !== 0) {
-          fill[wi] = fill[wi]! | (fb << sh);
-          px += popcount8(fb);
-        }
-      }
-      continue;
-    }
-    if (aligned) {
-      // SWAR "byte < t" (lessThan) written out with plain numbers; t < 1: nothing is below it.
-      const wOn = wT >= 1,
-        sOn = sT >= 1;
-      const wHigh = wT > 128,
-        sHigh = sT > 128;
-      const wK = wHigh ? (wT - 128) * 0x01010101 : (Math.max(wT, 0) * 0x01010101) >>> 0,
-        sK = sHigh ? (sT - 128) * 0x01010101 : (Math.max(sT, 0) * 0x01010101) >>> 0;
-      for (let r = 0; r < 8; r++) {
-        const wi = (cy * 8 + r) * stride + k;
-        const base = ((wy + cy * 8 + r) * IW + wx + cx * 8) >>> 2;
-        const w0 = img32[base]!,
-          w1 = img32[base + 1]!;
-        let wb = 0,
-          sb = 0;
-        if (wOn) {
-          const h0 = (w0 | HI) >>> 0,
-            h1 = (w1 | HI) >>> 0;
-          const d0 = h0 - wK,
-            d1 = h1 - wK;
-          const l0 = ~(wHigh ? d0 & w0 & HI : (d0 | w0) & HI) & HI,
-            l1 = ~(wHigh ? d1 & w1 & HI : (d1 | w1) & HI) & HI;
-          wb = nibble(l0) | (nibble(l1) << 4);
-          if (wb !== 0 && sOn) {
-            const e0 = h0 - sK,
-              e1 = h1 - sK;
-            const m0 = ~(sHigh ? e0 & w0 & HI : (e0 | w0) & HI) & HI,
-              m1 = ~(sHigh ? e1 & w1 & HI : (e1 | w1) & HI) & HI;
-            sb = nibble(m0) | (nibble(m1) << 4);
-          }
-        }
-        // The fill: pale ink that is not line work (the pale plane still holds packInk's bits here).
-        const fb = (pale[wi]! >>> sh) & 0xff & ~wb;
-        strong[wi] = (strong[wi]! & keep) | (sb << sh);
-        weak[wi] = (weak[wi]! & keep) | (wb << sh);
-        if (!samePale) pale[wi] = (pale[wi]! & keep) | (wb << sh);
-        if (fb !== 0) {
-          fill[wi] = fill[wi]! | (fb << sh);
-          px += popcount8(fb);
-        }
-      }
-      continue;
-    }
-    readCell(cx, cy);
-    for (let r = 0; r < 8; r++) {
-      let sb = 0,
-        wb = 0,
-        fb = 0;
-      for (let i = 0; i < 8; i++) {
-        const v = cell[r * 8 + i]!;
-        if (v < wT) {
-          wb |= 1 << i;
-          if (v < sT) sb |= 1 << i;
-        } else if (v < paleThreshold) fb |= 1 << i;
-      }
-      const wi = (cy * 8 + r) * stride + k;
-      strong[wi] = (strong[wi]! & keep) | (sb << sh);
-      weak[wi] = (weak[wi]! & keep) | (wb << sh);
-      if (!samePale) pale[wi] = (pale[wi]! & keep) | (wb << sh);
-      if (fb !== 0) {
-        fill[wi] = fill[wi]! | (fb << sh);
-        px += popcount8(fb);
-      }
-    }
-  }
+  const px = rewriteTonedCells(
+    {
+      strong: m.strong,
+      weak: m.weak,
+      pale,
+      fill,
+      stride,
+      cw,
+      ch,
+      rules: toneRules(inkThreshold, weakThreshold),
+      data,
+      IW,
+      IH,
+      wx,
+      wy,
+      inside,
+      aligned,
+      paleThreshold,
+    },
+    ring,
+  );
   return { fill, px, cells: fillCells };
 }
 
-const HI = 0x80808080;
-
-/** The 4 byte flags of a SWAR "byte < t" (bit 7 of each byte) as bits 0..3 (byte 0 → bit 0). */
-function nibble(l: number): number {
-  return (Math.imul(l >>> 7, 0x204081) >>> 21) & 0xf;
-}
-
-function popcount8(v: number): number {
-  v = v - ((v >>> 1) & 0x55);
-  v = (v & 0x33) + ((v >>> 2) & 0x33);
-  return (v + (v >>> 4)) & 0x0f;
+const toneRuleCache = new Map<string, ToneRules>();
+/**
+ * The rule of step 4 of splitFills per tone t, as a table (fill-kernels.ts ToneRules): a light tone
+ * (t ≥ LIGHT_TONE, inkThreshold + 16 ≤ t) is split from the masks alone, its line work the strong ink
+ * (both line thresholds snap to inkThreshold; mode 1) or, from LIGHT_TONE + 40 on, the weak ink with
+ * its own threshold (mode 2); darker tones read their pixels against min(inkThreshold, t − max(16,
+ * 0.3·t)) and min(weakThreshold, t − max(8, 0.1·t)) (mode 0).
+ */
+function toneRules(inkThreshold: number, weakThreshold: number): ToneRules {
+  const key = `${inkThreshold}/${weakThreshold}`;
+  let r = toneRuleCache.get(key);
+  if (r) return r;
+  r = { mode: new Uint8Array(256), strongT: new Int16Array(256), weakT: new Int16Array(256) };
+  for (let t = 0; t < 256; t++) {
+    r.strongT[t] = Math.min(inkThreshold, t - strongMargin(t));
+    r.weakT[t] = Math.min(weakThreshold, t - weakMargin(t));
+    if (t >= LIGHT_TONE && inkThreshold + 16 <= t)
+      r.mode[t] = t - weakMargin(t) >= weakThreshold ? 2 : 1;
+  }
+  toneRuleCache.set(key, r);
+  return r;
 }
 
 /** Words (k−1, k, k+1 of rows y−2..y+2) of `a | b` dilated by 2 px (5x5). */

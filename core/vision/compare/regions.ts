@@ -11,6 +11,7 @@
 //      otherwise modified.
 import type { BBox } from '../types';
 import { popcount32, type DiffResult } from './diff';
+import { shiftedHits } from './region-kernels';
 
 export type ChangeKind = 'added' | 'removed' | 'modified' | 'moved';
 
@@ -162,9 +163,28 @@ function blockCounts(
  * Returns the matched share of the removed pixels (0..1). Regions are small, so per-pixel is fine.
  */
 function shapeMatch(d: DiffResult, rb: Box, ab: Box, dx: number, dy: number): number {
+  const { stride, width, height, removed, added } = d;
+  // A box inside the image (as regions' boxes are): a mask word at a time.
+  if (rb.x0 >= 0 && rb.y0 >= 0 && rb.x1 < width && rb.y1 < height) {
+    const { hit, tot } = shiftedHits(
+      removed,
+      added,
+      stride,
+      width,
+      height,
+      rb.x0,
+      rb.y0,
+      rb.x1,
+      rb.y1,
+      ab.y0,
+      ab.y1,
+      dx,
+      dy,
+    );
+    return tot > 0 ? hit / tot : 0;
+  }
   let hit = 0,
     tot = 0;
-  const { stride, width, height, removed, added } = d;
   for (let y = rb.y0; y <= rb.y1; y++) {
     for (let x = rb.x0; x <= rb.x1; x++) {
       if (!bitAt(removed, stride, x, y)) continue;

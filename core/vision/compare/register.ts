@@ -616,7 +616,9 @@ function fitAffine(ms: Match[]): Affine | null {
 }
 
 function residual(t: Affine, m: Match): number {
-  const [x, y] = applyAffine(t, m.bx, m.by);
+  // applyAffine written out: no [x, y] array per call (robustFit makes ~10^5 of these a compare).
+  const x = t[0] * m.bx + t[1] * m.by + t[2],
+    y = t[3] * m.bx + t[4] * m.by + t[5];
   return Math.hypot(x - m.ax, y - m.ay);
 }
 
@@ -630,30 +632,44 @@ function robustFit(
   model: 'similarity' | 'affine',
 ): { t: Affine; inliers: Match[]; rms: number } | null {
   if (ms.length < 2) return null;
-  let best: Match[] = [];
+  // The hypotheses' inliers as indices in two kept lists (no array per hypothesis), and a match
+  // whose squared residual is clearly above thr² is no inlier without its Math.hypot (which
+  // allocates; the residual itself is unchanged where it is taken).
+  const nm = ms.length;
+  let inl = new Int32Array(nm),
+    bestIdx = new Int32Array(nm);
+  let bestN = 0;
+  const far = thr * thr * 1.0001;
   let bestScore = -1;
-  for (let i = 0; i < ms.length; i++) {
-    for (let j = i + 1; j < ms.length; j++) {
+  for (let i = 0; i < nm; i++) {
+    for (let j = i + 1; j < nm; j++) {
       const t = fitSimilarity([ms[i]!, ms[j]!]);
       if (!t) continue;
       const s = Math.hypot(t[0], t[3]);
       if (!(s > 0.2 && s < 5)) continue;
       let score = 0;
-      const inl: Match[] = [];
-      for (const m of ms) {
+      let n = 0;
+      for (let k = 0; k < nm; k++) {
+        const m = ms[k]!;
+        const ex = t[0] * m.bx + t[1] * m.by + t[2] - m.ax,
+          ey = t[3] * m.bx + t[4] * m.by + t[5] - m.ay;
+        if (ex * ex + ey * ey > far) continue;
         const r = residual(t, m);
         if (r < thr) {
-          inl.push(m);
+          inl[n++] = k;
           score += 1 - r / thr;
         }
       }
       if (score > bestScore) {
         bestScore = score;
-        best = inl;
+        [bestIdx, inl] = [inl, bestIdx];
+        bestN = n;
       }
     }
   }
-  if (best.length < 2) return null;
+  if (bestN < 2) return null;
+  const best: Match[] = [];
+  for (let q = 0; q < bestN; q++) best.push(ms[bestIdx[q]!]!);
   let inliers = best;
   let t: Affine | null = null;
   for (let round = 0; round < 3; round++) {
