@@ -279,8 +279,6 @@ describe.skipIf(!PG_URL)('team mode: PostgreSQL restarted mid-run', () => {
     expect(restart.status, restart.stderr).toBe(0);
     const restartedAt = Date.now();
     const before = followers.map((f) => f.events.length);
-    // A client that connects after the restart hears the job too.
-    const late = followJob(served, key, long[LONG_JOBS - 1]!);
 
     db = await until(
       'PostgreSQL to accept connections again',
@@ -293,6 +291,8 @@ describe.skipIf(!PG_URL)('team mode: PostgreSQL restarted mid-run', () => {
       },
       60_000,
     );
+    // A client that connects after the restart hears the job too.
+    const late = followJob(served, key, long[LONG_JOBS - 1]!);
     try {
       const open = async () =>
         Number(
