@@ -1,4 +1,5 @@
 import type { ObjectStore } from './blobs/object-store';
+import { OutageWaitingObjectStore, type OutageWaitOptions } from './blobs/outage-wait';
 import type { Db } from './store/db';
 import type { Logger, ServiceConfig } from './services/context';
 import type { WorkerPool } from './jobs/worker-pool';
@@ -31,10 +32,18 @@ export interface JobSystemOptions {
   /** Handlers running at once in this process (default: the pool's size). */
   concurrency?: number;
   registerHandlers?: (runner: JobRunner) => void;
+  /**
+   * How the handlers ride out an object storage outage (blobs/outage-wait.ts): a job waits for
+   * the storage to answer again, up to `waitMs` per operation, instead of failing at once.
+   */
+  storageOutage?: OutageWaitOptions;
 }
 
 export function createJobSystem(opts: JobSystemOptions): JobRunner {
-  const { db, objects, pool, log, config } = opts;
+  const { db, pool, log, config } = opts;
+  // The handlers' view of the objects: an outage makes a job wait (the HTTP routes keep the
+  // plain store and answer 503 at once).
+  const objects = new OutageWaitingObjectStore(opts.objects, { log, ...opts.storageOutage });
   // Credits settle inside the transaction that ends a job (contract §7).
   // Webhook events (job.completed / job.failed / job.canceled) go into the outbox in that same
   // transaction, so an event exists exactly when the terminal status does (contract §10).

@@ -31,6 +31,9 @@ describe('npm run test:team', () => {
       // Their PostgreSQL cases run only here on CI (the plain vitest run has no database).
       'core/test/project-archive.test.ts',
       'core/test/orphan-sweep.test.ts',
+      // Team-mode failure tests that need PostgreSQL.
+      'core/test/team-s3-outage.test.ts',
+      'core/test/team-pg-restart.test.ts',
     ])
       expect(files).toContain(f);
     // SQLite-only children, pixel work and plain units are not run twice.

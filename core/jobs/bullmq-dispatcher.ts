@@ -94,7 +94,14 @@ export function createBullmqDispatcher(opts: BullmqDispatcherOptions): JobDispat
   let queue: InstanceType<typeof Queue> | undefined;
   type Message = { jobId: string };
   let worker: InstanceType<typeof Worker<Message, string>> | undefined;
-  const producer = () => (queue ??= new Queue(name, { connection }));
+  const producer = () => {
+    if (queue) return queue;
+    const q = new Queue(name, { connection });
+    // Without a listener BullMQ prints each connection error (a PostgreSQL restart) in full;
+    // the queue reconnects by itself, and a notification it loses is found by the sweeper.
+    q.on('error', (err) => log?.warn({ err: err.message }, 'Job queue error; it retries'));
+    return (queue = q);
+  };
 
   return {
     name: 'bullmq',

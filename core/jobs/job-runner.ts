@@ -1125,6 +1125,9 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
       await waitUntil(Promise.allSettled(remaining.map((e) => e.done)), abortGraceMs);
       idleWaiters.clear();
       if (dispatcher) {
+        // Jobs enqueued here are handed to the queue before it closes: their flush runs after
+        // the commit, and one still pending would open the queue again after close (and keep it).
+        await flushInserted().catch(() => {});
         // Interrupted deliveries went back to the queue (another worker takes them over).
         working = false;
         await dispatcher.close().catch((err: unknown) => log.warn({ err }, 'Queue close failed'));

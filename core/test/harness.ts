@@ -8,6 +8,8 @@ import { createApiKey, ensureOrganization } from '../store/repositories/organiza
 import { S3ObjectStore } from '../blobs/s3-object-store';
 import { LocalObjectStore } from '../blobs/local-object-store';
 import type { ObjectStore } from '../blobs/object-store';
+import { createBullmqDispatcher, migrateQueueSchema } from '../jobs/bullmq-dispatcher';
+import { createPgJobFeed } from '../jobs/pg-job-events';
 import {
   startS3rver,
   TEST_BUCKET,
@@ -42,6 +44,8 @@ export interface TestService {
   agent: https.Agent;
   /** The service's object store (its data dir's files, or its S3 prefix in team mode). */
   objects: ObjectStore;
+  /** Its PostgreSQL database (team mode: BLUELINE_TEST_DATABASE set), for worker processes. */
+  databaseUrl?: string;
   request<T = any>(method: string, path: string, opts?: RequestOptions): Promise<HttpResult<T>>;
   newOrgKey(name: string): Promise<string>;
   stop(opts?: { keepDir?: boolean }): Promise<void>;
@@ -104,13 +108,14 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     PG_URL && !options.database && !desktop
       ? (kept?.pgDb ?? (await createPgTestDatabase()))
       : undefined;
+  const log = process.env.BLUELINE_TEST_LOG ? undefined : silent;
   const svc = await createService({
     port: 0,
-    log: process.env.BLUELINE_TEST_LOG ? undefined : silent,
+    log,
     warmWorkers: false,
     ...(objects ? { objects } : {}),
     ...options,
-    ...(pgDb ? { database: pgDb.url } : {}),
+    ...(pgDb ? { database: pgDb.url, team: await teamQueue(pgDb.url) } : {}),
     dataDir,
     config: { rateLimits: { document: 100_000, vision: 100_000 }, ...options.config },
   });
@@ -131,6 +136,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     svc,
     dataDir,
     objects: options.objects ?? objects ?? new LocalObjectStore({ dataDir }),
+    ...(pgDb ? { databaseUrl: pgDb.url } : {}),
     origin,
     port,
     key,
@@ -148,6 +154,23 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
         rmSync(dataDir, { recursive: true, force: true });
       }
     },
+  };
+}
+
+/**
+ * On PostgreSQL the test service runs as `blueline serve --database` does (core/cli/main.ts): jobs
+ * go through the BullMQ dispatcher on the same database (its `bullmq` schema, migrated here as
+ * `blueline migrate` does) to this process's own workers, and job changes are heard from the
+ * LISTEN feed — not the desktop's in-process claim loop. Lease timings are the production ones:
+ * a service stopped here interrupts its jobs, which the queue hands out again (to the next service
+ * on the same database) after its retry delay, not after a lease.
+ */
+async function teamQueue(url: string) {
+  await migrateQueueSchema(url);
+  return {
+    dispatcher: createBullmqDispatcher({ url, poolMax: 2 }),
+    feed: createPgJobFeed(url),
+    work: true,
   };
 }
 

@@ -325,13 +325,14 @@ describe('jobs over HTTPS', () => {
   });
 
   it(`at most ${MAX_STREAMS} SSE streams per key: the next is 429 rate_limited with Retry-After; closing one frees a slot`, async () => {
-    // A job of a type no handler runs stays Queued, so its streams stay open.
-    const idle = await enqueue({ steps: 1, stepMs: 1 }, 'never-runs');
+    // A job whose one step lasts until it is canceled: its streams stay open. (Not a job of a type
+    // no handler runs: in team mode a worker fails a delivered job it has no handler for.)
+    const idle = await enqueue({ steps: 1, stepMs: 600_000 });
     const open: SseStream[] = [];
     for (let i = 0; i < MAX_STREAMS; i++) {
       const s = await openSse(`/v1/jobs/${idle.id}/events`);
       expect(s.status).toBe(200);
-      await s.waitFor((e) => e.data.status === 'Queued');
+      await s.waitFor((e) => e.data.status === 'Queued' || e.data.status === 'Started');
       open.push(s);
     }
     const refused = await t.request('GET', `/v1/jobs/${idle.id}/events`);
