@@ -275,6 +275,8 @@ export async function runDeepZoom(
   instrument: string,
   viewport: { width: number; height: number },
   screenshotDir: string | null,
+  /** A Chromium trace of the measured session (not the screenshots) is written here. */
+  tracePath: string | null = null,
 ): Promise<DeepResult> {
   const context = await browser.newContext({
     ignoreHTTPSErrors: true,
@@ -327,6 +329,18 @@ export async function runDeepZoom(
   const shots: string[] = [];
 
   // The measured session: three places, each from 50 % to 1,600 % in steps of 2x, then pans.
+  if (tracePath) {
+    await browser.startTracing(page, {
+      path: tracePath,
+      categories: [
+        'devtools.timeline',
+        'disabled-by-default-devtools.timeline.frame',
+        'toplevel',
+        'cc',
+        'v8',
+      ],
+    });
+  }
   await page.evaluate(() => ((window as any).__bench.rec = true));
   const steps: DeepResult['steps'] = [];
   const step = async (label: string, act: () => Promise<void>) => {
@@ -378,6 +392,7 @@ export async function runDeepZoom(
     x.rec = false;
     return { frames: x.frames as number[] };
   });
+  if (tracePath) await browser.stopTracing();
   if (screenshotDir) {
     for (const [mode, keyName] of [
       ['overlay', '1'],
