@@ -317,7 +317,7 @@ const INSTRUMENT = String.raw`
 (() => {
   const b = {
     rec: false, frames: [], frameDraw: [], frameCalls: [], drawCalls: 0, drawMs: 0,
-    slowDraws: [], longTasks: [], loaf: [],
+    slowDraws: [], longTasks: [], loaf: [], frameSpin: [],
   };
   window.__bench = b;
   let last = 0;
@@ -328,6 +328,8 @@ const INSTRUMENT = String.raw`
       b.frames.push(t - last);
       b.frameDraw.push(b.drawMs - drawAtLast);
       b.frameCalls.push(b.drawCalls - callsAtLast);
+      // Diagnosis: a "Loading drawing…" spinner (a CSS animation) on screen during the frame.
+      b.frameSpin.push(document.querySelector('.canvas-status .spinner') ? 1 : 0);
     }
     last = t;
     drawAtLast = b.drawMs;
@@ -1030,6 +1032,12 @@ async function deepMain(web: string, load0: number[]) {
     console.log(
       `frames while tiles land (${f.length} rAF intervals): median ${fmt(quantile(f, 0.5))} ms, p95 ${fmt(quantile(f, 0.95))} ms, max ${fmt(maxOf(f))} ms, > 50 ms: ${f.filter((x) => x > 50).length} — goal median < 16, none > 50: ${quantile(f, 0.5) < 16 && maxOf(f) <= 50 ? 'MET' : 'MISSED'}`,
     );
+    if (r.frameCalls && r.frameSpin) {
+      const idle = f.filter((_, i) => r.frameCalls![i] === 0 && r.frameSpin![i] === 0);
+      console.log(
+        `frames that drew on the canvas: ${r.frameCalls.filter((n) => n > 0).length}; frames with the Loading spinner on screen: ${r.frameSpin.filter((n) => n > 0).length}; the other ${idle.length} frames: median ${fmt(quantile(idle, 0.5))} ms`,
+      );
+    }
     console.log(
       `tile cache on disk after the session: ${(disk.bytes / 1024 / 1024).toFixed(1)} MiB in ${disk.files} tiles (bound: tileCacheMaxBytes, 2 GiB by default)`,
     );

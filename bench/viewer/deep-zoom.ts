@@ -258,6 +258,9 @@ export interface DeepResult {
   steps: { label: string; level: number; tiles: number; latencies: number[] }[];
   latencies: number[];
   frames: number[];
+  /** Per frame: drawImage calls, and whether the Loading spinner was on screen (1/0). */
+  frameCalls?: number[];
+  frameSpin?: number[];
   screenshots: string[];
 }
 
@@ -390,7 +393,11 @@ export async function runDeepZoom(
   const bench = await page.evaluate(() => {
     const x = (window as any).__bench;
     x.rec = false;
-    return { frames: x.frames as number[] };
+    return {
+      frames: x.frames as number[],
+      frameCalls: x.frameCalls as number[],
+      frameSpin: x.frameSpin as number[],
+    };
   });
   if (tracePath) await browser.stopTracing();
   if (screenshotDir) {
@@ -426,7 +433,14 @@ export async function runDeepZoom(
   await context.close();
   // Zoom steps only (pans load tiles of a level already shown): steps that reached a deep level.
   const latencies = steps.filter((s) => s.label.includes('zoom')).flatMap((s) => s.latencies);
-  return { steps, latencies, frames: bench.frames, screenshots: shots };
+  return {
+    steps,
+    latencies,
+    frames: bench.frames,
+    frameCalls: bench.frameCalls,
+    frameSpin: bench.frameSpin,
+    screenshots: shots,
+  };
 }
 
 /** Bytes and count of the tile files in the service's object store (keys with `.tiles/`). */
