@@ -59,6 +59,8 @@ type Screen = 'sheet' | 'overlay';
 const CANVAS: Record<Screen, string> = { sheet: 'canvas-sheet', overlay: 'canvas-main' };
 const KEEP = argv.includes('--keep');
 const SCREENSHOTS = arg('screenshots') ?? null;
+/** Deep pass: record a Chromium trace of the measured session and summarise its main thread. */
+const DEEP_TRACE = argv.includes('--deep-trace');
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const BASE_ARGS = [
   '--no-sandbox',
@@ -315,7 +317,7 @@ const INSTRUMENT = String.raw`
 (() => {
   const b = {
     rec: false, frames: [], frameDraw: [], frameCalls: [], drawCalls: 0, drawMs: 0,
-    slowDraws: [], longTasks: [], loaf: [],
+    slowDraws: [], longTasks: [], loaf: [], frameSpin: [],
   };
   window.__bench = b;
   let last = 0;
@@ -326,6 +328,8 @@ const INSTRUMENT = String.raw`
       b.frames.push(t - last);
       b.frameDraw.push(b.drawMs - drawAtLast);
       b.frameCalls.push(b.drawCalls - callsAtLast);
+      // Diagnosis: a "Loading drawing…" spinner (a CSS animation) on screen during the frame.
+      b.frameSpin.push(document.querySelector('.canvas-status .spinner') ? 1 : 0);
     }
     last = t;
     drawAtLast = b.drawMs;
@@ -909,6 +913,77 @@ async function main() {
   }
 }
 
+/**
+ * The deep pass's trace: the renderer main thread's top-level tasks (wall `dur` and the CPU the
+ * thread got, `tdur`: wall far above CPU is a thread waiting for a core), the frames' main-thread
+ * work (tasks that ran a BeginMainFrame or an animation frame), the tasks over 50 ms with what
+ * took their time, and self time by event over the session.
+ */
+function printDeepTrace(file: string) {
+  const size = statSync(file).size;
+  if (size > 450 * 1024 * 1024) {
+    console.log(`trace ${file}: ${(size / 2 ** 20).toFixed(0)} MiB, too large to summarise here`);
+    return;
+  }
+  const tr = summariseTrace(file);
+  const raw = JSON.parse(readFileSync(file, 'utf8'));
+  const events: any[] = Array.isArray(raw) ? raw : raw.traceEvents;
+  const tn = new Map<string, string>();
+  for (const e of events)
+    if (e.ph === 'M' && e.name === 'thread_name') tn.set(`${e.pid}:${e.tid}`, e.args.name);
+  const counts = new Map<string, number>();
+  for (const e of events) {
+    const k = `${e.pid}:${e.tid}`;
+    if (tn.get(k) === 'CrRendererMain' && e.ph === 'X') counts.set(k, (counts.get(k) ?? 0) + 1);
+  }
+  const main = [...counts.entries()].sort((a, b) => b[1] - a[1])[0]?.[0];
+  const ev = events
+    .filter((e) => `${e.pid}:${e.tid}` === main && e.ph === 'X' && typeof e.dur === 'number')
+    .sort((a, b) => a.ts - b.ts || b.dur - a.dur);
+  // Top-level tasks and, for each, the names of the events inside it (by total duration).
+  const tasks: { ts: number; dur: number; tdur: number; inner: Map<string, number> }[] = [];
+  let cur: (typeof tasks)[number] | null = null;
+  for (const e of ev) {
+    if (!cur || e.ts >= cur.ts + cur.dur) {
+      cur = { ts: e.ts, dur: e.dur, tdur: e.tdur ?? 0, inner: new Map() };
+      tasks.push(cur);
+      continue;
+    }
+    cur.inner.set(e.name, Math.max(cur.inner.get(e.name) ?? 0, e.dur));
+  }
+  const isFrame = (t: (typeof tasks)[number]) =>
+    t.inner.has('ProxyMain::BeginMainFrame') ||
+    t.inner.has('FireAnimationFrame') ||
+    t.inner.has('BeginMainThreadFrame');
+  const frames = tasks.filter(isFrame);
+  const wall = frames.map((t) => t.dur / 1000);
+  const cpu = frames.map((t) => t.tdur / 1000);
+  console.log(
+    `\ntrace (${(size / 2 ** 20).toFixed(0)} MiB): renderer main thread busy ${fmt(tr.mainBusyMs, 0)} ms of ${fmt(tr.wallMs, 0)} ms; ${tasks.length} top-level tasks`,
+  );
+  console.log(
+    `main-thread work per frame (${frames.length} tasks running a frame): wall median ${fmt(quantile(wall, 0.5))} / p95 ${fmt(quantile(wall, 0.95))} / max ${fmt(maxOf(wall))} ms; thread CPU median ${fmt(quantile(cpu, 0.5))} / p95 ${fmt(quantile(cpu, 0.95))} / max ${fmt(maxOf(cpu))} ms; > 50 ms wall ${wall.filter((x) => x > 50).length}, > 50 ms CPU ${cpu.filter((x) => x > 50).length}`,
+  );
+  const long = tasks.filter((t) => t.dur > 50_000).sort((a, b) => b.dur - a.dur);
+  console.log(
+    `main-thread tasks > 50 ms wall: ${long.length} (wall ${fmt(long.reduce((a, t) => a + t.dur, 0) / 1000, 0)} ms, CPU ${fmt(long.reduce((a, t) => a + t.tdur, 0) / 1000, 0)} ms)`,
+  );
+  for (const t of long.slice(0, 8)) {
+    const inner = [...t.inner.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 5)
+      .map(([n, d]) => `${n} ${fmt(d / 1000)}`)
+      .join(', ');
+    console.log(`  ${fmt(t.dur / 1000)} ms wall, ${fmt(t.tdur / 1000)} ms CPU: ${inner}`);
+  }
+  console.log(
+    `self time on the main thread: ${tr.mainSelf
+      .slice(0, 12)
+      .map(([n, d]) => `${n} ${fmt(d, 0)}`)
+      .join(', ')}`,
+  );
+}
+
 /** The deep-zoom pass on its own service (deep-zoom.ts). */
 async function deepMain(web: string, load0: number[]) {
   const svc = await startService(web);
@@ -938,6 +1013,7 @@ async function deepMain(web: string, load0: number[]) {
       INSTRUMENT,
       VIEWPORT,
       SCREENSHOTS ? path.resolve(SCREENSHOTS) : null,
+      DEEP_TRACE ? path.join(WORK, 'trace-deep.json') : null,
     );
     await browser.close();
     const disk = tileCacheOnDisk(svc.dataDir);
@@ -956,6 +1032,12 @@ async function deepMain(web: string, load0: number[]) {
     console.log(
       `frames while tiles land (${f.length} rAF intervals): median ${fmt(quantile(f, 0.5))} ms, p95 ${fmt(quantile(f, 0.95))} ms, max ${fmt(maxOf(f))} ms, > 50 ms: ${f.filter((x) => x > 50).length} — goal median < 16, none > 50: ${quantile(f, 0.5) < 16 && maxOf(f) <= 50 ? 'MET' : 'MISSED'}`,
     );
+    if (r.frameCalls && r.frameSpin) {
+      const idle = f.filter((_, i) => r.frameCalls![i] === 0 && r.frameSpin![i] === 0);
+      console.log(
+        `frames that drew on the canvas: ${r.frameCalls.filter((n) => n > 0).length}; frames with the Loading spinner on screen: ${r.frameSpin.filter((n) => n > 0).length}; the other ${idle.length} frames: median ${fmt(quantile(idle, 0.5))} ms`,
+      );
+    }
     console.log(
       `tile cache on disk after the session: ${(disk.bytes / 1024 / 1024).toFixed(1)} MiB in ${disk.files} tiles (bound: tileCacheMaxBytes, 2 GiB by default)`,
     );
@@ -966,6 +1048,7 @@ async function deepMain(web: string, load0: number[]) {
         .join(' ')} (start of the run ${load0.map((x) => x.toFixed(2)).join(' ')})`,
     );
     for (const s of r.screenshots) console.log(`screenshot ${s}`);
+    if (DEEP_TRACE) printDeepTrace(path.join(WORK, 'trace-deep.json'));
     writeFileSync(
       path.join(WORK, 'deep-result.json'),
       JSON.stringify({ when: new Date().toISOString(), ...r, disk }, null, 2),

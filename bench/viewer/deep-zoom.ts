@@ -258,6 +258,9 @@ export interface DeepResult {
   steps: { label: string; level: number; tiles: number; latencies: number[] }[];
   latencies: number[];
   frames: number[];
+  /** Per frame: drawImage calls, and whether the Loading spinner was on screen (1/0). */
+  frameCalls?: number[];
+  frameSpin?: number[];
   screenshots: string[];
 }
 
@@ -275,6 +278,8 @@ export async function runDeepZoom(
   instrument: string,
   viewport: { width: number; height: number },
   screenshotDir: string | null,
+  /** A Chromium trace of the measured session (not the screenshots) is written here. */
+  tracePath: string | null = null,
 ): Promise<DeepResult> {
   const context = await browser.newContext({
     ignoreHTTPSErrors: true,
@@ -327,6 +332,18 @@ export async function runDeepZoom(
   const shots: string[] = [];
 
   // The measured session: three places, each from 50 % to 1,600 % in steps of 2x, then pans.
+  if (tracePath) {
+    await browser.startTracing(page, {
+      path: tracePath,
+      categories: [
+        'devtools.timeline',
+        'disabled-by-default-devtools.timeline.frame',
+        'toplevel',
+        'cc',
+        'v8',
+      ],
+    });
+  }
   await page.evaluate(() => ((window as any).__bench.rec = true));
   const steps: DeepResult['steps'] = [];
   const step = async (label: string, act: () => Promise<void>) => {
@@ -376,8 +393,13 @@ export async function runDeepZoom(
   const bench = await page.evaluate(() => {
     const x = (window as any).__bench;
     x.rec = false;
-    return { frames: x.frames as number[] };
+    return {
+      frames: x.frames as number[],
+      frameCalls: x.frameCalls as number[],
+      frameSpin: x.frameSpin as number[],
+    };
   });
+  if (tracePath) await browser.stopTracing();
   if (screenshotDir) {
     for (const [mode, keyName] of [
       ['overlay', '1'],
@@ -411,7 +433,14 @@ export async function runDeepZoom(
   await context.close();
   // Zoom steps only (pans load tiles of a level already shown): steps that reached a deep level.
   const latencies = steps.filter((s) => s.label.includes('zoom')).flatMap((s) => s.latencies);
-  return { steps, latencies, frames: bench.frames, screenshots: shots };
+  return {
+    steps,
+    latencies,
+    frames: bench.frames,
+    frameCalls: bench.frameCalls,
+    frameSpin: bench.frameSpin,
+    screenshots: shots,
+  };
 }
 
 /** Bytes and count of the tile files in the service's object store (keys with `.tiles/`). */

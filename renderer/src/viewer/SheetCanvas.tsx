@@ -14,6 +14,7 @@ import {
   tilesForView,
   type TileRef,
 } from './tiles';
+import { tileStore, type TileOwner } from './tile-store';
 import { sourceForScale, useImageLevels } from './use-image-levels';
 import type { Point, Size, View } from './view-transform';
 import { constrainView, hitTest, screenToWorld, wheelZoomFactor, zoomAt } from './view-transform';
@@ -496,47 +497,7 @@ function WholeImage({
   );
 }
 
-// Tiles are fetched and decoded into ImageBitmaps off the main thread (createImageBitmap of the
-// blob) and only drawn once decoded, so a frame never pays for a decode. An <img> after
-// `img.decode()` was not enough: the 2D canvas still decoded it lazily inside the frame's commit
-// (bench/viewer's trace: `Decode LazyPixelRef` under `LayerTreeHost::DoUpdateLayers`, 20–70 ms
-// per tile, frames of 100–240 ms on a loaded machine).
-interface TileEntry {
-  bitmap: ImageBitmap | null;
-}
-/** Decoded tiles, least recently drawn first (a draw moves its tile to the end). */
-const tileCache = new Map<string, TileEntry>();
-/** Decoded tiles kept: ~1 MB each (512 px RGBA); several views' worth of every layer on screen. */
-const TILE_CACHE_MAX = 320;
-const failedTiles = new Set<string>();
-const isReady = (e: TileEntry | undefined): e is TileEntry & { bitmap: ImageBitmap } => !!e?.bitmap;
-
-async function fetchTileBitmap(
-  url: string,
-  priority: 'low' | 'auto' = 'auto',
-): Promise<ImageBitmap> {
-  const res = await fetch(url, { priority } as RequestInit);
-  if (!res.ok) throw new Error(`tile ${res.status}`);
-  return createImageBitmap(await res.blob());
-}
-
-/** Marks a tile as just drawn (moves it to the end of the eviction order). */
-function touchTile(url: string, e: TileEntry): void {
-  tileCache.delete(url);
-  tileCache.set(url, e);
-}
-
-/**
- * Forgets the least recently drawn decoded tiles beyond the cap. Their bitmaps are not closed:
- * a Konva node on screen may still hold one (drawing a closed bitmap throws), and the garbage
- * collector frees those no node holds.
- */
-function evictTiles(): void {
-  for (const [url, e] of tileCache) {
-    if (tileCache.size <= TILE_CACHE_MAX) break;
-    if (e.bitmap) tileCache.delete(url); // a tile still loading belongs to its loader
-  }
-}
+const isReady = (t: TileRef) => tileStore.isReady(t.url);
 /** Cap on current-level tiles per view; a capped list does not cover the view. */
 const MAX_CURRENT_TILES = 400;
 
@@ -580,6 +541,24 @@ function TiledImage({
   const stats = useRef({ loads: 0, errors: 0 });
   const onUnavailableRef = useRef(onUnavailable);
   onUnavailableRef.current = onUnavailable;
+  // This layer as the tile store knows it: one object for the layer's life.
+  const owner = useRef<TileOwner | null>(null);
+  if (!owner.current) {
+    owner.current = {
+      landed: () => {
+        stats.current.loads++;
+        bump();
+      },
+      // A pyramid whose very first tiles fail (an older service, a deleted image) is unusable:
+      // fall back to the whole image instead of showing a blank sheet.
+      failed: () => {
+        bump();
+        if (++stats.current.errors >= 2 && stats.current.loads === 0) onUnavailableRef.current();
+      },
+    };
+  }
+  const me = owner.current;
+  useEffect(() => () => tileStore.release(me, null), [me]);
   const sx = world.width / pyramid.width;
   const sy = world.height / pyramid.height;
   const wanted = useMemo(() => {
@@ -595,63 +574,42 @@ function TiledImage({
     const backdrop: TileRef[] = [];
     for (let bz = coarse; bz < z; bz++) {
       const ts = tilesForView(v, viewport, pyramid, dpr, 64, bz);
-      backdrop.push(...(bz === coarse ? ts : ts.filter((t) => isReady(tileCache.get(t.url)))));
+      backdrop.push(...(bz === coarse ? ts : ts.filter((t) => isReady(t))));
     }
     const current = tilesForView(v, viewport, pyramid, dpr, MAX_CURRENT_TILES, z);
     // Prefetch: the ring of tiles around the view at this level, asked for once the view's own
     // have arrived (a pan shows them at once).
     const ring = ringAroundView(v, viewport, pyramid, dpr, z, 1, 32);
-    return { backdrop, current, ring, all: [...backdrop, ...current] };
+    const all = [...backdrop, ...current];
+    const keep = new Set([...all, ...ring].map((t) => t.url));
+    return { backdrop, current, ring, all, keep };
   }, [view, viewport, pyramid, dpr, sx]);
   const tiles = wanted.all;
+  // After the commit, not in render: tiles the view left that are still on their way are
+  // cancelled (silently: no state update), then the view's own are asked for.
   useEffect(() => {
-    for (const t of tiles) request(t, false);
-  }, [tiles]);
+    tileStore.release(me, wanted.keep);
+    for (const t of wanted.all) tileStore.request(t.url, me, false);
+  }, [wanted, me]);
   // Ready once every wanted tile has arrived (or failed): what the `data-loaded` attribute (used
   // by e2e screenshots and benches) reports. While only sharper tiles are on their way over a
   // view already covered by ready tiles of a coarser level, the layer is 'refining': no
   // "Loading" chip, the enlarged level shows meanwhile.
-  const here = (t: TileRef) => failedTiles.has(t.url) || isReady(tileCache.get(t.url));
+  const here = (t: TileRef) => tileStore.failed(t.url) || isReady(t);
   const missing = wanted.current.filter((t) => !here(t));
   const pending = tiles.filter((t) => !here(t)).length;
   const covered =
     missing.length > 0 &&
-    missing.every((m) =>
-      wanted.backdrop.some((b) => isReady(tileCache.get(b.url)) && contains(b.rect, m.rect)),
-    );
+    missing.every((m) => wanted.backdrop.some((b) => isReady(b) && contains(b.rect, m.rect)));
   const load: LayerLoad = pending === 0 ? 'ready' : covered ? 'refining' : 'loading';
   const ringWanted = pending === 0 ? wanted.ring : null;
   useEffect(() => {
-    if (ringWanted) for (const t of ringWanted) request(t, true);
-  }, [ringWanted]);
+    if (ringWanted) for (const t of ringWanted) tileStore.request(t.url, me, true);
+  }, [ringWanted, me]);
   const onStateRef = useRef(onState);
   onStateRef.current = onState;
   useEffect(() => onStateRef.current(load), [load]);
 
-  /** Starts loading tile `t` unless it is here or on its way. */
-  function request(t: TileRef, prefetch: boolean) {
-    if (tileCache.has(t.url) || failedTiles.has(t.url)) return;
-    const entry: TileEntry = { bitmap: null };
-    tileCache.set(t.url, entry);
-    // Prefetched tiles yield to the tiles of the view (browser fetch priority).
-    fetchTileBitmap(t.url, prefetch ? 'low' : 'auto').then(
-      (bitmap) => {
-        if (tileCache.get(t.url) !== entry) return bitmap.close();
-        entry.bitmap = bitmap;
-        stats.current.loads++;
-        evictTiles();
-        bump();
-      },
-      // A pyramid whose very first tiles fail (an older service, a deleted image) is unusable:
-      // fall back to the whole image instead of showing a blank sheet.
-      () => {
-        tileCache.delete(t.url);
-        failedTiles.add(t.url);
-        bump();
-        if (++stats.current.errors >= 2 && stats.current.loads === 0) onUnavailableRef.current();
-      },
-    );
-  }
   // Backdrop tiles hidden under ready current-level tiles are not drawn: each one is a full-area
   // resample per redraw, and under a translucent layer it would show through.
   const drawn = [
@@ -659,7 +617,7 @@ function TiledImage({
       wanted.backdrop,
       wanted.current,
       // A current tile that failed keeps the enlarged level under it rather than paper.
-      (t) => isReady(tileCache.get(t.url)),
+      (t) => isReady(t),
       wanted.current.length < MAX_CURRENT_TILES,
     ),
     ...wanted.current,
@@ -667,13 +625,13 @@ function TiledImage({
   return (
     <Group opacity={opacity} listening={false}>
       {drawn.map((t) => {
-        const tile = tileCache.get(t.url);
-        if (!isReady(tile)) return null;
-        touchTile(t.url, tile);
+        const bitmap = tileStore.bitmap(t.url);
+        if (!bitmap) return null;
+        tileStore.touch(t.url);
         return (
           <KImage
             key={t.url}
-            image={tile.bitmap}
+            image={bitmap}
             x={t.rect.x * sx}
             y={t.rect.y * sy}
             width={t.rect.width * sx}
