@@ -763,6 +763,10 @@ export function createJobRunner<R extends WorkerTaskRegistry = WorkerTasks>(
           log.info({ job_id: row.id }, 'Job interrupted by shutdown; it resumes at the next start');
         }
         if (reason === 'yield') entry.outcome = 'yielded';
+        // Told by the job feed that another process holds the job now (it may hear that before
+        // its own next write is refused): the same warning as a refused write below.
+        if (reason === 'lease_lost')
+          log.warn({ job_id: row.id, attempt: entry.attempt }, 'Job lost to another process');
         return; // canceled: already Canceled; shutdown: stays Started for resume; yield: see above
       }
       if (err instanceof LeaseLostError) {
