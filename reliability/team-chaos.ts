@@ -412,6 +412,48 @@ async function fixtures(server: string): Promise<void> {
         `SELECT type, attempts, status FROM jobs WHERE parent_id IS NULL ORDER BY created_at`,
       )
       .all()) as { type: string; attempts: number; status: string }[];
+    // Credits charged once: one ledger row at most per job, each job's charge equal to its ledger
+    // rows, nothing left reserved, and every organization's ledger sum = balance + reserved.
+    const ledgerTwice = await db
+      .prepare(
+        'SELECT job_id, count(*) AS n FROM credit_ledger WHERE job_id IS NOT NULL GROUP BY job_id HAVING count(*) > 1',
+      )
+      .all();
+    const chargeMismatch = await db
+      .prepare(
+        `SELECT j.id, j.credits_charged AS charged, coalesce(-sum(l.amount), 0) AS ledger
+         FROM jobs j LEFT JOIN credit_ledger l ON l.job_id = j.id
+         GROUP BY j.id, j.credits_charged HAVING j.credits_charged <> coalesce(-sum(l.amount), 0)`,
+      )
+      .all();
+    const books = (await db
+      .prepare(
+        `SELECT o.id, o.credit_balance AS balance, o.credit_reserved AS reserved,
+           (SELECT coalesce(sum(l.amount), 0) FROM credit_ledger l WHERE l.organization_id = o.id) AS ledger
+         FROM organizations o`,
+      )
+      .all()) as { id: string; balance: number; reserved: number; ledger: number }[];
+    const charged = Number(
+      (
+        (await db.prepare('SELECT coalesce(sum(credits_charged), 0) AS n FROM jobs').get()) as {
+          n: number;
+        }
+      ).n,
+    );
+    if (ledgerTwice.length) fail(`credits charged twice: ${JSON.stringify(ledgerTwice)}`);
+    if (chargeMismatch.length)
+      fail(`job charge differs from its ledger rows: ${JSON.stringify(chargeMismatch)}`);
+    for (const o of books) {
+      if (Number(o.reserved) !== 0) fail(`organization ${o.id} still holds ${o.reserved} reserved`);
+      if (Number(o.ledger) !== Number(o.balance) + Number(o.reserved))
+        fail(
+          `organization ${o.id}: ledger ${o.ledger} ≠ balance ${o.balance} + reserved ${o.reserved}`,
+        );
+    }
+    if (charged <= 0) fail('no credits were charged: the check above proved nothing');
+    console.log(
+      `credits: ${charged} charged over the jobs, ledger rows once per job, books balanced for ${books.length} organizations`,
+    );
     const referenced = new Set(await referencedObjectKeys(db));
     await db.close();
     const client = new S3Client({
