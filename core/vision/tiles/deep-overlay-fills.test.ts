@@ -1,6 +1,4 @@
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { openInput } from '../input/document';
@@ -8,6 +6,7 @@ import { diffStage } from '../compare/compare-pipeline.adapter';
 import { renderOverlay } from '../compare/diff';
 import { renderOverlayTile, type PageSource } from './deep-tiles';
 import { TILE_SIZE } from './tiles.adapter';
+import { beamPageSource } from './beam-pair.test-support';
 
 // Issue 19: an overlay's deep tile across filled areas draws its classes (fill, line work, added,
 // unchanged) where the renders at the level's scale put their edges, not in the 16-px blocks of the
@@ -18,20 +17,8 @@ import { TILE_SIZE } from './tiles.adapter';
 // beam filled green (an area fill, the overlay's fill tone) between beams filled blue. The two
 // issues share their page frame: the pair's transform is the identity.
 
-const file = (d: string) =>
-  path.resolve(import.meta.dirname, `../../../fixtures/drawings/${d}_beam-proposal_5-sheets.pdf`);
-const source = (d: string): PageSource => ({
-  path: file(d),
-  bytesKey: createHash('sha256')
-    .update(readFileSync(file(d)))
-    .digest('hex'),
-  contentType: 'application/pdf',
-  index: 0,
-  dpi: 200,
-  maxPixels: 300_000_000,
-});
-const A = source('20190601');
-const B = source('20190602');
+const A = beamPageSource('20190601');
+const B = beamPageSource('20190602');
 const SCALE = 16;
 const N = TILE_SIZE / SCALE; // 32 stored pixels a tile side
 

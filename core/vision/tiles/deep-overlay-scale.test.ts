@@ -1,6 +1,4 @@
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { openInput } from '../input/document';
@@ -8,6 +6,7 @@ import { diffStage } from '../compare/compare-pipeline.adapter';
 import { PALETTES, renderOverlay } from '../compare/diff';
 import { renderOverlayTile, renderOverlayTiles, type PageSource } from './deep-tiles';
 import { TILE_SIZE } from './tiles.adapter';
+import { beamPageSource } from './beam-pair.test-support';
 
 // Issue 19, item 2: a deep overlay tile classifies like the 200-dpi overlay, in sheet units. Its
 // compare runs on renders at the level's scale, where the stage's 1-px tolerance was 1/16 of a sheet
@@ -25,20 +24,8 @@ import { TILE_SIZE } from './tiles.adapter';
 //  - a fill-tone deep pixel whose sheet pixel and all 8 around it are ink at 200 dpi is a fill drawn
 //    where the 200-dpi overlay draws ink.
 
-const file = (d: string) =>
-  path.resolve(import.meta.dirname, `../../../fixtures/drawings/${d}_beam-proposal_5-sheets.pdf`);
-const source = (d: string): PageSource => ({
-  path: file(d),
-  bytesKey: createHash('sha256')
-    .update(readFileSync(file(d)))
-    .digest('hex'),
-  contentType: 'application/pdf',
-  index: 0,
-  dpi: 200,
-  maxPixels: 300_000_000,
-});
-const A = source('20190601');
-const B = source('20190602');
+const A = beamPageSource('20190601');
+const B = beamPageSource('20190602');
 
 /** The 200-dpi combined overlay (RGB) of a window of S101, as the compare makes it. */
 async function overlayAt200(left: number, top: number, size: number) {
