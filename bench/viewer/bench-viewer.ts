@@ -45,6 +45,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { makeSheetPng, SHEET_DPI, SHEET_H, SHEET_W } from './make-sheet';
 import { prepareBeamPair, runDeepZoom, tileCacheOnDisk } from './deep-zoom';
+import { printFrames, printTileParts, summariseFrames } from './deep-client';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const argv = process.argv.slice(2);
@@ -984,6 +985,12 @@ function printDeepTrace(file: string) {
   );
 }
 
+/** The deep pass's client side (deep-client.ts): frames that drew, main-thread work, tile parts. */
+function printDeepClient(r: Awaited<ReturnType<typeof runDeepZoom>>) {
+  if (r.probe) printFrames(summariseFrames(r.probe));
+  if (r.parts && r.tileTiming) printTileParts(r.parts, r.tileTiming);
+}
+
 /** The deep-zoom pass on its own service (deep-zoom.ts). */
 async function deepMain(web: string, load0: number[]) {
   const svc = await startService(web);
@@ -1038,6 +1045,7 @@ async function deepMain(web: string, load0: number[]) {
         `frames that drew on the canvas: ${r.frameCalls.filter((n) => n > 0).length}; frames with the Loading spinner on screen: ${r.frameSpin.filter((n) => n > 0).length}; the other ${idle.length} frames: median ${fmt(quantile(idle, 0.5))} ms`,
       );
     }
+    printDeepClient(r);
     console.log(
       `tile cache on disk after the session: ${(disk.bytes / 1024 / 1024).toFixed(1)} MiB in ${disk.files} tiles (bound: tileCacheMaxBytes, 2 GiB by default)`,
     );
