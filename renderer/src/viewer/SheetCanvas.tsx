@@ -507,23 +507,11 @@ function TiledImage({
   opacity: number;
 }) {
   const [, setDrawn] = useState(0);
-  // Tiles landing in one frame (a deep region's 2 x 2 tiles come back together) make one re-render
-  // and one layer draw, at the next animation frame, instead of one each.
-  const frame = useRef(0);
-  const bump = () => {
-    if (frame.current) return;
-    frame.current = requestAnimationFrame(() => {
-      frame.current = 0;
-      setDrawn((n) => n + 1);
-    });
-  };
-  useEffect(
-    () => () => {
-      if (frame.current) cancelAnimationFrame(frame.current);
-      frame.current = 0;
-    },
-    [],
-  );
+  // A landed tile re-renders the layer at once (React batches the landings queued before its
+  // render runs; Konva draws the layer once per frame whatever the renders): the tile is drawn in
+  // the next frame. Deferring the state update to an animation frame, as before, cost a frame
+  // more (bench/viewer deep pass: bitmap → first draw 31 ms median at ~17 ms a frame).
+  const bump = () => setDrawn((n) => n + 1);
   const stats = useRef({ loads: 0, errors: 0 });
   const onUnavailableRef = useRef(onUnavailable);
   onUnavailableRef.current = onUnavailable;
