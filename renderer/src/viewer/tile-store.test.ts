@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TileStore, type LoadTile, type TileOwner } from './tile-store';
+import { TileStore, tileCell, type LoadTile, type TileOwner } from './tile-store';
 
 interface Call {
   url: string;
@@ -197,5 +197,30 @@ describe('TileStore', () => {
     store.requestAll(['/t/5/9/9'], a.owner, false);
     expect(calls[5]!.url).toBe('/t/5/9/9');
     expect(calls[5]!.priority).toBe('high');
+  });
+
+  it("fetches a tile with its 2x2 cell's other queued tiles, as connections allow", async () => {
+    expect(tileCell('/o/tiles/8/5/7.webp?sig=1')).toBe('/o/tiles/8/2/3?sig=1');
+    expect(tileCell('/o/tiles/8/4/6.webp?sig=1')).toBe(tileCell('/o/tiles/8/5/7.webp?sig=1'));
+    expect(tileCell('/o/tiles/7/4/6.webp?sig=1')).not.toBe(tileCell('/o/tiles/8/4/6.webp?sig=1'));
+    const { calls, load } = fakeLoader();
+    const store = new TileStore(load, { maxInFlight: 5 });
+    const a = owner();
+    const t = (x: number, y: number) => `/o/tiles/8/${x}/${y}.webp?sig=1`;
+    // Nearest the centre first: (5,5) of cell (2,2), then (6,5) of cell (3,2), ...
+    store.requestAll(
+      [t(5, 5), t(6, 5), t(5, 6), t(4, 5), t(6, 6), t(4, 4), t(7, 4)],
+      a.owner,
+      false,
+    );
+    // (5,5) goes with (4,5) and (4,4), its cell's; then (6,5) with (7,4) until five run.
+    expect(calls.map((c) => c.url)).toEqual([t(5, 5), t(4, 5), t(4, 4), t(6, 5), t(7, 4)]);
+    calls[0]!.resolve(bitmap());
+    await settle();
+    // The next free connection: (5,6), then its cell's queued ones as connections free up.
+    expect(calls.map((c) => c.url).slice(5)).toEqual([t(5, 6)]);
+    calls[1]!.resolve(bitmap());
+    await settle();
+    expect(calls.map((c) => c.url).slice(6)).toEqual([t(6, 6)]);
   });
 });

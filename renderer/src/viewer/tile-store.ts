@@ -20,7 +20,10 @@
 //  2. the newest view's tiles first (a zoom step's tiles before those of the step before, which
 //     the view may still want: a view left behind releases them);
 //  3. in the order asked for (the caller sorts: backdrop that keeps the sheet on screen, then the
-//     tiles nearest the viewport's centre).
+//     tiles nearest the viewport's centre);
+//  4. with the other queued tiles of its 2x2 cell of the level at once (as many as connections
+//     allow): the service renders the tiles of one cell asked for together in one render (api.md
+//     §6), and a cell's tiles asked for apart cost a render each.
 // Tiles of a view are fetched with priority 'high', prefetch with 'low'.
 
 export type TilePriority = 'high' | 'low' | 'auto';
@@ -69,6 +72,18 @@ export interface TileStoreOptions {
   maxInFlight?: number;
   /** Of those, prefetch fetches at most. */
   maxPrefetchInFlight?: number;
+  /** Tiles the service renders together when asked together (default: tileCell). */
+  cellOf?: (url: string) => string;
+}
+
+/**
+ * The service's render cell of a tile URL (`…/tiles/{z}/{x}/{y}.webp?…`): its 2x2 cell of level z
+ * (api.md §6: tiles of one 2x2 cell asked for together share one render). Other URLs: their own.
+ */
+export function tileCell(url: string): string {
+  const m = /^(.*\/tiles\/)(\d+)\/(\d+)\/(\d+)(\.[a-z]+)(\?.*)?$/.exec(url);
+  if (!m) return url;
+  return `${m[1]}${m[2]}/${Number(m[3]) >> 1}/${Number(m[4]) >> 1}${m[6] ?? ''}`;
 }
 
 export class TileStore {
@@ -78,6 +93,7 @@ export class TileStore {
   private readonly max: number;
   readonly maxInFlight: number;
   private readonly maxPrefetchInFlight: number;
+  private readonly cellOf: (url: string) => string;
   private running = 0;
   private runningPrefetch = 0;
   private batch = 0;
@@ -94,8 +110,9 @@ export class TileStore {
   ) {
     const o = typeof opts === 'number' ? { max: opts } : opts;
     this.max = o.max ?? 320;
-    this.maxInFlight = Math.max(1, o.maxInFlight ?? 4);
-    this.maxPrefetchInFlight = Math.max(1, Math.min(this.maxInFlight, o.maxPrefetchInFlight ?? 2));
+    this.maxInFlight = Math.max(1, o.maxInFlight ?? 5);
+    this.maxPrefetchInFlight = Math.max(1, Math.min(this.maxInFlight, o.maxPrefetchInFlight ?? 4));
+    this.cellOf = o.cellOf ?? tileCell;
   }
 
   bitmap(url: string): ImageBitmap | null {
@@ -200,6 +217,16 @@ export class TileStore {
       const e = this.next();
       if (!e) return;
       this.start(e);
+      // Its cell's other queued tiles of the same kind with it, while connections allow.
+      const cell = this.cellOf(e.url);
+      const mates = [...this.cache.values()]
+        .filter((m) => m.queued && m.prefetch === e.prefetch && this.cellOf(m.url) === cell)
+        .sort((a, b) => b.batch - a.batch || a.seq - b.seq);
+      for (const m of mates) {
+        if (this.running >= this.maxInFlight) break;
+        if (m.prefetch && this.runningPrefetch >= this.maxPrefetchInFlight) break;
+        this.start(m);
+      }
     }
   }
 
