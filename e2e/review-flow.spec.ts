@@ -35,6 +35,8 @@ test.describe.serial('review a revised beam proposal (browser)', () => {
   test('compares the newer issue with the older one', () => flow.compare());
   test("opens S101's overlay, steps through its changes and accepts one", () => flow.reviewS101());
   test('keeps the review after a reload', () => flow.reloadKeepsReview());
+  test('zooms a change to 1,600 % without ever showing the Loading status', () =>
+    flow.deepZoomNeverLoading());
   test('walks every change of the set, sheet by sheet, and finishes a sheet', () =>
     flow.walkTheSet());
   test('offers side-by-side, swipe and blink, the colour-blind palette and the jobs panel', () =>

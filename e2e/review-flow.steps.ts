@@ -315,6 +315,50 @@ export class ReviewFlow {
   }
 
   /**
+   * Issue 19: zooming in on a change to 1,600 % never shows the "Loading drawing…" status: while
+   * each step's deep tiles render (from the PDFs, on first request) the enlarged lower level
+   * shows. A MutationObserver counts every time the status enters the main canvas, however
+   * briefly, so the check does not depend on when it looks.
+   */
+  async deepZoomNeverLoading(): Promise<void> {
+    const page = this.page;
+    await page.keyboard.press('j');
+    await expect(page.getByTestId('change-detail')).toContainText('Change 1 of');
+    await page.waitForTimeout(400); // the 320 ms zoom animation to the change
+    await this.canvasesLoaded();
+    await page.keyboard.press('Escape'); // the selection's fill would tint the view
+    const canvas = page.getByTestId('canvas-main');
+    await page.evaluate(() => {
+      const w = window as unknown as { __loadingSeen: number };
+      w.__loadingSeen = 0;
+      const seen = () => {
+        if (document.querySelector('[data-testid="canvas-main"] .canvas-status .spinner'))
+          w.__loadingSeen++;
+      };
+      seen();
+      new MutationObserver(seen).observe(document.body, { subtree: true, childList: true });
+    });
+    const box = (await canvas.boundingBox())!;
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    const pct = () =>
+      page
+        .getByTestId('zoom-pct')
+        .textContent()
+        .then((t) => Number((t ?? '').replace(/[^0-9]/g, '')));
+    for (let i = 0; i < 8 && (await pct()) < 1600; i++) {
+      // One step: x2 (wheel factor e^(-0.0015 deltaY)).
+      await page.mouse.wheel(0, -Math.log(2) / 0.0015);
+      await expect(canvas).toHaveAttribute('data-loaded', 'true', { timeout: 60_000 });
+    }
+    expect(await pct()).toBe(1600);
+    expect(await page.evaluate(() => (window as any).__loadingSeen)).toBe(0);
+    // And back out: the coarser levels are here already.
+    await page.keyboard.press('0');
+    await page.waitForTimeout(500);
+    await this.canvasesLoaded();
+  }
+
+  /**
    * `j`/`k` walk every change of the set across sheets, `[`/`]` go sheet by sheet, Shift+A
    * finishes a sheet (with undo), and the comparison page shows the review progress.
    */

@@ -15,6 +15,14 @@ import https from 'node:https';
 import path from 'node:path';
 import sharp from 'sharp';
 import type { Browser, Page } from 'playwright-core';
+import {
+  FRAME_PROBE,
+  TILE_TIMING,
+  tileParts,
+  type FrameProbe,
+  type TileParts,
+  type TileTiming,
+} from './deep-client';
 
 export type Api = (
   origin: string,
@@ -261,6 +269,10 @@ export interface DeepResult {
   /** Per frame: drawImage calls, and whether the Loading spinner was on screen (1/0). */
   frameCalls?: number[];
   frameSpin?: number[];
+  /** deep-client.ts: per-frame probe, and the zoom steps' sharp tiles split into parts. */
+  probe?: FrameProbe;
+  parts?: TileParts[];
+  tileTiming?: TileTiming;
   screenshots: string[];
 }
 
@@ -288,6 +300,8 @@ export async function runDeepZoom(
   });
   const page = await context.newPage();
   await page.addInitScript({ content: instrument });
+  await page.addInitScript({ content: FRAME_PROBE });
+  await page.addInitScript({ content: TILE_TIMING });
   await page.addInitScript({
     content: String.raw`(() => {
       const first = {};
@@ -344,8 +358,12 @@ export async function runDeepZoom(
       ],
     });
   }
-  await page.evaluate(() => ((window as any).__bench.rec = true));
+  await page.evaluate(() => {
+    (window as any).__bench.rec = true;
+    (window as any).__frames.rec = true;
+  });
   const steps: DeepResult['steps'] = [];
+  const stepTiles: { label: string; t0: number; urls: string[] }[] = [];
   const step = async (label: string, act: () => Promise<void>) => {
     const t0: number = await page.evaluate(() => performance.now());
     await act();
@@ -356,6 +374,11 @@ export async function runDeepZoom(
     const after = Object.entries(first).filter(([, t]) => t >= t0);
     const deepest = Math.max(-1, ...after.map(([u]) => levelOf(u)));
     const lat = after.filter(([u]) => levelOf(u) === deepest).map(([, t]) => t - t0);
+    stepTiles.push({
+      label,
+      t0,
+      urls: after.filter(([u]) => levelOf(u) === deepest).map(([u]) => u),
+    });
     steps.push({
       label: `${label} (${Math.round(v.scale * 100)} %)`,
       level: deepest,
@@ -393,12 +416,37 @@ export async function runDeepZoom(
   const bench = await page.evaluate(() => {
     const x = (window as any).__bench;
     x.rec = false;
+    (window as any).__frames.rec = false;
     return {
       frames: x.frames as number[],
       frameCalls: x.frameCalls as number[],
       frameSpin: x.frameSpin as number[],
     };
   });
+  const probe: FrameProbe = await page.evaluate(() => (window as any).__frames);
+  const firstDraw: Record<string, number> = await page.evaluate(() => (window as any).__firstDraw);
+  const tileTiming: TileTiming = await page.evaluate(() => ({
+    ...(window as any).__tiles,
+    resources: performance
+      .getEntriesByType('resource')
+      .filter((e) => e.name.includes('/tiles/'))
+      .map((e) => {
+        const r = e as PerformanceResourceTiming;
+        return {
+          name: r.name,
+          startTime: r.startTime,
+          requestStart: r.requestStart,
+          responseStart: r.responseStart,
+          responseEnd: r.responseEnd,
+          connectStart: r.connectStart,
+          connectEnd: r.connectEnd,
+          nextHopProtocol: r.nextHopProtocol,
+        };
+      }),
+  }));
+  const parts = stepTiles
+    .filter((s) => s.label.includes('zoom'))
+    .flatMap((s) => tileParts(s.t0, firstDraw, s.urls, tileTiming));
   if (tracePath) await browser.stopTracing();
   if (screenshotDir) {
     for (const [mode, keyName] of [
@@ -439,6 +487,9 @@ export async function runDeepZoom(
     frames: bench.frames,
     frameCalls: bench.frameCalls,
     frameSpin: bench.frameSpin,
+    probe,
+    parts,
+    tileTiming,
     screenshots: shots,
   };
 }

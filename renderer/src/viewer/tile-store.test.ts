@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TileStore, type LoadTile, type TileOwner } from './tile-store';
+import { TileStore, tileCell, type LoadTile, type TileOwner } from './tile-store';
 
 interface Call {
   url: string;
@@ -124,5 +124,103 @@ describe('TileStore', () => {
     expect(store.failed('/t/3/0/0')).toBe(true);
     store.request('/t/3/0/0', a.owner, false);
     expect(calls).toHaveLength(1);
+  });
+
+  it('runs at most maxInFlight fetches; a landed or aborted one lets the next queued start', async () => {
+    const { calls, load } = fakeLoader();
+    const store = new TileStore(load, { maxInFlight: 3 });
+    const a = owner();
+    store.requestAll(['/t/7/0/0', '/t/7/1/0', '/t/7/2/0', '/t/7/3/0', '/t/7/4/0'], a.owner, false);
+    expect(calls.map((c) => c.url)).toEqual(['/t/7/0/0', '/t/7/1/0', '/t/7/2/0']);
+    expect(calls.every((c) => c.priority === 'high')).toBe(true);
+    expect(store.inFlight).toBe(3);
+    expect(store.loading('/t/7/4/0')).toBe(true);
+    expect(store.fetching('/t/7/4/0')).toBe(false);
+    calls[1]!.resolve(bitmap());
+    await settle();
+    expect(calls.map((c) => c.url).slice(3)).toEqual(['/t/7/3/0']);
+    // The view left 0/0 (running) and 4/0 (queued): the abort frees a connection at once, the
+    // queued one is dropped unfetched.
+    store.release(a.owner, new Set(['/t/7/2/0', '/t/7/3/0']));
+    expect(calls[0]!.signal.aborted).toBe(true);
+    expect(store.dropped).toBe(1);
+    expect(store.inFlight).toBe(2);
+    expect(calls).toHaveLength(4);
+    store.requestAll(['/t/7/5/0', '/t/7/6/0'], a.owner, false);
+    expect(calls.map((c) => c.url).slice(4)).toEqual(['/t/7/5/0']);
+    expect(store.inFlight).toBe(3);
+  });
+
+  it("starts the newest view's tiles first, in the order asked for", async () => {
+    const { calls, load } = fakeLoader();
+    const store = new TileStore(load, { maxInFlight: 2 });
+    const a = owner();
+    // A zoom step: four tiles, two start.
+    store.requestAll(['/t/8/0/0', '/t/8/1/0', '/t/8/2/0', '/t/8/3/0'], a.owner, false);
+    await settle();
+    // The next step (a later commit) before any landed; it still shows 3/0 of the last one.
+    store.requestAll(['/t/9/1/1', '/t/9/0/1', '/t/8/3/0'], a.owner, false);
+    calls[0]!.resolve(bitmap());
+    calls[1]!.resolve(bitmap());
+    await settle();
+    expect(calls.map((c) => c.url).slice(2)).toEqual(['/t/9/1/1', '/t/9/0/1']);
+    calls[2]!.resolve(bitmap());
+    await settle();
+    // Then 3/0 (asked again by the newest view), before 2/0 of the older one.
+    expect(calls[4]!.url).toBe('/t/8/3/0');
+    calls[3]!.resolve(bitmap());
+    await settle();
+    expect(calls[5]!.url).toBe('/t/8/2/0');
+  });
+
+  it('holds prefetch while tiles of a view are queued, on at most maxPrefetchInFlight fetches', async () => {
+    const { calls, load } = fakeLoader();
+    const store = new TileStore(load, { maxInFlight: 3, maxPrefetchInFlight: 1 });
+    const a = owner();
+    store.requestAll(['/t/5/0/0', '/t/5/1/0', '/t/5/2/0', '/t/5/3/0'], a.owner, false);
+    store.requestAll(['/t/5/8/8', '/t/5/9/9'], a.owner, true);
+    expect(calls.map((c) => c.url)).toEqual(['/t/5/0/0', '/t/5/1/0', '/t/5/2/0']);
+    calls[0]!.resolve(bitmap());
+    await settle();
+    // The view's last tile before any prefetch.
+    expect(calls[3]!.url).toBe('/t/5/3/0');
+    calls[1]!.resolve(bitmap());
+    await settle();
+    expect(calls[4]!.url).toBe('/t/5/8/8');
+    expect(calls[4]!.priority).toBe('low');
+    calls[2]!.resolve(bitmap());
+    await settle();
+    // One prefetch at a time, even with free connections.
+    expect(calls).toHaveLength(5);
+    expect(store.inFlight).toBe(2);
+    // A view asking for a queued prefetch tile upgrades it.
+    store.requestAll(['/t/5/9/9'], a.owner, false);
+    expect(calls[5]!.url).toBe('/t/5/9/9');
+    expect(calls[5]!.priority).toBe('high');
+  });
+
+  it("fetches a tile with its 2x2 cell's other queued tiles, as connections allow", async () => {
+    expect(tileCell('/o/tiles/8/5/7.webp?sig=1')).toBe('/o/tiles/8/2/3?sig=1');
+    expect(tileCell('/o/tiles/8/4/6.webp?sig=1')).toBe(tileCell('/o/tiles/8/5/7.webp?sig=1'));
+    expect(tileCell('/o/tiles/7/4/6.webp?sig=1')).not.toBe(tileCell('/o/tiles/8/4/6.webp?sig=1'));
+    const { calls, load } = fakeLoader();
+    const store = new TileStore(load, { maxInFlight: 5 });
+    const a = owner();
+    const t = (x: number, y: number) => `/o/tiles/8/${x}/${y}.webp?sig=1`;
+    // Nearest the centre first: (5,5) of cell (2,2), then (6,5) of cell (3,2), ...
+    store.requestAll(
+      [t(5, 5), t(6, 5), t(5, 6), t(4, 5), t(6, 6), t(4, 4), t(7, 4)],
+      a.owner,
+      false,
+    );
+    // (5,5) goes with (4,5) and (4,4), its cell's; then (6,5) with (7,4) until five run.
+    expect(calls.map((c) => c.url)).toEqual([t(5, 5), t(4, 5), t(4, 4), t(6, 5), t(7, 4)]);
+    calls[0]!.resolve(bitmap());
+    await settle();
+    // The next free connection: (5,6), then its cell's queued ones as connections free up.
+    expect(calls.map((c) => c.url).slice(5)).toEqual([t(5, 6)]);
+    calls[1]!.resolve(bitmap());
+    await settle();
+    expect(calls.map((c) => c.url).slice(6)).toEqual([t(6, 6)]);
   });
 });

@@ -9,8 +9,24 @@
 // it) is aborted, which also drops the tile's render from the service's queue if it has not
 // started. An abort is silent: no owner is told, nothing is marked failed, so it causes no state
 // update and no redraw (the tile is fetched again if a later view wants it).
+//
 
-export type TilePriority = 'low' | 'auto';
+// Fetches are scheduled here, not left to the browser: the service speaks HTTP/1.1 over its TLS,
+// so Chromium opens at most 6 connections to it and every other request (the API's JSON) waits
+// behind tiles that hold them. At most `maxInFlight` tile fetches run at once (fewer than 6: a
+// connection stays free for the API); the next one started is the most urgent queued:
+//  1. tiles of a view before prefetch (the ring around the view), which starts only when no view
+//     tile is queued and holds at most `maxPrefetchInFlight` connections;
+//  2. the newest view's tiles first (a zoom step's tiles before those of the step before, which
+//     the view may still want: a view left behind releases them);
+//  3. in the order asked for (the caller sorts: backdrop that keeps the sheet on screen, then the
+//     tiles nearest the viewport's centre);
+//  4. with the other queued tiles of its 2x2 cell of the level at once (as many as connections
+//     allow): the service renders the tiles of one cell asked for together in one render (api.md
+//     §6), and a cell's tiles asked for apart cost a render each.
+// Tiles of a view are fetched with priority 'high', prefetch with 'low'.
+
+export type TilePriority = 'high' | 'low' | 'auto';
 export type LoadTile = (
   url: string,
   priority: TilePriority,
@@ -24,10 +40,19 @@ export interface TileOwner {
 }
 
 interface TileEntry {
+  url: string;
   bitmap: ImageBitmap | null;
-  /** While loading: the fetch's controller and the owners waiting for it. */
+  /** While its fetch runs: its controller. Null while queued and once here. */
   controller: AbortController | null;
+  /** Owners waiting for it (queued or loading). */
   owners: Set<TileOwner>;
+  /** Queued: not fetched yet. */
+  queued: boolean;
+  /** Asked for only as prefetch (a view's request upgrades it). */
+  prefetch: boolean;
+  /** The request batch that last asked for it (higher: newer view), and its place in it. */
+  batch: number;
+  seq: number;
 }
 
 export async function fetchTileBitmap(
@@ -40,18 +65,55 @@ export async function fetchTileBitmap(
   return createImageBitmap(await res.blob());
 }
 
+export interface TileStoreOptions {
+  /** Decoded tiles kept: ~1 MB each (512 px RGBA); several views' worth of every layer. */
+  max?: number;
+  /** Tile fetches running at once (HTTP/1.1: 6 connections per host in Chromium). */
+  maxInFlight?: number;
+  /** Of those, prefetch fetches at most. */
+  maxPrefetchInFlight?: number;
+  /** Tiles the service renders together when asked together (default: tileCell). */
+  cellOf?: (url: string) => string;
+}
+
+/**
+ * The service's render cell of a tile URL (`…/tiles/{z}/{x}/{y}.webp?…`): its 2x2 cell of level z
+ * (api.md §6: tiles of one 2x2 cell asked for together share one render). Other URLs: their own.
+ */
+export function tileCell(url: string): string {
+  const m = /^(.*\/tiles\/)(\d+)\/(\d+)\/(\d+)(\.[a-z]+)(\?.*)?$/.exec(url);
+  if (!m) return url;
+  return `${m[1]}${m[2]}/${Number(m[3]) >> 1}/${Number(m[4]) >> 1}${m[6] ?? ''}`;
+}
+
 export class TileStore {
   /** Tiles, least recently drawn first (a draw moves its tile to the end). */
   private readonly cache = new Map<string, TileEntry>();
   private readonly failedUrls = new Set<string>();
+  private readonly max: number;
+  readonly maxInFlight: number;
+  private readonly maxPrefetchInFlight: number;
+  private readonly cellOf: (url: string) => string;
+  private running = 0;
+  private runningPrefetch = 0;
+  private batch = 0;
+  private batchOpen = false;
+  private seq = 0;
   /** Fetches aborted since the store was made (for tests and benches). */
   aborted = 0;
+  /** Queued requests dropped unfetched because no view wanted them any more. */
+  dropped = 0;
 
   constructor(
     private readonly load: LoadTile = fetchTileBitmap,
-    /** Decoded tiles kept: ~1 MB each (512 px RGBA); several views' worth of every layer. */
-    private readonly max = 320,
-  ) {}
+    opts: TileStoreOptions | number = {},
+  ) {
+    const o = typeof opts === 'number' ? { max: opts } : opts;
+    this.max = o.max ?? 320;
+    this.maxInFlight = Math.max(1, o.maxInFlight ?? 5);
+    this.maxPrefetchInFlight = Math.max(1, Math.min(this.maxInFlight, o.maxPrefetchInFlight ?? 4));
+    this.cellOf = o.cellOf ?? tileCell;
+  }
 
   bitmap(url: string): ImageBitmap | null {
     return this.cache.get(url)?.bitmap ?? null;
@@ -65,9 +127,20 @@ export class TileStore {
     return this.failedUrls.has(url);
   }
 
+  /** Asked for and not here yet (queued or on its way). */
   loading(url: string): boolean {
     const e = this.cache.get(url);
     return !!e && !e.bitmap;
+  }
+
+  /** Its fetch is running (not only queued). */
+  fetching(url: string): boolean {
+    return !!this.cache.get(url)?.controller;
+  }
+
+  /** Tile fetches running now. */
+  get inFlight(): number {
+    return this.running;
   }
 
   /** Marks a tile as just drawn (moves it to the end of the eviction order). */
@@ -80,18 +153,102 @@ export class TileStore {
 
   /** Starts loading `url` for `owner` unless it is here, failed, or on its way (then waits too). */
   request(url: string, owner: TileOwner, prefetch: boolean): void {
-    if (this.failedUrls.has(url)) return;
-    const have = this.cache.get(url);
-    if (have) {
-      if (!have.bitmap) have.owners.add(owner);
-      return;
+    this.requestAll([url], owner, prefetch);
+  }
+
+  /**
+   * Asks for `urls`, most urgent first, for `owner`. Requests made in one task (one React commit's
+   * effects) form one batch, newer than every batch before.
+   */
+  requestAll(urls: readonly string[], owner: TileOwner, prefetch: boolean): void {
+    if (!this.batchOpen) {
+      this.batch++;
+      this.batchOpen = true;
+      queueMicrotask(() => (this.batchOpen = false));
     }
+    for (const url of urls) {
+      if (this.failedUrls.has(url)) continue;
+      const have = this.cache.get(url);
+      if (have) {
+        if (have.bitmap) continue;
+        have.owners.add(owner);
+        if (have.queued) {
+          // Still wanted, by the newest view: its turn moves up.
+          if (!prefetch) have.prefetch = false;
+          if (!prefetch || have.prefetch) {
+            have.batch = this.batch;
+            have.seq = this.seq++;
+          }
+        }
+        continue;
+      }
+      this.cache.set(url, {
+        url,
+        bitmap: null,
+        controller: null,
+        owners: new Set([owner]),
+        queued: true,
+        prefetch,
+        batch: this.batch,
+        seq: this.seq++,
+      });
+    }
+    this.pump();
+  }
+
+  /** The most urgent queued tile that may start now, if any. */
+  private next(): TileEntry | null {
+    let best: TileEntry | null = null;
+    let bestPrefetch: TileEntry | null = null;
+    const before = (a: TileEntry, b: TileEntry | null) =>
+      !b || a.batch > b.batch || (a.batch === b.batch && a.seq < b.seq);
+    for (const e of this.cache.values()) {
+      if (!e.queued) continue;
+      if (!e.prefetch) {
+        if (before(e, best)) best = e;
+      } else if (before(e, bestPrefetch)) bestPrefetch = e;
+    }
+    if (best) return best;
+    return this.runningPrefetch < this.maxPrefetchInFlight ? bestPrefetch : null;
+  }
+
+  private pump(): void {
+    while (this.running < this.maxInFlight) {
+      const e = this.next();
+      if (!e) return;
+      this.start(e);
+      // Its cell's other queued tiles of the same kind with it, while connections allow.
+      const cell = this.cellOf(e.url);
+      const mates = [...this.cache.values()]
+        .filter((m) => m.queued && m.prefetch === e.prefetch && this.cellOf(m.url) === cell)
+        .sort((a, b) => b.batch - a.batch || a.seq - b.seq);
+      for (const m of mates) {
+        if (this.running >= this.maxInFlight) break;
+        if (m.prefetch && this.runningPrefetch >= this.maxPrefetchInFlight) break;
+        this.start(m);
+      }
+    }
+  }
+
+  private start(entry: TileEntry): void {
+    const { url } = entry;
     const controller = new AbortController();
-    const entry: TileEntry = { bitmap: null, controller, owners: new Set([owner]) };
-    this.cache.set(url, entry);
-    // Prefetched tiles yield to the tiles of the view (browser fetch priority).
-    this.load(url, prefetch ? 'low' : 'auto', controller.signal).then(
+    const prefetch = entry.prefetch;
+    entry.queued = false;
+    entry.controller = controller;
+    this.running++;
+    if (prefetch) this.runningPrefetch++;
+    let counted = true;
+    const finish = () => {
+      if (!counted) return;
+      counted = false;
+      this.running--;
+      if (prefetch) this.runningPrefetch--;
+    };
+    controller.signal.addEventListener('abort', finish);
+    this.load(url, prefetch ? 'low' : 'high', controller.signal).then(
       (bitmap) => {
+        finish();
         if (this.cache.get(url) !== entry || controller.signal.aborted) {
           bitmap.close();
           return;
@@ -101,23 +258,26 @@ export class TileStore {
         const owners = [...entry.owners];
         entry.owners.clear();
         this.evict();
+        this.pump();
         for (const o of owners) o.landed(url);
       },
       () => {
+        finish();
         // Aborted (the view left the tile) or replaced: nobody is told, nothing is marked.
         if (this.cache.get(url) !== entry || controller.signal.aborted) return;
         this.cache.delete(url);
         this.failedUrls.add(url);
         const owners = [...entry.owners];
         entry.owners.clear();
+        this.pump();
         for (const o of owners) o.failed(url);
       },
     );
   }
 
   /**
-   * `owner` wants only the tiles in `keep` now (none when null: it is going away). A fetch of a
-   * tile left that no other owner waits for is aborted and forgotten.
+   * `owner` wants only the tiles in `keep` now (none when null: it is going away). A tile left
+   * that no other owner waits for is forgotten: its fetch aborted, or its queued request dropped.
    */
   release(owner: TileOwner, keep: ReadonlySet<string> | null): void {
     for (const [url, e] of this.cache) {
@@ -125,9 +285,12 @@ export class TileStore {
       e.owners.delete(owner);
       if (e.owners.size > 0) continue;
       this.cache.delete(url);
-      e.controller?.abort();
-      this.aborted++;
+      if (e.controller) {
+        e.controller.abort();
+        this.aborted++;
+      } else this.dropped++;
     }
+    this.pump();
   }
 
   /**

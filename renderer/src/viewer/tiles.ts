@@ -207,3 +207,102 @@ export function backdropToDraw(
   if (missing.length === 0) return [];
   return backdrop.filter((b) => missing.some((m) => overlaps(b.rect, m.rect)));
 }
+
+/**
+ * `tiles` nearest the viewport's centre first (tile centres, in the pyramid's pixels): the order
+ * they are fetched in, so the middle of the view sharpens first.
+ */
+export function nearestCentreFirst(
+  tiles: readonly TileRef[],
+  view: View,
+  viewport: Size,
+): TileRef[] {
+  const r = visibleWorldRect(view, viewport);
+  const cx = r.x + r.width / 2;
+  const cy = r.y + r.height / 2;
+  const d = (t: TileRef) =>
+    (t.rect.x + t.rect.width / 2 - cx) ** 2 + (t.rect.y + t.rect.height / 2 - cy) ** 2;
+  return [...tiles].sort((a, b) => d(a) - d(b));
+}
+
+/** The tiles a tiled layer wants for a view (`view` in the pyramid's pixels). */
+export interface WantedTiles {
+  /** Coarser tiles drawn under missing ones (coarsest first). */
+  backdrop: TileRef[];
+  /** The view's level, nearest the viewport's centre first. */
+  current: TileRef[];
+  /** Prefetch: the ring around the view at its level, nearest first. */
+  ring: TileRef[];
+  /** backdrop + current: asked for at once, in this order. */
+  all: TileRef[];
+  /** Every URL the layer still wants (all + ring): fetches of others are released. */
+  keep: Set<string>;
+  /** current covers the whole view (not capped). */
+  complete: boolean;
+}
+
+/**
+ * Backdrops keep the sheet on screen while finer tiles load, coarsest drawn first: a level three
+ * down, at most the image's own resolution (always asked for: cut from the stored image, never
+ * rendered from the PDF, and usually here already), and the levels between it and this one where
+ * their tiles are here already (the level zoomed in from) — so a deep tile still rendering shows
+ * the enlarged level above it, never paper.
+ */
+export function wantedTiles(
+  view: View,
+  viewport: Size,
+  pyramid: TilePyramid,
+  dpr: number,
+  isReady: (t: TileRef) => boolean,
+  maxCurrent = 400,
+): WantedTiles {
+  const z = levelForScale(view.scale, pyramid, dpr);
+  const min = pyramid.min_level ?? 0;
+  const coarse = Math.max(min, Math.min(z - 3, nativeLevel(pyramid)));
+  const backdrop: TileRef[] = [];
+  for (let bz = coarse; bz < z; bz++) {
+    const ts = tilesForView(view, viewport, pyramid, dpr, 64, bz);
+    backdrop.push(...(bz === coarse ? ts : ts.filter((t) => isReady(t))));
+  }
+  const listed = tilesForView(view, viewport, pyramid, dpr, maxCurrent, z);
+  const current = nearestCentreFirst(listed, view, viewport);
+  const ring = nearestCentreFirst(
+    ringAroundView(view, viewport, pyramid, dpr, z, 1, 32),
+    view,
+    viewport,
+  );
+  const all = [...backdrop, ...current];
+  const keep = new Set([...all, ...ring].map((t) => t.url));
+  return { backdrop, current, ring, all, keep, complete: listed.length < maxCurrent };
+}
+
+/** 'refining': sharper tiles on their way over a view that coarser tiles already cover. */
+export type LayerLoad = 'loading' | 'refining' | 'ready' | 'failed';
+
+const contains = (outer: BBox, inner: BBox) =>
+  outer.x <= inner.x + 0.5 &&
+  outer.y <= inner.y + 0.5 &&
+  outer.x + outer.width >= inner.x + inner.width - 0.5 &&
+  outer.y + outer.height >= inner.y + inner.height - 0.5;
+
+/**
+ * A tiled layer's state, what the canvas's `data-loaded` and its "Loading drawing…" status follow:
+ * 'ready' once every wanted tile is here (or failed); 'refining' while the view's missing tiles
+ * all lie under ready tiles of a coarser level (the enlarged level shows: no Loading status);
+ * 'loading' only where some part of the view has nothing to show.
+ */
+export function layerLoad(
+  w: Pick<WantedTiles, 'backdrop' | 'current' | 'all'>,
+  isReady: (t: TileRef) => boolean,
+  failed: (t: TileRef) => boolean,
+): LayerLoad {
+  const here = (t: TileRef) => failed(t) || isReady(t);
+  const pending = w.all.filter((t) => !here(t)).length;
+  if (pending === 0) return 'ready';
+  // Every missing tile of the view under a ready coarser one (or none missing: only a backdrop is
+  // on its way under a view its own tiles already show).
+  const covered = w.current
+    .filter((t) => !here(t))
+    .every((m) => w.backdrop.some((b) => isReady(b) && contains(b.rect, m.rect)));
+  return covered ? 'refining' : 'loading';
+}
