@@ -2,6 +2,7 @@
 //   node --import tsx bench/compare/bench-compare.ts [--dpi 200,300] [--runs 3] [--out /tmp/blueline-bench-compare]
 //     [--before <run-ours bundle of an older commit>]  (adds its one-thread and pre-aligned rows,
 //     interleaved: before/after in one session; build it with esbuild from a `git worktree` of that commit)
+//     [--before-service <run-service bundle of an older commit>]  (adds its service block compare row)
 // Every tool runs in its own child process under /usr/bin/time -v (wall clock and peak RSS of that
 // process); our runners are bundled with esbuild first so tsx's start-up compile is not measured.
 // odiff and pixelmatch get the pre-aligned pair (a plain pixel diff); ours gets the shifted/scaled pair
@@ -22,6 +23,7 @@ const arg = (name: string, def: string): string => {
 };
 const dpis = arg('dpi', '200,300').split(',').map(Number);
 const before = arg('before', '');
+const beforeService = arg('before-service', '');
 const runs = Number(arg('runs', '3'));
 const outDir = arg('out', path.join(os.tmpdir(), 'blueline-bench-compare'));
 const buildDir = path.join(repo, 'node_modules/.cache/blueline-bench-compare');
@@ -48,6 +50,8 @@ function bundle(entry: string): string {
 
 interface Run {
   wall_ms: number;
+  /** User + system time of the whole process (/usr/bin/time), all threads. */
+  cpu_ms: number;
   rss_mb: number;
   json?: Record<string, unknown>;
 }
@@ -62,7 +66,10 @@ function timed(cmd: string, args: string[], env?: Record<string, string>): Run {
   const err = r.stderr ?? '';
   const wall = /Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)/.exec(err)?.[1];
   const rss = /Maximum resident set size \(kbytes\): (\d+)/.exec(err)?.[1];
-  if (!wall || !rss) throw new Error(`no /usr/bin/time output for ${cmd}: ${err.slice(-2000)}`);
+  const user = /User time \(seconds\): (\S+)/.exec(err)?.[1];
+  const sys = /System time \(seconds\): (\S+)/.exec(err)?.[1];
+  if (!wall || !rss || !user || !sys)
+    throw new Error(`no /usr/bin/time output for ${cmd}: ${err.slice(-2000)}`);
   const parts = wall.split(':').map(Number);
   const sec = parts.reduce((acc, p) => acc * 60 + p, 0);
   const line = (r.stdout ?? '').trim().split('\n').pop() ?? '';
@@ -72,7 +79,12 @@ function timed(cmd: string, args: string[], env?: Record<string, string>): Run {
   } catch {
     json = undefined;
   }
-  return { wall_ms: sec * 1000, rss_mb: Number(rss) / 1024, json };
+  return {
+    wall_ms: sec * 1000,
+    cpu_ms: (Number(user) + Number(sys)) * 1000,
+    rss_mb: Number(rss) / 1024,
+    json,
+  };
 }
 
 /** Median of each phase over the runs (in the order the phases first appear). */
@@ -194,6 +206,22 @@ for (const dpi of dpis) {
       cmd: process.execPath,
       args: [service, p.base, p.rev, path.join(outDir, `ours_service_${dpi}.png`)],
     },
+    // The older commit's service row (--before-service: its run-service.ts bundle), in the same rounds.
+    ...(beforeService
+      ? [
+          {
+            name: 'blueline service block compare, 5 images (3rd in one process, before)',
+            pair: 'shifted+scaled',
+            cmd: process.execPath,
+            args: [
+              beforeService,
+              p.base,
+              p.rev,
+              path.join(outDir, `ours_service_before_${dpi}.png`),
+            ],
+          },
+        ]
+      : []),
     {
       // The same path, the first compare of a process that has done what a service pool worker
       // does when it starts (the boot-time detach and the worker warm-up; run-service.ts).
@@ -273,6 +301,10 @@ for (const dpi of dpis) {
       )
         .map(([k, v]) => `${k} ${v.toFixed(0)}`)
         .join(', ')}; in-process min ${Math.min(...inproc).toFixed(0)}`;
+      // CPU time of the timed compare, all threads (run-service.ts' cpu_ms), when the runner gives it.
+      const cpu = rs.map((r) => Number(r.json?.cpu_ms ?? NaN));
+      if (cpu.every(Number.isFinite))
+        notes += `; timed compare's CPU (all threads) median ${median(cpu).toFixed(0)} ms`;
       // The warm row: wall is the whole process (three compares); in-process ms is the third one's.
       const earlier = rs.map((r) => r.json?.earlier_ms as number[] | undefined);
       if (earlier.every((e) => Array.isArray(e)))
@@ -282,14 +314,17 @@ for (const dpi of dpis) {
       results.push({ dpi, tool: t.name, err, last });
     } else if (last) {
       const ph = last.phases as Record<string, number>;
-      notes = `${last.diff_px} px differ; phases ${Object.entries(ph)
+      notes = `${last.diff_px} px differ; process CPU median ${median(rs.map((r) => r.cpu_ms)).toFixed(0)} ms; phases ${Object.entries(
+        ph,
+      )
         .map(([k, v]) => `${k} ${v.toFixed(0)}`)
         .join(', ')}`;
-    }
+    } else notes = `process CPU median ${median(rs.map((r) => r.cpu_ms)).toFixed(0)} ms`;
     results.push({
       dpi,
       tool: t.name,
       walls,
+      cpu_ms: rs.map((r) => r.cpu_ms),
       rss_mb: rs.map((r) => r.rss_mb),
       inproc,
       phases: rs.map((r) => r.json?.phases ?? null),

@@ -1,5 +1,6 @@
 // Kept arrays handed out without zeroing (CompareBuffers.bytesToOverwrite / wordsToOverwrite: aligned
-// B, the combined overlay's inked-word list, the ink masks when the SIMD packer writes them whole): a
+// B, the combined overlay's inked-word list, the ink masks when the SIMD packer writes them whole, the
+// changed masks when the SIMD diff writes them whole): a
 // compare into buffers full of another compare's (or junk) values gives the same images and regions as
 // one into fresh arrays, with the SIMD packer and with the JS one (which skips paper words).
 import { describe, expect, it } from 'vitest';
@@ -35,7 +36,7 @@ describe('CompareBuffers arrays to overwrite', () => {
       transform: [1, 0, 2.4, 0, 1, -3.2] as [number, number, number, number, number, number],
       images: [...IMAGE_KINDS],
     };
-    const slots = ['aligned_b', 'overlay.inked'];
+    const slots = ['aligned_b', 'overlay.inked', 'added', 'removed'];
     for (const side of ['a.', 'b.'])
       for (const p of ['weak', 'strong', 'pale']) slots.push(side + p);
     for (const [x, y, simd] of [
@@ -54,6 +55,8 @@ describe('CompareBuffers arrays to overwrite', () => {
       expect(kept.regions).toEqual(plain.regions);
       expect(kept.stats).toEqual(plain.stats);
       expect(kept.diff.added).toEqual(plain.diff.added);
+      expect(kept.diff.removed).toEqual(plain.diff.removed);
+      expect(kept.diff.added.some((v) => v !== 0)).toBe(true);
     }
     maskKernels.simd = true;
   });

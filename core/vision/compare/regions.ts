@@ -461,8 +461,8 @@ export function findLayerRegions(d: DiffResult, opts: RegionOptions = {}): Chang
     const find = (i: number): number => (parent[i] === i ? i : (parent[i] = find(parent[i]!)));
     const boxOf = out.map((r) => r.bbox);
     const styleOf = new Map<number, ChangeRegion[]>();
-    /** Changed pixels of the geometry regions in i's group. */
-    const groupPx = (i: number) => out.reduce((n, r, k) => (find(k) === i ? n + r.area_px : n), 0);
+    /** Changed pixels of the geometry regions in each group, at its root (summed as groups join). */
+    const groupPx = out.map((r) => r.area_px);
     for (const s of styles) {
       // Absorbed only when it lies mostly within the geometry it touches (the joined box at most 1.5
       // times the box of those regions, and within the largest region allowed); a sliver touching
@@ -474,7 +474,7 @@ export function findLayerRegions(d: DiffResult, opts: RegionOptions = {}): Chang
       if (touched.length > 0) {
         const u = touched.map((i) => boxOf[i]!).reduce(unionBox);
         const j = unionBox(u, s.bbox);
-        const geomPx = touched.reduce((n, i) => n + groupPx(i), 0);
+        const geomPx = touched.reduce((n, i) => n + groupPx[i]!, 0);
         // Several are joined along a line only: a sliver (at most SLIVER_PX thick) and the pieces of
         // a line drawn across old ones make a joined box as thin as the line (at most 3 times the
         // sliver's thickness, or SLIVER_PX), and the sliver has fewer pixels than they do — a whole level line
@@ -487,7 +487,10 @@ export function findLayerRegions(d: DiffResult, opts: RegionOptions = {}): Chang
           (touched.length === 1 || (s.area_px <= geomPx && Math.min(j.width, j.height) <= thin))
         ) {
           const root = touched[0]!;
-          for (const i of touched.slice(1)) parent[i] = root;
+          for (const i of touched.slice(1)) {
+            parent[i] = root;
+            groupPx[root] = groupPx[root]! + groupPx[i]!;
+          }
           boxOf[root] = j;
           styleOf.set(root, [...touched.flatMap((i) => styleOf.get(i) ?? []), s]);
           continue;
