@@ -22,7 +22,8 @@
 //   deep   (issue 19, not in the default list) the beam proposal pair compared and S101's overlay
 //          zoomed to 1,600 % at three places: zoom step → sharp tile on screen, frame times
 //          while tiles land, tile cache on disk (deep-zoom.ts). `--screenshots <dir>` also saves
-//          the new column at 100 / 800 / 1,600 % in Overlay and New modes.
+//          the new column at 100 / 800 / 1,600 % in Overlay and New modes. `--server-trace`
+//          also prints the service's breakdown of each deep tile (server-trace.ts).
 // Goals: issue 5 median frame < 16 ms and no frame > 100 ms; issue 18 (whole-sheet view and the
 // new overlays) none > 50 ms. Deep pass (issue 19):
 // zoom step → sharp tile p95 < 250 ms, frames median < 16 ms and none > 50 ms.
@@ -45,6 +46,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { makeSheetPng, SHEET_DPI, SHEET_H, SHEET_W } from './make-sheet';
 import { prepareBeamPair, runDeepZoom, tileCacheOnDisk } from './deep-zoom';
+import { collectServerTrace, printServerTrace } from './server-trace';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const argv = process.argv.slice(2);
@@ -61,6 +63,8 @@ const KEEP = argv.includes('--keep');
 const SCREENSHOTS = arg('screenshots') ?? null;
 /** Deep pass: record a Chromium trace of the measured session and summarise its main thread. */
 const DEEP_TRACE = argv.includes('--deep-trace');
+/** The service's own breakdown of deep tiles (server-trace.ts). */
+const SERVER_TRACE = argv.includes('--server-trace');
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const BASE_ARGS = [
   '--no-sandbox',
@@ -986,7 +990,9 @@ function printDeepTrace(file: string) {
 
 /** The deep-zoom pass on its own service (deep-zoom.ts). */
 async function deepMain(web: string, load0: number[]) {
+  if (SERVER_TRACE) process.env.BLUELINE_TILE_TRACE = '1';
   const svc = await startService(web);
+  const serverTrace = SERVER_TRACE ? collectServerTrace(svc.child) : null;
   const stop = () => {
     if (svc.child.exitCode === null) svc.child.kill('SIGTERM');
   };
@@ -1049,9 +1055,15 @@ async function deepMain(web: string, load0: number[]) {
     );
     for (const s of r.screenshots) console.log(`screenshot ${s}`);
     if (DEEP_TRACE) printDeepTrace(path.join(WORK, 'trace-deep.json'));
+    const server = serverTrace ? printServerTrace(serverTrace) : undefined;
+    if (serverTrace)
+      writeFileSync(
+        path.join(WORK, 'server-trace.jsonl'),
+        serverTrace.map((e) => JSON.stringify(e)).join('\n'),
+      );
     writeFileSync(
       path.join(WORK, 'deep-result.json'),
-      JSON.stringify({ when: new Date().toISOString(), ...r, disk }, null, 2),
+      JSON.stringify({ when: new Date().toISOString(), ...r, disk, server }, null, 2),
     );
   } finally {
     stop();

@@ -7,7 +7,7 @@ import { LocalObjectStore } from '../blobs/local-object-store';
 import { imageTileKey } from '../blobs/keys';
 import type { PageKind } from '../vision/input/pdfium.adapter';
 import type { OverlayTilesArgs, PageSource, TileCut } from '../vision/tiles/deep-tiles';
-import { TileService, type DeepTileRenderer } from './tiles.service';
+import { TileService, type DeepTileRenderer, type TileTraceEvent } from './tiles.service';
 import type { DeepSource } from './tiles-source';
 
 // The tile service's levels: the stored image up to native_zoom, deeper levels from the renderer
@@ -58,7 +58,7 @@ function fakeRenderer(kind: PageKind) {
   return { renderer, calls };
 }
 
-async function service(kind: PageKind) {
+async function service(kind: PageKind, trace?: (e: TileTraceEvent) => void) {
   // A 1100 x 700 image: native_zoom 2 (1100 / 512 → 4 tiles wide at level 2).
   await store.put(
     SHEET,
@@ -76,6 +76,7 @@ async function service(kind: PageKind) {
     resolve: async (key) => sources[key] ?? null,
     renderer: fake.renderer,
     cacheMaxBytes: 1e9,
+    ...(trace ? { trace } : {}),
   });
   return { tiles, ...fake };
 }
@@ -232,5 +233,49 @@ describe('TileService levels', () => {
     await until(3);
     held[2]!.release();
     expect(await d).toBe(imageTileKey(SHEET, 6, 4, 7));
+  });
+
+  it('traced, it reports each deep tile request and render with the worker timings', async () => {
+    const events: TileTraceEvent[] = [];
+    const { tiles, renderer } = await service('vector', (e) => events.push(e));
+    const original = renderer.page;
+    const worker = {
+      startedAt: Date.now(),
+      totalMs: 12,
+      cpuMs: 10,
+      steps: { render: 8, encode: 4 },
+    };
+    renderer.page = async (args, signal, onTimings) => {
+      onTimings?.(worker);
+      return original(args, signal);
+    };
+    // Native tiles are not reported; deep ones are, rendered or found stored.
+    await tiles.tileKey(SHEET, 2, 0, 0);
+    await Promise.all([tiles.tileKey(SHEET, 6, 2, 4), tiles.tileKey(SHEET, 6, 3, 4)]);
+    await tiles.tileKey(SHEET, 6, 2, 4);
+    await new Promise((r) => setImmediate(r));
+    const regions = events.filter((e) => e.ev === 'region');
+    expect(regions).toHaveLength(1);
+    const r = regions[0]!;
+    if (r.ev !== 'region') throw new Error('not a region');
+    expect(r).toMatchObject({ image: SHEET, z: 6, kind: 'page', worker });
+    expect(r.tiles).toEqual([
+      [2, 4],
+      [3, 4],
+    ]);
+    expect(r.at).toBeLessThanOrEqual(r.queued);
+    expect(r.queued).toBeLessThanOrEqual(r.returned);
+    expect(r.returned).toBeLessThanOrEqual(r.end);
+    const t = events.filter((e) => e.ev === 'tile');
+    expect(t.map((e) => e.ev === 'tile' && [e.x, e.y, e.stored, e.cancelled])).toEqual([
+      [2, 4, false, false],
+      [3, 4, false, false],
+      [2, 4, true, false],
+    ]);
+    expect(t[0]).toMatchObject({ key: imageTileKey(SHEET, 6, 2, 4), z: 6 });
+    // The HTTP side is reported by the route through traceServed.
+    expect(tiles.traced).toBe(true);
+    tiles.traceServed(imageTileKey(SHEET, 6, 2, 4), 6, 1, 200);
+    expect(events.at(-1)).toMatchObject({ ev: 'served', z: 6, at: 1, status: 200 });
   });
 });

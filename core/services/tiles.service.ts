@@ -15,6 +15,7 @@ import {
 } from '../vision/tiles/tiles.adapter';
 import type { OverlayTilesArgs, PageSource, TileCut } from '../vision/tiles/deep-tiles';
 import type { PageKind } from '../vision/input/pdfium.adapter';
+import type { DeepTimings } from '../vision/tiles/deep-timings';
 import type { DeepSource } from './tiles-source';
 import { TileCache } from './tile-cache';
 
@@ -35,15 +36,60 @@ export interface DeepTileRenderer {
   kind(source: PageSource): Promise<PageKind>;
   /**
    * Tiles of one level of a page (`cuts` in pixels of its raster at `scale`), WebP in their order.
-   * `signal`: nobody waits for them any more; a render not yet started is dropped.
+   * `signal`: nobody waits for them any more; a render not yet started is dropped. `onTimings`:
+   * told where the render's time went in the worker, when it ran.
    */
   page(
     args: { source: PageSource; scale: number; cuts: TileCut[] },
     signal?: AbortSignal,
+    onTimings?: (t: DeepTimings) => void,
   ): Promise<Uint8Array[]>;
   /** Tiles of one level of an overlay image, WebP in the order of `args.tiles`. */
-  overlay(args: OverlayTilesArgs, signal?: AbortSignal): Promise<Uint8Array[]>;
+  overlay(
+    args: OverlayTilesArgs,
+    signal?: AbortSignal,
+    onTimings?: (t: DeepTimings) => void,
+  ): Promise<Uint8Array[]>;
 }
+
+/**
+ * What the tile service reports when traced (TileServiceOptions.trace; `blueline serve` with
+ * BLUELINE_TILE_TRACE=1 prints each as a `tile-trace {json}` line; bench/viewer --server-trace
+ * sums them). Times are epoch ms.
+ *  - `tile`: one request for a tile past native_zoom: when it came, when its tile was stored (or
+ *    found stored: `stored`), and whether it was cancelled.
+ *  - `region`: one deep render: the tiles it made, when it was asked for (the first tile's request),
+ *    when it was handed to the pool (after gathering), the worker's timings (DeepTimings: started,
+ *    total, CPU, steps), when the pool returned it and when its tiles were stored.
+ *  - `served`: the HTTP side of a deep tile's request: when it came and when its answer was sent.
+ */
+export type TileTraceEvent =
+  | {
+      ev: 'tile';
+      key: string;
+      image: string;
+      z: number;
+      x: number;
+      y: number;
+      at: number;
+      end: number;
+      stored: boolean;
+      cancelled: boolean;
+    }
+  | {
+      ev: 'region';
+      image: string;
+      z: number;
+      kind: string;
+      /** The tiles made ([x, y]). */
+      tiles: [number, number][];
+      at: number;
+      queued: number;
+      returned: number;
+      end: number;
+      worker: DeepTimings | null;
+    }
+  | { ev: 'served'; key: string; z: number; at: number; end: number; status: number };
 
 /**
  * Deep tiles are rendered up to REGION x REGION tiles of a level at a time (a cell of that size on
@@ -58,6 +104,8 @@ export const REGION_GATHER_MS = 4;
 interface RegionJob extends Rendering {
   tiles: Set<string>;
   started: boolean;
+  /** When its first tile was asked for (epoch ms). */
+  at: number;
 }
 
 /** A tile being made, shared by every request for it (TileService.tileKey). */
@@ -84,6 +132,8 @@ export interface TileServiceOptions {
   cacheMaxBytes?: number;
   /** Decoded stored images kept for cutting tiles. Default 3. */
   maxDecoded?: number;
+  /** Told where deep tiles' time goes (TileTraceEvent); off when absent. */
+  trace?: (e: TileTraceEvent) => void;
 }
 
 interface Described {
@@ -141,12 +191,14 @@ export class TileService {
   ): Promise<string> {
     signal?.throwIfAborted();
     void this.cache.load();
+    const at = Date.now();
     const key = imageTileKey(imageKey, z, x, y);
     // A tile being made is joined at once (before any await: a request cancelled right after
     // arriving never leaves the render to others by mistake).
     let job = this.rendering.get(key);
     if (!job && (await this.objects.stat(key))) {
       this.cache.touch(key);
+      this.traceTile(imageKey, z, x, y, at, true, false);
       return key;
     }
     job ??= this.rendering.get(key);
@@ -177,11 +229,50 @@ export class TileService {
     signal?.addEventListener('abort', leave, { once: true });
     try {
       await shared.done;
+    } catch (e) {
+      this.traceTile(imageKey, z, x, y, at, false, signal?.aborted === true);
+      throw e;
     } finally {
       signal?.removeEventListener('abort', leave);
       leave();
     }
+    this.traceTile(imageKey, z, x, y, at, false, false);
     return key;
+  }
+
+  /** Reports a request for a deep tile (TileTraceEvent `tile`) when traced. */
+  private traceTile(
+    image: string,
+    z: number,
+    x: number,
+    y: number,
+    at: number,
+    stored: boolean,
+    cancelled: boolean,
+  ): void {
+    const trace = this.opts.trace;
+    if (!trace) return;
+    const d = this.described.get(image);
+    // Only deep tiles (past the stored image's own resolution): those are the ones rendered.
+    if (!d) return;
+    void d.then(
+      (desc) => {
+        if (z <= tileGeometry(desc.width, desc.height).nativeZoom) return;
+        const key = imageTileKey(image, z, x, y);
+        trace({ ev: 'tile', key, image, z, x, y, at, end: Date.now(), stored, cancelled });
+      },
+      () => undefined,
+    );
+  }
+
+  /** Reports the HTTP side of a tile's request (TileTraceEvent `served`) when traced. */
+  traceServed(key: string, z: number, at: number, status: number): void {
+    this.opts.trace?.({ ev: 'served', key, z, at, end: Date.now(), status });
+  }
+
+  /** Whether the service reports where tiles' time goes (TileServiceOptions.trace). */
+  get traced(): boolean {
+    return this.opts.trace !== undefined;
   }
 
   private async render(
@@ -243,12 +334,13 @@ export class TileService {
         cancel,
         tiles: new Set(),
         started: false,
+        at: Date.now(),
         done: new Promise<void>((r) => setTimeout(r, REGION_GATHER_MS))
           .then(() => {
             made.started = true;
             cancel.signal.throwIfAborted();
             const tiles = [...made.tiles].map((t) => t.split(',').map(Number) as [number, number]);
-            return this.renderRegion(imageKey, source, g, z, tiles, cancel.signal);
+            return this.renderRegion(imageKey, source, g, z, tiles, cancel.signal, made.at);
           })
           .finally(() => {
             if (this.regions.get(rkey) === made) this.regions.delete(rkey);
@@ -300,7 +392,11 @@ export class TileService {
     z: number,
     xy: [number, number][],
     signal: AbortSignal,
+    at: number,
   ): Promise<void> {
+    const queued = Date.now();
+    let worker: DeepTimings | null = null;
+    const onTimings = (t: DeepTimings) => (worker = t);
     const tiles: { x: number; y: number; cut: TileCut }[] = [];
     let scale = 1;
     for (const [x, y] of xy.sort((p, q) => p[1] - q[1] || p[0] - q[0])) {
@@ -324,6 +420,7 @@ export class TileService {
           })),
         },
         signal,
+        onTimings,
       );
     } else {
       webps = await r.overlay(
@@ -338,11 +435,25 @@ export class TileService {
           kind: source.imageKind,
         },
         signal,
+        onTimings,
       );
     }
+    const returned = Date.now();
     await Promise.all(
       tiles.map((t, i) => this.store(imageTileKey(imageKey, z, t.x, t.y), webps[i]!)),
     );
+    this.opts.trace?.({
+      ev: 'region',
+      image: imageKey,
+      z,
+      kind: source.kind === 'page' ? 'page' : source.imageKind,
+      tiles: tiles.map((t) => [t.x, t.y]),
+      at,
+      queued,
+      returned,
+      end: Date.now(),
+      worker,
+    });
   }
 
   /** The pyramid: with deep levels when `deep` is asked about and the image's pages are vector. */
