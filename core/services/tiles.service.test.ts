@@ -7,7 +7,13 @@ import { LocalObjectStore } from '../blobs/local-object-store';
 import { imageTileKey } from '../blobs/keys';
 import type { PageKind } from '../vision/input/pdfium.adapter';
 import type { OverlayTilesArgs, PageSource, TileCut } from '../vision/tiles/deep-tiles';
-import { TileService, type DeepTileRenderer, type TileTraceEvent } from './tiles.service';
+import {
+  MAX_REGION_TILES,
+  regionsOf,
+  TileService,
+  type DeepTileRenderer,
+  type TileTraceEvent,
+} from './tiles.service';
 import type { DeepSource } from './tiles-source';
 
 // The tile service's levels: the stored image up to native_zoom, deeper levels from the renderer
@@ -101,26 +107,27 @@ describe('TileService levels', () => {
       height,
     });
     expect(calls.page).toEqual([{ source: page, scale: 16, cuts: [at(1536, 1024)] }]);
-    // Tiles of one 2 x 2 cell of the level asked for together are rendered in one call (in rows),
-    // and each is stored.
+    // Tiles of the level asked for together are rendered as regions of neighbours, one call each
+    // (regionsOf: two here, by rows, each in rows), and each is stored; no other tile is made.
     await Promise.all([
       tiles.tileKey(SHEET, 6, 3, 5),
       tiles.tileKey(SHEET, 6, 2, 5),
-      tiles.tileKey(SHEET, 6, 2, 4),
+      tiles.tileKey(SHEET, 6, 3, 6),
+      tiles.tileKey(SHEET, 6, 2, 6),
     ]);
-    expect(calls.page[1]).toEqual({
-      source: page,
-      scale: 16,
-      cuts: [at(1024, 2048), at(1024, 2560), at(1536, 2560)],
-    });
+    expect(calls.page.slice(1)).toEqual([
+      { source: page, scale: 16, cuts: [at(1024, 2560), at(1536, 2560)] },
+      { source: page, scale: 16, cuts: [at(1024, 3072), at(1536, 3072)] },
+    ]);
     for (const [x, y] of [
-      [2, 4],
       [2, 5],
       [3, 5],
+      [2, 6],
+      [3, 6],
     ] as const)
       expect(await store.stat(imageTileKey(SHEET, 6, x, y))).toBeTruthy();
     expect(await store.stat(imageTileKey(SHEET, 6, 3, 4))).toBeNull();
-    calls.page.splice(0, 1);
+    calls.page.splice(0, 2);
     // A block crop's level pixels start at its bbox origin on the sheet, times the scale (its
     // native_zoom is 0: 300 x 200 fits one tile, so level 3 is 8x, 2400 x 1600); edge tiles are
     // cut at the level's size, and a region at the edge holds only the level's tiles.
@@ -130,15 +137,16 @@ describe('TileService levels', () => {
       scale: 8,
       cuts: [at(400 * 8 + 1024, 100 * 8 + 512)],
     });
+    // Two tiles together: one region each, so both pool workers take part.
     await Promise.all([tiles.tileKey(BLOCK, 3, 4, 2), tiles.tileKey(BLOCK, 3, 4, 3)]);
-    expect(calls.page[2]!.cuts).toEqual([
-      at(400 * 8 + 2048, 100 * 8 + 1024, 2400 - 2048, 512),
-      at(400 * 8 + 2048, 100 * 8 + 1536, 2400 - 2048, 1600 - 1536),
+    expect(calls.page.slice(2).map((c) => c.cuts)).toEqual([
+      [at(400 * 8 + 2048, 100 * 8 + 1024, 2400 - 2048, 512)],
+      [at(400 * 8 + 2048, 100 * 8 + 1536, 2400 - 2048, 1600 - 1536)],
     ]);
     // Stored: asked again, nothing is rendered.
     await tiles.tileKey(SHEET, 6, 3, 2);
     await tiles.tileKey(SHEET, 6, 2, 5);
-    expect(calls.page).toHaveLength(3);
+    expect(calls.page).toHaveLength(4);
     await expect(tiles.tileKey(SHEET, 7, 0, 0)).rejects.toThrow(/levels 0–6, 2 at the image/);
   });
 
@@ -198,41 +206,120 @@ describe('TileService levels', () => {
 
   it('the tiles of one region share one render; it goes on while any of them is still wanted', async () => {
     const { tiles, renderer } = await service('vector');
-    const held: { signal: AbortSignal | undefined; release: () => void }[] = [];
+    const held: { signal: AbortSignal | undefined; cuts: number; release: () => void }[] = [];
     const original = renderer.page;
     renderer.page = (args, signal) =>
       new Promise<Uint8Array[]>((resolve, reject) => {
         signal?.addEventListener('abort', () => reject(signal.reason));
-        held.push({ signal, release: () => void original(args).then(resolve, reject) });
+        held.push({
+          signal,
+          cuts: args.cuts.length,
+          release: () => void original(args).then(resolve, reject),
+        });
       });
     const until = async (n: number) => {
       while (held.length < n) await new Promise((r) => setImmediate(r));
     };
-    // Tiles (4, 6) and (5, 7) of level 6 lie in one region (4–5, 6–7); (6, 6) in the next.
-    const first = new AbortController();
-    const a = tiles.tileKey(SHEET, 6, 4, 6, first.signal);
-    a.catch(() => undefined);
-    const b = tiles.tileKey(SHEET, 6, 5, 7);
-    const c = tiles.tileKey(SHEET, 6, 6, 6);
+    // Four tiles of level 6 asked for together (a 2 x 2 view): two regions, rows (4–5, 6) and
+    // (4–5, 7), one render each.
+    const ctl = [0, 1, 2, 3].map(() => new AbortController());
+    const [a, b, c, d] = (
+      [
+        [4, 6],
+        [5, 6],
+        [4, 7],
+        [5, 7],
+      ] as const
+    ).map(([x, y], i) => {
+      const p = tiles.tileKey(SHEET, 6, x, y, ctl[i]!.signal);
+      p.catch(() => undefined);
+      return p;
+    });
     await until(2);
-    // Three tiles asked for, two renders (one of two tiles).
     for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
-    expect(held).toHaveLength(2);
-    // (4, 6) cancelled: (5, 7) still waits for the same region, which goes on.
-    first.abort(new Error('moved on'));
+    expect(held.map((h) => h.cuts)).toEqual([2, 2]);
+    // (4, 6) cancelled: (5, 6) still waits for the same region, which goes on.
+    ctl[0]!.abort(new Error('moved on'));
     await expect(a).rejects.toThrow('moved on');
     expect(held[0]!.signal!.aborted).toBe(false);
+    // Both tiles of the other region cancelled: its render is dropped.
+    ctl[2]!.abort(new Error('left'));
+    expect(held[1]!.signal!.aborted).toBe(false);
+    ctl[3]!.abort(new Error('left too'));
+    expect(held[1]!.signal!.aborted).toBe(true);
+    await expect(c).rejects.toThrow('left');
+    await expect(d).rejects.toThrow('left too');
     held[0]!.release();
-    held[1]!.release();
-    expect(await b).toBe(imageTileKey(SHEET, 6, 5, 7));
-    expect(await c).toBe(imageTileKey(SHEET, 6, 6, 6));
-    // The cancelled tile was stored with its region; a tile of the region asked for once its
-    // render has started gets a render of its own.
+    expect(await b).toBe(imageTileKey(SHEET, 6, 5, 6));
+    // The cancelled tile was stored with its region; the dropped region stored nothing; a tile
+    // asked for once the batch has started gets a render of its own.
     expect(await store.stat(imageTileKey(SHEET, 6, 4, 6))).toBeTruthy();
-    const d = tiles.tileKey(SHEET, 6, 4, 7);
+    expect(await store.stat(imageTileKey(SHEET, 6, 4, 7))).toBeNull();
+    const e = tiles.tileKey(SHEET, 6, 4, 7);
     await until(3);
+    expect(held[2]!.cuts).toBe(1);
     held[2]!.release();
-    expect(await d).toBe(imageTileKey(SHEET, 6, 4, 7));
+    expect(await e).toBe(imageTileKey(SHEET, 6, 4, 7));
+  });
+
+  it('regionsOf: neighbours in rectangles, at least two regions, none over MAX_REGION_TILES', () => {
+    const rect = (w: number, h: number) =>
+      Array.from(
+        { length: w * h },
+        (_, i) => [10 + (i % w), 20 + Math.floor(i / w)] as [number, number],
+      );
+    const shapes = (r: [number, number][][]) => r.map((g) => g.length);
+    expect(regionsOf([])).toEqual([]);
+    expect(regionsOf([[3, 4]])).toEqual([[[3, 4]]]);
+    // A 3 x 2 view: its two rows; 4 x 3: two blocks of two columns.
+    expect(regionsOf(rect(3, 2))).toEqual([rect(3, 2).slice(0, 3), rect(3, 2).slice(3)]);
+    expect(shapes(regionsOf(rect(4, 3)))).toEqual([6, 6]);
+    for (const [w, h] of [
+      [5, 4],
+      [6, 5],
+      [1, 9],
+      [9, 1],
+    ] as const) {
+      const r = regionsOf(rect(w, h));
+      expect(r.length).toBeGreaterThanOrEqual(2);
+      expect(Math.max(...shapes(r))).toBeLessThanOrEqual(MAX_REGION_TILES);
+      // Every tile once.
+      expect(
+        r
+          .flat()
+          .map((t) => t.join(','))
+          .sort(),
+      ).toEqual(
+        rect(w, h)
+          .map((t) => t.join(','))
+          .sort(),
+      );
+    }
+    // Tiles far apart are not rendered as one rectangle with the paper between them.
+    expect(
+      regionsOf([
+        [0, 0],
+        [9, 9],
+        [0, 1],
+        [9, 8],
+      ]),
+    ).toEqual([
+      [
+        [0, 0],
+        [0, 1],
+      ],
+      [
+        [9, 8],
+        [9, 9],
+      ],
+    ]);
+    expect(
+      regionsOf([
+        [0, 0],
+        [5, 0],
+        [9, 0],
+      ]).every((g) => g.length === 1),
+    ).toBe(true);
   });
 
   it('traced, it reports each deep tile request and render with the worker timings', async () => {
@@ -255,24 +342,19 @@ describe('TileService levels', () => {
     await tiles.tileKey(SHEET, 6, 2, 4);
     await new Promise((r) => setImmediate(r));
     const regions = events.filter((e) => e.ev === 'region');
-    expect(regions).toHaveLength(1);
+    // Two tiles asked for together: a region each (regionsOf).
+    expect(regions.map((e) => e.ev === 'region' && String(e.tiles)).sort()).toEqual(['2,4', '3,4']);
     const r = regions[0]!;
     if (r.ev !== 'region') throw new Error('not a region');
     expect(r).toMatchObject({ image: SHEET, z: 6, kind: 'page', worker });
-    expect(r.tiles).toEqual([
-      [2, 4],
-      [3, 4],
-    ]);
     expect(r.at).toBeLessThanOrEqual(r.queued);
     expect(r.queued).toBeLessThanOrEqual(r.returned);
     expect(r.returned).toBeLessThanOrEqual(r.end);
     const t = events.filter((e) => e.ev === 'tile');
-    expect(t.map((e) => e.ev === 'tile' && [e.x, e.y, e.stored, e.cancelled])).toEqual([
-      [2, 4, false, false],
-      [3, 4, false, false],
-      [2, 4, true, false],
-    ]);
-    expect(t[0]).toMatchObject({ key: imageTileKey(SHEET, 6, 2, 4), z: 6 });
+    const seen = t.map((e) => e.ev === 'tile' && String([e.x, e.y, e.stored, e.cancelled]));
+    expect(seen.slice(0, 2).sort()).toEqual(['2,4,false,false', '3,4,false,false']);
+    expect(seen[2]).toBe('2,4,true,false');
+    expect(t[2]).toMatchObject({ key: imageTileKey(SHEET, 6, 2, 4), z: 6 });
     // The HTTP side is reported by the route through traceServed.
     expect(tiles.traced).toBe(true);
     tiles.traceServed(imageTileKey(SHEET, 6, 2, 4), 6, 1, 200);

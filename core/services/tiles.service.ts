@@ -26,8 +26,9 @@ import { TileCache } from './tile-cache';
 //  - Images of vector PDF pages (sheets, block crops, overlays of them) go DEEP_LEVELS deeper:
 //    those tiles are rendered from the pages themselves by the worker pool at low priority
 //    (`DeepTileRenderer`, wired in service.ts) and stored the same way.
-//  - Deep tiles asked for together are made up to REGION x REGION tiles of a level at a time: both
-//    revisions' renders, the compare and the page load are shared by them (one pool task).
+//  - Deep tiles of one level asked for together (a zoom step's view) are made as a few regions
+//    (regionsOf: at least BATCH_PARTS, one per pool worker, each a rectangle of neighbours): both
+//    revisions' renders and the compare of a region are shared by its tiles (one pool task).
 //  - Every stored tile counts against the tile cache's disk bound (tile-cache.ts): the least
 //    recently used go first.
 
@@ -92,20 +93,99 @@ export type TileTraceEvent =
   | { ev: 'served'; key: string; z: number; at: number; end: number; status: number };
 
 /**
- * Deep tiles are rendered up to REGION x REGION tiles of a level at a time (a cell of that size on
- * the level's tile grid): the tiles of one cell asked for within REGION_GATHER_MS of the first
- * make one render, so a zoom step's tiles (asked for in one burst) share their pages' renders and
- * the compare, and no tile nobody asked for is made.
+ * Deep tiles of one image and level asked for within REGION_GATHER_MS of the first make one batch
+ * (a zoom step's view, asked for in one burst); the batch is made as regions of neighbouring tiles
+ * (regionsOf), each one pool task: one pair of PDFium renders and one compare for all its tiles.
+ * A PDFium render costs ~10 ms whatever its size plus ~13 ms a million pixels (S101 at 1,600 %),
+ * and the compare's margin is a smaller share of a larger region, so larger regions cost less per
+ * tile; a batch is still split in at least BATCH_PARTS regions so both pool workers take part.
+ * No tile nobody asked for is made.
  */
-export const REGION = 2;
 export const REGION_GATHER_MS = 4;
+/** Regions a batch of at least that many tiles is split into (the pool's workers on 2 cores). */
+export const BATCH_PARTS = 2;
+/** Most tiles one region makes. */
+export const MAX_REGION_TILES = 8;
 
-/** A region's render: the tiles it makes ("x,y"), fixed once it starts. */
-interface RegionJob extends Rendering {
-  tiles: Set<string>;
+/**
+ * Splits a batch's tiles (tile coordinates) into regions: into at least BATCH_PARTS (fewer tiles:
+ * one each) and at most MAX_REGION_TILES tiles each, by whole rows or whole columns of the batch
+ * (whichever splits it more evenly), so each region is a rectangle of neighbours when the batch is
+ * one. A region whose bounding rectangle would hold more than twice its tiles (tiles far apart)
+ * is made tile by tile instead of rendering the paper between them.
+ */
+export function regionsOf(tiles: readonly [number, number][]): [number, number][][] {
+  const n = tiles.length;
+  if (n === 0) return [];
+  const parts = Math.min(n, Math.max(BATCH_PARTS, Math.ceil(n / MAX_REGION_TILES)));
+  const split = (axis: 0 | 1): [number, number][][] => {
+    // Lines of the batch across `axis` (columns for 0, rows for 1), in order.
+    const lines = new Map<number, [number, number][]>();
+    for (const t of [...tiles].sort((p, q) => p[axis] - q[axis] || p[1 - axis]! - q[1 - axis]!))
+      lines.set(t[axis], [...(lines.get(t[axis]) ?? []), t]);
+    const ls = [...lines.values()];
+    // Whole lines, consecutive, in `parts` or more regions: the fewest that keep every region
+    // within MAX_REGION_TILES, split as evenly as whole lines allow (linear partition).
+    for (let k = parts; k <= ls.length; k++) {
+      const grouped = partitionLines(ls, k);
+      if (Math.max(...grouped.map((g) => g.length)) <= MAX_REGION_TILES) return grouped;
+    }
+    // Fewer lines than regions, or lines too long: each line cut in runs.
+    const per = Math.min(MAX_REGION_TILES, Math.ceil(n / parts));
+    const out: [number, number][][] = [];
+    for (const l of ls) for (let i = 0; i < l.length; i += per) out.push(l.slice(i, i + per));
+    return out;
+  };
+  const a = split(0),
+    b = split(1);
+  const worst = (r: [number, number][][]) => Math.max(...r.map((g) => g.length));
+  const chosen = worst(b) < worst(a) || (worst(b) === worst(a) && b.length <= a.length) ? b : a;
+  return chosen.flatMap((g) => {
+    const xs = g.map((t) => t[0]),
+      ys = g.map((t) => t[1]);
+    const box = (Math.max(...xs) - Math.min(...xs) + 1) * (Math.max(...ys) - Math.min(...ys) + 1);
+    return box > 2 * g.length ? g.map((t) => [t]) : [g];
+  });
+}
+
+/** Consecutive lines in `k` groups with the largest group's tile count as small as can be. */
+function partitionLines<T>(lines: T[][], k: number): T[][] {
+  const n = lines.length;
+  const pre = [0];
+  for (const l of lines) pre.push(pre.at(-1)! + l.length);
+  // best[j][i]: the least largest group of lines [0, i) in j groups; cut[j][i]: where its last starts.
+  const best = Array.from({ length: k + 1 }, () => new Array<number>(n + 1).fill(Infinity));
+  const cut = Array.from({ length: k + 1 }, () => new Array<number>(n + 1).fill(0));
+  best[0]![0] = 0;
+  for (let j = 1; j <= k; j++)
+    for (let i = j; i <= n; i++)
+      for (let m = j - 1; m < i; m++) {
+        const v = Math.max(best[j - 1]![m]!, pre[i]! - pre[m]!);
+        if (v < best[j]![i]!) {
+          best[j]![i] = v;
+          cut[j]![i] = m;
+        }
+      }
+  const groups: T[][] = [];
+  for (let j = k, i = n; j > 0; j--) {
+    const m = cut[j]![i]!;
+    groups.unshift(lines.slice(m, i).flat());
+    i = m;
+  }
+  return groups;
+}
+
+/** The tiles of one image and level asked for together (REGION_GATHER_MS), then their regions. */
+interface Batch {
+  /** Tiles ("x,y") asked for and still wanted while it gathers. */
+  ids: Set<string>;
   started: boolean;
   /** When its first tile was asked for (epoch ms). */
   at: number;
+  /** Settles when it stops gathering and its regions are made (partOf set). */
+  start: Promise<void>;
+  /** Each tile's region once started. */
+  partOf: Map<string, Rendering>;
 }
 
 /** A tile being made, shared by every request for it (TileService.tileKey). */
@@ -148,8 +228,8 @@ const MAX_DESCRIBED = 64;
 export class TileService {
   private decoded = new Map<string, Promise<DecodedImage>>();
   private rendering = new Map<string, Rendering>();
-  /** Deep region renders (deepRegion) by region: the latest, collecting tiles or being made. */
-  private regions = new Map<string, RegionJob>();
+  /** Deep tile batches (deepRegion) by image and level: the latest, gathering or being made. */
+  private batches = new Map<string, Batch>();
   private described = new Map<string, Promise<Described>>();
   /** Page kind by file bytes and page: asked of the pool once per page. */
   private kinds = new Map<string, Promise<PageKind>>();
@@ -309,10 +389,11 @@ export class TileService {
   }
 
   /**
-   * Makes (or joins the making of) a render of the region (REGION) holding deep tile (z, x, y):
-   * one still gathering tiles takes it, one already started that makes it is joined, else a new
-   * one starts gathering. The render is shared like a tile's (tileKey): `signal` is the tile's, and
-   * when every tile waiting for it has been cancelled, the render is dropped if still queued.
+   * Makes deep tile (z, x, y) with the tiles of its level asked for with it: it joins the batch of
+   * its image and level still gathering (else starts one), and is made by its region of the batch
+   * (regionsOf). `signal` is the tile's: once aborted the tile's wait ends; a tile cancelled while
+   * the batch gathers is left out of it, and a region whose every tile was cancelled is dropped if
+   * still queued in the pool (one already rendering finishes and is stored).
    */
   private async deepRegion(
     imageKey: string,
@@ -324,63 +405,72 @@ export class TileService {
     signal: AbortSignal,
   ): Promise<void> {
     signal.throwIfAborted();
-    const rkey = `${imageKey}\n${z}/${x - (x % REGION)}/${y - (y % REGION)}`;
+    const bkey = `${imageKey}\n${z}`;
     const id = `${x},${y}`;
-    let region = this.regions.get(rkey);
-    if (!region || (region.started && !region.tiles.has(id))) {
-      const cancel = new AbortController();
-      const made: RegionJob = {
-        waiters: 0,
-        cancel,
-        tiles: new Set(),
+    let batch = this.batches.get(bkey);
+    if (!batch || batch.started) {
+      const made: Batch = {
+        ids: new Set(),
         started: false,
         at: Date.now(),
-        done: new Promise<void>((r) => setTimeout(r, REGION_GATHER_MS))
-          .then(() => {
-            made.started = true;
-            cancel.signal.throwIfAborted();
-            const tiles = [...made.tiles].map((t) => t.split(',').map(Number) as [number, number]);
-            return this.renderRegion(imageKey, source, g, z, tiles, cancel.signal, made.at);
-          })
-          .finally(() => {
-            if (this.regions.get(rkey) === made) this.regions.delete(rkey);
-          }),
+        partOf: new Map(),
+        start: new Promise<void>((r) => setTimeout(r, REGION_GATHER_MS)).then(() => {
+          made.started = true;
+          if (this.batches.get(bkey) === made) this.batches.delete(bkey);
+          const tiles = [...made.ids].map((t) => t.split(',').map(Number) as [number, number]);
+          for (const part of regionsOf(tiles)) {
+            const cancel = new AbortController();
+            const region: Rendering = {
+              waiters: part.length,
+              cancel,
+              done: this.renderRegion(imageKey, source, g, z, part, cancel.signal, made.at),
+            };
+            region.done.catch(() => undefined);
+            for (const [px, py] of part) made.partOf.set(`${px},${py}`, region);
+          }
+        }),
       };
-      made.done.catch(() => undefined);
-      this.regions.set(rkey, made);
-      region = made;
+      this.batches.set(bkey, made);
+      batch = made;
     }
-    region.tiles.add(id);
-    const shared = region;
-    shared.waiters++;
+    batch.ids.add(id);
+    const shared = batch;
+    let region: Rendering | undefined;
     let waiting = true;
+    // Leaves the batch (while it gathers) or the tile's region; the region's last one gone (every
+    // tile of it cancelled) drops its render if still queued.
     const leave = () => {
       if (!waiting) return;
       waiting = false;
-      if (--shared.waiters > 0 || !signal.aborted) return;
-      if (this.regions.get(rkey) === shared) this.regions.delete(rkey);
-      shared.cancel.abort(signal.reason);
+      if (!shared.started) {
+        shared.ids.delete(id);
+        return;
+      }
+      region ??= shared.partOf.get(id);
+      if (region && --region.waiters === 0 && signal.aborted) region.cancel.abort(signal.reason);
     };
-    // The tile's render ends as soon as its own request is cancelled (as a tile's render does when
-    // the pool drops it), while the region goes on for the other tiles still wanted.
+    // The tile's wait ends as soon as its own request is cancelled (as a tile's render does when
+    // the pool drops it), while its region goes on for the other tiles still wanted.
     await new Promise<void>((resolve, reject) => {
       const cancelled = () => {
         leave();
         reject(signal.reason);
       };
       signal.addEventListener('abort', cancelled, { once: true });
-      shared.done.then(
-        () => {
+      const fail = (e: unknown) => {
+        signal.removeEventListener('abort', cancelled);
+        leave();
+        reject(e);
+      };
+      shared.start.then(() => {
+        if (!waiting) return;
+        region = shared.partOf.get(id)!;
+        region.done.then(() => {
           signal.removeEventListener('abort', cancelled);
           leave();
           resolve();
-        },
-        (e: unknown) => {
-          signal.removeEventListener('abort', cancelled);
-          leave();
-          reject(e);
-        },
-      );
+        }, fail);
+      }, fail);
     });
   }
 
