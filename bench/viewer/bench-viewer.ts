@@ -990,7 +990,11 @@ function printDeepTrace(file: string) {
 
 /** The deep-zoom pass on its own service (deep-zoom.ts). */
 async function deepMain(web: string, load0: number[]) {
-  if (SERVER_TRACE) process.env.BLUELINE_TILE_TRACE = '1';
+  if (SERVER_TRACE) {
+    process.env.BLUELINE_TILE_TRACE = '1';
+    // The HTTP thread's event-loop delay each second (cli/main.ts reportLoopLag).
+    process.env.BLUELINE_LOOP_LAG_MS = '1000';
+  }
   const svc = await startService(web);
   const serverTrace = SERVER_TRACE ? collectServerTrace(svc.child) : null;
   const stop = () => {
@@ -1011,6 +1015,7 @@ async function deepMain(web: string, load0: number[]) {
       args: [...BASE_ARGS, ...UNLOCKED],
     });
     const loadBefore = os.loadavg();
+    const sessionStart = Date.now();
     const r = await runDeepZoom(
       browser,
       svc.origin,
@@ -1055,7 +1060,7 @@ async function deepMain(web: string, load0: number[]) {
     );
     for (const s of r.screenshots) console.log(`screenshot ${s}`);
     if (DEEP_TRACE) printDeepTrace(path.join(WORK, 'trace-deep.json'));
-    const server = serverTrace ? printServerTrace(serverTrace) : undefined;
+    const server = serverTrace ? printServerTrace(serverTrace, sessionStart) : undefined;
     if (serverTrace)
       writeFileSync(
         path.join(WORK, 'server-trace.jsonl'),

@@ -42,7 +42,17 @@ type RegionEv = {
   worker: Timings | null;
 };
 type ServedEv = { ev: 'served'; key: string; z: number; at: number; end: number; status: number };
-export type TraceEv = TileEv | RegionEv | ServedEv;
+/** The HTTP thread's event-loop delay over one interval (BLUELINE_LOOP_LAG_MS, cli/main.ts). */
+type LoopLagEv = {
+  ev: 'loop-lag';
+  /** When the line came (epoch ms). */
+  rx: number;
+  p50_ms: number;
+  p99_ms: number;
+  max_ms: number;
+  samples: number;
+};
+export type TraceEv = TileEv | RegionEv | ServedEv | LoopLagEv;
 
 /** Collects the service's trace lines from its stdout from now on. */
 export function collectServerTrace(child: ChildProcess): TraceEv[] {
@@ -54,6 +64,8 @@ export function collectServerTrace(child: ChildProcess): TraceEv[] {
     for (const l of lines) {
       const m = /^tile-trace (\{.*\})\s*$/.exec(l);
       if (m) events.push(JSON.parse(m[1]!) as TraceEv);
+      const lag = /^loop-lag (\{.*\})\s*$/.exec(l);
+      if (lag) events.push({ ev: 'loop-lag', rx: Date.now(), ...JSON.parse(lag[1]!) } as LoopLagEv);
     }
   });
   return events;
@@ -83,10 +95,12 @@ export interface ServerTraceSummary {
     cpuPerTile: number | null;
     steps: Record<string, number>;
   }[];
+  /** The HTTP thread's event-loop delay per one-second interval (p99s) and its max, ms. */
+  loopLag?: { intervals: number; p99: number[]; max: number };
 }
 
-/** Prints the breakdown (markdown tables) and returns it. */
-export function printServerTrace(events: TraceEv[]): ServerTraceSummary {
+/** Prints the breakdown (markdown tables) and returns it; the loop delay only from `since` on. */
+export function printServerTrace(events: TraceEv[], since = 0): ServerTraceSummary {
   const tiles = events.filter((e): e is TileEv => e.ev === 'tile');
   const regions = events.filter((e): e is RegionEv => e.ev === 'region');
   const served = new Map<string, ServedEv[]>();
@@ -175,6 +189,17 @@ export function printServerTrace(events: TraceEv[]): ServerTraceSummary {
       cpuPerTile: cpu,
       steps,
     });
+  }
+  const lags = events.filter((e): e is LoopLagEv => e.ev === 'loop-lag' && e.rx >= since);
+  if (lags.length > 0) {
+    out.loopLag = {
+      intervals: lags.length,
+      p99: lags.map((l) => l.p99_ms),
+      max: Math.max(...lags.map((l) => l.max_ms)),
+    };
+    console.log(
+      `\nHTTP thread event-loop delay while the deep pass ran (${lags.length} one-second intervals with samples): p99 per interval median ${f1(q(out.loopLag.p99, 0.5))} ms, worst ${f1(Math.max(...out.loopLag.p99))} ms; max ${f1(out.loopLag.max)} ms`,
+    );
   }
   return out;
 }

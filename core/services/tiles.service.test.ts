@@ -25,7 +25,10 @@ beforeEach(async () => {
   dataDir = await mkdtemp(path.join(tmpdir(), 'blueline-tiles-service-'));
   store = new LocalObjectStore({ dataDir });
 });
+/** Services of the test: their stores finish before the data dir goes. */
+const made: TileService[] = [];
 afterEach(async () => {
+  for (const t of made.splice(0)) await t.whenStored();
   await rm(dataDir, { recursive: true, force: true });
 });
 
@@ -84,6 +87,7 @@ async function service(kind: PageKind, trace?: (e: TileTraceEvent) => void) {
     cacheMaxBytes: 1e9,
     ...(trace ? { trace } : {}),
   });
+  made.push(tiles);
   return { tiles, ...fake };
 }
 
@@ -115,6 +119,7 @@ describe('TileService levels', () => {
       tiles.tileKey(SHEET, 6, 3, 6),
       tiles.tileKey(SHEET, 6, 2, 6),
     ]);
+    await tiles.whenStored();
     expect(calls.page.slice(1)).toEqual([
       { source: page, scale: 16, cuts: [at(1024, 2560), at(1536, 2560)] },
       { source: page, scale: 16, cuts: [at(1024, 3072), at(1536, 3072)] },
@@ -196,6 +201,7 @@ describe('TileService levels', () => {
     expect(held[1]!.signal!.aborted).toBe(false);
     held[1]!.release();
     expect(await c).toBe(imageTileKey(SHEET, 6, 1, 1));
+    await tiles.whenStored();
     expect(await store.stat(imageTileKey(SHEET, 6, 1, 1))).toBeTruthy();
     // An already cancelled request renders nothing.
     const late = new AbortController();
@@ -253,6 +259,7 @@ describe('TileService levels', () => {
     expect(await b).toBe(imageTileKey(SHEET, 6, 5, 6));
     // The cancelled tile was stored with its region; the dropped region stored nothing; a tile
     // asked for once the batch has started gets a render of its own.
+    await tiles.whenStored();
     expect(await store.stat(imageTileKey(SHEET, 6, 4, 6))).toBeTruthy();
     expect(await store.stat(imageTileKey(SHEET, 6, 4, 7))).toBeNull();
     const e = tiles.tileKey(SHEET, 6, 4, 7);
@@ -340,7 +347,7 @@ describe('TileService levels', () => {
     await tiles.tileKey(SHEET, 2, 0, 0);
     await Promise.all([tiles.tileKey(SHEET, 6, 2, 4), tiles.tileKey(SHEET, 6, 3, 4)]);
     await tiles.tileKey(SHEET, 6, 2, 4);
-    await new Promise((r) => setImmediate(r));
+    await tiles.whenStored();
     const regions = events.filter((e) => e.ev === 'region');
     // Two tiles asked for together: a region each (regionsOf).
     expect(regions.map((e) => e.ev === 'region' && String(e.tiles)).sort()).toEqual(['2,4', '3,4']);
@@ -359,5 +366,39 @@ describe('TileService levels', () => {
     expect(tiles.traced).toBe(true);
     tiles.traceServed(imageTileKey(SHEET, 6, 2, 4), 6, 1, 200);
     expect(events.at(-1)).toMatchObject({ ev: 'served', z: 6, at: 1, status: 200 });
+  });
+
+  it('a deep tile just made is served from memory until stored, as the store then gives it', async () => {
+    const { tiles } = await service('vector');
+    // A store whose puts of tiles wait until released.
+    const puts: (() => void)[] = [];
+    const put = store.put.bind(store);
+    store.put = (key, src, opts) =>
+      new Promise((resolve, reject) =>
+        puts.push(() => void put(key, src, opts).then(resolve, reject)),
+      );
+    const key = await tiles.tileKey(SHEET, 6, 1, 1);
+    expect(await store.stat(key)).toBeNull();
+    const fresh = tiles.freshTile(key)!;
+    expect(fresh).toMatchObject({ key, contentType: 'image/webp' });
+    const bytes = async (r: NodeJS.ReadableStream) => {
+      const chunks: Buffer[] = [];
+      for await (const c of r) chunks.push(c as Buffer);
+      return Buffer.concat(chunks);
+    };
+    const body = await bytes(fresh.stream());
+    expect(body.byteLength).toBe(fresh.size);
+    expect((await bytes(fresh.stream({ start: 2, end: 5 }))).equals(body.subarray(2, 6))).toBe(
+      true,
+    );
+    // Asked again meanwhile: nothing rendered again, the same tile.
+    expect(await tiles.tileKey(SHEET, 6, 1, 1)).toBe(key);
+    while (puts.length === 0) await new Promise((r) => setImmediate(r));
+    puts.shift()!();
+    await tiles.whenStored();
+    expect(tiles.freshTile(key)).toBeNull();
+    const stored = (await store.get(key))!;
+    expect(stored.etag).toBe(fresh.etag);
+    expect((await bytes(stored.stream())).equals(body)).toBe(true);
   });
 });

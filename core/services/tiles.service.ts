@@ -1,6 +1,8 @@
+import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
 import sharp from 'sharp';
 import { ApiError } from '../domain/errors';
-import type { ObjectStore } from '../blobs/object-store';
+import type { ObjectStore, StoredObject } from '../blobs/object-store';
 import { imageTileKey } from '../blobs/keys';
 import {
   decodeForTiles,
@@ -231,6 +233,9 @@ export class TileService {
   /** Deep tile batches (deepRegion) by image and level: the latest, gathering or being made. */
   private batches = new Map<string, Batch>();
   private described = new Map<string, Promise<Described>>();
+  /** Deep tiles made and being stored, by key (storeFresh, freshTile). */
+  private fresh = new Map<string, { buf: Buffer; sha256: string; mtime: Date }>();
+  private storing = new Set<Promise<void>>();
   /** Page kind by file bytes and page: asked of the pool once per page. */
   private kinds = new Map<string, Promise<PageKind>>();
   readonly cache: TileCache;
@@ -276,7 +281,7 @@ export class TileService {
     // A tile being made is joined at once (before any await: a request cancelled right after
     // arriving never leaves the render to others by mistake).
     let job = this.rendering.get(key);
-    if (!job && (await this.objects.stat(key))) {
+    if (!job && (this.fresh.has(key) || (await this.objects.stat(key)))) {
       this.cache.touch(key);
       this.traceTile(imageKey, z, x, y, at, true, false);
       return key;
@@ -529,21 +534,70 @@ export class TileService {
       );
     }
     const returned = Date.now();
-    await Promise.all(
-      tiles.map((t, i) => this.store(imageTileKey(imageKey, z, t.x, t.y), webps[i]!)),
+    // The tiles are served from memory at once (freshTile) while they are stored: a store waits for
+    // fsyncs, which take 2 ms at the median but up to ~200 ms while other processes write.
+    const stored = Promise.all(
+      tiles.map((t, i) => this.storeFresh(imageTileKey(imageKey, z, t.x, t.y), webps[i]!)),
     );
-    this.opts.trace?.({
-      ev: 'region',
-      image: imageKey,
-      z,
-      kind: source.kind === 'page' ? 'page' : source.imageKind,
-      tiles: tiles.map((t) => [t.x, t.y]),
-      at,
-      queued,
-      returned,
-      end: Date.now(),
-      worker,
-    });
+    void stored.then(() =>
+      this.opts.trace?.({
+        ev: 'region',
+        image: imageKey,
+        z,
+        kind: source.kind === 'page' ? 'page' : source.imageKind,
+        tiles: tiles.map((t) => [t.x, t.y]),
+        at,
+        queued,
+        returned,
+        end: Date.now(),
+        worker,
+      }),
+    );
+  }
+
+  /**
+   * Stores a deep tile just made, keeping its bytes in memory (freshTile) until it is stored. A
+   * store that fails leaves the tile unstored: the next request for it makes it again.
+   */
+  private storeFresh(key: string, webp: Uint8Array): Promise<void> {
+    const buf = Buffer.from(webp.buffer, webp.byteOffset, webp.byteLength);
+    const sha256 = createHash('sha256').update(buf).digest('hex');
+    const entry = { buf, sha256, mtime: new Date() };
+    this.fresh.set(key, entry);
+    const done = this.store(key, buf)
+      .catch(() => undefined)
+      .finally(() => {
+        if (this.fresh.get(key) === entry) this.fresh.delete(key);
+        this.storing.delete(done);
+      });
+    this.storing.add(done);
+    return done;
+  }
+
+  /**
+   * A deep tile made but not stored yet, as the object store would give it (same ETag: the sha256
+   * of its bytes), or null: the route serves it from memory instead of waiting for the store.
+   */
+  freshTile(key: string): StoredObject | null {
+    const f = this.fresh.get(key);
+    if (!f) return null;
+    return {
+      key,
+      size: f.buf.byteLength,
+      sha256: f.sha256,
+      etag: `"${f.sha256}"`,
+      contentType: 'image/webp',
+      mtime: f.mtime,
+      stream: (range) =>
+        Readable.from([range ? f.buf.subarray(range.start, range.end + 1) : f.buf], {
+          objectMode: false,
+        }),
+    };
+  }
+
+  /** Settles once every tile made so far is stored (or failed to be). */
+  async whenStored(): Promise<void> {
+    while (this.storing.size > 0) await Promise.all([...this.storing]);
   }
 
   /** The pyramid: with deep levels when `deep` is asked about and the image's pages are vector. */

@@ -457,7 +457,8 @@ export function filesRoutes(
     }
     let obj;
     try {
-      obj = await objects.get(key);
+      // A deep tile just made is served from memory while it is being stored.
+      obj = (tile && env.tiles.freshTile(key)) || (await objects.get(key));
     } catch (err) {
       // Storage that cannot answer (S3 down) is a 503, not a missing object.
       if (err instanceof ObjectStoreUnavailableError) throw err;
