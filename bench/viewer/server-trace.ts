@@ -4,7 +4,8 @@
 // this collects them from its stdout and prints where a deep tile's time went on the server:
 //  - per tile rendered for its request: request → tile stored → answer sent, split into gathering
 //    (the region's first tile waits REGION_GATHER_MS for its neighbours), the pool's queue, the
-//    render in the worker, the way back from the worker, the store, and the HTTP answer;
+//    render in the worker, the way back from the worker, the store (in the background since tiles
+//    are served from memory meanwhile), and the HTTP answer;
 //  - per render, by level and image: wall ms of each step in the worker (open documents, renders
 //    of A and B with their line work, the 200-dpi fill areas, marking, the compare's stage, the
 //    tolerance, the overlay's paint, cutting and encoding) and the worker thread's CPU, per tile.
@@ -112,14 +113,14 @@ export function printServerTrace(events: TraceEv[], since = 0): ServerTraceSumma
 
   const parts: Record<string, number[]> = {
     'request → answer sent': [],
-    'request → tile stored': [],
+    'request → tile ready (made; stored after, off the path)': [],
     'gathering (region asked → handed to the pool)': [],
     "pool's queue": [],
     'render in the worker': [],
     'worker → service': [],
-    'store (object store, cache)': [],
+    'store (object store, cache; in the background)': [],
     'joined a region asked for earlier (ms after it)': [],
-    'tile stored → answer sent (read, HTTP)': [],
+    'tile ready → answer sent (read, HTTP)': [],
   };
   let n = 0;
   for (const t of tiles) {
@@ -128,16 +129,16 @@ export function printServerTrace(events: TraceEv[], since = 0): ServerTraceSumma
     const s = served.get(t.key)?.find((e) => e.at <= t.at + 5 && e.end >= t.end - 5);
     if (!r || !r.worker) continue;
     n++;
-    parts['request → tile stored']!.push(t.end - t.at);
+    parts['request → tile ready (made; stored after, off the path)']!.push(t.end - t.at);
     if (s) {
       parts['request → answer sent']!.push(s.end - s.at);
-      parts['tile stored → answer sent (read, HTTP)']!.push(s.end - t.end);
+      parts['tile ready → answer sent (read, HTTP)']!.push(s.end - t.end);
     }
     parts['gathering (region asked → handed to the pool)']!.push(r.queued - r.at);
     parts["pool's queue"]!.push(r.worker.startedAt - r.queued);
     parts['render in the worker']!.push(r.worker.totalMs);
     parts['worker → service']!.push(r.returned - (r.worker.startedAt + r.worker.totalMs));
-    parts['store (object store, cache)']!.push(r.end - r.returned);
+    parts['store (object store, cache; in the background)']!.push(r.end - r.returned);
     parts['joined a region asked for earlier (ms after it)']!.push(t.at - r.at);
   }
   const cached = tiles.filter((t) => t.stored).length;
