@@ -278,9 +278,11 @@ describe('TileService levels', () => {
     const shapes = (r: [number, number][][]) => r.map((g) => g.length);
     expect(regionsOf([])).toEqual([]);
     expect(regionsOf([[3, 4]])).toEqual([[[3, 4]]]);
-    // A 3 x 2 view: its two rows; 4 x 3: two blocks of two columns.
+    // A 3 x 2 view: its two rows; 4 x 3: its four columns (of 3: more even than rows of 4).
     expect(regionsOf(rect(3, 2))).toEqual([rect(3, 2).slice(0, 3), rect(3, 2).slice(3)]);
-    expect(shapes(regionsOf(rect(4, 3)))).toEqual([6, 6]);
+    expect(regionsOf(rect(4, 3)).map((g) => g.map(String))).toEqual(
+      [10, 11, 12, 13].map((x) => [20, 21, 22].map((y) => `${x},${y}`)),
+    );
     for (const [w, h] of [
       [5, 4],
       [6, 5],

@@ -106,8 +106,13 @@ export type TileTraceEvent =
 export const REGION_GATHER_MS = 4;
 /** Regions a batch of at least that many tiles is split into (the pool's workers on 2 cores). */
 export const BATCH_PARTS = 2;
-/** Most tiles one region makes. */
-export const MAX_REGION_TILES = 8;
+/**
+ * Most tiles one region makes: as many as a 2 x 2 cell before, so a tile task stays as short as it
+ * was (a job's task waits for the tile tasks already running: worker-pool.ts, priority 'low').
+ * The viewer asks for at most 6 tiles at a time (HTTP/1.1: 6 connections), so a batch is split in
+ * 2 regions of up to 3 tiles anyway.
+ */
+export const MAX_REGION_TILES = 4;
 
 /**
  * Splits a batch's tiles (tile coordinates) into regions: into at least BATCH_PARTS (fewer tiles:
