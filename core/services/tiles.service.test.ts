@@ -8,7 +8,6 @@ import { imageTileKey } from '../blobs/keys';
 import type { PageKind } from '../vision/input/pdfium.adapter';
 import type { OverlayTilesArgs, PageSource, TileCut } from '../vision/tiles/deep-tiles';
 import {
-  MAX_REGION_TILES,
   regionsOf,
   TileService,
   type DeepTileRenderer,
@@ -111,8 +110,8 @@ describe('TileService levels', () => {
       height,
     });
     expect(calls.page).toEqual([{ source: page, scale: 16, cuts: [at(1536, 1024)] }]);
-    // Tiles of the level asked for together are rendered as regions of neighbours, one call each
-    // (regionsOf: two here, by rows, each in rows), and each is stored; no other tile is made.
+    // Tiles of one 2 x 2 cell of the level asked for together are rendered in one call (in rows),
+    // one call per cell (regionsOf), and each is stored; no other tile is made.
     await Promise.all([
       tiles.tileKey(SHEET, 6, 3, 5),
       tiles.tileKey(SHEET, 6, 2, 5),
@@ -142,16 +141,15 @@ describe('TileService levels', () => {
       scale: 8,
       cuts: [at(400 * 8 + 1024, 100 * 8 + 512)],
     });
-    // Two tiles together: one region each, so both pool workers take part.
     await Promise.all([tiles.tileKey(BLOCK, 3, 4, 2), tiles.tileKey(BLOCK, 3, 4, 3)]);
-    expect(calls.page.slice(2).map((c) => c.cuts)).toEqual([
-      [at(400 * 8 + 2048, 100 * 8 + 1024, 2400 - 2048, 512)],
-      [at(400 * 8 + 2048, 100 * 8 + 1536, 2400 - 2048, 1600 - 1536)],
+    expect(calls.page[2]!.cuts).toEqual([
+      at(400 * 8 + 2048, 100 * 8 + 1024, 2400 - 2048, 512),
+      at(400 * 8 + 2048, 100 * 8 + 1536, 2400 - 2048, 1600 - 1536),
     ]);
     // Stored: asked again, nothing is rendered.
     await tiles.tileKey(SHEET, 6, 3, 2);
     await tiles.tileKey(SHEET, 6, 2, 5);
-    expect(calls.page).toHaveLength(4);
+    expect(calls.page).toHaveLength(3);
     await expect(tiles.tileKey(SHEET, 7, 0, 0)).rejects.toThrow(/levels 0–6, 2 at the image/);
   });
 
@@ -226,15 +224,15 @@ describe('TileService levels', () => {
     const until = async (n: number) => {
       while (held.length < n) await new Promise((r) => setImmediate(r));
     };
-    // Four tiles of level 6 asked for together (a 2 x 2 view): two regions, rows (4–5, 6) and
-    // (4–5, 7), one render each.
+    // Four tiles of level 6 asked for together: two regions, the 2 x 2 cells (4–5, 6–7) and
+    // (4–5, 8–9), one render each.
     const ctl = [0, 1, 2, 3].map(() => new AbortController());
     const [a, b, c, d] = (
       [
         [4, 6],
         [5, 6],
-        [4, 7],
-        [5, 7],
+        [4, 8],
+        [5, 8],
       ] as const
     ).map(([x, y], i) => {
       const p = tiles.tileKey(SHEET, 6, x, y, ctl[i]!.signal);
@@ -261,7 +259,7 @@ describe('TileService levels', () => {
     // asked for once the batch has started gets a render of its own.
     await tiles.whenStored();
     expect(await store.stat(imageTileKey(SHEET, 6, 4, 6))).toBeTruthy();
-    expect(await store.stat(imageTileKey(SHEET, 6, 4, 7))).toBeNull();
+    expect(await store.stat(imageTileKey(SHEET, 6, 4, 8))).toBeNull();
     const e = tiles.tileKey(SHEET, 6, 4, 7);
     await until(3);
     expect(held[2]!.cuts).toBe(1);
@@ -269,66 +267,29 @@ describe('TileService levels', () => {
     expect(await e).toBe(imageTileKey(SHEET, 6, 4, 7));
   });
 
-  it('regionsOf: neighbours in rectangles, at least two regions, none over MAX_REGION_TILES', () => {
-    const rect = (w: number, h: number) =>
-      Array.from(
-        { length: w * h },
-        (_, i) => [10 + (i % w), 20 + Math.floor(i / w)] as [number, number],
-      );
-    const shapes = (r: [number, number][][]) => r.map((g) => g.length);
+  it('regionsOf: the tiles of each 2 x 2 cell of the level, in rows', () => {
     expect(regionsOf([])).toEqual([]);
-    expect(regionsOf([[3, 4]])).toEqual([[[3, 4]]]);
-    // A 3 x 2 view: its two rows; 4 x 3: its four columns (of 3: more even than rows of 4).
-    expect(regionsOf(rect(3, 2))).toEqual([rect(3, 2).slice(0, 3), rect(3, 2).slice(3)]);
-    expect(regionsOf(rect(4, 3)).map((g) => g.map(String))).toEqual(
-      [10, 11, 12, 13].map((x) => [20, 21, 22].map((y) => `${x},${y}`)),
-    );
-    for (const [w, h] of [
-      [5, 4],
-      [6, 5],
-      [1, 9],
-      [9, 1],
-    ] as const) {
-      const r = regionsOf(rect(w, h));
-      expect(r.length).toBeGreaterThanOrEqual(2);
-      expect(Math.max(...shapes(r))).toBeLessThanOrEqual(MAX_REGION_TILES);
-      // Every tile once.
-      expect(
-        r
-          .flat()
-          .map((t) => t.join(','))
-          .sort(),
-      ).toEqual(
-        rect(w, h)
-          .map((t) => t.join(','))
-          .sort(),
-      );
-    }
-    // Tiles far apart are not rendered as one rectangle with the paper between them.
     expect(
       regionsOf([
-        [0, 0],
+        [3, 5],
+        [2, 5],
+        [2, 4],
+        [4, 4],
+        [5, 5],
         [9, 9],
-        [0, 1],
-        [9, 8],
       ]),
     ).toEqual([
       [
-        [0, 0],
-        [0, 1],
+        [2, 4],
+        [2, 5],
+        [3, 5],
       ],
       [
-        [9, 8],
-        [9, 9],
+        [4, 4],
+        [5, 5],
       ],
+      [[9, 9]],
     ]);
-    expect(
-      regionsOf([
-        [0, 0],
-        [5, 0],
-        [9, 0],
-      ]).every((g) => g.length === 1),
-    ).toBe(true);
   });
 
   it('traced, it reports each deep tile request and render with the worker timings', async () => {
@@ -351,8 +312,8 @@ describe('TileService levels', () => {
     await tiles.tileKey(SHEET, 6, 2, 4);
     await tiles.whenStored();
     const regions = events.filter((e) => e.ev === 'region');
-    // Two tiles asked for together: a region each (regionsOf).
-    expect(regions.map((e) => e.ev === 'region' && String(e.tiles)).sort()).toEqual(['2,4', '3,4']);
+    // Two tiles of one cell asked for together: one region.
+    expect(regions.map((e) => e.ev === 'region' && String(e.tiles))).toEqual(['2,4,3,4']);
     const r = regions[0]!;
     if (r.ev !== 'region') throw new Error('not a region');
     expect(r).toMatchObject({ image: SHEET, z: 6, kind: 'page', worker });

@@ -28,9 +28,8 @@ import { TileCache } from './tile-cache';
 //  - Images of vector PDF pages (sheets, block crops, overlays of them) go DEEP_LEVELS deeper:
 //    those tiles are rendered from the pages themselves by the worker pool at low priority
 //    (`DeepTileRenderer`, wired in service.ts) and stored the same way.
-//  - Deep tiles of one level asked for together (a zoom step's view) are made as a few regions
-//    (regionsOf: at least BATCH_PARTS, one per pool worker, each a rectangle of neighbours): both
-//    revisions' renders and the compare of a region are shared by its tiles (one pool task).
+//  - Deep tiles of one level asked for together are made up to REGION x REGION tiles of a level at
+//    a time (regionsOf): both revisions' renders and the compare are shared by them (one pool task).
 //  - Every stored tile counts against the tile cache's disk bound (tile-cache.ts): the least
 //    recently used go first.
 
@@ -96,90 +95,25 @@ export type TileTraceEvent =
 
 /**
  * Deep tiles of one image and level asked for within REGION_GATHER_MS of the first make one batch
- * (a zoom step's view, asked for in one burst); the batch is made as regions of neighbouring tiles
- * (regionsOf), each one pool task: one pair of PDFium renders and one compare for all its tiles.
- * A PDFium render costs ~10 ms whatever its size plus ~13 ms a million pixels (S101 at 1,600 %),
- * and the compare's margin is a smaller share of a larger region, so larger regions cost less per
- * tile; a batch is still split in at least BATCH_PARTS regions so both pool workers take part.
- * No tile nobody asked for is made.
+ * (a zoom step's tiles, asked for in one burst); the batch is made by regions (regionsOf): its tiles
+ * in each REGION x REGION cell of the level's tile grid, one pool task each (one pair of PDFium
+ * renders and one compare for the cell's tiles asked for). No tile nobody asked for is made.
+ *
+ * Larger regions were measured and not kept (bench/viewer README, 2026-11-27 evening): the viewer
+ * has at most 6 tile requests in flight (HTTP/1.1), so a region's tiles all wait for its slowest,
+ * and a zoom step's tiles landed 2–4x later under load.
  */
+export const REGION = 2;
 export const REGION_GATHER_MS = 4;
-/** Regions a batch of at least that many tiles is split into (the pool's workers on 2 cores). */
-export const BATCH_PARTS = 2;
-/**
- * Most tiles one region makes: as many as a 2 x 2 cell before, so a tile task stays as short as it
- * was (a job's task waits for the tile tasks already running: worker-pool.ts, priority 'low').
- * The viewer asks for at most 6 tiles at a time (HTTP/1.1: 6 connections), so a batch is split in
- * 2 regions of up to 3 tiles anyway.
- */
-export const MAX_REGION_TILES = 4;
 
-/**
- * Splits a batch's tiles (tile coordinates) into regions: into at least BATCH_PARTS (fewer tiles:
- * one each) and at most MAX_REGION_TILES tiles each, by whole rows or whole columns of the batch
- * (whichever splits it more evenly), so each region is a rectangle of neighbours when the batch is
- * one. A region whose bounding rectangle would hold more than twice its tiles (tiles far apart)
- * is made tile by tile instead of rendering the paper between them.
- */
+/** A batch's tiles (tile coordinates) by REGION x REGION cell of the level, each in rows. */
 export function regionsOf(tiles: readonly [number, number][]): [number, number][][] {
-  const n = tiles.length;
-  if (n === 0) return [];
-  const parts = Math.min(n, Math.max(BATCH_PARTS, Math.ceil(n / MAX_REGION_TILES)));
-  const split = (axis: 0 | 1): [number, number][][] => {
-    // Lines of the batch across `axis` (columns for 0, rows for 1), in order.
-    const lines = new Map<number, [number, number][]>();
-    for (const t of [...tiles].sort((p, q) => p[axis] - q[axis] || p[1 - axis]! - q[1 - axis]!))
-      lines.set(t[axis], [...(lines.get(t[axis]) ?? []), t]);
-    const ls = [...lines.values()];
-    // Whole lines, consecutive, in `parts` or more regions: the fewest that keep every region
-    // within MAX_REGION_TILES, split as evenly as whole lines allow (linear partition).
-    for (let k = parts; k <= ls.length; k++) {
-      const grouped = partitionLines(ls, k);
-      if (Math.max(...grouped.map((g) => g.length)) <= MAX_REGION_TILES) return grouped;
-    }
-    // Fewer lines than regions, or lines too long: each line cut in runs.
-    const per = Math.min(MAX_REGION_TILES, Math.ceil(n / parts));
-    const out: [number, number][][] = [];
-    for (const l of ls) for (let i = 0; i < l.length; i += per) out.push(l.slice(i, i + per));
-    return out;
-  };
-  const a = split(0),
-    b = split(1);
-  const worst = (r: [number, number][][]) => Math.max(...r.map((g) => g.length));
-  const chosen = worst(b) < worst(a) || (worst(b) === worst(a) && b.length <= a.length) ? b : a;
-  return chosen.flatMap((g) => {
-    const xs = g.map((t) => t[0]),
-      ys = g.map((t) => t[1]);
-    const box = (Math.max(...xs) - Math.min(...xs) + 1) * (Math.max(...ys) - Math.min(...ys) + 1);
-    return box > 2 * g.length ? g.map((t) => [t]) : [g];
-  });
-}
-
-/** Consecutive lines in `k` groups with the largest group's tile count as small as can be. */
-function partitionLines<T>(lines: T[][], k: number): T[][] {
-  const n = lines.length;
-  const pre = [0];
-  for (const l of lines) pre.push(pre.at(-1)! + l.length);
-  // best[j][i]: the least largest group of lines [0, i) in j groups; cut[j][i]: where its last starts.
-  const best = Array.from({ length: k + 1 }, () => new Array<number>(n + 1).fill(Infinity));
-  const cut = Array.from({ length: k + 1 }, () => new Array<number>(n + 1).fill(0));
-  best[0]![0] = 0;
-  for (let j = 1; j <= k; j++)
-    for (let i = j; i <= n; i++)
-      for (let m = j - 1; m < i; m++) {
-        const v = Math.max(best[j - 1]![m]!, pre[i]! - pre[m]!);
-        if (v < best[j]![i]!) {
-          best[j]![i] = v;
-          cut[j]![i] = m;
-        }
-      }
-  const groups: T[][] = [];
-  for (let j = k, i = n; j > 0; j--) {
-    const m = cut[j]![i]!;
-    groups.unshift(lines.slice(m, i).flat());
-    i = m;
+  const cells = new Map<string, [number, number][]>();
+  for (const t of [...tiles].sort((p, q) => p[1] - q[1] || p[0] - q[0])) {
+    const k = `${Math.floor(t[0] / REGION)},${Math.floor(t[1] / REGION)}`;
+    cells.set(k, [...(cells.get(k) ?? []), t]);
   }
-  return groups;
+  return [...cells.values()];
 }
 
 /** The tiles of one image and level asked for together (REGION_GATHER_MS), then their regions. */
