@@ -29,7 +29,7 @@ import type { JobChangeFeed } from './jobs/pg-job-events';
 import { filesRoutes } from './http/routes/files.routes';
 import { jobsRoutes } from './http/routes/jobs.routes';
 import { webRoutes } from './http/routes/web.routes';
-import { TileService } from './services/tiles.service';
+import { TileService, type TileTraceEvent } from './services/tiles.service';
 import { createTileSourceResolver } from './services/tiles-source';
 import { poolTileRenderer } from './jobs/tile-tasks';
 import { drawingsRoutes } from './http/routes/drawings.routes';
@@ -231,6 +231,10 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
       resolve: createTileSourceResolver({ db, objects, maxPixels: config.maxPixelsPerPage }),
       renderer: poolTileRenderer(pool),
       cacheMaxBytes: config.tileCacheMaxBytes,
+      // Where deep tiles' time goes, one line each (bench/viewer --server-trace); off by default.
+      ...(process.env.BLUELINE_TILE_TRACE === '1'
+        ? { trace: (e: TileTraceEvent) => console.log(`tile-trace ${JSON.stringify(e)}`) }
+        : {}),
     }),
   });
   jobsRoutes(app, deps, jobs, { maxStreamsPerKey: config.maxSseStreamsPerKey });

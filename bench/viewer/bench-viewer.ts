@@ -22,7 +22,8 @@
 //   deep   (issue 19, not in the default list) the beam proposal pair compared and S101's overlay
 //          zoomed to 1,600 % at three places: zoom step → sharp tile on screen, frame times
 //          while tiles land, tile cache on disk (deep-zoom.ts). `--screenshots <dir>` also saves
-//          the new column at 100 / 800 / 1,600 % in Overlay and New modes.
+//          the new column at 100 / 800 / 1,600 % in Overlay and New modes. `--server-trace`
+//          also prints the service's breakdown of each deep tile (server-trace.ts).
 // Goals: issue 5 median frame < 16 ms and no frame > 100 ms; issue 18 (whole-sheet view and the
 // new overlays) none > 50 ms. Deep pass (issue 19):
 // zoom step → sharp tile p95 < 250 ms, frames median < 16 ms and none > 50 ms.
@@ -46,6 +47,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { makeSheetPng, SHEET_DPI, SHEET_H, SHEET_W } from './make-sheet';
 import { prepareBeamPair, runDeepZoom, tileCacheOnDisk } from './deep-zoom';
 import { printFrames, printTileParts, summariseFrames } from './deep-client';
+import { collectServerTrace, printServerTrace } from './server-trace';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const argv = process.argv.slice(2);
@@ -62,6 +64,8 @@ const KEEP = argv.includes('--keep');
 const SCREENSHOTS = arg('screenshots') ?? null;
 /** Deep pass: record a Chromium trace of the measured session and summarise its main thread. */
 const DEEP_TRACE = argv.includes('--deep-trace');
+/** The service's own breakdown of deep tiles (server-trace.ts). */
+const SERVER_TRACE = argv.includes('--server-trace');
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const BASE_ARGS = [
   '--no-sandbox',
@@ -993,7 +997,13 @@ function printDeepClient(r: Awaited<ReturnType<typeof runDeepZoom>>) {
 
 /** The deep-zoom pass on its own service (deep-zoom.ts). */
 async function deepMain(web: string, load0: number[]) {
+  if (SERVER_TRACE) {
+    process.env.BLUELINE_TILE_TRACE = '1';
+    // The HTTP thread's event-loop delay each second (cli/main.ts reportLoopLag).
+    process.env.BLUELINE_LOOP_LAG_MS = '1000';
+  }
   const svc = await startService(web);
+  const serverTrace = SERVER_TRACE ? collectServerTrace(svc.child) : null;
   const stop = () => {
     if (svc.child.exitCode === null) svc.child.kill('SIGTERM');
   };
@@ -1012,6 +1022,7 @@ async function deepMain(web: string, load0: number[]) {
       args: [...BASE_ARGS, ...UNLOCKED],
     });
     const loadBefore = os.loadavg();
+    const sessionStart = Date.now();
     const r = await runDeepZoom(
       browser,
       svc.origin,
@@ -1057,9 +1068,15 @@ async function deepMain(web: string, load0: number[]) {
     );
     for (const s of r.screenshots) console.log(`screenshot ${s}`);
     if (DEEP_TRACE) printDeepTrace(path.join(WORK, 'trace-deep.json'));
+    const server = serverTrace ? printServerTrace(serverTrace, sessionStart) : undefined;
+    if (serverTrace)
+      writeFileSync(
+        path.join(WORK, 'server-trace.jsonl'),
+        serverTrace.map((e) => JSON.stringify(e)).join('\n'),
+      );
     writeFileSync(
       path.join(WORK, 'deep-result.json'),
-      JSON.stringify({ when: new Date().toISOString(), ...r, disk }, null, 2),
+      JSON.stringify({ when: new Date().toISOString(), ...r, disk, server }, null, 2),
     );
   } finally {
     stop();

@@ -21,8 +21,15 @@ export function poolTileRenderer(pool: WorkerPool): DeepTileRenderer {
   });
   return {
     kind: (source) => pool.run('tiles.kind', source, [], undefined, opts('a page kind')),
-    page: (args, signal) => pool.run('tiles.page', args, [], signal, opts('deep tiles')),
-    overlay: (args, signal) =>
-      pool.run('tiles.overlay', args, [], signal, opts('deep overlay tiles')),
+    page: async (args, signal, onTimings) => {
+      const r = await pool.run('tiles.page', args, [], signal, opts('deep tiles'));
+      onTimings?.(r.timings);
+      return r.tiles;
+    },
+    overlay: async (args, signal, onTimings) => {
+      const r = await pool.run('tiles.overlay', args, [], signal, opts('deep overlay tiles'));
+      onTimings?.(r.timings);
+      return r.tiles;
+    },
   };
 }

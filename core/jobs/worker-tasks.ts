@@ -43,6 +43,7 @@ import {
   type PageSource,
   type TileCut,
 } from '../vision/tiles/deep-tiles';
+import { newTimings } from '../vision/tiles/deep-timings';
 
 /** Turns the input layer's InputError into an ApiError whose code names the problem (contract §3 table + processing codes). */
 function asApiError(e: unknown): unknown {
@@ -319,14 +320,15 @@ export const WORKER_TASKS = {
 
   /**
    * A sheet's or block's deep-zoom tiles of one level, rendered from its page in colour (WebP, in
-   * the order of `cuts`): the rectangle holding them is rendered once.
+   * the order of `cuts`): the rectangle holding them is rendered once. With where its time went.
    */
   async 'tiles.page'(args: { source: PageSource; scale: number; cuts: TileCut[] }) {
     try {
-      const webps = await renderPageTiles(args.source, args.scale, args.cuts);
+      const timings = newTimings();
+      const tiles = await renderPageTiles(args.source, args.scale, args.cuts, timings);
       return withTransfer(
-        webps,
-        webps.map((w) => w.buffer as ArrayBuffer),
+        { tiles, timings },
+        tiles.map((w) => w.buffer as ArrayBuffer),
       );
     } catch (e) {
       throw asApiError(e);
@@ -339,10 +341,11 @@ export const WORKER_TASKS = {
    */
   async 'tiles.overlay'(args: OverlayTilesArgs) {
     try {
-      const webps = await renderOverlayTiles(args);
+      const timings = newTimings();
+      const tiles = await renderOverlayTiles(args, timings);
       return withTransfer(
-        webps,
-        webps.map((w) => w.buffer as ArrayBuffer),
+        { tiles, timings },
+        tiles.map((w) => w.buffer as ArrayBuffer),
       );
     } catch (e) {
       throw asApiError(e);

@@ -7,7 +7,12 @@ import { LocalObjectStore } from '../blobs/local-object-store';
 import { imageTileKey } from '../blobs/keys';
 import type { PageKind } from '../vision/input/pdfium.adapter';
 import type { OverlayTilesArgs, PageSource, TileCut } from '../vision/tiles/deep-tiles';
-import { TileService, type DeepTileRenderer } from './tiles.service';
+import {
+  regionsOf,
+  TileService,
+  type DeepTileRenderer,
+  type TileTraceEvent,
+} from './tiles.service';
 import type { DeepSource } from './tiles-source';
 
 // The tile service's levels: the stored image up to native_zoom, deeper levels from the renderer
@@ -19,7 +24,10 @@ beforeEach(async () => {
   dataDir = await mkdtemp(path.join(tmpdir(), 'blueline-tiles-service-'));
   store = new LocalObjectStore({ dataDir });
 });
+/** Services of the test: their stores finish before the data dir goes. */
+const made: TileService[] = [];
 afterEach(async () => {
+  for (const t of made.splice(0)) await t.whenStored();
   await rm(dataDir, { recursive: true, force: true });
 });
 
@@ -58,7 +66,7 @@ function fakeRenderer(kind: PageKind) {
   return { renderer, calls };
 }
 
-async function service(kind: PageKind) {
+async function service(kind: PageKind, trace?: (e: TileTraceEvent) => void) {
   // A 1100 x 700 image: native_zoom 2 (1100 / 512 → 4 tiles wide at level 2).
   await store.put(
     SHEET,
@@ -76,7 +84,9 @@ async function service(kind: PageKind) {
     resolve: async (key) => sources[key] ?? null,
     renderer: fake.renderer,
     cacheMaxBytes: 1e9,
+    ...(trace ? { trace } : {}),
   });
+  made.push(tiles);
   return { tiles, ...fake };
 }
 
@@ -101,25 +111,27 @@ describe('TileService levels', () => {
     });
     expect(calls.page).toEqual([{ source: page, scale: 16, cuts: [at(1536, 1024)] }]);
     // Tiles of one 2 x 2 cell of the level asked for together are rendered in one call (in rows),
-    // and each is stored.
+    // one call per cell (regionsOf), and each is stored; no other tile is made.
     await Promise.all([
       tiles.tileKey(SHEET, 6, 3, 5),
       tiles.tileKey(SHEET, 6, 2, 5),
-      tiles.tileKey(SHEET, 6, 2, 4),
+      tiles.tileKey(SHEET, 6, 3, 6),
+      tiles.tileKey(SHEET, 6, 2, 6),
     ]);
-    expect(calls.page[1]).toEqual({
-      source: page,
-      scale: 16,
-      cuts: [at(1024, 2048), at(1024, 2560), at(1536, 2560)],
-    });
+    await tiles.whenStored();
+    expect(calls.page.slice(1)).toEqual([
+      { source: page, scale: 16, cuts: [at(1024, 2560), at(1536, 2560)] },
+      { source: page, scale: 16, cuts: [at(1024, 3072), at(1536, 3072)] },
+    ]);
     for (const [x, y] of [
-      [2, 4],
       [2, 5],
       [3, 5],
+      [2, 6],
+      [3, 6],
     ] as const)
       expect(await store.stat(imageTileKey(SHEET, 6, x, y))).toBeTruthy();
     expect(await store.stat(imageTileKey(SHEET, 6, 3, 4))).toBeNull();
-    calls.page.splice(0, 1);
+    calls.page.splice(0, 2);
     // A block crop's level pixels start at its bbox origin on the sheet, times the scale (its
     // native_zoom is 0: 300 x 200 fits one tile, so level 3 is 8x, 2400 x 1600); edge tiles are
     // cut at the level's size, and a region at the edge holds only the level's tiles.
@@ -187,6 +199,7 @@ describe('TileService levels', () => {
     expect(held[1]!.signal!.aborted).toBe(false);
     held[1]!.release();
     expect(await c).toBe(imageTileKey(SHEET, 6, 1, 1));
+    await tiles.whenStored();
     expect(await store.stat(imageTileKey(SHEET, 6, 1, 1))).toBeTruthy();
     // An already cancelled request renders nothing.
     const late = new AbortController();
@@ -197,40 +210,158 @@ describe('TileService levels', () => {
 
   it('the tiles of one region share one render; it goes on while any of them is still wanted', async () => {
     const { tiles, renderer } = await service('vector');
-    const held: { signal: AbortSignal | undefined; release: () => void }[] = [];
+    const held: { signal: AbortSignal | undefined; cuts: number; release: () => void }[] = [];
     const original = renderer.page;
     renderer.page = (args, signal) =>
       new Promise<Uint8Array[]>((resolve, reject) => {
         signal?.addEventListener('abort', () => reject(signal.reason));
-        held.push({ signal, release: () => void original(args).then(resolve, reject) });
+        held.push({
+          signal,
+          cuts: args.cuts.length,
+          release: () => void original(args).then(resolve, reject),
+        });
       });
     const until = async (n: number) => {
       while (held.length < n) await new Promise((r) => setImmediate(r));
     };
-    // Tiles (4, 6) and (5, 7) of level 6 lie in one region (4–5, 6–7); (6, 6) in the next.
-    const first = new AbortController();
-    const a = tiles.tileKey(SHEET, 6, 4, 6, first.signal);
-    a.catch(() => undefined);
-    const b = tiles.tileKey(SHEET, 6, 5, 7);
-    const c = tiles.tileKey(SHEET, 6, 6, 6);
+    // Four tiles of level 6 asked for together: two regions, the 2 x 2 cells (4–5, 6–7) and
+    // (4–5, 8–9), one render each.
+    const ctl = [0, 1, 2, 3].map(() => new AbortController());
+    const [a, b, c, d] = (
+      [
+        [4, 6],
+        [5, 6],
+        [4, 8],
+        [5, 8],
+      ] as const
+    ).map(([x, y], i) => {
+      const p = tiles.tileKey(SHEET, 6, x, y, ctl[i]!.signal);
+      p.catch(() => undefined);
+      return p;
+    });
     await until(2);
-    // Three tiles asked for, two renders (one of two tiles).
     for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
-    expect(held).toHaveLength(2);
-    // (4, 6) cancelled: (5, 7) still waits for the same region, which goes on.
-    first.abort(new Error('moved on'));
+    expect(held.map((h) => h.cuts)).toEqual([2, 2]);
+    // (4, 6) cancelled: (5, 6) still waits for the same region, which goes on.
+    ctl[0]!.abort(new Error('moved on'));
     await expect(a).rejects.toThrow('moved on');
     expect(held[0]!.signal!.aborted).toBe(false);
+    // Both tiles of the other region cancelled: its render is dropped.
+    ctl[2]!.abort(new Error('left'));
+    expect(held[1]!.signal!.aborted).toBe(false);
+    ctl[3]!.abort(new Error('left too'));
+    expect(held[1]!.signal!.aborted).toBe(true);
+    await expect(c).rejects.toThrow('left');
+    await expect(d).rejects.toThrow('left too');
     held[0]!.release();
-    held[1]!.release();
-    expect(await b).toBe(imageTileKey(SHEET, 6, 5, 7));
-    expect(await c).toBe(imageTileKey(SHEET, 6, 6, 6));
-    // The cancelled tile was stored with its region; a tile of the region asked for once its
-    // render has started gets a render of its own.
+    expect(await b).toBe(imageTileKey(SHEET, 6, 5, 6));
+    // The cancelled tile was stored with its region; the dropped region stored nothing; a tile
+    // asked for once the batch has started gets a render of its own.
+    await tiles.whenStored();
     expect(await store.stat(imageTileKey(SHEET, 6, 4, 6))).toBeTruthy();
-    const d = tiles.tileKey(SHEET, 6, 4, 7);
+    expect(await store.stat(imageTileKey(SHEET, 6, 4, 8))).toBeNull();
+    const e = tiles.tileKey(SHEET, 6, 4, 7);
     await until(3);
+    expect(held[2]!.cuts).toBe(1);
     held[2]!.release();
-    expect(await d).toBe(imageTileKey(SHEET, 6, 4, 7));
+    expect(await e).toBe(imageTileKey(SHEET, 6, 4, 7));
+  });
+
+  it('regionsOf: the tiles of each 2 x 2 cell of the level, in rows', () => {
+    expect(regionsOf([])).toEqual([]);
+    expect(
+      regionsOf([
+        [3, 5],
+        [2, 5],
+        [2, 4],
+        [4, 4],
+        [5, 5],
+        [9, 9],
+      ]),
+    ).toEqual([
+      [
+        [2, 4],
+        [2, 5],
+        [3, 5],
+      ],
+      [
+        [4, 4],
+        [5, 5],
+      ],
+      [[9, 9]],
+    ]);
+  });
+
+  it('traced, it reports each deep tile request and render with the worker timings', async () => {
+    const events: TileTraceEvent[] = [];
+    const { tiles, renderer } = await service('vector', (e) => events.push(e));
+    const original = renderer.page;
+    const worker = {
+      startedAt: Date.now(),
+      totalMs: 12,
+      cpuMs: 10,
+      steps: { render: 8, encode: 4 },
+    };
+    renderer.page = async (args, signal, onTimings) => {
+      onTimings?.(worker);
+      return original(args, signal);
+    };
+    // Native tiles are not reported; deep ones are, rendered or found stored.
+    await tiles.tileKey(SHEET, 2, 0, 0);
+    await Promise.all([tiles.tileKey(SHEET, 6, 2, 4), tiles.tileKey(SHEET, 6, 3, 4)]);
+    await tiles.tileKey(SHEET, 6, 2, 4);
+    await tiles.whenStored();
+    const regions = events.filter((e) => e.ev === 'region');
+    // Two tiles of one cell asked for together: one region.
+    expect(regions.map((e) => e.ev === 'region' && String(e.tiles))).toEqual(['2,4,3,4']);
+    const r = regions[0]!;
+    if (r.ev !== 'region') throw new Error('not a region');
+    expect(r).toMatchObject({ image: SHEET, z: 6, kind: 'page', worker });
+    expect(r.at).toBeLessThanOrEqual(r.queued);
+    expect(r.queued).toBeLessThanOrEqual(r.returned);
+    expect(r.returned).toBeLessThanOrEqual(r.end);
+    const t = events.filter((e) => e.ev === 'tile');
+    const seen = t.map((e) => e.ev === 'tile' && String([e.x, e.y, e.stored, e.cancelled]));
+    expect(seen.slice(0, 2).sort()).toEqual(['2,4,false,false', '3,4,false,false']);
+    expect(seen[2]).toBe('2,4,true,false');
+    expect(t[2]).toMatchObject({ key: imageTileKey(SHEET, 6, 2, 4), z: 6 });
+    // The HTTP side is reported by the route through traceServed.
+    expect(tiles.traced).toBe(true);
+    tiles.traceServed(imageTileKey(SHEET, 6, 2, 4), 6, 1, 200);
+    expect(events.at(-1)).toMatchObject({ ev: 'served', z: 6, at: 1, status: 200 });
+  });
+
+  it('a deep tile just made is served from memory until stored, as the store then gives it', async () => {
+    const { tiles } = await service('vector');
+    // A store whose puts of tiles wait until released.
+    const puts: (() => void)[] = [];
+    const put = store.put.bind(store);
+    store.put = (key, src, opts) =>
+      new Promise((resolve, reject) =>
+        puts.push(() => void put(key, src, opts).then(resolve, reject)),
+      );
+    const key = await tiles.tileKey(SHEET, 6, 1, 1);
+    expect(await store.stat(key)).toBeNull();
+    const fresh = tiles.freshTile(key)!;
+    expect(fresh).toMatchObject({ key, contentType: 'image/webp' });
+    const bytes = async (r: NodeJS.ReadableStream) => {
+      const chunks: Buffer[] = [];
+      for await (const c of r) chunks.push(c as Buffer);
+      return Buffer.concat(chunks);
+    };
+    const body = await bytes(fresh.stream());
+    expect(body.byteLength).toBe(fresh.size);
+    expect((await bytes(fresh.stream({ start: 2, end: 5 }))).equals(body.subarray(2, 6))).toBe(
+      true,
+    );
+    // Asked again meanwhile: nothing rendered again, the same tile.
+    expect(await tiles.tileKey(SHEET, 6, 1, 1)).toBe(key);
+    while (puts.length === 0) await new Promise((r) => setImmediate(r));
+    puts.shift()!();
+    await tiles.whenStored();
+    expect(tiles.freshTile(key)).toBeNull();
+    const stored = (await store.get(key))!;
+    expect(stored.etag).toBe(fresh.etag);
+    expect((await bytes(stored.stream())).equals(body)).toBe(true);
   });
 });

@@ -1,6 +1,8 @@
+import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
 import sharp from 'sharp';
 import { ApiError } from '../domain/errors';
-import type { ObjectStore } from '../blobs/object-store';
+import type { ObjectStore, StoredObject } from '../blobs/object-store';
 import { imageTileKey } from '../blobs/keys';
 import {
   decodeForTiles,
@@ -15,6 +17,7 @@ import {
 } from '../vision/tiles/tiles.adapter';
 import type { OverlayTilesArgs, PageSource, TileCut } from '../vision/tiles/deep-tiles';
 import type { PageKind } from '../vision/input/pdfium.adapter';
+import type { DeepTimings } from '../vision/tiles/deep-timings';
 import type { DeepSource } from './tiles-source';
 import { TileCache } from './tile-cache';
 
@@ -25,8 +28,8 @@ import { TileCache } from './tile-cache';
 //  - Images of vector PDF pages (sheets, block crops, overlays of them) go DEEP_LEVELS deeper:
 //    those tiles are rendered from the pages themselves by the worker pool at low priority
 //    (`DeepTileRenderer`, wired in service.ts) and stored the same way.
-//  - Deep tiles asked for together are made up to REGION x REGION tiles of a level at a time: both
-//    revisions' renders, the compare and the page load are shared by them (one pool task).
+//  - Deep tiles of one level asked for together are made up to REGION x REGION tiles of a level at
+//    a time (regionsOf): both revisions' renders and the compare are shared by them (one pool task).
 //  - Every stored tile counts against the tile cache's disk bound (tile-cache.ts): the least
 //    recently used go first.
 
@@ -35,29 +38,95 @@ export interface DeepTileRenderer {
   kind(source: PageSource): Promise<PageKind>;
   /**
    * Tiles of one level of a page (`cuts` in pixels of its raster at `scale`), WebP in their order.
-   * `signal`: nobody waits for them any more; a render not yet started is dropped.
+   * `signal`: nobody waits for them any more; a render not yet started is dropped. `onTimings`:
+   * told where the render's time went in the worker, when it ran.
    */
   page(
     args: { source: PageSource; scale: number; cuts: TileCut[] },
     signal?: AbortSignal,
+    onTimings?: (t: DeepTimings) => void,
   ): Promise<Uint8Array[]>;
   /** Tiles of one level of an overlay image, WebP in the order of `args.tiles`. */
-  overlay(args: OverlayTilesArgs, signal?: AbortSignal): Promise<Uint8Array[]>;
+  overlay(
+    args: OverlayTilesArgs,
+    signal?: AbortSignal,
+    onTimings?: (t: DeepTimings) => void,
+  ): Promise<Uint8Array[]>;
 }
 
 /**
- * Deep tiles are rendered up to REGION x REGION tiles of a level at a time (a cell of that size on
- * the level's tile grid): the tiles of one cell asked for within REGION_GATHER_MS of the first
- * make one render, so a zoom step's tiles (asked for in one burst) share their pages' renders and
- * the compare, and no tile nobody asked for is made.
+ * What the tile service reports when traced (TileServiceOptions.trace; `blueline serve` with
+ * BLUELINE_TILE_TRACE=1 prints each as a `tile-trace {json}` line; bench/viewer --server-trace
+ * sums them). Times are epoch ms.
+ *  - `tile`: one request for a tile past native_zoom: when it came, when its tile was stored (or
+ *    found stored: `stored`), and whether it was cancelled.
+ *  - `region`: one deep render: the tiles it made, when it was asked for (the first tile's request),
+ *    when it was handed to the pool (after gathering), the worker's timings (DeepTimings: started,
+ *    total, CPU, steps), when the pool returned it and when its tiles were stored.
+ *  - `served`: the HTTP side of a deep tile's request: when it came and when its answer was sent.
+ */
+export type TileTraceEvent =
+  | {
+      ev: 'tile';
+      key: string;
+      image: string;
+      z: number;
+      x: number;
+      y: number;
+      at: number;
+      end: number;
+      stored: boolean;
+      cancelled: boolean;
+    }
+  | {
+      ev: 'region';
+      image: string;
+      z: number;
+      kind: string;
+      /** The tiles made ([x, y]). */
+      tiles: [number, number][];
+      at: number;
+      queued: number;
+      returned: number;
+      end: number;
+      worker: DeepTimings | null;
+    }
+  | { ev: 'served'; key: string; z: number; at: number; end: number; status: number };
+
+/**
+ * Deep tiles of one image and level asked for within REGION_GATHER_MS of the first make one batch
+ * (a zoom step's tiles, asked for in one burst); the batch is made by regions (regionsOf): its tiles
+ * in each REGION x REGION cell of the level's tile grid, one pool task each (one pair of PDFium
+ * renders and one compare for the cell's tiles asked for). No tile nobody asked for is made.
+ *
+ * Larger regions were measured and not kept (bench/viewer README, 2026-11-27 evening): the viewer
+ * has at most 6 tile requests in flight (HTTP/1.1), so a region's tiles all wait for its slowest,
+ * and a zoom step's tiles landed 2–4x later under load.
  */
 export const REGION = 2;
 export const REGION_GATHER_MS = 4;
 
-/** A region's render: the tiles it makes ("x,y"), fixed once it starts. */
-interface RegionJob extends Rendering {
-  tiles: Set<string>;
+/** A batch's tiles (tile coordinates) by REGION x REGION cell of the level, each in rows. */
+export function regionsOf(tiles: readonly [number, number][]): [number, number][][] {
+  const cells = new Map<string, [number, number][]>();
+  for (const t of [...tiles].sort((p, q) => p[1] - q[1] || p[0] - q[0])) {
+    const k = `${Math.floor(t[0] / REGION)},${Math.floor(t[1] / REGION)}`;
+    cells.set(k, [...(cells.get(k) ?? []), t]);
+  }
+  return [...cells.values()];
+}
+
+/** The tiles of one image and level asked for together (REGION_GATHER_MS), then their regions. */
+interface Batch {
+  /** Tiles ("x,y") asked for and still wanted while it gathers. */
+  ids: Set<string>;
   started: boolean;
+  /** When its first tile was asked for (epoch ms). */
+  at: number;
+  /** Settles when it stops gathering and its regions are made (partOf set). */
+  start: Promise<void>;
+  /** Each tile's region once started. */
+  partOf: Map<string, Rendering>;
 }
 
 /** A tile being made, shared by every request for it (TileService.tileKey). */
@@ -84,6 +153,8 @@ export interface TileServiceOptions {
   cacheMaxBytes?: number;
   /** Decoded stored images kept for cutting tiles. Default 3. */
   maxDecoded?: number;
+  /** Told where deep tiles' time goes (TileTraceEvent); off when absent. */
+  trace?: (e: TileTraceEvent) => void;
 }
 
 interface Described {
@@ -98,9 +169,12 @@ const MAX_DESCRIBED = 64;
 export class TileService {
   private decoded = new Map<string, Promise<DecodedImage>>();
   private rendering = new Map<string, Rendering>();
-  /** Deep region renders (deepRegion) by region: the latest, collecting tiles or being made. */
-  private regions = new Map<string, RegionJob>();
+  /** Deep tile batches (deepRegion) by image and level: the latest, gathering or being made. */
+  private batches = new Map<string, Batch>();
   private described = new Map<string, Promise<Described>>();
+  /** Deep tiles made and being stored, by key (storeFresh, freshTile). */
+  private fresh = new Map<string, { buf: Buffer; sha256: string; mtime: Date }>();
+  private storing = new Set<Promise<void>>();
   /** Page kind by file bytes and page: asked of the pool once per page. */
   private kinds = new Map<string, Promise<PageKind>>();
   readonly cache: TileCache;
@@ -141,12 +215,14 @@ export class TileService {
   ): Promise<string> {
     signal?.throwIfAborted();
     void this.cache.load();
+    const at = Date.now();
     const key = imageTileKey(imageKey, z, x, y);
     // A tile being made is joined at once (before any await: a request cancelled right after
     // arriving never leaves the render to others by mistake).
     let job = this.rendering.get(key);
-    if (!job && (await this.objects.stat(key))) {
+    if (!job && (this.fresh.has(key) || (await this.objects.stat(key)))) {
       this.cache.touch(key);
+      this.traceTile(imageKey, z, x, y, at, true, false);
       return key;
     }
     job ??= this.rendering.get(key);
@@ -177,11 +253,50 @@ export class TileService {
     signal?.addEventListener('abort', leave, { once: true });
     try {
       await shared.done;
+    } catch (e) {
+      this.traceTile(imageKey, z, x, y, at, false, signal?.aborted === true);
+      throw e;
     } finally {
       signal?.removeEventListener('abort', leave);
       leave();
     }
+    this.traceTile(imageKey, z, x, y, at, false, false);
     return key;
+  }
+
+  /** Reports a request for a deep tile (TileTraceEvent `tile`) when traced. */
+  private traceTile(
+    image: string,
+    z: number,
+    x: number,
+    y: number,
+    at: number,
+    stored: boolean,
+    cancelled: boolean,
+  ): void {
+    const trace = this.opts.trace;
+    if (!trace) return;
+    const d = this.described.get(image);
+    // Only deep tiles (past the stored image's own resolution): those are the ones rendered.
+    if (!d) return;
+    void d.then(
+      (desc) => {
+        if (z <= tileGeometry(desc.width, desc.height).nativeZoom) return;
+        const key = imageTileKey(image, z, x, y);
+        trace({ ev: 'tile', key, image, z, x, y, at, end: Date.now(), stored, cancelled });
+      },
+      () => undefined,
+    );
+  }
+
+  /** Reports the HTTP side of a tile's request (TileTraceEvent `served`) when traced. */
+  traceServed(key: string, z: number, at: number, status: number): void {
+    this.opts.trace?.({ ev: 'served', key, z, at, end: Date.now(), status });
+  }
+
+  /** Whether the service reports where tiles' time goes (TileServiceOptions.trace). */
+  get traced(): boolean {
+    return this.opts.trace !== undefined;
   }
 
   private async render(
@@ -218,10 +333,11 @@ export class TileService {
   }
 
   /**
-   * Makes (or joins the making of) a render of the region (REGION) holding deep tile (z, x, y):
-   * one still gathering tiles takes it, one already started that makes it is joined, else a new
-   * one starts gathering. The render is shared like a tile's (tileKey): `signal` is the tile's, and
-   * when every tile waiting for it has been cancelled, the render is dropped if still queued.
+   * Makes deep tile (z, x, y) with the tiles of its level asked for with it: it joins the batch of
+   * its image and level still gathering (else starts one), and is made by its region of the batch
+   * (regionsOf). `signal` is the tile's: once aborted the tile's wait ends; a tile cancelled while
+   * the batch gathers is left out of it, and a region whose every tile was cancelled is dropped if
+   * still queued in the pool (one already rendering finishes and is stored).
    */
   private async deepRegion(
     imageKey: string,
@@ -233,62 +349,72 @@ export class TileService {
     signal: AbortSignal,
   ): Promise<void> {
     signal.throwIfAborted();
-    const rkey = `${imageKey}\n${z}/${x - (x % REGION)}/${y - (y % REGION)}`;
+    const bkey = `${imageKey}\n${z}`;
     const id = `${x},${y}`;
-    let region = this.regions.get(rkey);
-    if (!region || (region.started && !region.tiles.has(id))) {
-      const cancel = new AbortController();
-      const made: RegionJob = {
-        waiters: 0,
-        cancel,
-        tiles: new Set(),
+    let batch = this.batches.get(bkey);
+    if (!batch || batch.started) {
+      const made: Batch = {
+        ids: new Set(),
         started: false,
-        done: new Promise<void>((r) => setTimeout(r, REGION_GATHER_MS))
-          .then(() => {
-            made.started = true;
-            cancel.signal.throwIfAborted();
-            const tiles = [...made.tiles].map((t) => t.split(',').map(Number) as [number, number]);
-            return this.renderRegion(imageKey, source, g, z, tiles, cancel.signal);
-          })
-          .finally(() => {
-            if (this.regions.get(rkey) === made) this.regions.delete(rkey);
-          }),
+        at: Date.now(),
+        partOf: new Map(),
+        start: new Promise<void>((r) => setTimeout(r, REGION_GATHER_MS)).then(() => {
+          made.started = true;
+          if (this.batches.get(bkey) === made) this.batches.delete(bkey);
+          const tiles = [...made.ids].map((t) => t.split(',').map(Number) as [number, number]);
+          for (const part of regionsOf(tiles)) {
+            const cancel = new AbortController();
+            const region: Rendering = {
+              waiters: part.length,
+              cancel,
+              done: this.renderRegion(imageKey, source, g, z, part, cancel.signal, made.at),
+            };
+            region.done.catch(() => undefined);
+            for (const [px, py] of part) made.partOf.set(`${px},${py}`, region);
+          }
+        }),
       };
-      made.done.catch(() => undefined);
-      this.regions.set(rkey, made);
-      region = made;
+      this.batches.set(bkey, made);
+      batch = made;
     }
-    region.tiles.add(id);
-    const shared = region;
-    shared.waiters++;
+    batch.ids.add(id);
+    const shared = batch;
+    let region: Rendering | undefined;
     let waiting = true;
+    // Leaves the batch (while it gathers) or the tile's region; the region's last one gone (every
+    // tile of it cancelled) drops its render if still queued.
     const leave = () => {
       if (!waiting) return;
       waiting = false;
-      if (--shared.waiters > 0 || !signal.aborted) return;
-      if (this.regions.get(rkey) === shared) this.regions.delete(rkey);
-      shared.cancel.abort(signal.reason);
+      if (!shared.started) {
+        shared.ids.delete(id);
+        return;
+      }
+      region ??= shared.partOf.get(id);
+      if (region && --region.waiters === 0 && signal.aborted) region.cancel.abort(signal.reason);
     };
-    // The tile's render ends as soon as its own request is cancelled (as a tile's render does when
-    // the pool drops it), while the region goes on for the other tiles still wanted.
+    // The tile's wait ends as soon as its own request is cancelled (as a tile's render does when
+    // the pool drops it), while its region goes on for the other tiles still wanted.
     await new Promise<void>((resolve, reject) => {
       const cancelled = () => {
         leave();
         reject(signal.reason);
       };
       signal.addEventListener('abort', cancelled, { once: true });
-      shared.done.then(
-        () => {
+      const fail = (e: unknown) => {
+        signal.removeEventListener('abort', cancelled);
+        leave();
+        reject(e);
+      };
+      shared.start.then(() => {
+        if (!waiting) return;
+        region = shared.partOf.get(id)!;
+        region.done.then(() => {
           signal.removeEventListener('abort', cancelled);
           leave();
           resolve();
-        },
-        (e: unknown) => {
-          signal.removeEventListener('abort', cancelled);
-          leave();
-          reject(e);
-        },
-      );
+        }, fail);
+      }, fail);
     });
   }
 
@@ -300,7 +426,11 @@ export class TileService {
     z: number,
     xy: [number, number][],
     signal: AbortSignal,
+    at: number,
   ): Promise<void> {
+    const queued = Date.now();
+    let worker: DeepTimings | null = null;
+    const onTimings = (t: DeepTimings) => (worker = t);
     const tiles: { x: number; y: number; cut: TileCut }[] = [];
     let scale = 1;
     for (const [x, y] of xy.sort((p, q) => p[1] - q[1] || p[0] - q[0])) {
@@ -324,6 +454,7 @@ export class TileService {
           })),
         },
         signal,
+        onTimings,
       );
     } else {
       webps = await r.overlay(
@@ -338,11 +469,74 @@ export class TileService {
           kind: source.imageKind,
         },
         signal,
+        onTimings,
       );
     }
-    await Promise.all(
-      tiles.map((t, i) => this.store(imageTileKey(imageKey, z, t.x, t.y), webps[i]!)),
+    const returned = Date.now();
+    // The tiles are served from memory at once (freshTile) while they are stored: a store waits for
+    // fsyncs, which take 2 ms at the median but up to ~200 ms while other processes write.
+    const stored = Promise.all(
+      tiles.map((t, i) => this.storeFresh(imageTileKey(imageKey, z, t.x, t.y), webps[i]!)),
     );
+    void stored.then(() =>
+      this.opts.trace?.({
+        ev: 'region',
+        image: imageKey,
+        z,
+        kind: source.kind === 'page' ? 'page' : source.imageKind,
+        tiles: tiles.map((t) => [t.x, t.y]),
+        at,
+        queued,
+        returned,
+        end: Date.now(),
+        worker,
+      }),
+    );
+  }
+
+  /**
+   * Stores a deep tile just made, keeping its bytes in memory (freshTile) until it is stored. A
+   * store that fails leaves the tile unstored: the next request for it makes it again.
+   */
+  private storeFresh(key: string, webp: Uint8Array): Promise<void> {
+    const buf = Buffer.from(webp.buffer, webp.byteOffset, webp.byteLength);
+    const sha256 = createHash('sha256').update(buf).digest('hex');
+    const entry = { buf, sha256, mtime: new Date() };
+    this.fresh.set(key, entry);
+    const done = this.store(key, buf)
+      .catch(() => undefined)
+      .finally(() => {
+        if (this.fresh.get(key) === entry) this.fresh.delete(key);
+        this.storing.delete(done);
+      });
+    this.storing.add(done);
+    return done;
+  }
+
+  /**
+   * A deep tile made but not stored yet, as the object store would give it (same ETag: the sha256
+   * of its bytes), or null: the route serves it from memory instead of waiting for the store.
+   */
+  freshTile(key: string): StoredObject | null {
+    const f = this.fresh.get(key);
+    if (!f) return null;
+    return {
+      key,
+      size: f.buf.byteLength,
+      sha256: f.sha256,
+      etag: `"${f.sha256}"`,
+      contentType: 'image/webp',
+      mtime: f.mtime,
+      stream: (range) =>
+        Readable.from([range ? f.buf.subarray(range.start, range.end + 1) : f.buf], {
+          objectMode: false,
+        }),
+    };
+  }
+
+  /** Settles once every tile made so far is stored (or failed to be). */
+  async whenStored(): Promise<void> {
+    while (this.storing.size > 0) await Promise.all([...this.storing]);
   }
 
   /** The pyramid: with deep levels when `deep` is asked about and the image's pages are vector. */

@@ -425,6 +425,11 @@ export function filesRoutes(
       return reply.code(200).send(request.method === 'HEAD' ? '' : body);
     }
     if (tile) {
+      if (env.tiles.traced) {
+        const at = Date.now();
+        const z = Number(tile[2]);
+        reply.raw.once('finish', () => env.tiles.traceServed(key, z, at, reply.raw.statusCode));
+      }
       // A client that no longer wants the tile cancels its request (the connection or stream
       // closes before the answer): the tile service then drops the tile's render if it is still
       // queued in the pool, and nothing is sent.
@@ -452,7 +457,8 @@ export function filesRoutes(
     }
     let obj;
     try {
-      obj = await objects.get(key);
+      // A deep tile just made is served from memory while it is being stored.
+      obj = (tile && env.tiles.freshTile(key)) || (await objects.get(key));
     } catch (err) {
       // Storage that cannot answer (S3 down) is a 503, not a missing object.
       if (err instanceof ObjectStoreUnavailableError) throw err;

@@ -14,6 +14,7 @@ import {
   SHEET_CONTEXT,
   type SheetFill,
 } from './deep-scale';
+import { stepClock, type DeepTimings } from './deep-timings';
 
 // Deep-zoom tiles past a stored image's own resolution (contract §5, added 2026-11-27), rendered
 // from the PDF page itself at the scale of the level: lines come out at their width times the
@@ -170,10 +171,20 @@ export async function renderPageTiles(
   src: PageSource,
   scale: number,
   cuts: readonly TileCut[],
+  timings?: DeepTimings,
 ): Promise<Uint8Array[]> {
+  const clock = stepClock(timings);
   const region = unionOf(cuts);
+  await openDoc(src);
+  clock.step('open');
   const r = await renderRect(src, { scale, ...region }, 'colour');
-  return Promise.all(cuts.map(async (c) => new Uint8Array(await encodeTile(cutOut(r, region, c)))));
+  clock.step('render');
+  const webps = await Promise.all(
+    cuts.map(async (c) => new Uint8Array(await encodeTile(cutOut(r, region, c)))),
+  );
+  clock.step('encode');
+  clock.end();
+  return webps;
 }
 
 export interface OverlayTileArgs {
@@ -377,13 +388,22 @@ export async function renderOverlayTile(args: OverlayTileArgs): Promise<Uint8Arr
  * The class boundaries are drawn by the renders at this scale wherever the two resolutions agree;
  * the stored 200-dpi overlay itself is not read.
  */
-export async function renderOverlayTiles(args: OverlayTilesArgs): Promise<Uint8Array[]> {
+export async function renderOverlayTiles(
+  args: OverlayTilesArgs,
+  timings?: DeepTimings,
+): Promise<Uint8Array[]> {
+  const clock = stepClock(timings);
   const region = unionOf(args.tiles);
+  await Promise.all([openDoc(args.a), openDoc(args.b)]);
+  clock.step('open');
   if (args.kind === 'aligned_b') {
-    const b = await alignedBRaster({ ...args, tile: region });
-    return Promise.all(
+    const b = await alignedBRaster({ ...args, tile: region }, clock.step);
+    const webps = await Promise.all(
       args.tiles.map(async (c) => new Uint8Array(await encodeTile(cutOut(b, region, c)))),
     );
+    clock.step('encode');
+    clock.end();
+    return webps;
   }
   const m = overlayMargin(args.scale);
   const frame = {
@@ -393,6 +413,7 @@ export async function renderOverlayTiles(args: OverlayTilesArgs): Promise<Uint8A
     height: region.height + 2 * m,
   };
   const { a, b, transform, aRect, bRect } = await overlayTileInputs({ ...args, tile: frame });
+  clock.step('render');
   const mk: OverlayKind =
     args.kind === 'additions' ? 'additions' : args.kind === 'deletions' ? 'deletions' : 'combined';
   const palette = overlayPalette(
@@ -404,17 +425,23 @@ export async function renderOverlayTiles(args: OverlayTilesArgs): Promise<Uint8A
     sheetFills(args.a, aRect, args.aOrigin),
     sheetFills(args.b, bRect, args.bOrigin),
   ]);
+  clock.step('fills');
   const lineWork = (r: RegionRaster, rect: LevelRect, fill: SheetFill): GreyImage | undefined => {
     if (!r.lineWork) return undefined;
     lineWhereSheetHasNoFill(r as GreyImage, r.lineWork, rect, fill);
     return { width: r.width, height: r.height, data: r.lineWork };
   };
+  const lineWorkA = lineWork(a!, aRect, fillA),
+    lineWorkB = lineWork(b, bRect, fillB);
+  clock.step('mark');
   const st = await diffStage(a as GreyImage, b as GreyImage, {
     skipRegistration: true,
     transform,
-    lineWork: { a: lineWork(a!, aRect, fillA), b: lineWork(b, bRect, fillB) },
+    lineWork: { a: lineWorkA, b: lineWorkB },
   });
+  clock.step('stage');
   scaleTolerance(st.diff, args.scale);
+  clock.step('tolerance');
   const img = renderOverlayIndexed(st.diff, mk);
   const four = img.bitDepth === 4;
   // RGB of every byte of the indexed rows: its 2 (4-bit) or 4 (2-bit) pixels, in order.
@@ -425,7 +452,8 @@ export async function renderOverlayTiles(args: OverlayTilesArgs): Promise<Uint8A
       const i = four ? (j === 0 ? v >> 4 : v & 15) : (v >> (6 - 2 * j)) & 3;
       lut.set(palette[i] ?? palette[0]!, (v * per + j) * 3);
     }
-  return Promise.all(
+  clock.step('paint');
+  const webps = await Promise.all(
     args.tiles.map(async (c) => {
       const { width, height } = c;
       const dx = c.left - frame.left,
@@ -453,6 +481,9 @@ export async function renderOverlayTiles(args: OverlayTilesArgs): Promise<Uint8A
       return new Uint8Array(await encodeTile({ width, height, channels: 3, data: out }));
     }),
   );
+  clock.step('encode');
+  clock.end();
+  return webps;
 }
 
 /**
@@ -462,8 +493,10 @@ export async function renderOverlayTiles(args: OverlayTilesArgs): Promise<Uint8A
  */
 async function alignedBRaster(
   args: OverlayTileArgs,
+  step: (name: string) => void = () => {},
 ): Promise<{ width: number; height: number; channels: 3; data: Uint8Array }> {
   const { b, transform } = await overlayTileInputs(args, 'colour');
+  step('render');
   const { width, height } = args.tile;
   const out = new Uint8Array(width * height * 3);
   const plane = new Uint8Array(b.width * b.height);
@@ -477,5 +510,6 @@ async function alignedBRaster(
     );
     for (let i = 0; i < width * height; i++) out[i * 3 + c] = aligned.data[i]!;
   }
+  step('align');
   return { width, height, channels: 3, data: out };
 }
