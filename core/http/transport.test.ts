@@ -27,10 +27,13 @@ beforeAll(async () => {
   const material = await loadOrCreateTls(dir);
   transport = createTransport(
     material,
-    (_req, res) => {
+    (req, res) => {
       served++;
       res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' });
       res.end('ok');
+      // The loop stalls after the answer is written (its keep-alive timer armed) and before the
+      // client, in this same process, has read it.
+      if (req.url === '/stall-after') setImmediate(() => busyWait(SERVER_CLOSES_AFTER_MS + 500));
     },
     { keepAliveTimeoutMs: KEEP_ALIVE_MS },
   );
@@ -70,7 +73,7 @@ async function connect() {
       };
       check();
     });
-  return { socket, events, next };
+  return { socket, events, next, buffered: () => buffered };
 }
 
 function busyWait(ms: number) {
@@ -92,6 +95,26 @@ describe('keep-alive', () => {
     busyWait(SERVER_CLOSES_AFTER_MS + 500);
     expect(await c.next()).toBe('HTTP/1.1 200 OK');
     expect(served).toBe(before + 1);
+    c.socket.destroy();
+  });
+
+  it('a request sent at once on the answer of a stalled loop is served, not reset', async () => {
+    // The same process as client (the test harness's agent against an in-process service): the
+    // client reads the answer only after the stall, and reuses the connection at once. The
+    // server's timer is overdue by then; it must not close before it has read that request.
+    const c = await connect();
+    const before = served;
+    let sent = false;
+    c.socket.on('data', () => {
+      if (!sent && c.buffered().includes('\r\n\r\nok')) {
+        sent = true;
+        c.socket.write(REQUEST); // in the callback that read the answer, as an agent does
+      }
+    });
+    c.socket.write(REQUEST.replace('/x', '/stall-after'));
+    expect(await c.next()).toBe('HTTP/1.1 200 OK');
+    expect(await c.next()).toBe('HTTP/1.1 200 OK');
+    expect(served).toBe(before + 2);
     c.socket.destroy();
   });
 

@@ -41,15 +41,18 @@ export function createTransport(
   // stalled (load, a long synchronous stretch) after a client reused the connection — within the
   // `Keep-Alive: timeout=5` we advertise — the overdue timer destroyed it with that request unread
   // in its receive buffer, and the client saw `read ECONNRESET` (Node issue 43456). With a
-  // 'timeout' listener Node leaves the socket to us: it is closed one loop turn later (after a
-  // poll phase has read what was waiting) only if nothing arrived and no response is under way.
-  // A request that did arrive resets the keep-alive state, and its answer re-arms the timer.
+  // 'timeout' listener Node leaves the socket to us: it is closed two loop turns later only if no
+  // byte arrived and no response is under way — the first turn's poll phase reads what waited
+  // through the stall; the second's what a client in this process (tests, an embedding app) sent
+  // while reading an answer that the stall held back. A request that did arrive resets the
+  // keep-alive state, and its answer re-arms the timer.
   httpsServer.on('timeout', (socket: net.Socket) => {
     const read = socket.bytesRead;
-    setImmediate(() => {
+    const closeIfIdle = () => {
       const busy = (socket as net.Socket & { _httpMessage?: unknown })._httpMessage;
       if (!socket.destroyed && socket.bytesRead === read && !busy) socket.destroy();
-    });
+    };
+    setImmediate(() => setImmediate(closeIfIdle));
   });
 
   const plainServer = http.createServer((req, res) => {
