@@ -633,11 +633,64 @@ describe.runIf(selected.includes('s3'))('S3ObjectStore specifics', () => {
     const head = await rawClient!.send(
       new HeadObjectCommand({ Bucket: TEST_BUCKET, Key: `${store.prefix}m/one` }),
     );
-    expect(head.Metadata).toEqual({ sha256: sha(bytes) });
+    expect(head.Metadata).toEqual({ sha256: sha(bytes), size: String(bytes.length) });
     expect(head.ContentType).toBe('image/png');
     // S3's own ETag is not the sha256; the store reports the sha256 one.
     expect(head.ETag).not.toBe(`"${sha(bytes)}"`);
     expect((await store.stat('m/one'))!.etag).toBe(`"${sha(bytes)}"`);
+  });
+
+  it('a multipart put stores its size beside the sha256 too (CopyObject REPLACE)', async () => {
+    const big = Buffer.alloc(SINGLE_PUT_BYTES + 5, 3);
+    await store.put('m/big', big);
+    const head = await rawClient!.send(
+      new HeadObjectCommand({ Bucket: TEST_BUCKET, Key: `${store.prefix}m/big` }),
+    );
+    expect(head.Metadata).toEqual({ sha256: sha(big), size: String(big.length) });
+    expect((await store.stat('m/big'))!.size).toBe(big.length);
+  }, 60_000);
+
+  it('an object whose bytes disagree with its metadata is a retryable unavailable, never a wrong size', async () => {
+    // What a store without read-after-write consistency (or s3rver before the test double's PUT
+    // fix) answers right after a put: the metadata of the new object over fewer bytes.
+    const { PutObjectCommand } = await import('@aws-sdk/client-s3');
+    const put = (key: string, body: string, meta: Record<string, string>) =>
+      rawClient!.send(
+        new PutObjectCommand({
+          Bucket: TEST_BUCKET,
+          Key: `${store.prefix}${key}`,
+          Body: body,
+          Metadata: meta,
+        }),
+      );
+    const fine = sha(Buffer.from('fine'));
+    await put('bad/short', 'fi', { sha256: fine, size: '4' });
+    // Written before sizes were stored: 0 bytes under a non-empty sha256 is the same disagreement.
+    await put('bad/empty', '', { sha256: fine });
+    for (const key of ['bad/short', 'bad/empty']) {
+      for (const read of [
+        () => store.stat(key),
+        () => store.get(key),
+        () => store.localPath(key),
+      ]) {
+        const err = await read().then(
+          () => null,
+          (e: unknown) => e,
+        );
+        expect(err, key).toBeInstanceOf(ObjectStoreUnavailableError);
+        expect((err as ObjectStoreUnavailableError).retryable, key).toBe(true);
+        expect((err as Error).message, key).toMatch(/bytes and metadata disagree/);
+      }
+      // It is still there to delete.
+      expect(await store.delete(key), key).toBe(true);
+    }
+    // Consistent objects, with and without the size metadata, read as before.
+    await put('ok/sized', 'fine', { sha256: fine, size: '4' });
+    await put('ok/unsized', 'fine', { sha256: fine });
+    await put('ok/empty', '', { sha256: sha(Buffer.alloc(0)) });
+    expect((await store.stat('ok/sized'))!.size).toBe(4);
+    expect((await store.stat('ok/unsized'))!.size).toBe(4);
+    expect((await store.stat('ok/empty'))!.size).toBe(0);
   });
 
   it('a forward page costs two ListObjectsV2 requests wherever it is; a backward page scans', async () => {

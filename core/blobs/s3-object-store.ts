@@ -54,6 +54,9 @@ import {
 //   temp object is deleted. A failure before that leaves the previous version: an unfinished
 //   multipart upload is aborted, a finished temp object deleted, and `sweepTemp` removes what a
 //   crash leaves under `.tmp/`.
+// - Sizes: the byte count is stored beside the sha256 (`x-amz-meta-size`); a HeadObject whose
+//   size disagrees with it (or 0 bytes under a non-empty sha256, for objects written before the
+//   size was) is a retryable ObjectStoreUnavailableError, never a short object (head()).
 // - Reads: `get` is one HeadObject; `stream(range)` a ranged GetObject made conditional on the
 //   version seen (If-Match), so a replaced object errors instead of mixing versions.
 // - Listing: ListObjectsV2 lists forward only. A forward page starts after its token's key
@@ -74,7 +77,10 @@ const TEMP_SEGMENT = '.tmp/';
 /** Temp objects older than this are leftovers of a crash (an upload in flight is younger). */
 const TEMP_MAX_AGE_MS = 60 * 60_000;
 const SHA_META = 'sha256';
+/** The byte count written beside the sha256 (objects put before it was added have none). */
+const SIZE_META = 'size';
 const SHA_RE = /^[0-9a-f]{64}$/;
+const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
 
 export interface S3ObjectStoreOptions {
   bucket: string;
@@ -208,7 +214,7 @@ export class S3ObjectStore implements ObjectStore {
       }
       const sha256 = checker.finish();
       const size = checker.size;
-      const meta = { [SHA_META]: sha256 };
+      const meta = { [SHA_META]: sha256, [SIZE_META]: String(size) };
       const contentType = opts.contentType ? { ContentType: opts.contentType } : {};
       if (multipart === null) {
         const body = Buffer.concat(buffered, bufferedBytes);
@@ -294,7 +300,17 @@ export class S3ObjectStore implements ObjectStore {
 
   // --- read -----------------------------------------------------------------------------------
 
-  private async head(key: string): Promise<(ObjectInfo & { s3etag: string }) | null> {
+  /**
+   * HeadObject of `key`: null when absent. The size S3 reports must be the one the object was
+   * written with (its `size` metadata, or 0 bytes only for the empty sha256): a store that answers
+   * with other bytes than its metadata (one without read-after-write consistency, or the s3rver
+   * of the tests before its PUT fix) gets a retryable ObjectStoreUnavailableError, never a wrong
+   * size — a GET would otherwise serve a short body under the object's real ETag.
+   */
+  private async head(
+    key: string,
+    { consistent = true }: { consistent?: boolean } = {},
+  ): Promise<(ObjectInfo & { s3etag: string }) | null> {
     let out: HeadObjectCommandOutput;
     try {
       out = await this.call('HeadObject', () =>
@@ -309,9 +325,19 @@ export class S3ObjectStore implements ObjectStore {
       throw new Error(
         `Object '${key}' in ${this.where} has no sha256 metadata: it was not written by Blueline.`,
       );
+    const size = Number(out.ContentLength ?? 0);
+    const written = out.Metadata?.[SIZE_META];
+    if (
+      consistent &&
+      (written !== undefined ? written !== String(size) : size === 0 && sha256 !== EMPTY_SHA256)
+    )
+      throw new ObjectStoreUnavailableError(
+        `${this.where} answered HeadObject of '${key}' with ${size} bytes, but the object was written with ${written ?? 'more than 0'} bytes (sha256 ${sha256}): its bytes and metadata disagree; retry shortly.`,
+        true,
+      );
     return {
       key,
-      size: Number(out.ContentLength ?? 0),
+      size,
       sha256,
       etag: etagOf(sha256),
       contentType: out.ContentType,
@@ -411,8 +437,11 @@ export class S3ObjectStore implements ObjectStore {
   async delete(key: string): Promise<boolean> {
     assertValidKey(key);
     // S3 deletes answer 204 whether or not the key existed: ask first to report which it was.
-    if ((await this.head(key).catch((err: unknown) => rethrowUnlessForeign(err))) === null)
-      return false;
+    // Any object there counts, even one whose size and metadata disagree (head's check).
+    const there = await this.head(key, { consistent: false }).catch((err: unknown) =>
+      rethrowUnlessForeign(err),
+    );
+    if (there === null) return false;
     await this.call('DeleteObject', () =>
       this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.prefix + key })),
     );

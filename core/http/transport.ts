@@ -18,7 +18,7 @@ export interface Transport {
 export function createTransport(
   tls: TlsMaterial,
   handler: http.RequestListener,
-  opts: { requestTimeoutMs?: number } = {},
+  opts: { requestTimeoutMs?: number; keepAliveTimeoutMs?: number } = {},
 ): Transport {
   const httpsServer = https.createServer(
     {
@@ -34,8 +34,26 @@ export function createTransport(
   // An Expect other than 100-continue would get Node's bare 417 (no Problem Details body); the
   // expectation is ignored instead (RFC 9110 §10.1.1 allows it) and the request is served.
   httpsServer.on('checkExpectation', handler);
-  httpsServer.keepAliveTimeout = 5000;
+  httpsServer.keepAliveTimeout = opts.keepAliveTimeoutMs ?? 5000;
   httpsServer.headersTimeout = 30_000;
+  // Keep-alive under a stalled event loop. Node's server destroys a connection whose keep-alive
+  // timer fired, and timers run before the poll phase that reads the sockets: when the loop was
+  // stalled (load, a long synchronous stretch) after a client reused the connection — within the
+  // `Keep-Alive: timeout=5` we advertise — the overdue timer destroyed it with that request unread
+  // in its receive buffer, and the client saw `read ECONNRESET` (Node issue 43456). With a
+  // 'timeout' listener Node leaves the socket to us: it is closed two loop turns later only if no
+  // byte arrived and no response is under way — the first turn's poll phase reads what waited
+  // through the stall; the second's what a client in this process (tests, an embedding app) sent
+  // while reading an answer that the stall held back. A request that did arrive resets the
+  // keep-alive state, and its answer re-arms the timer.
+  httpsServer.on('timeout', (socket: net.Socket) => {
+    const read = socket.bytesRead;
+    const closeIfIdle = () => {
+      const busy = (socket as net.Socket & { _httpMessage?: unknown })._httpMessage;
+      if (!socket.destroyed && socket.bytesRead === read && !busy) socket.destroy();
+    };
+    setImmediate(() => setImmediate(closeIfIdle));
+  });
 
   const plainServer = http.createServer((req, res) => {
     const host = /^[A-Za-z0-9.\-[\]:]{1,255}$/.test(req.headers.host ?? '')
