@@ -230,6 +230,23 @@ function workerBuffers(): CompareBuffers {
   return keptBuffers;
 }
 
+/**
+ * Lets this thread's kept buffers go now (the end of a worker's compare warm-up: ~45 MB a worker
+ * at 200 dpi that its ingest tasks would otherwise hold beside their PDFium heap until the idle
+ * timer; the first compare maps them again).
+ */
+export function releaseWorkerBuffers(): void {
+  if (releaseTimer) clearTimeout(releaseTimer);
+  releaseTimer = null;
+  keptBuffers?.clear();
+  keptBuffers = null;
+}
+
+/** Whether this thread keeps compare buffers now (releaseWorkerBuffers, the idle timer). */
+export function workerBuffersKept(): boolean {
+  return keptBuffers !== null;
+}
+
 /** Width and height of the largest of `blocks` (by area). */
 function largestBlock(blocks: BlockInfo[]): { width: number; height: number } {
   let best = { width: 0, height: 0 };

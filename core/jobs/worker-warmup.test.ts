@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { workerBuffersKept } from './compare-tasks';
 import { COMPARE_WARMUP_PASSES, workerWarmupSteps } from './warmup-steps';
 import { warmUpCompare, warmupRevision, warmUpWorker } from './worker-warmup';
 
@@ -33,6 +34,9 @@ describe('worker warm-up', () => {
     for (let pass = 1; pass <= 3; pass++) {
       const c = await warmUpCompare(150, pass, 3);
       expect(c.regions).toBe(WARMUP_REGIONS);
+      // The compare buffers are kept between the passes, and let go after the last (ingest tasks
+      // would hold them beside their PDFium heap).
+      expect(workerBuffersKept()).toBe(pass < 3);
     }
     // After the last pass the pair is gone: the next pass makes it again (its time includes the render).
     const again = await warmUpCompare(150, 1, 2);

@@ -14,7 +14,12 @@
 import sharp from 'sharp';
 import type { GreyImage } from '../vision/types';
 import { warmUp, type WarmupReport } from '../vision/ingest/warmup';
-import { changeRegions, compareBlockPairs, type SheetSource } from './compare-tasks';
+import {
+  changeRegions,
+  compareBlockPairs,
+  releaseWorkerBuffers,
+  type SheetSource,
+} from './compare-tasks';
 import { COMPARE_WARMUP_PASSES } from './warmup-steps';
 
 /**
@@ -133,6 +138,9 @@ export async function warmUpCompare(
     sheetTransform: overlay.transform,
     alignmentConfidence: overlay.alignment.confidence,
   });
+  // The code is warm; the compare buffers are not kept for a compare that may not come (the
+  // worker's ingest tasks would hold them beside a large page's PDFium heap).
+  if (pass >= passes) releaseWorkerBuffers();
   return {
     ms: performance.now() - t0,
     score: overlay.score,

@@ -178,6 +178,29 @@ describe('images handed to PDFium decoded', () => {
     }
   });
 
+  it('a white background under the painted images is not drawn, anything else before them is', async () => {
+    const images: SyntheticImage[] = [
+      { width: 260, height: 230, comps: 3 },
+      { width: 240, height: 300, comps: 1, filter: 2 },
+    ];
+    const dpi = 150;
+    const at = (d: Uint8Array, width: number, xPt: number, yPt: number) =>
+      d[Math.round(((792 - yPt) * dpi) / 72) * width + Math.round((xPt * dpi) / 72)]!;
+    // A page-sized white fill first (skipped: white on the white bitmap), then a black square in
+    // the margin (drawn: the first run is not all white), then the images.
+    for (const [under, black] of [
+      ['1 1 1 rg 0 0 612 792 re f', false],
+      ['1 1 1 rg 0 0 612 792 re f 0 0 0 rg 10 10 20 20 re f', true],
+    ] as const) {
+      const r = await both(buildImagesPdf(images, { under }), 0, dpi);
+      expect(r.meanAbs).toBeLessThan(1.5);
+      expect(r.far).toBeLessThan(0.01);
+      const corner = at(r.decoded.data, r.plain.width, 20, 20);
+      expect(corner).toBe(at(r.plain.data, r.plain.width, 20, 20));
+      expect(corner).toBe(black ? 0 : 255);
+    }
+  });
+
   it('an image placed again is painted from the samples the document kept, with the same pixels', async () => {
     const images: SyntheticImage[] = [
       { width: 260, height: 230, comps: 3, filter: 1 },
@@ -206,6 +229,38 @@ describe('images handed to PDFium decoded', () => {
       expect(r.far).toBeLessThan(0.01);
     } finally {
       await Promise.all([fresh.close(), again.close()]);
+    }
+  });
+
+  it('in colour, a grey tile stored as RGB is painted again from its kept grey, a colour tile from its planes alone, as PDFium paints them', async () => {
+    const pdf = fixture('20130718_barber-house_set_9-sheets.pdf');
+    const [painted, plain] = [await openDocument(pdf), await openDocument(pdf)];
+    try {
+      const t = timings();
+      const ours = await painted.renderPage(2, { dpi: 200, colour: true, timings: t });
+      const ref = await plain.renderPage(2, { dpi: 200, colour: true, decodeImages: false });
+      expect(t.paintedImages).toBe(24);
+      // The blank tile is placed six times: decoded once, five times from the document's grey.
+      expect(t.paintedFromCache).toBe(5);
+      expect(ours.rgb && ref.rgb).toBeTruthy();
+      let sum = 0;
+      let far = 0;
+      for (let i = 0; i < ref.rgb!.length; i++) {
+        const d = Math.abs(ref.rgb![i]! - ours.rgb![i]!);
+        sum += d;
+        if (d > 32) far++;
+      }
+      expect(sum / ref.rgb!.length).toBeLessThan(0.5);
+      expect(far / ref.rgb!.length).toBeLessThan(0.002);
+      // Rendered again: every tile from what the document kept (the colour tiles' planes fit its
+      // budget at this size), the same pixels.
+      const t2 = timings();
+      const again = await painted.renderPage(2, { dpi: 200, colour: true, timings: t2 });
+      expect(t2.paintedFromCache).toBeGreaterThan(5);
+      expect(Buffer.compare(Buffer.from(again.rgb!), Buffer.from(ours.rgb!))).toBe(0);
+      expect(Buffer.compare(Buffer.from(again.data), Buffer.from(ours.data))).toBe(0);
+    } finally {
+      await Promise.all([painted.close(), plain.close()]);
     }
   });
 

@@ -345,6 +345,9 @@ interface OwnImage extends Place {
   bytes: number;
 }
 
+/** OwnImage.grey of a colour image in a colour render: painted from its planes, its grey not made. */
+const NO_GREY = new Uint8Array(0);
+
 /** How much the painter's images are enlarged on the raster, least and most (see ownPlace). */
 const ENLARGED = [1.5, 2.5] as const;
 /** Most stretches of content order the painter alternates with PDFium in (each PDFium's is a pass). */
@@ -426,7 +429,7 @@ function paintImageColour(
   const bottom = Math.min(img.bottom, rows[1], height);
   const left = Math.max(img.left, 0);
   const right = Math.min(img.right, width);
-  if (bottom <= top || right <= left || img.grey.length === 0) return;
+  if (bottom <= top || right <= left || (img.rgb ?? img.grey).length === 0) return;
   const dw = img.right - img.left;
   const [sw, sh, dh] = [img.width, img.height, img.bottom - img.top];
   const rowsFrom = top - img.top;
@@ -902,6 +905,11 @@ export class PdfiumDocument {
   private painted = new Map<string, Uint8Array>();
   /** The same for colour renders: the R, G, B planes of colour images (counted in paintedBytes). */
   private paintedRgb = new Map<string, Uint8Array>();
+  /**
+   * RGB images a colour render found grey (no chroma: painted from their grey), so that their kept
+   * grey serves colour renders too (the blank tile a barber house sheet places six times).
+   */
+  private greyTiles = new Set<string>();
   private paintedBytes = 0;
   /**
    * The page renderRegion keeps loaded: a viewer asks for many tiles of one page in a row, and
@@ -1143,8 +1151,12 @@ export class PdfiumDocument {
         const rgb = scratch(0, w * h * 3);
         if (!unpredictPng(samples, w, h, 3, rgb, 0, w * 3, false)) return undefined;
         // A colour render keeps the image's planes only when it has colour: most scanned tiles
-        // are grey stored as RGB, and are painted as grey.
-        if (colour && hasChroma(rgb, w * h)) planes = rgb.slice();
+        // are grey stored as RGB, and are painted as grey. A colour image is painted from its
+        // planes alone: its grey is not made (NO_GREY).
+        if (colour && hasChroma(rgb, w * h)) {
+          planes = rgb.slice();
+          return NO_GREY;
+        }
         return rgbToGrey(rgb, w * h);
       }
       const bitmap = api.FPDFBitmap_CreateEx(
@@ -1218,12 +1230,21 @@ export class PdfiumDocument {
       }
       let grey = paint ? this.painted.get(key) : undefined;
       let rgb = paint && colour && comps === 3 ? this.paintedRgb.get(key) : undefined;
-      if (grey && (rgb || !colour || comps !== 3)) fromCache++;
-      else {
+      // A colour render of an RGB image needs its planes, or to know it has none (greyTiles).
+      const kept =
+        colour && comps === 3
+          ? rgb !== undefined || (grey !== undefined && this.greyTiles.has(key))
+          : grey !== undefined;
+      if (kept) {
+        fromCache++;
+        grey ??= NO_GREY;
+      } else {
         grey = decode(obj, image, raw, paint);
         rgb = planes;
+        if (paint && colour && comps === 3 && grey && !rgb) this.greyTiles.add(key);
         if (
           grey &&
+          grey !== NO_GREY &&
           !this.painted.has(key) &&
           this.paintedBytes + grey.length <= PAINT_CACHE_BYTES
         ) {
@@ -1586,6 +1607,9 @@ export class PdfiumDocument {
                   checkDeadline();
                 }
               } else {
+                // A white background drawn first on the white bitmap changes no pixel: no pass.
+                if (k === 0 && runs.length > 1 && whiteFillsOnly(inst, page, run.from, run.to))
+                  continue;
                 activate(run.from, run.to);
                 await pass(k === runs.length - 1 ? FPDF_ANNOT : 0);
               }
@@ -1865,6 +1889,7 @@ export class PdfiumDocument {
     this.closed = true;
     this.painted.clear();
     this.paintedRgb.clear();
+    this.greyTiles.clear();
     return exclusive(this.inst, () => {
       this.releaseKept();
       this.inst.api.FPDF_CloseDocument(this.doc);
@@ -2453,6 +2478,28 @@ function packColourLineRows(
       }
     }
   }
+}
+
+/**
+ * Whether objects [from, to) of the page are all opaque paths filled pure white and not stroked (a
+ * scanned sheet's white background under its tiles: 3 ms of a colour pass on a 17x11 in sheet):
+ * drawn first on a white bitmap, they change no pixel.
+ */
+function whiteFillsOnly(inst: Instance, page: number, from: number, to: number): boolean {
+  const { api } = inst;
+  const u = api.pdfium.HEAP32;
+  const s = inst.scratch;
+  for (let i = from; i < to; i++) {
+    const obj = api.FPDFPage_GetObject(page, i);
+    if (api.FPDFPageObj_GetType(obj) !== OBJ_PATH || api.FPDFPageObj_HasTransparency(obj))
+      return false;
+    // Filled (fill mode 1 or 2), not stroked.
+    if (!api.FPDFPath_GetDrawMode(obj, s, s + 4)) return false;
+    if (u[s >> 2] === 0 || u[(s >> 2) + 1] !== 0) return false;
+    if (!api.FPDFPageObj_GetFillColor(obj, s, s + 4, s + 8, s + 12)) return false;
+    for (let k = 0; k < 4; k++) if (u[(s >> 2) + k] !== 255) return false;
+  }
+  return true;
 }
 
 /** Page space to raster pixels (pageToDevice): (x, y) = B (px - p0x, py - p0y). */
