@@ -13,6 +13,7 @@ import {
   OBJECT_GREY,
   splitFills,
   styleMasks,
+  takeBits,
 } from './layers';
 import { decodeGrey, encodeLineWorkPng } from './encode.adapter';
 
@@ -440,5 +441,43 @@ describe('keepHiddenImage', () => {
       0,
     );
     expect(plain.stats.removed_px).toBe(80 * 20);
+  });
+});
+
+describe('takeBits', () => {
+  it('takes the set bits its test holds for, word by word, and never looks past the width', () => {
+    // 40 px wide: 2 words a row, the second word's bits 8–31 past the width.
+    const stride = 2,
+      W = 40,
+      H = 3;
+    const plane = new Uint32Array(stride * H);
+    plane[0] = 0b1011; // x 0, 1, 3 of row 0
+    plane[3] = 0xffffffff; // x 32–39 of row 1, and 24 bits past the width
+    const looked: string[] = [];
+    const words: [number, number][] = [];
+    const n = takeBits(
+      plane,
+      W,
+      H,
+      stride,
+      (x, y) => {
+        looked.push(`${x},${y}`);
+        return x % 2 === 1;
+      },
+      (i, bits) => words.push([i, bits]),
+    );
+    expect(looked).toEqual([
+      '0,0',
+      '1,0',
+      '3,0',
+      ...[32, 33, 34, 35, 36, 37, 38, 39].map((x) => `${x},1`),
+    ]);
+    expect(n).toBe(2 + 4);
+    expect(plane[0]).toBe(0b0001);
+    expect(plane[3]! >>> 0).toBe((0xffffffff & ~0b10101010) >>> 0);
+    expect(words).toEqual([
+      [0, 0b1010],
+      [3, 0b10101010],
+    ]);
   });
 });

@@ -580,26 +580,16 @@ export function fillInkStyle(
   ): number => {
     if (!fill) return 0;
     const other = own === 0 ? 1 : 0;
-    let n = 0;
-    for (let y = 0; y < H; y++)
-      for (let k = 0; k < stride; k++) {
-        const i = y * stride + k;
-        let bits = geom[i]!;
-        if (bits === 0) continue;
-        let back = 0;
-        while (bits !== 0) {
-          const low = bits & -bits;
-          bits ^= low;
-          const x = k * 32 + (31 - Math.clz32(low));
-          if (x >= W) break;
-          if (sameInk(fill, other, x, y, greyAt(own, x, y))) back |= low;
-        }
-        if (back === 0) continue;
-        geom[i] = geom[i]! & ~back;
+    return takeBits(
+      geom,
+      W,
+      H,
+      stride,
+      (x, y) => sameInk(fill, other, x, y, greyAt(own, x, y)),
+      (i, back) => {
         style[i] = style[i]! | back;
-        n += popcount32(back);
-      }
-    return n;
+      },
+    );
   };
   const r = pass(st.geomRemoved, st.removed, fills.b, 0);
   const a = pass(st.geomAdded, st.added, fills.a, 1);
@@ -1087,14 +1077,53 @@ export function keepHiddenLineWork(d: DiffResult, lines: LineWorkImage): number 
   const foot = scale > 1 / 0.75 ? Math.min(4, Math.max(1, Math.round(scale))) : 1;
   const half = foot / 2;
   const LINE = OBJECT_GREY.line;
-  let strong = 0,
-    faint = 0;
+  const count = strongFaint(strongA);
+  // The row's part of the transform, once per row.
+  let ry0 = -1,
+    rx = 0,
+    ry = 0;
+  takeBits(
+    removed,
+    W,
+    H,
+    stride,
+    (x, y) => {
+      if (y !== ry0) {
+        ry0 = y;
+        rx = b! * y + c! - half + 1;
+        ry = e! * y + f! - half + 1;
+      }
+      const sx0 = Math.floor(a! * x + rx),
+        sy0 = Math.floor(dd! * x + ry);
+      for (let yy = Math.max(0, sy0); yy < Math.min(LH, sy0 + foot); yy++)
+        for (let xx = Math.max(0, sx0); xx < Math.min(LW, sx0 + foot); xx++)
+          if (L[yy * LW + xx] === LINE) return true;
+      return false;
+    },
+    count.taken,
+  );
+  return givenBack(d, count.strong, count.faint);
+}
+
+/**
+ * The set-bit walk of the rules that take pixels out of a mask plane (keepHiddenLineWork,
+ * keepHiddenImage, fillInkStyle): every set bit of `plane` (rows of `stride` words; bits of x ≥ W
+ * are not looked at) for which `take(x, y)` holds leaves the plane, and `taken(i, bits)` is told each
+ * word's taken bits. Returns the number of bits taken.
+ */
+export function takeBits(
+  plane: Uint32Array,
+  W: number,
+  H: number,
+  stride: number,
+  take: (x: number, y: number) => boolean,
+  taken?: (i: number, bits: number) => void,
+): number {
+  let n = 0;
   for (let y = 0; y < H; y++) {
     const row = y * stride;
-    const rx = b! * y + c! - half + 1,
-      ry = e! * y + f! - half + 1;
     for (let k = 0; k < stride; k++) {
-      let bits = removed[row + k]!;
+      let bits = plane[row + k]!;
       if (bits === 0) continue;
       let back = 0;
       while (bits !== 0) {
@@ -1102,25 +1131,33 @@ export function keepHiddenLineWork(d: DiffResult, lines: LineWorkImage): number 
         bits ^= low;
         const x = k * 32 + (31 - Math.clz32(low));
         if (x >= W) break;
-        const sx0 = Math.floor(a! * x + rx),
-          sy0 = Math.floor(dd! * x + ry);
-        let on = false;
-        for (let yy = Math.max(0, sy0); yy < Math.min(LH, sy0 + foot) && !on; yy++)
-          for (let xx = Math.max(0, sx0); xx < Math.min(LW, sx0 + foot); xx++)
-            if (L[yy * LW + xx] === LINE) {
-              on = true;
-              break;
-            }
-        if (on) back |= low;
+        if (take(x, y)) back |= low;
       }
       if (back === 0) continue;
-      removed[row + k] = removed[row + k]! & ~back;
-      const s = back & strongA[row + k]!;
-      strong += popcount32(s);
-      faint += popcount32(back & ~s);
+      plane[row + k] = plane[row + k]! & ~back;
+      if (taken) taken(row + k, back);
+      n += popcount32(back);
     }
   }
-  return givenBack(d, strong, faint);
+  return n;
+}
+
+/** Counts the taken removed pixels of takeBits as strong (on `strongA`) and faint (the rest). */
+function strongFaint(strongA: Uint32Array): {
+  strong: number;
+  faint: number;
+  taken: (i: number, bits: number) => void;
+} {
+  const c = {
+    strong: 0,
+    faint: 0,
+    taken: (i: number, back: number): void => {
+      const s = back & strongA[i]!;
+      c.strong += popcount32(s);
+      c.faint += popcount32(back & ~s);
+    },
+  };
+  return c;
 }
 
 /** The counts after `strong` + `faint` removed pixels were given back as unchanged (keepHidden…). */
@@ -1161,28 +1198,16 @@ export function keepHiddenImage(
       classAtPixel(linesA, x, y, OBJECT_GREY.fill) ||
       classAtPixel(linesA, x, y, OBJECT_GREY.annotation)
     );
-  let strong = 0,
-    faint = 0;
-  for (let y = 0; y < H; y++)
-    for (let k = 0; k < stride; k++) {
-      const i = y * stride + k;
-      let bits = removed[i]!;
-      if (bits === 0) continue;
-      let back = 0;
-      while (bits !== 0) {
-        const low = bits & -bits;
-        bits ^= low;
-        const x = k * 32 + (31 - Math.clz32(low));
-        if (x >= W) break;
-        if (classAtPixel(linesB, x, y, OBJECT_GREY.annotation) && isImage(x, y)) back |= low;
-      }
-      if (back === 0) continue;
-      removed[i] = removed[i]! & ~back;
-      const s = back & strongA[i]!;
-      strong += popcount32(s);
-      faint += popcount32(back & ~s);
-    }
-  return givenBack(d, strong, faint);
+  const count = strongFaint(strongA);
+  takeBits(
+    removed,
+    W,
+    H,
+    stride,
+    (x, y) => classAtPixel(linesB, x, y, OBJECT_GREY.annotation) && isImage(x, y),
+    count.taken,
+  );
+  return givenBack(d, count.strong, count.faint);
 }
 
 /** PageRaster.lineWork (1-bit PNG scanlines, 1 = line work) as grey: 0 line work, 255 elsewhere. */
