@@ -324,6 +324,15 @@ describe('barber house 20130724 against 20130718: tones come apart from line wor
     expect(specks).toBeLessThan(60);
   });
 
+  it('A102: a floor plan redrawn with other pens is a few style changes, not one per piece', () => {
+    const r = res.get('A102')!;
+    // Standalone style changes (style share 1): before, 12 (14 with the pen rule) — the garage's
+    // outline alone came as seven pieces cut by the tiles of the plan's large area of changes.
+    const styles = r.regions.filter((g) => g.layer !== 'fill' && (g.style_share ?? 0) >= 1);
+    expect(styles.length, JSON.stringify(styles)).toBeLessThanOrEqual(6);
+    for (const g of r.regions) expect(frac(r, g.bbox)).toBeLessThanOrEqual(0.1);
+  });
+
   it('A202: the dark elevation fill is a light tint in the overlay, with the line work over it dark', async () => {
     const r = res.get('A202')!;
     const { data, info } = await sharp(r.png).raw().toBuffer({ resolveWithObject: true });
