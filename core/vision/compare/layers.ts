@@ -836,24 +836,31 @@ function hatchStripes(piece: number[], grey: (x: number, y: number) => number): 
   const need = Math.ceil(0.8 * n);
   const g = new Int16Array(n);
   for (let q = 0; q < n; q++) g[q] = grey(piece[2 * q]!, piece[2 * q + 1]!);
+  /** Whether pixel q of the piece has its copy at +p or −p (dx, dy), lighter halfway. */
+  const copied = (q: number, dx: number, dy: number): boolean => {
+    const x = piece[2 * q]!,
+      y = piece[2 * q + 1]!,
+      v = g[q]!;
+    const hx = Math.round(dx / 2),
+      hy = Math.round(dy / 2);
+    return (
+      (grey(x + dx, y + dy) <= v + HATCH_DELTA && grey(x + hx, y + hy) >= v + HATCH_DELTA) ||
+      (grey(x - dx, y - dy) <= v + HATCH_DELTA && grey(x - hx, y - hy) >= v + HATCH_DELTA)
+    );
+  };
+  // Offsets are tried only where two pixels of the piece (its first and its middle one) have their
+  // copies: a line over a flat tone has none, and is decided after those reads.
+  const mid = n >> 1;
   for (let dy = 0; dy <= HATCH_MAX; dy++)
     for (let dx = -HATCH_MAX; dx <= HATCH_MAX; dx++) {
       if (dy === 0 && dx <= 0) continue; // one of ±p
       if (Math.max(Math.abs(dx), dy) < HATCH_MIN) continue;
-      const hx = Math.round(dx / 2),
-        hy = Math.round(dy / 2);
+      if (!copied(0, dx, dy) || !copied(mid, dx, dy)) continue;
       let hit = 0,
         miss = 0;
-      for (let q = 0; q < n && miss <= n - need; q++) {
-        const x = piece[2 * q]!,
-          y = piece[2 * q + 1]!,
-          v = g[q]!;
-        const copy = (s: 1 | -1) =>
-          grey(x + s * dx, y + s * dy) <= v + HATCH_DELTA &&
-          grey(x + s * hx, y + s * hy) >= v + HATCH_DELTA;
-        if (copy(1) || copy(-1)) hit++;
+      for (let q = 0; q < n && miss <= n - need; q++)
+        if (copied(q, dx, dy)) hit++;
         else miss++;
-      }
       if (hit >= need) return true;
     }
   return false;
