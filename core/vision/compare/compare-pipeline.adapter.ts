@@ -42,6 +42,8 @@ import {
   keepHiddenLineWork,
   keepLineWork,
   objectLayers,
+  penStyle,
+  speckNoise,
   splitFills,
   styleMasks,
   FILL_SLOTS,
@@ -315,10 +317,21 @@ export async function diffStage(
     // The same ink called fill on one side and line work on the other: style, not geometry.
     fillInkStyle(diff, a, opts.windowA, aligned);
     // A changed tone's own hatch or stipple: fill, not short line-work dashes across it.
-    fillTexture(diff, {
-      a: opts.lineWork?.a && { image: opts.lineWork.a, toImage: aToImage },
-      b: opts.lineWork?.b && { image: opts.lineWork.b, toImage: invertAffine(bToOut) },
-    });
+    fillTexture(
+      diff,
+      {
+        a: opts.lineWork?.a && { image: opts.lineWork.a, toImage: aToImage },
+        b: opts.lineWork?.b && { image: opts.lineWork.b, toImage: invertAffine(bToOut) },
+      },
+      { a, windowA: opts.windowA, b: aligned },
+    );
+    lap('layers');
+  }
+  if (diff.style) {
+    // The same line drawn with a heavier or lighter pen: style along all its width.
+    penStyle(diff, a, opts.windowA, aligned, pt);
+    // Stipple dots both issues print, one lighter over a tone: not specks of change.
+    speckNoise(diff, a, opts.windowA, aligned, pt);
     lap('layers');
   }
   return {

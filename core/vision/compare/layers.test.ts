@@ -11,8 +11,11 @@ import {
   objectClassGrey,
   objectLayers,
   OBJECT_GREY,
+  penStyle,
+  speckNoise,
   splitFills,
   styleMasks,
+  takeBits,
 } from './layers';
 import { decodeGrey, encodeLineWorkPng } from './encode.adapter';
 
@@ -440,5 +443,124 @@ describe('keepHiddenImage', () => {
       0,
     );
     expect(plain.stats.removed_px).toBe(80 * 20);
+  });
+});
+
+describe('takeBits', () => {
+  it('takes the set bits its test holds for, word by word, and never looks past the width', () => {
+    // 40 px wide: 2 words a row, the second word's bits 8–31 past the width.
+    const stride = 2,
+      W = 40,
+      H = 3;
+    const plane = new Uint32Array(stride * H);
+    plane[0] = 0b1011; // x 0, 1, 3 of row 0
+    plane[3] = 0xffffffff; // x 32–39 of row 1, and 24 bits past the width
+    const looked: string[] = [];
+    const words: [number, number][] = [];
+    const n = takeBits(
+      plane,
+      W,
+      H,
+      stride,
+      (x, y) => {
+        looked.push(`${x},${y}`);
+        return x % 2 === 1;
+      },
+      (i, bits) => words.push([i, bits]),
+    );
+    expect(looked).toEqual([
+      '0,0',
+      '1,0',
+      '3,0',
+      ...[32, 33, 34, 35, 36, 37, 38, 39].map((x) => `${x},1`),
+    ]);
+    expect(n).toBe(2 + 4);
+    expect(plane[0]).toBe(0b0001);
+    expect(plane[3]! >>> 0).toBe((0xffffffff & ~0b10101010) >>> 0);
+    expect(words).toEqual([
+      [0, 0b1010],
+      [3, 0b10101010],
+    ]);
+  });
+});
+
+describe('penStyle', () => {
+  it('a line drawn with a heavier pen is style across its whole width; a line that went beside it, or came touching an old one, stays geometry', () => {
+    const A = sheet(200, 120),
+      B = sheet(200, 120);
+    // A window frame beside a grey pane: 7 px wide and dark in A; in B a 2 px line on its left edge
+    // and a grey band (the frame drawn light) for the rest of its width, which image analysis takes
+    // into the pane's fill.
+    rect(A, 47, 10, 60, 100, 206);
+    rect(B, 47, 10, 60, 100, 206);
+    rect(A, 40, 10, 7, 100, 60);
+    rect(B, 42, 10, 5, 100, 180);
+    rect(B, 40, 10, 2, 100, 60);
+    // A line removed 4 px beside a line both issues have (paper between them in A).
+    rect(A, 120, 10, 2, 100, 0);
+    rect(B, 120, 10, 2, 100, 0);
+    rect(A, 126, 10, 2, 100, 0);
+    // A line added in B touching a line both issues have (a leader drawn along an old edge).
+    rect(A, 160, 10, 2, 100, 0);
+    rect(B, 160, 10, 2, 100, 0);
+    rect(B, 162, 10, 5, 100, 0);
+    const ma = packInk(A, 160, 208, 240),
+      mb = packInk(B, 160, 208, 240);
+    expect(splitFills(A, ma, undefined, 160, 208, 240)).toBeTruthy();
+    expect(splitFills(B, mb, undefined, 160, 208, 240)).toBeTruthy();
+    const d = diffMasks(ma, mb, coverage([1, 0, 0, 0, 1, 0], 200, 120, 200, 120));
+    d.style = styleMasks(d);
+    const s = d.stride;
+    // styleMasks reaches 2 px from B's line: the frame's far side is still geometry.
+    expect(bit(d.style.geomRemoved, s, 45, 50)).toBe(1);
+    const before = count(d.style.geomRemoved);
+    const addedBefore = count(d.style.geomAdded);
+    const moved = penStyle(d, A, undefined, B);
+    let frame = 0;
+    for (let y = 10; y < 110; y++)
+      for (let x = 40; x < 47; x++) frame += bit(d.style.geomRemoved, s, x, y);
+    expect(frame).toBe(0);
+    expect(moved).toBe(before - count(d.style.geomRemoved));
+    // The removed line beside the kept one has paper between them: geometry still, all of it.
+    let line = 0;
+    for (let y = 10; y < 110; y++)
+      line += bit(d.style.geomRemoved, s, 126, y) + bit(d.style.geomRemoved, s, 127, y);
+    expect(line).toBe(200);
+    // The added line touching the old one: A has paper there, so it stays added geometry.
+    expect(addedBefore).toBeGreaterThan(0);
+    expect(count(d.style.geomAdded)).toBe(addedBefore);
+    expect(bit(d.style.geomAdded, s, 165, 50)).toBe(1);
+    expect(d.style.removed_px).toBe(count(d.style.removed));
+  });
+});
+
+describe('speckNoise', () => {
+  it('a stipple dot printed in both issues (light over a tone in A, dark on paper in B) is no change; a dot that came is', () => {
+    const A = sheet(200, 100),
+      B = sheet(200, 100);
+    // A: a light tone with a dot a little darker than it; B: paper with the same dot dark.
+    rect(A, 10, 10, 180, 80, 192);
+    rect(A, 50, 50, 2, 2, 168);
+    rect(B, 50, 50, 2, 2, 30);
+    // A dot only B has, on the tone's flat part.
+    rect(B, 120, 50, 2, 2, 30);
+    const ma = packInk(A, 160, 208, 240),
+      mb = packInk(B, 160, 208, 240);
+    const fa = splitFills(A, ma, undefined, 160, 208, 240);
+    expect(fa).toBeTruthy();
+    const cover = coverage([1, 0, 0, 0, 1, 0], 200, 100, 200, 100);
+    const d = diffMasks(ma, mb, cover);
+    d.style = styleMasks(d);
+    const s = d.stride;
+    expect(bit(d.added, s, 50, 50)).toBe(1);
+    expect(bit(d.added, s, 120, 50)).toBe(1);
+    const addedBefore = d.stats.added_px;
+    const back = speckNoise(d, A, undefined, B);
+    expect(back).toBe(4);
+    expect(bit(d.added, s, 50, 50)).toBe(0);
+    expect(bit(d.style.geomAdded, s, 50, 50)).toBe(0);
+    expect(bit(d.added, s, 120, 50)).toBe(1);
+    expect(d.stats.added_px).toBe(addedBefore - 4);
+    expect(d.score).toBeCloseTo(1 - d.stats.changed_fraction, 12);
   });
 });

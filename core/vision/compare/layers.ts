@@ -580,26 +580,16 @@ export function fillInkStyle(
   ): number => {
     if (!fill) return 0;
     const other = own === 0 ? 1 : 0;
-    let n = 0;
-    for (let y = 0; y < H; y++)
-      for (let k = 0; k < stride; k++) {
-        const i = y * stride + k;
-        let bits = geom[i]!;
-        if (bits === 0) continue;
-        let back = 0;
-        while (bits !== 0) {
-          const low = bits & -bits;
-          bits ^= low;
-          const x = k * 32 + (31 - Math.clz32(low));
-          if (x >= W) break;
-          if (sameInk(fill, other, x, y, greyAt(own, x, y))) back |= low;
-        }
-        if (back === 0) continue;
-        geom[i] = geom[i]! & ~back;
+    return takeBits(
+      geom,
+      W,
+      H,
+      stride,
+      (x, y) => sameInk(fill, other, x, y, greyAt(own, x, y)),
+      (i, back) => {
         style[i] = style[i]! | back;
-        n += popcount32(back);
-      }
-    return n;
+      },
+    );
   };
   const r = pass(st.geomRemoved, st.removed, fills.b, 0);
   const a = pass(st.geomAdded, st.added, fills.a, 1);
@@ -651,10 +641,23 @@ export const TEXTURE_PX = 20;
 export function fillTexture(
   d: DiffResult,
   lines: { a?: LineWorkImage | undefined; b?: LineWorkImage | undefined } = {},
+  greys?: { a: GreyImage; windowA?: PixelWindow | undefined; b: GreyImage },
 ): number {
   const fills = d.fills;
   if (!fills) return 0;
   const { stride, height } = d;
+  const wx = greys?.windowA ? Math.round(greys.windowA.x) : 0,
+    wy = greys?.windowA ? Math.round(greys.windowA.y) : 0;
+  /** Grey of side `side` at output pixel (x, y): A through its window, aligned B; paper outside. */
+  const greyAt = (side: number, x: number, y: number): number => {
+    if (!greys || x < 0 || y < 0 || x >= d.width || y >= height) return 255;
+    if (side === 1) return greys.b.data[y * d.width + x]!;
+    const ax = x + wx,
+      ay = y + wy;
+    return ax < 0 || ay < 0 || ax >= greys.a.width || ay >= greys.a.height
+      ? 255
+      : greys.a.data[ay * greys.a.width + ax]!;
+  };
   const sides = [
     {
       changed: d.removed,
@@ -764,7 +767,9 @@ export function fillTexture(
                 stack.push(xx, yy);
               }
           }
-          if (long)
+          // A long piece of a hatch is still the tone's texture: its stripes repeat (hatchStripes).
+          if (long && greys && hatchStripes(piece, (x, y) => greyAt(side, x, y))) long = false;
+          else if (long)
             for (let j = 0; j < seen.length; j += 2) {
               const px = seen[j]!,
                 li = seen[j + 1]! * stride + (px >> 5);
@@ -809,6 +814,56 @@ export function fillTexture(
     d.style.added_px -= sa;
   }
   return r + a;
+}
+
+/** Hatch periods looked for (hatchStripes), px: from 3 to 12 (0.4–1.5 mm at 200 dpi). */
+const HATCH_MIN = 3,
+  HATCH_MAX = 12;
+/** A stripe's copy is at most this much lighter than it, the gap between copies this much lighter. */
+const HATCH_DELTA = 8;
+
+/**
+ * Whether the pixels of a piece of line work (`piece`: x, y pairs) are stripes of a hatch — dark
+ * pixels whose copies lie at one offset p (HATCH_MIN ≤ max(|px|, |py|) ≤ HATCH_MAX) on the same
+ * side's image, as dark (within HATCH_DELTA), with lighter grey halfway (by HATCH_DELTA): at least
+ * 80 % of the piece's pixels have such a copy at +p or −p. A line drawn over a tone (a terrain
+ * contour) has the tone beside it, not copies of itself; a hatch's stripe joined to a grid line that
+ * crosses the hatch is a long piece (fillTexture) with copies beside it all along.
+ */
+function hatchStripes(piece: number[], grey: (x: number, y: number) => number): boolean {
+  const n = piece.length >> 1;
+  if (n < 4) return false;
+  const need = Math.ceil(0.8 * n);
+  const g = new Int16Array(n);
+  for (let q = 0; q < n; q++) g[q] = grey(piece[2 * q]!, piece[2 * q + 1]!);
+  /** Whether pixel q of the piece has its copy at +p or −p (dx, dy), lighter halfway. */
+  const copied = (q: number, dx: number, dy: number): boolean => {
+    const x = piece[2 * q]!,
+      y = piece[2 * q + 1]!,
+      v = g[q]!;
+    const hx = Math.round(dx / 2),
+      hy = Math.round(dy / 2);
+    return (
+      (grey(x + dx, y + dy) <= v + HATCH_DELTA && grey(x + hx, y + hy) >= v + HATCH_DELTA) ||
+      (grey(x - dx, y - dy) <= v + HATCH_DELTA && grey(x - hx, y - hy) >= v + HATCH_DELTA)
+    );
+  };
+  // Offsets are tried only where two pixels of the piece (its first and its middle one) have their
+  // copies: a line over a flat tone has none, and is decided after those reads.
+  const mid = n >> 1;
+  for (let dy = 0; dy <= HATCH_MAX; dy++)
+    for (let dx = -HATCH_MAX; dx <= HATCH_MAX; dx++) {
+      if (dy === 0 && dx <= 0) continue; // one of ±p
+      if (Math.max(Math.abs(dx), dy) < HATCH_MIN) continue;
+      if (!copied(0, dx, dy) || !copied(mid, dx, dy)) continue;
+      let hit = 0,
+        miss = 0;
+      for (let q = 0; q < n && miss <= n - need; q++)
+        if (copied(q, dx, dy)) hit++;
+        else miss++;
+      if (hit >= need) return true;
+    }
+  return false;
 }
 
 /**
@@ -1087,14 +1142,53 @@ export function keepHiddenLineWork(d: DiffResult, lines: LineWorkImage): number 
   const foot = scale > 1 / 0.75 ? Math.min(4, Math.max(1, Math.round(scale))) : 1;
   const half = foot / 2;
   const LINE = OBJECT_GREY.line;
-  let strong = 0,
-    faint = 0;
+  const count = strongFaint(strongA);
+  // The row's part of the transform, once per row.
+  let ry0 = -1,
+    rx = 0,
+    ry = 0;
+  takeBits(
+    removed,
+    W,
+    H,
+    stride,
+    (x, y) => {
+      if (y !== ry0) {
+        ry0 = y;
+        rx = b! * y + c! - half + 1;
+        ry = e! * y + f! - half + 1;
+      }
+      const sx0 = Math.floor(a! * x + rx),
+        sy0 = Math.floor(dd! * x + ry);
+      for (let yy = Math.max(0, sy0); yy < Math.min(LH, sy0 + foot); yy++)
+        for (let xx = Math.max(0, sx0); xx < Math.min(LW, sx0 + foot); xx++)
+          if (L[yy * LW + xx] === LINE) return true;
+      return false;
+    },
+    count.taken,
+  );
+  return givenBack(d, count.strong, count.faint);
+}
+
+/**
+ * The set-bit walk of the rules that take pixels out of a mask plane (keepHiddenLineWork,
+ * keepHiddenImage, fillInkStyle): every set bit of `plane` (rows of `stride` words; bits of x ≥ W
+ * are not looked at) for which `take(x, y)` holds leaves the plane, and `taken(i, bits)` is told each
+ * word's taken bits. Returns the number of bits taken.
+ */
+export function takeBits(
+  plane: Uint32Array,
+  W: number,
+  H: number,
+  stride: number,
+  take: (x: number, y: number) => boolean,
+  taken?: (i: number, bits: number) => void,
+): number {
+  let n = 0;
   for (let y = 0; y < H; y++) {
     const row = y * stride;
-    const rx = b! * y + c! - half + 1,
-      ry = e! * y + f! - half + 1;
     for (let k = 0; k < stride; k++) {
-      let bits = removed[row + k]!;
+      let bits = plane[row + k]!;
       if (bits === 0) continue;
       let back = 0;
       while (bits !== 0) {
@@ -1102,25 +1196,33 @@ export function keepHiddenLineWork(d: DiffResult, lines: LineWorkImage): number 
         bits ^= low;
         const x = k * 32 + (31 - Math.clz32(low));
         if (x >= W) break;
-        const sx0 = Math.floor(a! * x + rx),
-          sy0 = Math.floor(dd! * x + ry);
-        let on = false;
-        for (let yy = Math.max(0, sy0); yy < Math.min(LH, sy0 + foot) && !on; yy++)
-          for (let xx = Math.max(0, sx0); xx < Math.min(LW, sx0 + foot); xx++)
-            if (L[yy * LW + xx] === LINE) {
-              on = true;
-              break;
-            }
-        if (on) back |= low;
+        if (take(x, y)) back |= low;
       }
       if (back === 0) continue;
-      removed[row + k] = removed[row + k]! & ~back;
-      const s = back & strongA[row + k]!;
-      strong += popcount32(s);
-      faint += popcount32(back & ~s);
+      plane[row + k] = plane[row + k]! & ~back;
+      if (taken) taken(row + k, back);
+      n += popcount32(back);
     }
   }
-  return givenBack(d, strong, faint);
+  return n;
+}
+
+/** Counts the taken removed pixels of takeBits as strong (on `strongA`) and faint (the rest). */
+function strongFaint(strongA: Uint32Array): {
+  strong: number;
+  faint: number;
+  taken: (i: number, bits: number) => void;
+} {
+  const c = {
+    strong: 0,
+    faint: 0,
+    taken: (i: number, back: number): void => {
+      const s = back & strongA[i]!;
+      c.strong += popcount32(s);
+      c.faint += popcount32(back & ~s);
+    },
+  };
+  return c;
 }
 
 /** The counts after `strong` + `faint` removed pixels were given back as unchanged (keepHidden…). */
@@ -1161,28 +1263,16 @@ export function keepHiddenImage(
       classAtPixel(linesA, x, y, OBJECT_GREY.fill) ||
       classAtPixel(linesA, x, y, OBJECT_GREY.annotation)
     );
-  let strong = 0,
-    faint = 0;
-  for (let y = 0; y < H; y++)
-    for (let k = 0; k < stride; k++) {
-      const i = y * stride + k;
-      let bits = removed[i]!;
-      if (bits === 0) continue;
-      let back = 0;
-      while (bits !== 0) {
-        const low = bits & -bits;
-        bits ^= low;
-        const x = k * 32 + (31 - Math.clz32(low));
-        if (x >= W) break;
-        if (classAtPixel(linesB, x, y, OBJECT_GREY.annotation) && isImage(x, y)) back |= low;
-      }
-      if (back === 0) continue;
-      removed[i] = removed[i]! & ~back;
-      const s = back & strongA[i]!;
-      strong += popcount32(s);
-      faint += popcount32(back & ~s);
-    }
-  return givenBack(d, strong, faint);
+  const count = strongFaint(strongA);
+  takeBits(
+    removed,
+    W,
+    H,
+    stride,
+    (x, y) => classAtPixel(linesB, x, y, OBJECT_GREY.annotation) && isImage(x, y),
+    count.taken,
+  );
+  return givenBack(d, count.strong, count.faint);
 }
 
 /** PageRaster.lineWork (1-bit PNG scanlines, 1 = line work) as grey: 0 line work, 255 elsewhere. */
@@ -1240,4 +1330,284 @@ export function objectClassGrey(
   mark(annotWork, OBJECT_GREY.annotation);
   mark(fillWork, OBJECT_GREY.fill);
   return img;
+}
+
+/** A stroke at most this wide (px, across it) is one pen's line (penStyle): 1.3 mm at 200 dpi. */
+export const PEN_PX = 10;
+
+/**
+ * Bit x of row y of a packed plane (rows of `stride` words), 0 outside `W` x `H`.
+ */
+function bitOf(m: Uint32Array, stride: number, W: number, H: number, x: number, y: number): number {
+  return x < 0 || y < 0 || x >= W || y >= H ? 0 : (m[y * stride + (x >> 5)]! >>> (x & 31)) & 1;
+}
+
+/**
+ * Whether pixel (x, y) of a stroke of `own` (a packed ink plane) is the same line as ink of `other`
+ * drawn with another pen: the stroke's cross-section through the pixel — its run of `own` ink across
+ * the line (the shorter of the horizontal and the vertical run, each at most PEN_PX long between
+ * paper on both ends) — holds line work of `other`, and where the pixel lies beyond that line work,
+ * the other side's grey there (`otherGrey`) is a band that ends with the stroke: darker by
+ * HATCH_DELTA than the other side's grey just past the run's far end (the stroke drawn lighter
+ * there, not a wide fill it was drawn over).
+ */
+function sameStroke(
+  own: Uint32Array,
+  other: Uint32Array,
+  stride: number,
+  W: number,
+  H: number,
+  x: number,
+  y: number,
+  otherGrey: (x: number, y: number) => number,
+): boolean {
+  let x0 = x,
+    x1 = x;
+  while (x1 - x0 < PEN_PX && bitOf(own, stride, W, H, x0 - 1, y)) x0--;
+  while (x1 - x0 < PEN_PX && bitOf(own, stride, W, H, x1 + 1, y)) x1++;
+  let y0 = y,
+    y1 = y;
+  while (y1 - y0 < PEN_PX && bitOf(own, stride, W, H, x, y0 - 1)) y0--;
+  while (y1 - y0 < PEN_PX && bitOf(own, stride, W, H, x, y1 + 1)) y1++;
+  const h = x1 - x0 < PEN_PX ? x1 - x0 : Infinity,
+    v = y1 - y0 < PEN_PX ? y1 - y0 : Infinity;
+  if (h === Infinity && v === Infinity) return false;
+  // The run as positions t0..t1 along one axis, the pixel at t.
+  const across = h <= v;
+  const t0 = across ? x0 : y0,
+    t1 = across ? x1 : y1,
+    t = across ? x : y;
+  const at = (u: number): [number, number] => (across ? [u, y] : [x, u]);
+  let lo = Infinity,
+    hi = -Infinity;
+  for (let u = t0; u <= t1; u++)
+    if (bitOf(other, stride, W, H, ...at(u))) {
+      if (u < lo) lo = u;
+      hi = u;
+    }
+  if (hi < lo) return false;
+  if (t >= lo && t <= hi) return true;
+  const far = t > hi ? t1 + 1 : t0 - 1;
+  return otherGrey(...at(far)) >= otherGrey(x, y) + HATCH_DELTA;
+}
+
+/**
+ * Another pen on the same line (issue 17, Build 2; barber A202's window frames, drawn 5–7 px wide
+ * and dark in the old issue, 2 px dark beside a grey band of the frame's width in the new): styleMasks
+ * calls a changed pixel style when the other side's line work lies within 2 px of it, so the part of
+ * a heavier stroke further than 2 px from the thinner one stayed geometry — red slivers along the
+ * frames (image analysis puts the new issue's grey band in its fill layer, and it is too light for a
+ * line over a tone by fillInkStyle's margin). A geometry pixel (style.geomRemoved / geomAdded) where
+ * the other side still has ink (grey < paleThreshold, of any layer) and whose stroke's cross-section
+ * on its own side (its run of weak ink across the line, at most PEN_PX wide between paper at both
+ * ends) holds line work of the other side (weak ink), with the other side's ink there a band that
+ * ends with the stroke (sameStroke), is the same line drawn with another pen: it moves to
+ * style.removed / style.added. A line that went or came has paper on the other side, or no line of
+ * the other side in its cross-section, or the other side's fill going on past it: a leader drawn
+ * along an old edge over a fill (beam S101's callout) stays geometry; a wall drawn solid (wider than
+ * PEN_PX) is not a pen. `greyA` is the image A's masks were packed
+ * from (through `windowA`), `greyB` aligned B. Returns the pixels moved.
+ */
+export function penStyle(
+  d: DiffResult,
+  greyA: GreyImage,
+  windowA: PixelWindow | undefined,
+  greyB: GreyImage,
+  paleThreshold = 240,
+): number {
+  const st = d.style;
+  if (!st) return 0;
+  const { width: W, height: H, stride, weakA, weakB } = d;
+  const wx = windowA ? Math.round(windowA.x) : 0,
+    wy = windowA ? Math.round(windowA.y) : 0;
+  const greyOfA = (x: number, y: number): number => {
+    const ax = x + wx,
+      ay = y + wy;
+    return ax >= 0 && ay >= 0 && ax < greyA.width && ay < greyA.height
+      ? greyA.data[ay * greyA.width + ax]!
+      : 255;
+  };
+  const greyOfB = (x: number, y: number): number =>
+    x >= 0 && y >= 0 && x < W && y < H ? greyB.data[y * W + x]! : 255;
+  const pass = (
+    geom: Uint32Array,
+    style: Uint32Array,
+    own: Uint32Array,
+    other: Uint32Array,
+    otherGrey: (x: number, y: number) => number,
+  ) =>
+    takeBits(
+      geom,
+      W,
+      H,
+      stride,
+      (x, y) =>
+        otherGrey(x, y) < paleThreshold && sameStroke(own, other, stride, W, H, x, y, otherGrey),
+      (i, back) => {
+        style[i] = style[i]! | back;
+      },
+    );
+  const r = pass(st.geomRemoved, st.removed, weakA, weakB, greyOfB);
+  const a = pass(st.geomAdded, st.added, weakB, weakA, greyOfA);
+  st.removed_px += r;
+  st.added_px += a;
+  return r + a;
+}
+
+/** A changed piece of at most this many pixels (8-connected) is a speck (speckNoise): a 3 x 3 dot. */
+export const SPECK_PX = 9;
+
+/**
+ * Specks are noise (issue 17, Build 2; barber A102's stippled floors): a stipple dot printed in both
+ * issues, lighter over a tone in one (image analysis keeps it in the fill layer) and dark on paper in
+ * the other, reads as a 1–3 px added or removed speck, hundreds of them over a floor — drawn green
+ * or red and grouped into regions. A changed piece (8-connected pixels of `added` or `removed`, style
+ * or geometry) of at most SPECK_PX pixels where the other side has a dot of its own within 2 px (a
+ * pixel of ink darker by 8 than the median of the ring 3–4 px around the piece: a dot over a tone,
+ * or on paper) is the same dot: it is given back as unchanged (its bits leave `added` / `removed`
+ * and the style masks; the counts and the score follow). A speck with nothing of the other side
+ * there (a dot that came or went, a stroke's fragment on paper) stays a change. `greyA` is the image
+ * A's masks were packed from (through `windowA`), `greyB` aligned B. Returns the pixels given back.
+ */
+export function speckNoise(
+  d: DiffResult,
+  greyA: GreyImage,
+  windowA: PixelWindow | undefined,
+  greyB: GreyImage,
+  paleThreshold = 240,
+): number {
+  const { width: W, height: H, stride } = d;
+  const wx = windowA ? Math.round(windowA.x) : 0,
+    wy = windowA ? Math.round(windowA.y) : 0;
+  const greyAt = (side: 0 | 1, x: number, y: number): number => {
+    if (x < 0 || y < 0 || x >= W || y >= H) return 255;
+    if (side === 1) return greyB.data[y * W + x]!;
+    const ax = x + wx,
+      ay = y + wy;
+    return ax < 0 || ay < 0 || ax >= greyA.width || ay >= greyA.height
+      ? 255
+      : greyA.data[ay * greyA.width + ax]!;
+  };
+  /** Whether the other side has a dot within 2 px of box x0..x1, y0..y1. */
+  const dotThere = (other: 0 | 1, x0: number, y0: number, x1: number, y1: number): boolean => {
+    const ring: number[] = [];
+    for (let y = y0 - 4; y <= y1 + 4; y++)
+      for (let x = x0 - 4; x <= x1 + 4; x++) {
+        if (x >= x0 - 2 && x <= x1 + 2 && y >= y0 - 2 && y <= y1 + 2) continue;
+        ring.push(greyAt(other, x, y));
+      }
+    ring.sort((p, q) => p - q);
+    const tone = ring[ring.length >> 1]!;
+    let min = 255;
+    for (let y = y0 - 2; y <= y1 + 2; y++)
+      for (let x = x0 - 2; x <= x1 + 2; x++) min = Math.min(min, greyAt(other, x, y));
+    return min < paleThreshold && min < tone - 8;
+  };
+  const st = d.style;
+  const counts = [0, 0, 0, 0]; // strong removed, faint removed, strong added, faint added
+  const sides = [
+    {
+      changed: d.removed,
+      strong: d.strongA,
+      other: 1 as const,
+      style: st ? [st.removed, st.geomRemoved] : [],
+    },
+    {
+      changed: d.added,
+      strong: d.strongB,
+      other: 0 as const,
+      style: st ? [st.added, st.geomAdded] : [],
+    },
+  ];
+  const stack: number[] = [];
+  const piece: number[] = [];
+  sides.forEach((sd, side) => {
+    const { changed } = sd;
+    const done = new Uint32Array(stride * H);
+    let styleBack = 0;
+    for (let y = 0; y < H; y++)
+      for (let k = 0; k < stride; k++) {
+        const i = y * stride + k;
+        let bits = changed[i]! & ~done[i]!;
+        while (bits !== 0) {
+          const low = bits & -bits;
+          bits ^= low;
+          const x = k * 32 + (31 - Math.clz32(low));
+          if (x >= W) break;
+          // The piece, flooded until it is larger than a speck.
+          piece.length = 0;
+          stack.length = 0;
+          stack.push(x, y);
+          done[i] = done[i]! | low;
+          let x0 = x,
+            x1 = x,
+            y0 = y,
+            y1 = y;
+          while (stack.length > 0 && piece.length <= 2 * SPECK_PX) {
+            const py = stack.pop()!,
+              px = stack.pop()!;
+            piece.push(px, py);
+            if (px < x0) x0 = px;
+            if (px > x1) x1 = px;
+            if (py < y0) y0 = py;
+            if (py > y1) y1 = py;
+            for (let yy = Math.max(0, py - 1); yy <= Math.min(H - 1, py + 1); yy++)
+              for (let xx = Math.max(0, px - 1); xx <= Math.min(W - 1, px + 1); xx++) {
+                const j = yy * stride + (xx >> 5),
+                  t = 1 << (xx & 31);
+                if (!(changed[j]! & t) || done[j]! & t) continue;
+                done[j] = done[j]! | t;
+                stack.push(xx, yy);
+              }
+          }
+          if (stack.length > 0 || piece.length > 2 * SPECK_PX) {
+            // Larger than a speck: the rest of it is marked done without a look.
+            while (stack.length > 0) {
+              const py = stack.pop()!,
+                px = stack.pop()!;
+              for (let yy = Math.max(0, py - 1); yy <= Math.min(H - 1, py + 1); yy++)
+                for (let xx = Math.max(0, px - 1); xx <= Math.min(W - 1, px + 1); xx++) {
+                  const j = yy * stride + (xx >> 5),
+                    t = 1 << (xx & 31);
+                  if (!(changed[j]! & t) || done[j]! & t) continue;
+                  done[j] = done[j]! | t;
+                  stack.push(xx, yy);
+                }
+            }
+            continue;
+          }
+          if (!dotThere(sd.other, x0, y0, x1, y1)) continue;
+          for (let q = 0; q < piece.length; q += 2) {
+            const px = piece[q]!,
+              j = piece[q + 1]! * stride + (px >> 5),
+              t = 1 << (px & 31);
+            changed[j] = changed[j]! & ~t;
+            if (sd.style.length > 0) {
+              if (sd.style[0]![j]! & t) styleBack++;
+              sd.style[0]![j] = sd.style[0]![j]! & ~t;
+              sd.style[1]![j] = sd.style[1]![j]! & ~t;
+            }
+            if (sd.strong[j]! & t) counts[2 * side]!++;
+            else counts[2 * side + 1]!++;
+          }
+          bits &= ~done[i]!;
+        }
+      }
+    if (st) {
+      if (side === 0) st.removed_px -= styleBack;
+      else st.added_px -= styleBack;
+    }
+  });
+  const [sr, fr, sa, fa] = counts as [number, number, number, number];
+  if (sr + fr + sa + fa === 0) return 0;
+  const s = d.stats;
+  s.removed_px -= sr;
+  s.added_px -= sa;
+  s.unchanged_px += sr + sa;
+  const union = s.added_px + s.removed_px + s.unchanged_px;
+  s.changed_fraction = union > 0 ? (s.added_px + s.removed_px) / union : 0;
+  d.score = 1 - s.changed_fraction;
+  d.faint.removed_px = Math.max(0, d.faint.removed_px - fr);
+  d.faint.added_px = Math.max(0, d.faint.added_px - fa);
+  return sr + fr + sa + fa;
 }

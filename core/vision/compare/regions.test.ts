@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { diffImages } from './diff';
-import { findRegions, STYLE_SHARE } from './regions';
+import {
+  findRegions,
+  joinStylePieces,
+  STYLE_JOIN_PX,
+  STYLE_SHARE,
+  type ChangeRegion,
+} from './regions';
 import { compareToPng } from './compare-pipeline.adapter';
 import type { GreyImage } from '../types';
 import { blankImage, fillRect, strokeRect } from './test-support';
@@ -109,5 +115,50 @@ describe('findLayerRegions: one edit, one change', () => {
     );
     expect(geometry, JSON.stringify(r.regions)).toHaveLength(2);
     for (const g of geometry) expect(g.bbox.width).toBeLessThan(100);
+  });
+});
+
+describe('joinStylePieces', () => {
+  const piece = (x: number, y: number, width: number, height: number, added = 0): ChangeRegion => ({
+    bbox: { x, y, width, height },
+    area_px: width * height,
+    added_px: added,
+    removed_px: width * height - added,
+    kind: added > 0 ? 'modified' : 'removed',
+    confidence: 0.8,
+    style_share: 1,
+  });
+  const maxArea = 0.1 * 3400 * 2200;
+
+  it('pieces of one line (cut by tiles or gaps) are one change; its counts add up', () => {
+    // A 1-px grid line in three tiles, and a second line 40 px on along the same row.
+    const line = [piece(2372, 449, 1, 223), piece(2372, 672, 1, 224), piece(2372, 896, 1, 224)];
+    const out = joinStylePieces(line, maxArea);
+    expect(out).toHaveLength(1);
+    expect(out[0]!.bbox).toEqual({ x: 2372, y: 449, width: 1, height: 671 });
+    expect(out[0]!.area_px).toBe(671);
+    expect(out[0]!.kind).toBe('removed');
+    const row = joinStylePieces([piece(100, 500, 300, 3), piece(440, 500, 200, 3, 600)], maxArea);
+    expect(row).toHaveLength(1);
+    expect(row[0]!.kind).toBe('modified');
+  });
+
+  it('pieces far apart, or whose joined box would be large and mostly empty, stay apart', () => {
+    const far = joinStylePieces(
+      [piece(100, 100, 200, 3), piece(300 + STYLE_JOIN_PX + 1, 100, 200, 3)],
+      maxArea,
+    );
+    expect(far).toHaveLength(2);
+    // Two long lines at a right angle 60 px apart: their joined box is 900 x 900, far over a
+    // twelfth of the largest region (62,333 px) and over 1.5 times their boxes.
+    const corner = joinStylePieces([piece(100, 100, 800, 2), piece(960, 160, 2, 840)], maxArea);
+    expect(corner).toHaveLength(2);
+    // Compact pieces of one outline close together: joined (their box is small).
+    const outline = joinStylePieces(
+      [piece(1354, 1254, 24, 154), piece(1440, 1390, 55, 67)],
+      maxArea,
+    );
+    expect(outline).toHaveLength(1);
+    expect(outline[0]!.bbox).toEqual({ x: 1354, y: 1254, width: 141, height: 203 });
   });
 });

@@ -553,7 +553,7 @@ export function findLayerRegions(d: DiffResult, opts: RegionOptions = {}): Chang
     }
     out = merged;
     for (const r of out) r.style_share = Math.round((r.style_share ?? 0) * 1000) / 1000;
-    out.push(...own);
+    out.push(...joinStylePieces(own, maxArea));
     // A small compact edit can fall below both thresholds once split: a dimension retyped in small
     // type (7'-6" → 8'-0" in 8 pt at 200 dpi, ~55 changed px) is mostly within 2 px of the other
     // side's glyphs, so neither its geometry part nor its style part seeds a region. The regions of
@@ -593,6 +593,60 @@ export function findLayerRegions(d: DiffResult, opts: RegionOptions = {}): Chang
     }
   }
   return out;
+}
+
+/** Style pieces at most this far apart (px) may be one change (joinStylePieces): 1/3 in at 200 dpi. */
+export const STYLE_JOIN_PX = 64;
+
+/**
+ * Style pieces of one element as one change (issue 17: a list with one entry per real change). A
+ * line or outline redrawn with another pen comes out of findRegions in pieces — where too few of its
+ * pixels changed between them to seed a block, or cut where a large area of changes was split into
+ * tiles — and each piece stood alone in the list (barber A201's elevation outline: five style
+ * changes along it; A103's grid line at x 2372: three, one a tile). Two standalone style regions at
+ * most STYLE_JOIN_PX apart are one when their joined box stays thin beside them (at most 1.5 times
+ * their boxes together: pieces of one line) or small (at most a twelfth of the largest region
+ * allowed, the size of findRegions' tiles: pieces of one drawing's outline). Joined until none
+ * joins; counts add up, the kind follows from them, the style share stays 1.
+ */
+export function joinStylePieces(pieces: ChangeRegion[], maxArea: number): ChangeRegion[] {
+  const list = pieces.map((r) => ({ ...r, bbox: { ...r.bbox } }));
+  const area = (b: BBox) => b.width * b.height;
+  const gap = (a: BBox, b: BBox) =>
+    Math.max(
+      0,
+      Math.max(a.x, b.x) - Math.min(a.x + a.width, b.x + b.width),
+      Math.max(a.y, b.y) - Math.min(a.y + a.height, b.y + b.height),
+    );
+  let joined = true;
+  while (joined) {
+    joined = false;
+    for (let i = 0; i < list.length && !joined; i++)
+      for (let j = i + 1; j < list.length && !joined; j++) {
+        const a = list[i]!,
+          b = list[j]!;
+        if (gap(a.bbox, b.bbox) > STYLE_JOIN_PX) continue;
+        const u = unionBox(a.bbox, b.bbox);
+        if (area(u) > maxArea) continue;
+        if (area(u) > 1.5 * (area(a.bbox) + area(b.bbox)) && area(u) > maxArea / 12) continue;
+        const added = a.added_px + b.added_px,
+          removed = a.removed_px + b.removed_px,
+          total = added + removed;
+        const fa = total > 0 ? added / total : 0;
+        list[i] = {
+          ...a,
+          bbox: u,
+          area_px: a.area_px + b.area_px,
+          added_px: added,
+          removed_px: removed,
+          kind: fa >= 0.9 ? 'added' : fa <= 0.1 ? 'removed' : 'modified',
+          confidence: Math.max(a.confidence, b.confidence),
+        };
+        list.splice(j, 1);
+        joined = true;
+      }
+  }
+  return list;
 }
 
 /** Set bits of a packed mask (bit x & 31 of word y·stride + x>>5) inside `box`. */

@@ -113,6 +113,25 @@ function boundaries(img: { data: Buffer; width: number; height: number }) {
   return { all, grid, share: grid / Math.max(1, all) };
 }
 
+describe('deep overlay tiles: an area that is ink at 200 dpi is not cut on the sheet-pixel grid', () => {
+  it('tile 120/78 at 1,600 %: the blue beam (ink at 200 dpi) is ink whole, no fill rectangle inside it', async () => {
+    // The blue beam ending on the green one: a band at y 80–208, x 0–240 of the tile, 8 sheet pixels
+    // wide — ink in the 200-dpi overlay but for a corner of 8x8 cells where the fill split took it.
+    // Before, the 200-dpi fill's edge (dilated by a sheet pixel) cut the band per sheet pixel: a light
+    // fill rectangle at x 112–240, y 91–112 whose bottom and left sides lay on the 16-px grid (235 of
+    // the tile's 608 boundary pixels on the grid).
+    const { data, width } = await deepTile(120, 78);
+    let fill = 0;
+    for (let y = 84; y < 204; y++)
+      for (let x = 0; x < 236; x++) {
+        const i = (y * width + x) * 3;
+        if (data[i]! > 200 && data[i]! < 240 && data[i] === data[i + 1] && data[i] === data[i + 2])
+          fill++;
+      }
+    expect(fill).toBeLessThan(100);
+  });
+});
+
 describe('deep overlay tiles split fills from line work at their own scale', () => {
   // Tiles of level native + 4 (1,600 %): the column over the green beam (120, 80), the green beam
   // with a blue beam ending on it (120, 78), and the column's right side with the beams right of it

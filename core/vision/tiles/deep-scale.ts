@@ -191,8 +191,20 @@ export interface SheetFill {
  * render's line-work image, same frame), so the stage's keepLineWork and objectLayers keep it line
  * work. A fill too narrow or too small for the 200-dpi fill split (a beam a few sheet pixels wide:
  * ink in the 200-dpi overlay) is then ink at every level too; a fill the 200-dpi compare finds keeps
- * the edges the level's renders give it. Returns the pixels marked.
+ * the edges the level's renders give it.
+ *
+ * Decided per area of the render, not per sheet pixel alone: the ink not drawn as line work falls
+ * into areas (4-connected, of one tone: within AREA_TONE of the grey the area starts from; the
+ * page's line work between them parts them too), and an area at least a sheet pixel large of which
+ * less than half lies where the stored resolution has fill is line work whole. Otherwise the edge of the
+ * 200-dpi fill (dilated by a sheet pixel) cut such an area on the grid of sheet pixels: beam S101's
+ * 8-px blue beam, ink at 200 dpi but for a corner of cells the fill split took, showed a light
+ * rectangle inside it at 1,600 % whose sides lay on the 16-px grid (tile 120/78). An area mostly on
+ * the sheet's fill keeps the rule per pixel. Returns the pixels marked.
  */
+/** Neighbouring ink pixels within this much of an area's first grey are one area (one fill's tone). */
+const AREA_TONE = 24;
+
 export function lineWhereSheetHasNoFill(
   grey: { width: number; height: number; data: Uint8Array },
   lineWork: Uint8Array,
@@ -207,22 +219,57 @@ export function lineWhereSheetHasNoFill(
   // Sheet column of each level column (relative to the sheet rectangle).
   const sxOf = new Int32Array(W);
   for (let x = 0; x < W; x++) sxOf[x] = Math.floor((rect.left + x) / k) - sheet.left;
-  let marked = 0;
-  for (let y = 0; y < H; y++) {
-    const sy = Math.floor((rect.top + y) / k) - sheet.top;
-    if (sy < 0 || sy >= SH) continue;
-    const row = y * W,
-      srow = sy * stride;
-    for (let x = 0; x < W; x++) {
-      if (G[row + x]! >= paleThreshold) continue;
-      const sx = sxOf[x]!;
-      if (sx < 0 || sx >= SW) continue;
-      if (near && (near[srow + (sx >> 5)]! >>> (sx & 31)) & 1) continue;
-      if (lineWork[row + x] !== OBJECT_GREY.line) {
-        lineWork[row + x] = OBJECT_GREY.line;
-        marked++;
+  const syOf = (y: number) => Math.floor((rect.top + y) / k) - sheet.top;
+  /** 1: ink with the sheet's fill near; 0: ink without; −1: not ink of an area (or outside). */
+  const onFill = (x: number, y: number): number => {
+    const i = y * W + x;
+    if (G[i]! >= paleThreshold || lineWork[i] === OBJECT_GREY.line) return -1;
+    const sx = sxOf[x]!,
+      sy = syOf(y);
+    if (sx < 0 || sx >= SW || sy < 0 || sy >= SH) return -1;
+    return near && (near[sy * stride + (sx >> 5)]! >>> (sx & 31)) & 1 ? 1 : 0;
+  };
+  // Areas of ink that is not line work, with how much of each lies on the sheet's fill.
+  const label = new Int32Array(W * H).fill(-1);
+  const onShare: number[] = [];
+  const stack: number[] = [];
+  for (let p = 0; p < W * H; p++) {
+    if (label[p] !== -1) continue;
+    const c0 = onFill(p % W, (p / W) | 0);
+    if (c0 < 0) continue;
+    const id = onShare.length;
+    const g0 = G[p]!;
+    let n = 0,
+      on = 0;
+    label[p] = id;
+    stack.push(p);
+    while (stack.length > 0) {
+      const q = stack.pop()!;
+      const qx = q % W,
+        qy = (q / W) | 0;
+      n++;
+      if (onFill(qx, qy) === 1) on++;
+      for (let e = 0; e < 4; e++) {
+        const nx = e === 0 ? qx - 1 : e === 1 ? qx + 1 : qx,
+          ny = e === 2 ? qy - 1 : e === 3 ? qy + 1 : qy;
+        if (nx < 0 || ny < 0 || nx >= W || ny >= H) continue;
+        const j = ny * W + nx;
+        if (label[j] !== -1 || Math.abs(G[j]! - g0) > AREA_TONE || onFill(nx, ny) < 0) continue;
+        label[j] = id;
+        stack.push(j);
       }
     }
+    // An area smaller than a sheet pixel (an anti-aliased edge) keeps the rule per pixel.
+    onShare.push(n < k * k ? 1 : on / n);
+  }
+  let marked = 0;
+  for (let p = 0; p < W * H; p++) {
+    const id = label[p]!;
+    if (id < 0) continue;
+    // Mostly on the sheet's fill: per pixel; else the whole area is line work.
+    if (onShare[id]! >= 0.5 && onFill(p % W, (p / W) | 0) === 1) continue;
+    lineWork[p] = OBJECT_GREY.line;
+    marked++;
   }
   return marked;
 }
