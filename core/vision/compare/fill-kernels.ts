@@ -61,40 +61,23 @@ export function cellMediansInside(
   median: Uint8Array,
   black: number,
 ): void {
-  // Rows on 4-byte boundaries: a row's 4 sampled pixels are bytes 1 and 3 of two words.
-  const aligned = (IW & 3) === 0 && (wx & 3) === 0 && (data.byteOffset & 3) === 0;
-  const img32 = aligned
-    ? new Uint32Array(data.buffer, data.byteOffset, data.length >>> 2)
-    : new Uint32Array(0);
-  const IW4 = IW >>> 2;
   for (let q = 0; q < cand.length; q++) {
     const c = cand[q]!;
-    const cy = (c / cw) | 0,
-      cx = c - cy * cw;
+    const cx = c % cw,
+      cy = (c / cw) | 0;
     const o0 = (wy + cy * 8 + 1) * IW + wx + cx * 8;
     // Fast path: every sampled pixel in the bin of the first one.
     const bin = data[o0 + 1]! >>> 3;
     let same = true;
-    if (aligned) {
-      // The top 5 bits of bytes 1 and 3 of each word against the bin's.
-      const want = (bin << 11) | (bin << 27);
-      for (let r = 0, w = o0 >>> 2; r < 4; r++, w += 2 * IW4) {
-        if ((img32[w]! & 0xf800f800) !== want || (img32[w + 1]! & 0xf800f800) !== want) {
-          same = false;
-          break;
-        }
-      }
-    } else {
-      for (let r = 0, o = o0; r < 4; r++, o += 2 * IW) {
-        if (
-          data[o + 1]! >>> 3 !== bin ||
-          data[o + 3]! >>> 3 !== bin ||
-          data[o + 5]! >>> 3 !== bin ||
-          data[o + 7]! >>> 3 !== bin
-        ) {
-          same = false;
-          break;
-        }
+    for (let r = 0, o = o0; r < 4; r++, o += 2 * IW) {
+      if (
+        data[o + 1]! >>> 3 !== bin ||
+        data[o + 3]! >>> 3 !== bin ||
+        data[o + 5]! >>> 3 !== bin ||
+        data[o + 7]! >>> 3 !== bin
+      ) {
+        same = false;
+        break;
       }
     }
     let b = bin;
@@ -166,17 +149,14 @@ function popcount32(v: number): number {
 }
 
 const cellBuf = new Uint8Array(64);
-const NO_FLAGS = new Uint8Array(0);
 
 /**
  * Rewrite the masks' bytes of every toned cell (step 4 of splitFills): line work darker than the tone
  * stays in the strong / weak / pale planes, the rest of the pale ink goes to `fill`. Works a mask word
  * (the 4 cells of a row it covers) at a time for light tones; darker ones read their pixels. Returns
- * the fill pixels counted. `tones`: per cell its tone, 256 for a cell that is not toned. `toned`
- * (optional): per mask word (cell row cy, word k: index cy·⌈cw/4⌉ + k) 0 when none of its 4 cells is
- * toned — those words are skipped unread; a word flagged 1 may still hold no toned cell.
+ * the fill pixels counted. `tones`: per cell its tone, 256 for a cell that is not toned.
  */
-export function rewriteTonedCells(a: RewriteArgs, tones: Uint16Array, toned?: Uint8Array): number {
+export function rewriteTonedCells(a: RewriteArgs, tones: Uint16Array): number {
   const { strong, weak, pale, fill, stride, cw, ch, rules, data, IW, wx, wy, aligned } = a;
   const { mode, strongT, weakT } = rules;
   const samePale = pale === weak;
@@ -185,13 +165,9 @@ export function rewriteTonedCells(a: RewriteArgs, tones: Uint16Array, toned?: Ui
     : new Uint32Array(0);
   const cell = cellBuf;
   let px = 0;
-  const nw = (cw + 3) >>> 2;
-  const skip = toned !== undefined;
-  const flags = toned ?? NO_FLAGS;
   for (let cy = 0; cy < ch; cy++) {
     const crow = cy * cw;
     for (let k = 0, cx0 = 0; cx0 < cw; k++, cx0 += 4) {
-      if (skip && flags[cy * nw + k] === 0) continue;
       // Byte masks of the word's light cells: line work from the weak plane (mW) or the strong one (mS).
       let mW = 0,
         mS = 0,

@@ -34,7 +34,6 @@ const scratch = {
   tone: new Uint8Array(0),
   isFill: new Uint8Array(0),
   ring: new Uint16Array(0),
-  words: new Uint8Array(0),
 };
 function cellArrays(n: number) {
   if (scratch.median.length < n) {
@@ -47,7 +46,6 @@ function cellArrays(n: number) {
   const median = scratch.median.subarray(0, n);
   median.fill(0);
   return {
-    words: scratch.words,
     median,
     label: scratch.label.subarray(0, n),
     tone: scratch.tone.subarray(0, n),
@@ -226,33 +224,18 @@ export function splitFills(
   }
   if (fillCells === 0) return null;
   // Ring: cells next to a fill (8-neighbourhood) take the darkest tone of the fill cells around them.
-  // Mask words (4 cells of a row) holding a fill cell or a ring cell are flagged in `toned`, so the
-  // rewrite visits those words only.
   ring.fill(256);
-  const nw = (cw + 3) >>> 2;
-  if (scratch.words.length < nw * ch) scratch.words = new Uint8Array(nw * ch);
-  const toned = scratch.words.subarray(0, nw * ch);
-  toned.fill(0);
   for (let q = 0; q < cand.length; q++) {
     const c = cand[q]!;
     if (!isFill[c]) continue;
-    const cy = (c / cw) | 0,
-      cx = c - cy * cw,
+    const cx = c % cw,
+      cy = (c / cw) | 0,
       t = tone[c]!;
-    const x0 = cx > 0 ? cx - 1 : 0,
-      x1 = cx + 1 < cw ? cx + 1 : cw - 1,
-      y0 = cy > 0 ? cy - 1 : 0,
-      y1 = cy + 1 < ch ? cy + 1 : ch - 1;
-    for (let y = y0; y <= y1; y++) {
-      const row = y * cw;
-      for (let x = x0; x <= x1; x++) {
-        const d = row + x;
-        if (isFill[d] === 0 && t < ring[d]!) ring[d] = t;
+    for (let y = Math.max(0, cy - 1); y <= Math.min(ch - 1, cy + 1); y++)
+      for (let x = Math.max(0, cx - 1); x <= Math.min(cw - 1, cx + 1); x++) {
+        const d = y * cw + x;
+        if (!isFill[d] && t < ring[d]!) ring[d] = t;
       }
-      const wr = y * nw;
-      toned[wr + (x0 >>> 2)] = 1;
-      toned[wr + (x1 >>> 2)] = 1;
-    }
   }
   // 4. Rewrite the masks' bytes of every toned cell: line work darker than the tone, fill the rest.
   const fill = ws ? ws.words(slot, stride * H) : new Uint32Array(stride * H);
@@ -283,7 +266,6 @@ export function splitFills(
       paleThreshold,
     },
     ring,
-    toned,
   );
   return { fill, px, cells: fillCells };
 }
