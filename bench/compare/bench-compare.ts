@@ -8,7 +8,7 @@
 // odiff and pixelmatch get the pre-aligned pair (a plain pixel diff); ours gets the shifted/scaled pair
 // and registers it (plus a pre-aligned run with registration skipped).
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,6 +31,9 @@ mkdirSync(buildDir, { recursive: true });
 
 function bundle(entry: string): string {
   const out = path.join(buildDir, path.basename(entry).replace(/\.ts$/, '.mjs'));
+  // A new file, not the old one rewritten: node_modules of worktrees made with hard links share this
+  // cache's files, and esbuild writes in place, so another worktree's bench would run this bundle.
+  rmSync(out, { force: true });
   const r = spawnSync(
     path.join(repo, 'node_modules/.bin/esbuild'),
     [

@@ -5,7 +5,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { GreyImage } from '../types';
 import { coverage, diffMasks, maskKernels, packInk, warpMasks, type PixelWindow } from './diff';
 import { inkDownsample, inkLevel, invertAffine, type Affine } from './register';
-import { inkLevelSimd, simdPackAvailable } from './masks-simd';
+import { blockCountsSimd, inkLevelSimd, simdPackAvailable } from './masks-simd';
+import { findRegions } from './regions';
 import { nearUnitSimilarity, rng } from './test-support';
 
 // The SIMD kernels must give the JS loops' words and counts exactly (the JS loops are checked against
@@ -251,6 +252,75 @@ describe('mask kernels on WebAssembly SIMD (masks-simd.ts)', () => {
     // inkLevel falls back to it: partial cells included.
     expect(inkLevel(img, 6)).toEqual(inkDownsample(img, 6));
     expect(inkLevel(img, 4).width).toBe(12);
+  });
+
+  it("gives blockCounts' changed pixels per 32 x 32 block exactly: strides, partial blocks, batches", () => {
+    let cases = 0;
+    // Strides with and without a remainder of 4 words; heights with a partial last block row; the
+    // tallest spans several batches (2^19 bytes of both masks' rows each).
+    for (const [stride, height, density] of [
+      [1, 5, 0.7],
+      [7, 70, 0.05],
+      [8, 64, 0.5],
+      [37, 3001, 0.002],
+      [225, 1300, 0.01],
+    ] as const) {
+      const r = rng(stride * 1000 + height);
+      const word = () => (r() < density ? (r() < 0.2 ? -1 : Math.floor(r() * 2 ** 32)) >>> 0 : 0);
+      const added = Uint32Array.from({ length: stride * height }, word);
+      const removed = Uint32Array.from({ length: stride * height }, word);
+      const n = stride * Math.ceil(height / 32);
+      // The reference: every set bit of every word, one at a time.
+      const refA = new Uint32Array(n),
+        refR = new Uint32Array(n);
+      for (let y = 0; y < height; y++)
+        for (let k = 0; k < stride; k++)
+          for (let b = 0; b < 32; b++) {
+            refA[(y >> 5) * stride + k]! += (added[y * stride + k]! >>> b) & 1;
+            refR[(y >> 5) * stride + k]! += (removed[y * stride + k]! >>> b) & 1;
+          }
+      // Counts are added to what the arrays hold.
+      const addCnt = new Uint32Array(n).fill(3),
+        remCnt = new Uint32Array(n).fill(5);
+      expect(blockCountsSimd(added, removed, stride, height, addCnt, remCnt)).toBe(true);
+      expect(addCnt).toEqual(refA.map((v) => v + 3));
+      expect(remCnt).toEqual(refR.map((v) => v + 5));
+      expect(refA.some((v) => v > 0) && refR.some((v) => v > 0)).toBe(true);
+      cases++;
+    }
+    expect(cases).toBe(5);
+  });
+
+  it('finds the same regions with blockCounts on SIMD as with its JS loop', () => {
+    const width = 1000,
+      height = 700,
+      stride = Math.ceil(width / 32);
+    const r = rng(17);
+    const added = new Uint32Array(stride * height),
+      removed = new Uint32Array(stride * height);
+    // Rectangles of change, some of them thin, some touching the edges.
+    for (let i = 0; i < 40; i++) {
+      const m = r() < 0.5 ? added : removed;
+      const x0 = Math.floor(r() * width),
+        y0 = Math.floor(r() * height);
+      const x1 = Math.min(width - 1, x0 + Math.floor(r() * 90)),
+        y1 = Math.min(height - 1, y0 + Math.floor(r() * 60));
+      for (let y = y0; y <= y1; y++)
+        for (let x = x0; x <= x1; x++) m[y * stride + (x >>> 5)]! |= 1 << (x & 31);
+    }
+    const d = {
+      width,
+      height,
+      stride,
+      added,
+      removed,
+    } as unknown as Parameters<typeof findRegions>[0];
+    maskKernels.simd = false;
+    const js = findRegions(d);
+    maskKernels.simd = true;
+    const simd = findRegions(d);
+    expect(js.length).toBeGreaterThan(5);
+    expect(simd).toEqual(js);
   });
 
   it('is built from masks-simd.wat, as fft.wasm.ts from fft.wat (scripts/build-wasm.mjs --check)', () => {

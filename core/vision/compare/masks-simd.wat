@@ -2,7 +2,8 @@
 ;;   pack — diff.ts packInk's thresholds, 32 pixels per output word;
 ;;   diff — diff.ts diffMasks' added/removed masks and counts, 4 words (128 pixels) per step;
 ;;   warp — diff.ts warpRowSegments' words;
-;;   inkquads — the ink sums of 4-pixel groups behind masks-simd.ts inkLevelSimd.
+;;   inkquads — the ink sums of 4-pixel groups behind masks-simd.ts inkLevelSimd;
+;;   blockcounts — regions.ts blockCounts' changed pixels per 32 x 32 block, 4 words per test.
 ;; Built into masks-simd.wasm.ts by `npm run build:wasm` (scripts/build-wasm.mjs, wabt); a test checks
 ;; that the committed bytes are this file's.
 ;;
@@ -365,4 +366,64 @@
             (local.set $acc (i32.add (local.get $acc) (local.get $accStride)))))
         (local.set $r (i32.add (local.get $r) (i32.const 1)))
         (br $row))))
+
+  ;; blockcounts(a, r, rows, stride, y0, ac, rc):
+  ;;   `rows` rows of `stride` words of the added mask at `a` and of the removed mask at `r` (rows one
+  ;;   after another), rows y0, y0 + 1, … of the page. The set bits of word k of row y are added to
+  ;;   the i32 of block (y >> 5, k) — at ac + 4·((y >> 5)·stride + k) for added, at rc likewise for
+  ;;   removed. Four words of both masks are tested at a time (v128.any_true): only groups holding a
+  ;;   change are counted word by word. The caller zeroes the counts first.
+  (func $acc (param $p i32) (param $w i32)
+    (if (local.get $w)
+      (then (i32.store (local.get $p) (i32.add (i32.load (local.get $p)) (i32.popcnt (local.get $w)))))))
+  (func (export "blockcounts")
+    (param $a i32) (param $r i32) (param $rows i32) (param $stride i32) (param $y0 i32)
+    (param $ac i32) (param $rc i32)
+    (local $row i32) (local $k i32) (local $o i32) (local $b i32) (local $k4 i32) (local $j i32)
+    (local $q i32)
+    (local.set $k4 (i32.and (local.get $stride) (i32.const -4)))
+    (block $rows_done
+      (loop $rowl
+        (br_if $rows_done (i32.ge_u (local.get $row) (local.get $rows)))
+        ;; Byte offset of this row's block row in the counts.
+        (local.set $b
+          (i32.shl
+            (i32.mul
+              (i32.shr_u (i32.add (local.get $y0) (local.get $row)) (i32.const 5))
+              (local.get $stride))
+            (i32.const 2)))
+        (local.set $k (i32.const 0))
+        (block $vec_done
+          (loop $vec
+            (br_if $vec_done (i32.ge_u (local.get $k) (local.get $k4)))
+            (if (v128.any_true
+                  (v128.or
+                    (v128.load align=4 (i32.add (local.get $a) (local.get $o)))
+                    (v128.load align=4 (i32.add (local.get $r) (local.get $o)))))
+              (then
+                (local.set $j (i32.const 0))
+                (loop $word
+                  ;; $q: byte offset of word k + j in the counts' row; the word's in the masks is o + 4j.
+                  (local.set $q (i32.add (local.get $b) (i32.shl (i32.add (local.get $k) (local.get $j)) (i32.const 2))))
+                  (call $acc (i32.add (local.get $ac) (local.get $q))
+                    (i32.load (i32.add (local.get $a) (i32.add (local.get $o) (i32.shl (local.get $j) (i32.const 2))))))
+                  (call $acc (i32.add (local.get $rc) (local.get $q))
+                    (i32.load (i32.add (local.get $r) (i32.add (local.get $o) (i32.shl (local.get $j) (i32.const 2))))))
+                  (local.set $j (i32.add (local.get $j) (i32.const 1)))
+                  (br_if $word (i32.lt_u (local.get $j) (i32.const 4))))))
+            (local.set $k (i32.add (local.get $k) (i32.const 4)))
+            (local.set $o (i32.add (local.get $o) (i32.const 16)))
+            (br $vec)))
+        ;; The row's last stride mod 4 words, one at a time.
+        (block $tail_done
+          (loop $tail
+            (br_if $tail_done (i32.ge_u (local.get $k) (local.get $stride)))
+            (local.set $q (i32.add (local.get $b) (i32.shl (local.get $k) (i32.const 2))))
+            (call $acc (i32.add (local.get $ac) (local.get $q)) (i32.load (i32.add (local.get $a) (local.get $o))))
+            (call $acc (i32.add (local.get $rc) (local.get $q)) (i32.load (i32.add (local.get $r) (local.get $o))))
+            (local.set $k (i32.add (local.get $k) (i32.const 1)))
+            (local.set $o (i32.add (local.get $o) (i32.const 4)))
+            (br $tail)))
+        (local.set $row (i32.add (local.get $row) (i32.const 1)))
+        (br $rowl))))
 )

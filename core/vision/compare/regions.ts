@@ -10,8 +10,9 @@
 //      added ink of the same shape (inside one region, or a removed region paired with an added one);
 //      otherwise modified.
 import type { BBox } from '../types';
-import { popcount32, type DiffResult } from './diff';
+import { maskKernels, popcount32, type DiffResult } from './diff';
 import { shiftedHits } from './region-kernels';
+import { blockCountsSimd } from './masks-simd';
 
 export type ChangeKind = 'added' | 'removed' | 'modified' | 'moved';
 
@@ -145,6 +146,8 @@ function blockCounts(
   addCnt: Uint32Array,
   remCnt: Uint32Array,
 ): void {
+  // WebAssembly SIMD where it runs (the same counts: masks-simd.test.ts); this loop otherwise.
+  if (maskKernels.simd && blockCountsSimd(added, removed, stride, height, addCnt, remCnt)) return;
   for (let y = 0; y < height; y++) {
     const rb = y * stride,
       brow = (y >> 5) * stride;
