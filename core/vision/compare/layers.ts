@@ -1337,10 +1337,24 @@ export function objectClassGrey(
 export const PEN_PX = 10;
 
 /**
- * Bit x of row y of a packed plane (rows of `stride` words), 0 outside `W` x `H`.
+ * A grey image read at output pixel (x, y) as (x + dx, y + dy), 255 outside it; with `frame`, also
+ * 255 outside the diff's W x H (aligned B), without it not (A through its window: a pixel just past
+ * the frame is still A's).
  */
-function bitOf(m: Uint32Array, stride: number, W: number, H: number, x: number, y: number): number {
-  return x < 0 || y < 0 || x >= W || y >= H ? 0 : (m[y * stride + (x >> 5)]! >>> (x & 31)) & 1;
+interface OtherGrey {
+  data: Uint8Array;
+  width: number;
+  height: number;
+  dx: number;
+  dy: number;
+  frame: boolean;
+}
+
+function otherGreyAt(g: OtherGrey, W: number, H: number, x: number, y: number): number {
+  if (g.frame && (x < 0 || y < 0 || x >= W || y >= H)) return 255;
+  const ax = x + g.dx,
+    ay = y + g.dy;
+  return ax >= 0 && ay >= 0 && ax < g.width && ay < g.height ? g.data[ay * g.width + ax]! : 255;
 }
 
 /**
@@ -1348,9 +1362,9 @@ function bitOf(m: Uint32Array, stride: number, W: number, H: number, x: number, 
  * drawn with another pen: the stroke's cross-section through the pixel — its run of `own` ink across
  * the line (the shorter of the horizontal and the vertical run, each at most PEN_PX long between
  * paper on both ends) — holds line work of `other`, and where the pixel lies beyond that line work,
- * the other side's grey there (`otherGrey`) is a band that ends with the stroke: darker by
- * HATCH_DELTA than the other side's grey just past the run's far end (the stroke drawn lighter
- * there, not a wide fill it was drawn over).
+ * the other side's grey there (`g`) is a band that ends with the stroke: darker by HATCH_DELTA than
+ * the other side's grey just past the run's far end (the stroke drawn lighter there, not a wide fill
+ * it was drawn over). Bits outside W x H read as 0.
  */
 function sameStroke(
   own: Uint32Array,
@@ -1360,16 +1374,35 @@ function sameStroke(
   H: number,
   x: number,
   y: number,
-  otherGrey: (x: number, y: number) => number,
+  g: OtherGrey,
 ): boolean {
+  const row = y * stride;
   let x0 = x,
     x1 = x;
-  while (x1 - x0 < PEN_PX && bitOf(own, stride, W, H, x0 - 1, y)) x0--;
-  while (x1 - x0 < PEN_PX && bitOf(own, stride, W, H, x1 + 1, y)) x1++;
+  while (x1 - x0 < PEN_PX) {
+    const u = x0 - 1;
+    if (u < 0 || !((own[row + (u >> 5)]! >>> (u & 31)) & 1)) break;
+    x0 = u;
+  }
+  while (x1 - x0 < PEN_PX) {
+    const u = x1 + 1;
+    if (u >= W || !((own[row + (u >> 5)]! >>> (u & 31)) & 1)) break;
+    x1 = u;
+  }
+  const col = x >> 5,
+    sh = x & 31;
   let y0 = y,
     y1 = y;
-  while (y1 - y0 < PEN_PX && bitOf(own, stride, W, H, x, y0 - 1)) y0--;
-  while (y1 - y0 < PEN_PX && bitOf(own, stride, W, H, x, y1 + 1)) y1++;
+  while (y1 - y0 < PEN_PX) {
+    const u = y0 - 1;
+    if (u < 0 || !((own[u * stride + col]! >>> sh) & 1)) break;
+    y0 = u;
+  }
+  while (y1 - y0 < PEN_PX) {
+    const u = y1 + 1;
+    if (u >= H || !((own[u * stride + col]! >>> sh) & 1)) break;
+    y1 = u;
+  }
   const h = x1 - x0 < PEN_PX ? x1 - x0 : Infinity,
     v = y1 - y0 < PEN_PX ? y1 - y0 : Infinity;
   if (h === Infinity && v === Infinity) return false;
@@ -1378,18 +1411,70 @@ function sameStroke(
   const t0 = across ? x0 : y0,
     t1 = across ? x1 : y1,
     t = across ? x : y;
-  const at = (u: number): [number, number] => (across ? [u, y] : [x, u]);
   let lo = Infinity,
     hi = -Infinity;
-  for (let u = t0; u <= t1; u++)
-    if (bitOf(other, stride, W, H, ...at(u))) {
-      if (u < lo) lo = u;
-      hi = u;
-    }
+  // The run lies inside the frame (its ends were read there).
+  if (across) {
+    for (let u = t0; u <= t1; u++)
+      if ((other[row + (u >> 5)]! >>> (u & 31)) & 1) {
+        if (u < lo) lo = u;
+        hi = u;
+      }
+  } else {
+    for (let u = t0; u <= t1; u++)
+      if ((other[u * stride + col]! >>> sh) & 1) {
+        if (u < lo) lo = u;
+        hi = u;
+      }
+  }
   if (hi < lo) return false;
   if (t >= lo && t <= hi) return true;
   const far = t > hi ? t1 + 1 : t0 - 1;
-  return otherGrey(...at(far)) >= otherGrey(x, y) + HATCH_DELTA;
+  const farGrey = across ? otherGreyAt(g, W, H, far, y) : otherGreyAt(g, W, H, x, far);
+  return farGrey >= otherGreyAt(g, W, H, x, y) + HATCH_DELTA;
+}
+
+/**
+ * penStyle's pass over one side: every pixel of `geom` (x < W) where the other side has ink
+ * (`g` darker than paleThreshold) and that is the same stroke (sameStroke) leaves `geom` for
+ * `style`. Returns the pixels moved.
+ */
+function penPass(
+  geom: Uint32Array,
+  style: Uint32Array,
+  own: Uint32Array,
+  other: Uint32Array,
+  W: number,
+  H: number,
+  stride: number,
+  g: OtherGrey,
+  paleThreshold: number,
+): number {
+  let n = 0;
+  for (let y = 0; y < H; y++) {
+    const row = y * stride;
+    for (let k = 0; k < stride; k++) {
+      let bits = geom[row + k]!;
+      if (bits === 0) continue;
+      let back = 0;
+      while (bits !== 0) {
+        const low = bits & -bits;
+        bits ^= low;
+        const x = k * 32 + (31 - Math.clz32(low));
+        if (x >= W) break;
+        if (
+          otherGreyAt(g, W, H, x, y) < paleThreshold &&
+          sameStroke(own, other, stride, W, H, x, y, g)
+        )
+          back |= low;
+      }
+      if (back === 0) continue;
+      geom[row + k] = geom[row + k]! & ~back;
+      style[row + k] = style[row + k]! | back;
+      n += popcount32(back);
+    }
+  }
+  return n;
 }
 
 /**
@@ -1421,35 +1506,10 @@ export function penStyle(
   const { width: W, height: H, stride, weakA, weakB } = d;
   const wx = windowA ? Math.round(windowA.x) : 0,
     wy = windowA ? Math.round(windowA.y) : 0;
-  const greyOfA = (x: number, y: number): number => {
-    const ax = x + wx,
-      ay = y + wy;
-    return ax >= 0 && ay >= 0 && ax < greyA.width && ay < greyA.height
-      ? greyA.data[ay * greyA.width + ax]!
-      : 255;
-  };
-  const greyOfB = (x: number, y: number): number =>
-    x >= 0 && y >= 0 && x < W && y < H ? greyB.data[y * W + x]! : 255;
-  const pass = (
-    geom: Uint32Array,
-    style: Uint32Array,
-    own: Uint32Array,
-    other: Uint32Array,
-    otherGrey: (x: number, y: number) => number,
-  ) =>
-    takeBits(
-      geom,
-      W,
-      H,
-      stride,
-      (x, y) =>
-        otherGrey(x, y) < paleThreshold && sameStroke(own, other, stride, W, H, x, y, otherGrey),
-      (i, back) => {
-        style[i] = style[i]! | back;
-      },
-    );
-  const r = pass(st.geomRemoved, st.removed, weakA, weakB, greyOfB);
-  const a = pass(st.geomAdded, st.added, weakB, weakA, greyOfA);
+  const ofA: OtherGrey = { ...greyA, dx: wx, dy: wy, frame: false };
+  const ofB: OtherGrey = { data: greyB.data, width: W, height: H, dx: 0, dy: 0, frame: true };
+  const r = penPass(st.geomRemoved, st.removed, weakA, weakB, W, H, stride, ofB, paleThreshold);
+  const a = penPass(st.geomAdded, st.added, weakB, weakA, W, H, stride, ofA, paleThreshold);
   st.removed_px += r;
   st.added_px += a;
   return r + a;
@@ -1613,6 +1673,14 @@ function dotNear(
       ay = y + dy;
     return ax < 0 || ay < 0 || ax >= gw || ay >= gh ? 255 : data[ay * gw + ax]!;
   };
+  // The darkest pixel near the box first: with none darker than paleThreshold (most boxes), no ring.
+  let min = 255;
+  for (let y = y0 - 2; y <= y1 + 2; y++)
+    for (let x = x0 - 2; x <= x1 + 2; x++) {
+      const v = at(x, y);
+      if (v < min) min = v;
+    }
+  if (!(min < paleThreshold)) return false;
   let n = 0;
   for (let y = y0 - 4; y <= y1 + 4; y++)
     for (let x = x0 - 4; x <= x1 + 4; x++) {
@@ -1620,12 +1688,5 @@ function dotNear(
       speckRing[n++] = at(x, y);
     }
   const ring = speckRing.subarray(0, n).sort();
-  const tone = ring[n >> 1]!;
-  let min = 255;
-  for (let y = y0 - 2; y <= y1 + 2; y++)
-    for (let x = x0 - 2; x <= x1 + 2; x++) {
-      const v = at(x, y);
-      if (v < min) min = v;
-    }
-  return min < paleThreshold && min < tone - 8;
+  return min < ring[n >> 1]! - 8;
 }
