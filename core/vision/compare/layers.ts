@@ -19,6 +19,7 @@
 // hides line changes (a line drawn over a fill is darker than the fill) nor floods the diff when the
 // tone goes. The fill layers are compared on their own (diffFills) into fill changes.
 import type { GreyImage } from '../types';
+import { labelRuns, listPieces } from './small-pieces';
 import type { DiffResult, InkMasks, PixelWindow, WordSource, Coverage } from './diff';
 import {
   candidateCells,
@@ -1336,10 +1337,24 @@ export function objectClassGrey(
 export const PEN_PX = 10;
 
 /**
- * Bit x of row y of a packed plane (rows of `stride` words), 0 outside `W` x `H`.
+ * A grey image read at output pixel (x, y) as (x + dx, y + dy), 255 outside it; with `frame`, also
+ * 255 outside the diff's W x H (aligned B), without it not (A through its window: a pixel just past
+ * the frame is still A's).
  */
-function bitOf(m: Uint32Array, stride: number, W: number, H: number, x: number, y: number): number {
-  return x < 0 || y < 0 || x >= W || y >= H ? 0 : (m[y * stride + (x >> 5)]! >>> (x & 31)) & 1;
+interface OtherGrey {
+  data: Uint8Array;
+  width: number;
+  height: number;
+  dx: number;
+  dy: number;
+  frame: boolean;
+}
+
+function otherGreyAt(g: OtherGrey, W: number, H: number, x: number, y: number): number {
+  if (g.frame && (x < 0 || y < 0 || x >= W || y >= H)) return 255;
+  const ax = x + g.dx,
+    ay = y + g.dy;
+  return ax >= 0 && ay >= 0 && ax < g.width && ay < g.height ? g.data[ay * g.width + ax]! : 255;
 }
 
 /**
@@ -1347,9 +1362,9 @@ function bitOf(m: Uint32Array, stride: number, W: number, H: number, x: number, 
  * drawn with another pen: the stroke's cross-section through the pixel — its run of `own` ink across
  * the line (the shorter of the horizontal and the vertical run, each at most PEN_PX long between
  * paper on both ends) — holds line work of `other`, and where the pixel lies beyond that line work,
- * the other side's grey there (`otherGrey`) is a band that ends with the stroke: darker by
- * HATCH_DELTA than the other side's grey just past the run's far end (the stroke drawn lighter
- * there, not a wide fill it was drawn over).
+ * the other side's grey there (`g`) is a band that ends with the stroke: darker by HATCH_DELTA than
+ * the other side's grey just past the run's far end (the stroke drawn lighter there, not a wide fill
+ * it was drawn over). Bits outside W x H read as 0.
  */
 function sameStroke(
   own: Uint32Array,
@@ -1359,16 +1374,35 @@ function sameStroke(
   H: number,
   x: number,
   y: number,
-  otherGrey: (x: number, y: number) => number,
+  g: OtherGrey,
 ): boolean {
+  const row = y * stride;
   let x0 = x,
     x1 = x;
-  while (x1 - x0 < PEN_PX && bitOf(own, stride, W, H, x0 - 1, y)) x0--;
-  while (x1 - x0 < PEN_PX && bitOf(own, stride, W, H, x1 + 1, y)) x1++;
+  while (x1 - x0 < PEN_PX) {
+    const u = x0 - 1;
+    if (u < 0 || !((own[row + (u >> 5)]! >>> (u & 31)) & 1)) break;
+    x0 = u;
+  }
+  while (x1 - x0 < PEN_PX) {
+    const u = x1 + 1;
+    if (u >= W || !((own[row + (u >> 5)]! >>> (u & 31)) & 1)) break;
+    x1 = u;
+  }
+  const col = x >> 5,
+    sh = x & 31;
   let y0 = y,
     y1 = y;
-  while (y1 - y0 < PEN_PX && bitOf(own, stride, W, H, x, y0 - 1)) y0--;
-  while (y1 - y0 < PEN_PX && bitOf(own, stride, W, H, x, y1 + 1)) y1++;
+  while (y1 - y0 < PEN_PX) {
+    const u = y0 - 1;
+    if (u < 0 || !((own[u * stride + col]! >>> sh) & 1)) break;
+    y0 = u;
+  }
+  while (y1 - y0 < PEN_PX) {
+    const u = y1 + 1;
+    if (u >= H || !((own[u * stride + col]! >>> sh) & 1)) break;
+    y1 = u;
+  }
   const h = x1 - x0 < PEN_PX ? x1 - x0 : Infinity,
     v = y1 - y0 < PEN_PX ? y1 - y0 : Infinity;
   if (h === Infinity && v === Infinity) return false;
@@ -1377,18 +1411,70 @@ function sameStroke(
   const t0 = across ? x0 : y0,
     t1 = across ? x1 : y1,
     t = across ? x : y;
-  const at = (u: number): [number, number] => (across ? [u, y] : [x, u]);
   let lo = Infinity,
     hi = -Infinity;
-  for (let u = t0; u <= t1; u++)
-    if (bitOf(other, stride, W, H, ...at(u))) {
-      if (u < lo) lo = u;
-      hi = u;
-    }
+  // The run lies inside the frame (its ends were read there).
+  if (across) {
+    for (let u = t0; u <= t1; u++)
+      if ((other[row + (u >> 5)]! >>> (u & 31)) & 1) {
+        if (u < lo) lo = u;
+        hi = u;
+      }
+  } else {
+    for (let u = t0; u <= t1; u++)
+      if ((other[u * stride + col]! >>> sh) & 1) {
+        if (u < lo) lo = u;
+        hi = u;
+      }
+  }
   if (hi < lo) return false;
   if (t >= lo && t <= hi) return true;
   const far = t > hi ? t1 + 1 : t0 - 1;
-  return otherGrey(...at(far)) >= otherGrey(x, y) + HATCH_DELTA;
+  const farGrey = across ? otherGreyAt(g, W, H, far, y) : otherGreyAt(g, W, H, x, far);
+  return farGrey >= otherGreyAt(g, W, H, x, y) + HATCH_DELTA;
+}
+
+/**
+ * penStyle's pass over one side: every pixel of `geom` (x < W) where the other side has ink
+ * (`g` darker than paleThreshold) and that is the same stroke (sameStroke) leaves `geom` for
+ * `style`. Returns the pixels moved.
+ */
+function penPass(
+  geom: Uint32Array,
+  style: Uint32Array,
+  own: Uint32Array,
+  other: Uint32Array,
+  W: number,
+  H: number,
+  stride: number,
+  g: OtherGrey,
+  paleThreshold: number,
+): number {
+  let n = 0;
+  for (let y = 0; y < H; y++) {
+    const row = y * stride;
+    for (let k = 0; k < stride; k++) {
+      let bits = geom[row + k]!;
+      if (bits === 0) continue;
+      let back = 0;
+      while (bits !== 0) {
+        const low = bits & -bits;
+        bits ^= low;
+        const x = k * 32 + (31 - Math.clz32(low));
+        if (x >= W) break;
+        if (
+          otherGreyAt(g, W, H, x, y) < paleThreshold &&
+          sameStroke(own, other, stride, W, H, x, y, g)
+        )
+          back |= low;
+      }
+      if (back === 0) continue;
+      geom[row + k] = geom[row + k]! & ~back;
+      style[row + k] = style[row + k]! | back;
+      n += popcount32(back);
+    }
+  }
+  return n;
 }
 
 /**
@@ -1420,35 +1506,10 @@ export function penStyle(
   const { width: W, height: H, stride, weakA, weakB } = d;
   const wx = windowA ? Math.round(windowA.x) : 0,
     wy = windowA ? Math.round(windowA.y) : 0;
-  const greyOfA = (x: number, y: number): number => {
-    const ax = x + wx,
-      ay = y + wy;
-    return ax >= 0 && ay >= 0 && ax < greyA.width && ay < greyA.height
-      ? greyA.data[ay * greyA.width + ax]!
-      : 255;
-  };
-  const greyOfB = (x: number, y: number): number =>
-    x >= 0 && y >= 0 && x < W && y < H ? greyB.data[y * W + x]! : 255;
-  const pass = (
-    geom: Uint32Array,
-    style: Uint32Array,
-    own: Uint32Array,
-    other: Uint32Array,
-    otherGrey: (x: number, y: number) => number,
-  ) =>
-    takeBits(
-      geom,
-      W,
-      H,
-      stride,
-      (x, y) =>
-        otherGrey(x, y) < paleThreshold && sameStroke(own, other, stride, W, H, x, y, otherGrey),
-      (i, back) => {
-        style[i] = style[i]! | back;
-      },
-    );
-  const r = pass(st.geomRemoved, st.removed, weakA, weakB, greyOfB);
-  const a = pass(st.geomAdded, st.added, weakB, weakA, greyOfA);
+  const ofA: OtherGrey = { ...greyA, dx: wx, dy: wy, frame: false };
+  const ofB: OtherGrey = { data: greyB.data, width: W, height: H, dx: 0, dy: 0, frame: true };
+  const r = penPass(st.geomRemoved, st.removed, weakA, weakB, W, H, stride, ofB, paleThreshold);
+  const a = penPass(st.geomAdded, st.added, weakB, weakA, W, H, stride, ofA, paleThreshold);
   st.removed_px += r;
   st.added_px += a;
   return r + a;
@@ -1468,6 +1529,10 @@ export const SPECK_PX = 9;
  * and the style masks; the counts and the score follow). A speck with nothing of the other side
  * there (a dot that came or went, a stroke's fragment on paper) stays a change. `greyA` is the image
  * A's masks were packed from (through `windowA`), `greyB` aligned B. Returns the pixels given back.
+ * The pieces are found over the changed masks' runs (small-pieces.ts), not flooded pixel by pixel;
+ * the results are the first version's to the bit (speck-runs.test.ts), including its quirk: a
+ * pixel of a piece that stays, in the same 32-px word of the piece's first row as its first pixel,
+ * is looked at once more as a speck of one pixel (and goes when the other side has a dot there).
  */
 export function speckNoise(
   d: DiffResult,
@@ -1479,125 +1544,96 @@ export function speckNoise(
   const { width: W, height: H, stride } = d;
   const wx = windowA ? Math.round(windowA.x) : 0,
     wy = windowA ? Math.round(windowA.y) : 0;
-  const greyAt = (side: 0 | 1, x: number, y: number): number => {
-    if (x < 0 || y < 0 || x >= W || y >= H) return 255;
-    if (side === 1) return greyB.data[y * W + x]!;
-    const ax = x + wx,
-      ay = y + wy;
-    return ax < 0 || ay < 0 || ax >= greyA.width || ay >= greyA.height
-      ? 255
-      : greyA.data[ay * greyA.width + ax]!;
-  };
-  /** Whether the other side has a dot within 2 px of box x0..x1, y0..y1. */
-  const dotThere = (other: 0 | 1, x0: number, y0: number, x1: number, y1: number): boolean => {
-    const ring: number[] = [];
-    for (let y = y0 - 4; y <= y1 + 4; y++)
-      for (let x = x0 - 4; x <= x1 + 4; x++) {
-        if (x >= x0 - 2 && x <= x1 + 2 && y >= y0 - 2 && y <= y1 + 2) continue;
-        ring.push(greyAt(other, x, y));
-      }
-    ring.sort((p, q) => p - q);
-    const tone = ring[ring.length >> 1]!;
-    let min = 255;
-    for (let y = y0 - 2; y <= y1 + 2; y++)
-      for (let x = x0 - 2; x <= x1 + 2; x++) min = Math.min(min, greyAt(other, x, y));
-    return min < paleThreshold && min < tone - 8;
-  };
   const st = d.style;
   const counts = [0, 0, 0, 0]; // strong removed, faint removed, strong added, faint added
-  const sides = [
-    {
-      changed: d.removed,
-      strong: d.strongA,
-      other: 1 as const,
-      style: st ? [st.removed, st.geomRemoved] : [],
-    },
-    {
-      changed: d.added,
-      strong: d.strongB,
-      other: 0 as const,
-      style: st ? [st.added, st.geomAdded] : [],
-    },
-  ];
-  const stack: number[] = [];
-  const piece: number[] = [];
-  sides.forEach((sd, side) => {
-    const { changed } = sd;
-    const done = new Uint32Array(stride * H);
+  for (let side = 0; side < 2; side++) {
+    const changed = side === 0 ? d.removed : d.added;
+    const strong = side === 0 ? d.strongA : d.strongB;
+    const style = st ? (side === 0 ? [st.removed, st.geomRemoved] : [st.added, st.geomAdded]) : [];
+    // The other side's grey: aligned B (the diff's frame) for a removed speck, A through its window.
+    const other =
+      side === 0
+        ? { data: greyB.data, width: W, height: H, dx: 0, dy: 0 }
+        : { data: greyA.data, width: greyA.width, height: greyA.height, dx: wx, dy: wy };
     let styleBack = 0;
-    for (let y = 0; y < H; y++)
-      for (let k = 0; k < stride; k++) {
-        const i = y * stride + k;
-        let bits = changed[i]! & ~done[i]!;
-        while (bits !== 0) {
-          const low = bits & -bits;
-          bits ^= low;
-          const x = k * 32 + (31 - Math.clz32(low));
-          if (x >= W) break;
-          // The piece, flooded until it is larger than a speck.
-          piece.length = 0;
-          stack.length = 0;
-          stack.push(x, y);
-          done[i] = done[i]! | low;
-          let x0 = x,
-            x1 = x,
-            y0 = y,
-            y1 = y;
-          while (stack.length > 0 && piece.length <= 2 * SPECK_PX) {
-            const py = stack.pop()!,
-              px = stack.pop()!;
-            piece.push(px, py);
-            if (px < x0) x0 = px;
-            if (px > x1) x1 = px;
-            if (py < y0) y0 = py;
-            if (py > y1) y1 = py;
-            for (let yy = Math.max(0, py - 1); yy <= Math.min(H - 1, py + 1); yy++)
-              for (let xx = Math.max(0, px - 1); xx <= Math.min(W - 1, px + 1); xx++) {
-                const j = yy * stride + (xx >> 5),
-                  t = 1 << (xx & 31);
-                if (!(changed[j]! & t) || done[j]! & t) continue;
-                done[j] = done[j]! | t;
-                stack.push(xx, yy);
-              }
-          }
-          if (stack.length > 0 || piece.length > 2 * SPECK_PX) {
-            // Larger than a speck: the rest of it is marked done without a look.
-            while (stack.length > 0) {
-              const py = stack.pop()!,
-                px = stack.pop()!;
-              for (let yy = Math.max(0, py - 1); yy <= Math.min(H - 1, py + 1); yy++)
-                for (let xx = Math.max(0, px - 1); xx <= Math.min(W - 1, px + 1); xx++) {
-                  const j = yy * stride + (xx >> 5),
-                    t = 1 << (xx & 31);
-                  if (!(changed[j]! & t) || done[j]! & t) continue;
-                  done[j] = done[j]! | t;
-                  stack.push(xx, yy);
-                }
-            }
-            continue;
-          }
-          if (!dotThere(sd.other, x0, y0, x1, y1)) continue;
-          for (let q = 0; q < piece.length; q += 2) {
-            const px = piece[q]!,
-              j = piece[q + 1]! * stride + (px >> 5),
-              t = 1 << (px & 31);
-            changed[j] = changed[j]! & ~t;
-            if (sd.style.length > 0) {
-              if (sd.style[0]![j]! & t) styleBack++;
-              sd.style[0]![j] = sd.style[0]![j]! & ~t;
-              sd.style[1]![j] = sd.style[1]![j]! & ~t;
-            }
-            if (sd.strong[j]! & t) counts[2 * side]!++;
-            else counts[2 * side + 1]!++;
-          }
-          bits &= ~done[i]!;
+    const clear = (y: number, x0: number, x1: number) => {
+      for (let x = x0; x <= x1; x++) {
+        const j = y * stride + (x >> 5),
+          t = 1 << (x & 31);
+        changed[j] = changed[j]! & ~t;
+        if (style.length > 0) {
+          if (style[0]![j]! & t) styleBack++;
+          style[0]![j] = style[0]![j]! & ~t;
+          style[1]![j] = style[1]![j]! & ~t;
         }
+        if (strong[j]! & t) counts[2 * side]!++;
+        else counts[2 * side + 1]!++;
       }
+    };
+    const lab = labelRuns(changed, W, H, stride);
+    if (lab.n === 0) continue;
+    listPieces(lab, SPECK_PX);
+    const { ys, xs0, xs1, root, size, rowStart, head, next } = lab;
+    // The pieces as the rule has always visited them: word by word in raster order, a piece from its
+    // first pixel (its root run's first). A speck with a dot of the other side near it goes whole.
+    // The pixels of a piece that goes on in the word of its first pixel, when the piece stays (larger
+    // than a speck, or no dot near it), are each looked at again as a speck of one pixel, in order,
+    // until one goes: then the rest of the word's pieces already looked at are passed over.
+    for (let y = 0; y < H; y++) {
+      const r0 = rowStart[y]!,
+        r1 = rowStart[y + 1]!;
+      let r = r0;
+      while (r < r1) {
+        // The next word of this row holding a piece's first pixel.
+        while (r < r1 && root[r] !== r) r++;
+        if (r >= r1) break;
+        const k = xs0[r]! >> 5,
+          lo = k * 32,
+          hi = lo + 31;
+        // This row's runs over the word, from the first piece starting in it.
+        let e = r;
+        while (e < r1 && xs0[e]! <= hi) e++;
+        // After a piece or pixel went at x, the word's other pixels of pieces whose first pixel is at
+        // or before x are passed over (they were looked at: their bits are done).
+        let passed = -1;
+        for (let q = r; q < e; q++) {
+          const rq = root[q]!;
+          // Only the pieces whose first pixel is in this word: the others were done before it.
+          if (rq < r || ys[rq] !== y) continue;
+          const a = Math.max(xs0[q]!, lo),
+            b = Math.min(xs1[q]!, hi);
+          const seedX = xs0[rq]!;
+          for (let x = a; x <= b; x++) {
+            if (rq === q && x === seedX) {
+              // A piece's first pixel.
+              if (size[rq]! > SPECK_PX) continue;
+              let x0 = Infinity,
+                x1 = -Infinity,
+                y1 = -Infinity;
+              for (let i = head[rq]!; i !== -1; i = next[i]!) {
+                if (xs0[i]! < x0) x0 = xs0[i]!;
+                if (xs1[i]! > x1) x1 = xs1[i]!;
+                if (ys[i]! > y1) y1 = ys[i]!;
+              }
+              if (!dotNear(other, W, H, x0, y, x1, y1, paleThreshold)) continue;
+              for (let i = head[rq]!; i !== -1; i = next[i]!) clear(ys[i]!, xs0[i]!, xs1[i]!);
+              passed = x;
+            } else {
+              if (seedX <= passed) continue;
+              if (!dotNear(other, W, H, x, y, x, y, paleThreshold)) continue;
+              clear(y, x, x);
+              passed = x;
+            }
+          }
+        }
+        r = e;
+      }
+    }
     if (st) {
       if (side === 0) st.removed_px -= styleBack;
       else st.added_px -= styleBack;
     }
-  });
+  }
   const [sr, fr, sa, fa] = counts as [number, number, number, number];
   if (sr + fr + sa + fa === 0) return 0;
   const s = d.stats;
@@ -1610,4 +1646,47 @@ export function speckNoise(
   d.faint.removed_px = Math.max(0, d.faint.removed_px - fr);
   d.faint.added_px = Math.max(0, d.faint.added_px - fa);
   return sr + fr + sa + fa;
+}
+
+/** The ring's greys (dotNear), kept: at most (9 + 8)^2 of them for a speck's box. */
+const speckRing = new Uint8Array(512);
+
+/**
+ * Whether a grey image (`g`, read at x + dx, y + dy; 255 outside it and outside the diff's W x H) has
+ * a dot within 2 px of box x0..x1, y0..y1: a pixel there darker than `paleThreshold` and by 8 than
+ * the median of the ring 2–4 px outside the box (the upper median, as sorting the ring gives it).
+ */
+function dotNear(
+  g: { data: Uint8Array; width: number; height: number; dx: number; dy: number },
+  W: number,
+  H: number,
+  x0: number,
+  y0: number,
+  x1: number,
+  y1: number,
+  paleThreshold: number,
+): boolean {
+  const { data, width: gw, height: gh, dx, dy } = g;
+  const at = (x: number, y: number): number => {
+    if (x < 0 || y < 0 || x >= W || y >= H) return 255;
+    const ax = x + dx,
+      ay = y + dy;
+    return ax < 0 || ay < 0 || ax >= gw || ay >= gh ? 255 : data[ay * gw + ax]!;
+  };
+  // The darkest pixel near the box first: with none darker than paleThreshold (most boxes), no ring.
+  let min = 255;
+  for (let y = y0 - 2; y <= y1 + 2; y++)
+    for (let x = x0 - 2; x <= x1 + 2; x++) {
+      const v = at(x, y);
+      if (v < min) min = v;
+    }
+  if (!(min < paleThreshold)) return false;
+  let n = 0;
+  for (let y = y0 - 4; y <= y1 + 4; y++)
+    for (let x = x0 - 4; x <= x1 + 4; x++) {
+      if (x >= x0 - 2 && x <= x1 + 2 && y >= y0 - 2 && y <= y1 + 2) continue;
+      speckRing[n++] = at(x, y);
+    }
+  const ring = speckRing.subarray(0, n).sort();
+  return min < ring[n >> 1]! - 8;
 }

@@ -219,44 +219,68 @@ export function lineWhereSheetHasNoFill(
   // Sheet column of each level column (relative to the sheet rectangle).
   const sxOf = new Int32Array(W);
   for (let x = 0; x < W; x++) sxOf[x] = Math.floor((rect.left + x) / k) - sheet.left;
-  const syOf = (y: number) => Math.floor((rect.top + y) / k) - sheet.top;
-  /** 1: ink with the sheet's fill near; 0: ink without; −1: not ink of an area (or outside). */
-  const onFill = (x: number, y: number): number => {
-    const i = y * W + x;
-    if (G[i]! >= paleThreshold || lineWork[i] === OBJECT_GREY.line) return -1;
-    const sx = sxOf[x]!,
-      sy = syOf(y);
-    if (sx < 0 || sx >= SW || sy < 0 || sy >= SH) return -1;
-    return near && (near[sy * stride + (sx >> 5)]! >>> (sx & 31)) & 1 ? 1 : 0;
-  };
+  // Each pixel's class once: 1 ink with the sheet's fill near; 0 ink without; −1 not ink of an area
+  // (paper, the page's line work, or outside the sheet rectangle).
+  const cls = new Int8Array(W * H);
+  for (let y = 0; y < H; y++) {
+    const sy = Math.floor((rect.top + y) / k) - sheet.top;
+    const rowIn = sy >= 0 && sy < SH;
+    const nb = sy * stride;
+    for (let x = 0, i = y * W; x < W; x++, i++) {
+      if (!rowIn || G[i]! >= paleThreshold || lineWork[i] === OBJECT_GREY.line) {
+        cls[i] = -1;
+        continue;
+      }
+      const sx = sxOf[x]!;
+      cls[i] = sx < 0 || sx >= SW ? -1 : near && (near[nb + (sx >> 5)]! >>> (sx & 31)) & 1 ? 1 : 0;
+    }
+  }
   // Areas of ink that is not line work, with how much of each lies on the sheet's fill.
   const label = new Int32Array(W * H).fill(-1);
   const onShare: number[] = [];
-  const stack: number[] = [];
+  const stack = new Int32Array(W * H);
   for (let p = 0; p < W * H; p++) {
-    if (label[p] !== -1) continue;
-    const c0 = onFill(p % W, (p / W) | 0);
-    if (c0 < 0) continue;
+    if (label[p] !== -1 || cls[p]! < 0) continue;
     const id = onShare.length;
     const g0 = G[p]!;
     let n = 0,
-      on = 0;
+      on = 0,
+      top = 0;
     label[p] = id;
-    stack.push(p);
-    while (stack.length > 0) {
-      const q = stack.pop()!;
-      const qx = q % W,
-        qy = (q / W) | 0;
+    stack[top++] = p;
+    while (top > 0) {
+      const q = stack[--top]!;
+      const qx = q % W;
       n++;
-      if (onFill(qx, qy) === 1) on++;
-      for (let e = 0; e < 4; e++) {
-        const nx = e === 0 ? qx - 1 : e === 1 ? qx + 1 : qx,
-          ny = e === 2 ? qy - 1 : e === 3 ? qy + 1 : qy;
-        if (nx < 0 || ny < 0 || nx >= W || ny >= H) continue;
-        const j = ny * W + nx;
-        if (label[j] !== -1 || Math.abs(G[j]! - g0) > AREA_TONE || onFill(nx, ny) < 0) continue;
-        label[j] = id;
-        stack.push(j);
+      if (cls[q] === 1) on++;
+      // Left, right, up, down (the order the stack is filled in does not change an area).
+      if (qx > 0) {
+        const j = q - 1;
+        if (label[j] === -1 && Math.abs(G[j]! - g0) <= AREA_TONE && cls[j]! >= 0) {
+          label[j] = id;
+          stack[top++] = j;
+        }
+      }
+      if (qx < W - 1) {
+        const j = q + 1;
+        if (label[j] === -1 && Math.abs(G[j]! - g0) <= AREA_TONE && cls[j]! >= 0) {
+          label[j] = id;
+          stack[top++] = j;
+        }
+      }
+      if (q >= W) {
+        const j = q - W;
+        if (label[j] === -1 && Math.abs(G[j]! - g0) <= AREA_TONE && cls[j]! >= 0) {
+          label[j] = id;
+          stack[top++] = j;
+        }
+      }
+      if (q < W * (H - 1)) {
+        const j = q + W;
+        if (label[j] === -1 && Math.abs(G[j]! - g0) <= AREA_TONE && cls[j]! >= 0) {
+          label[j] = id;
+          stack[top++] = j;
+        }
       }
     }
     // An area smaller than a sheet pixel (an anti-aliased edge) keeps the rule per pixel.
@@ -267,7 +291,7 @@ export function lineWhereSheetHasNoFill(
     const id = label[p]!;
     if (id < 0) continue;
     // Mostly on the sheet's fill: per pixel; else the whole area is line work.
-    if (onShare[id]! >= 0.5 && onFill(p % W, (p / W) | 0) === 1) continue;
+    if (onShare[id]! >= 0.5 && cls[p] === 1) continue;
     lineWork[p] = OBJECT_GREY.line;
     marked++;
   }
