@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { GreyImage } from '../types';
+import { blankImage as sheet, fillRect as rect, rng } from './test-support';
 import { coverage, diffMasks, packInk, type DiffResult, type PixelWindow } from './diff';
 import { SPECK_PX, speckNoise, splitFills, styleMasks } from './layers';
 import { labelRuns, listPieces } from './small-pieces';
@@ -150,26 +151,6 @@ function speckNoiseFlood(
   d.faint.removed_px = Math.max(0, d.faint.removed_px - fr);
   d.faint.added_px = Math.max(0, d.faint.added_px - fa);
   return sr + fr + sa + fa;
-}
-
-/** A seeded generator (mulberry32): the same sheets on every run. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function sheet(w: number, h: number): GreyImage {
-  return { width: w, height: h, data: new Uint8Array(w * h).fill(255) };
-}
-function rect(img: GreyImage, x: number, y: number, w: number, h: number, v: number): void {
-  for (let yy = Math.max(0, y); yy < Math.min(img.height, y + h); yy++)
-    img.data.fill(v, yy * img.width + Math.max(0, x), yy * img.width + Math.min(img.width, x + w));
 }
 
 /** A sheet of tones, strokes and dots; `twin` draws most of `base`'s dots again, some lighter. */
