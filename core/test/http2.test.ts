@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http2 from 'node:http2';
 import https from 'node:https';
+import type { ClientRequest } from 'node:http';
+import type { FastifyInstance } from 'fastify';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from './harness';
@@ -83,7 +85,7 @@ afterAll(async () => {
 });
 
 /** A route that sets connection-specific headers (HTTP/2 forbids them). */
-function testRoutes(app: import('fastify').FastifyInstance) {
+function testRoutes(app: FastifyInstance) {
   app.get('/test/connection-headers', async (_request, reply) => {
     reply.header('connection', 'keep-alive');
     reply.header('keep-alive', 'timeout=5');
@@ -97,7 +99,7 @@ function send(
   method: string,
   path: string,
   opts: Sent = {},
-  onStream?: (s: http2.ClientHttp2Stream | import('node:http').ClientRequest) => void,
+  onStream?: (s: http2.ClientHttp2Stream | ClientRequest) => void,
 ): Promise<Answer> {
   const headers: Record<string, string> = { ...opts.headers };
   let payload: Buffer | undefined;
@@ -331,7 +333,7 @@ describe.each<Protocol>(['http/1.1', 'h2'])('over %s', (protocol) => {
       cancel =
         protocol === 'h2'
           ? () => (s as http2.ClientHttp2Stream).close(http2.constants.NGHTTP2_CANCEL)
-          : () => (s as import('node:http').ClientRequest).destroy();
+          : () => (s as ClientRequest).destroy();
     });
     gone.catch(() => undefined);
     while (held.length === 0) await new Promise((r) => setImmediate(r));
