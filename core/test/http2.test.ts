@@ -276,6 +276,40 @@ describe.each<Protocol>(['http/1.1', 'h2'])('over %s', (protocol) => {
     }
   });
 
+  it('a 24 MiB upload and its download, whole and a range at its end (flow-control windows)', async () => {
+    const big = Buffer.concat([
+      Buffer.from('%PDF-1.7\n'),
+      Buffer.alloc(24 * 1024 * 1024 - 9, Math.floor(Math.random() * 256)),
+    ]);
+    for (let i = 9; i < big.length; i += 4093) big[i] = i & 0xff;
+    const created = await send(protocol, 'POST', '/v1/files', {
+      body: {
+        project_id: projectId,
+        filename: 'big.pdf',
+        content_type: 'application/pdf',
+        size_bytes: big.length,
+      },
+    });
+    expect(created.status).toBe(201);
+    const put = await send(protocol, 'PUT', created.body.upload_url, {
+      body: big,
+      headers: { 'content-type': 'application/pdf' },
+      key: null,
+    });
+    expect(put.status).toBe(200);
+    expect(put.body.sha256).toBe(createHash('sha256').update(big).digest('hex'));
+    const whole = await send(protocol, 'GET', put.body.uri, { key: null });
+    expect(whole.status).toBe(200);
+    expect(whole.bytes.length).toBe(big.length);
+    expect(whole.bytes.equals(big)).toBe(true);
+    const tail = await send(protocol, 'GET', put.body.uri, {
+      key: null,
+      headers: { range: 'bytes=-70000' },
+    });
+    expect(tail.status).toBe(206);
+    expect(tail.bytes.equals(big.subarray(big.length - 70000))).toBe(true);
+  });
+
   it('an upload over the limit of its declared size is a Problem, and the connection still serves', async () => {
     const created = await send(protocol, 'POST', '/v1/files', {
       body: {
