@@ -29,7 +29,7 @@ import type { JobChangeFeed } from './jobs/pg-job-events';
 import { filesRoutes } from './http/routes/files.routes';
 import { jobsRoutes } from './http/routes/jobs.routes';
 import { webRoutes } from './http/routes/web.routes';
-import { TileService, type TileTraceEvent } from './services/tiles.service';
+import { TileService, type DeepTileRenderer, type TileTraceEvent } from './services/tiles.service';
 import { createTileSourceResolver } from './services/tiles-source';
 import { poolTileRenderer } from './jobs/tile-tasks';
 import { drawingsRoutes } from './http/routes/drawings.routes';
@@ -90,6 +90,8 @@ export interface ServiceOptions {
   };
   /** Adds routes before the app is sealed (tests use it for failure-injection routes). */
   configureApp?: (app: FastifyInstance, db: Db) => void;
+  /** Wraps the deep-tile renderer (tests: hold a render to see it cancelled). */
+  wrapTileRenderer?: (renderer: DeepTileRenderer) => DeepTileRenderer;
   log?: Logger;
   /** Webhook delivery tuning (tests shorten the backoff and timeouts). */
   webhooks?: Partial<WebhookDeliveryOptions>;
@@ -229,7 +231,9 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
     maxUploadBytes: config.maxUploadBytes,
     tiles: new TileService(objects, {
       resolve: createTileSourceResolver({ db, objects, maxPixels: config.maxPixelsPerPage }),
-      renderer: poolTileRenderer(pool),
+      renderer: opts.wrapTileRenderer
+        ? opts.wrapTileRenderer(poolTileRenderer(pool))
+        : poolTileRenderer(pool),
       cacheMaxBytes: config.tileCacheMaxBytes,
       // Where deep tiles' time goes, one line each (bench/viewer --server-trace); off by default.
       ...(process.env.BLUELINE_TILE_TRACE === '1'

@@ -337,6 +337,14 @@ export class ReviewFlow {
       };
       seen();
       new MutationObserver(seen).observe(document.body, { subtree: true, childList: true });
+      // The protocol each deep tile came over (the service speaks HTTP/2 by ALPN).
+      const p = window as unknown as { __tileProtocols: string[] };
+      p.__tileProtocols = [];
+      new PerformanceObserver((list) => {
+        for (const e of list.getEntries())
+          if (e.name.includes('/tiles/'))
+            p.__tileProtocols.push((e as PerformanceResourceTiming).nextHopProtocol);
+      }).observe({ type: 'resource' });
     });
     const box = (await canvas.boundingBox())!;
     await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
@@ -352,6 +360,12 @@ export class ReviewFlow {
     }
     expect(await pct()).toBe(1600);
     expect(await page.evaluate(() => (window as any).__loadingSeen)).toBe(0);
+    // Every tile of the steps that came over the network came over HTTP/2 (one connection: a
+    // step's tiles go at once); '' is a tile the browser's cache answered.
+    const protocols: string[] = await page.evaluate(() => (window as any).__tileProtocols);
+    const fetched = protocols.filter((p) => p !== '');
+    expect(fetched.length).toBeGreaterThan(0);
+    expect([...new Set(fetched)]).toEqual(['h2']);
     // And back out: the coarser levels are here already.
     await page.keyboard.press('0');
     await page.waitForTimeout(500);

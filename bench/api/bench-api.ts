@@ -5,6 +5,7 @@
 //
 //   npm run bench:api                       # defaults below
 //   BENCH_DURATION=10 BENCH_CONNECTIONS=10 npm run bench:api
+//   BENCH_PROTOCOL=h2 npm run bench:api    # an HTTP/2 client (h2-load.mjs) instead of autocannon
 //
 // Goal: p99 under 50 ms for the expanded page on the project machine (2 cores, shared).
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -12,6 +13,7 @@ import https from 'node:https';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { Worker } from 'node:worker_threads';
 import autocannon from 'autocannon';
 import { createService } from '../../core/service';
 import {
@@ -66,7 +68,7 @@ interface Row {
   mainMs: number;
 }
 
-async function load(
+async function loadH1(
   origin: string,
   key: string,
   ca: string,
@@ -96,6 +98,55 @@ async function load(
     kbPerReq: Math.round(result.throughput.average / Math.max(1, result.requests.average) / 1024),
     errors: non2xx,
     mainMs: elu.active / Math.max(1, result.requests.total),
+  };
+}
+
+// BENCH_PROTOCOL=h2: the same scenarios from an HTTP/2 client (h2-load.mjs): one connection with
+// BENCH_CONNECTIONS requests in flight on it, as a browser sends them (autocannon speaks HTTP/1.1
+// only: N connections, one request in flight on each).
+const PROTOCOL = process.env.BENCH_PROTOCOL ?? 'http/1.1';
+if (PROTOCOL !== 'http/1.1' && PROTOCOL !== 'h2')
+  throw new Error(`Expected http/1.1 or h2 for BENCH_PROTOCOL but received '${PROTOCOL}'.`);
+
+async function loadH2(
+  origin: string,
+  key: string,
+  ca: string,
+  scenario: string,
+  path: string,
+  duration = DURATION,
+): Promise<Row> {
+  const elu0 = performance.eventLoopUtilization();
+  const worker = new Worker(new URL('./h2-load.mjs', import.meta.url), {
+    workerData: { url: origin + path, key, ca, concurrency: CONNECTIONS, duration },
+    execArgv: [],
+  });
+  const result = await new Promise<{
+    latencies: number[];
+    bytes: number;
+    errors: number;
+    wall: number;
+    alpn: string;
+    error?: string;
+  }>((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+  });
+  await worker.terminate();
+  if (result.error) throw new Error(result.error);
+  if (result.alpn !== 'h2') throw new Error(`negotiated ${result.alpn}, not h2`);
+  const elu = performance.eventLoopUtilization(elu0);
+  const xs = [...result.latencies].sort((a, b) => a - b);
+  const at = (p: number) => Math.round(xs[Math.min(xs.length - 1, Math.floor(p * xs.length))]!);
+  return {
+    scenario,
+    reqPerSec: Math.round(xs.length / result.wall),
+    p50: at(0.5),
+    p99: at(0.99),
+    max: Math.round(xs.at(-1)!),
+    kbPerReq: Math.round(result.bytes / Math.max(1, xs.length) / 1024),
+    errors: result.errors,
+    mainMs: elu.active / Math.max(1, xs.length),
   };
 }
 
@@ -159,6 +210,7 @@ async function main(): Promise<void> {
     const deepCursor = cursors[Math.floor(cursors.length * 0.9)]!;
 
     // Warm-up, then the measured runs.
+    const load = PROTOCOL === 'h2' ? loadH2 : loadH1;
     await load(origin, key, svc.caCertPem, 'warm-up', expanded, 2);
     const rows: Row[] = [];
     rows.push(await load(origin, key, svc.caCertPem, 'limit=100', plain));
@@ -179,7 +231,7 @@ async function main(): Promise<void> {
         .join(' / ')} (1/5/15 min) at the end of the runs`,
     );
     console.log(
-      `GET /v1/overlays over ${OVERLAYS} overlays${IMAGES ? ' (with object keys: signed URLs)' : ''} — autocannon, ${CONNECTIONS} connections, ${DURATION} s each, HTTPS on loopback`,
+      `GET /v1/overlays over ${OVERLAYS} overlays${IMAGES ? ' (with object keys: signed URLs)' : ''} — ${PROTOCOL === 'h2' ? `HTTP/2, one connection, ${CONNECTIONS} requests in flight` : `autocannon (HTTP/1.1), ${CONNECTIONS} connections`}, ${DURATION} s each, HTTPS on loopback`,
     );
     console.table(
       rows.map((r) => ({

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Server } from 'node:https';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { SecureServer, RequestHandler } from './transport';
 import { Readable, type Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
@@ -82,6 +81,15 @@ const ProblemType = Type.Object(
   { $id: 'ProblemType' },
 );
 
+/** Headers HTTP/2 forbids in a response (RFC 9113 §8.2.2). */
+export const H2_CONNECTION_HEADERS = [
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'upgrade',
+] as const;
+
 /** The nesting depth of JSON text once it exceeds `limit` (strings skipped), else -1. Linear. */
 export function jsonDepthOver(text: string, limit: number): number {
   let depth = 0;
@@ -110,7 +118,8 @@ export interface AppOptions {
   db: Db;
   log: Logger;
   rateLimits: RateLimits;
-  serverFactory: (handler: (req: IncomingMessage, res: ServerResponse) => void) => Server;
+  /** The server the app runs on: HTTP/2 with HTTP/1.1 fallback (transport.ts). */
+  serverFactory: (handler: RequestHandler) => SecureServer;
   /** True once shutdown has begun: new requests get 503. */
   isShuttingDown: () => boolean;
 }
@@ -249,6 +258,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       // RFC 9112 §3.2: a 400; the transport lets it through (requireHostHeader: false) so it is a Problem.
       throw new ApiError('validation_error', 'HTTP/1.1 requests must carry a Host header.');
     }
+    // (HTTP/2 carries the host in :authority; a stream with neither it nor Host is reset by the
+    // protocol layer before it reaches the app: transport.test.ts.)
     const config = (request.routeOptions.config ?? {}) as RouteConfig;
     // Decide by the route that matched, not the raw path: the router ignores duplicate slashes, so
     // `//v1//projects` reaches an authenticated route although its raw path does not start with /v1/.
@@ -271,6 +282,14 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
         'This route accepts only Content-Type: application/json.',
       );
     }
+  });
+
+  // HTTP/2 forbids connection-specific headers (RFC 9113 §8.2.2; Node's compatibility layer
+  // throws ERR_HTTP2_INVALID_CONNECTION_HEADERS when a response carries one): none is sent on an
+  // HTTP/2 stream, whatever a route or hook set.
+  app.addHook('onSend', async (request, reply) => {
+    if (request.raw.httpVersionMajor !== 2) return;
+    for (const name of H2_CONNECTION_HEADERS) if (reply.hasHeader(name)) reply.removeHeader(name);
   });
 
   registerIdempotency(app, opts.db);

@@ -23,7 +23,9 @@ export function blobUrlSigner(signer: UrlSigner): HttpDeps['signedUrl'] {
 const HOST_RE = /^[A-Za-z0-9.\-[\]:]{1,255}$/;
 
 export function requestOrigin(request: FastifyRequest): string {
-  const host = request.headers.host;
+  // HTTP/1.1: Host; HTTP/2: the :authority pseudo-header (Host only if the client sent one).
+  const given = request.headers.host ?? request.headers[':authority'];
+  const host = typeof given === 'string' ? given : undefined;
   const local = request.socket.localPort;
   return `https://${host && HOST_RE.test(host) ? host : `127.0.0.1:${local}`}`;
 }

@@ -428,11 +428,14 @@ export function filesRoutes(
       if (env.tiles.traced) {
         const at = Date.now();
         const z = Number(tile[2]);
-        reply.raw.once('finish', () => env.tiles.traceServed(key, z, at, reply.raw.statusCode));
+        // Only an answer that was sent: an HTTP/2 stream reset by the client emits 'finish' too.
+        reply.raw.once('finish', () => {
+          if (reply.raw.writableEnded) env.tiles.traceServed(key, z, at, reply.raw.statusCode);
+        });
       }
-      // A client that no longer wants the tile cancels its request (the connection or stream
-      // closes before the answer): the tile service then drops the tile's render if it is still
-      // queued in the pool, and nothing is sent.
+      // A client that no longer wants the tile cancels its request (the HTTP/1.1 connection
+      // closes, or the HTTP/2 stream is reset, before the answer): the tile service then drops
+      // the tile's render if it is still queued in the pool, and nothing is sent.
       const gone = new AbortController();
       const onClose = () => {
         if (!reply.raw.writableEnded) gone.abort(new Error('The client cancelled the request.'));

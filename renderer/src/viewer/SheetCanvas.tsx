@@ -550,7 +550,7 @@ function TiledImage({
   // After the commit, not in render: tiles the view left that are still on their way are
   // cancelled or dropped from the store's queue (silently: no state update), then the view's own
   // are asked for — backdrop first, then nearest the viewport's centre (the store fetches a few
-  // at a time, the newest view's first).
+  // at a time over HTTP/1.1, all at once over HTTP/2; the newest view's first).
   useEffect(() => {
     tileStore.release(me, wanted.keep);
     tileStore.requestAll(

@@ -223,4 +223,61 @@ describe('TileStore', () => {
     await settle();
     expect(calls.map((c) => c.url).slice(6)).toEqual([t(6, 6)]);
   });
+
+  it("over HTTP/2 a step's view tiles all start at once, centre first with their cells", async () => {
+    const { calls, load } = fakeLoader();
+    const store = new TileStore(load, { protocolOf: () => 'h2' });
+    const a = owner();
+    const t = (x: number, y: number) => `/o/tiles/8/${x}/${y}.webp?sig=1`;
+    // A 1440x900 view at 512 px tiles: up to 4x3 tiles and a backdrop, nearest the centre first.
+    const view = [t(5, 5), t(6, 5), t(5, 6), t(4, 5), t(6, 6), t(4, 4), t(7, 4), t(3, 6)];
+    store.requestAll(view, a.owner, false);
+    // The same order as over HTTP/1.1 (each with its 2x2 cell's queued tiles), none held back.
+    expect(calls.map((c) => c.url)).toEqual([
+      t(5, 5),
+      t(4, 5),
+      t(4, 4),
+      t(6, 5),
+      t(7, 4),
+      t(5, 6),
+      t(6, 6),
+      t(3, 6),
+    ]);
+    expect(store.maxInFlight).toBe(64);
+    expect(store.inFlight).toBe(8);
+    // Prefetch (the ring) waits for no view tile and may run 16 at once.
+    const ring = Array.from({ length: 20 }, (_, i) => `/o/tiles/8/${10 + i}/0.webp?sig=1`);
+    store.requestAll(ring, a.owner, true);
+    expect(calls.slice(8).map((c) => c.url)).toEqual(ring.slice(0, 16));
+    expect(calls.slice(8).every((c) => c.priority === 'low')).toBe(true);
+    calls[8]!.resolve(bitmap());
+    await settle();
+    expect(calls[24]!.url).toBe(ring[16]);
+  });
+
+  it('keeps 5 at once until a response says the connection is HTTP/2, and over HTTP/1.1', async () => {
+    let protocol: string | undefined = undefined;
+    const { calls, load } = fakeLoader();
+    const store = new TileStore(load, { protocolOf: () => protocol });
+    const a = owner();
+    const urls = Array.from({ length: 9 }, (_, i) => `/t/7/${i}/0`);
+    store.requestAll(urls, a.owner, false);
+    expect(calls).toHaveLength(5);
+    expect(store.protocol).toBeUndefined();
+    // The first tile lands over HTTP/2: the rest go at once.
+    protocol = 'h2';
+    calls[0]!.resolve(bitmap());
+    await settle();
+    expect(calls.map((c) => c.url)).toEqual(urls);
+    expect(store.inFlight).toBe(8);
+
+    const h1 = fakeLoader();
+    const over11 = new TileStore(h1.load, { protocolOf: () => 'http/1.1' });
+    over11.requestAll(urls, a.owner, false);
+    expect(h1.calls).toHaveLength(5);
+    expect(over11.maxInFlight).toBe(5);
+    h1.calls[0]!.resolve(bitmap());
+    await settle();
+    expect(h1.calls).toHaveLength(6);
+  });
 });

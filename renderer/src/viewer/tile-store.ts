@@ -11,10 +11,14 @@
 // update and no redraw (the tile is fetched again if a later view wants it).
 //
 
-// Fetches are scheduled here, not left to the browser: the service speaks HTTP/1.1 over its TLS,
-// so Chromium opens at most 6 connections to it and every other request (the API's JSON) waits
-// behind tiles that hold them. At most `maxInFlight` tile fetches run at once (fewer than 6: a
-// connection stays free for the API); the next one started is the most urgent queued:
+// Fetches are scheduled here, not left to the browser. Over HTTP/1.1 Chromium opens at most 6
+// connections to a host and every other request (the API's JSON) waits behind tiles that hold
+// them: at most `maxInFlight` (5) tile fetches run at once (a connection stays free for the API).
+// The service speaks HTTP/2 when the client offers it (ALPN): every request shares one
+// connection, so once a landed tile or API response says so (Resource Timing `nextHopProtocol`
+// of the tiles' origin: h2 or h3) a step's tiles all go at once (`multiplexed.maxInFlight`) —
+// the service then gets them together and renders each 2x2 cell once — and prefetch may use more
+// (`multiplexed.maxPrefetchInFlight`). Either way the next one started is the most urgent queued:
 //  1. tiles of a view before prefetch (the ring around the view), which starts only when no view
 //     tile is queued and holds at most `maxPrefetchInFlight` connections;
 //  2. the newest view's tiles first (a zoom step's tiles before those of the step before, which
@@ -68,10 +72,17 @@ export async function fetchTileBitmap(
 export interface TileStoreOptions {
   /** Decoded tiles kept: ~1 MB each (512 px RGBA); several views' worth of every layer. */
   max?: number;
-  /** Tile fetches running at once (HTTP/1.1: 6 connections per host in Chromium). */
+  /** Tile fetches running at once over HTTP/1.1 (6 connections per host in Chromium). */
   maxInFlight?: number;
   /** Of those, prefetch fetches at most. */
   maxPrefetchInFlight?: number;
+  /** The same over a multiplexed connection (HTTP/2, HTTP/3): a step's view tiles all at once. */
+  multiplexed?: { maxInFlight?: number; maxPrefetchInFlight?: number };
+  /**
+   * The protocol the browser last used for requests to a URL's origin, when known (default:
+   * `nextHopProtocol`, from Resource Timing).
+   */
+  protocolOf?: (url: string) => string | undefined;
   /** Tiles the service renders together when asked together (default: tileCell). */
   cellOf?: (url: string) => string;
 }
@@ -86,13 +97,64 @@ export function tileCell(url: string): string {
   return `${m[1]}${m[2]}/${Number(m[3]) >> 1}/${Number(m[4]) >> 1}${m[6] ?? ''}`;
 }
 
+/** Protocols that carry every request on one connection at once. */
+const MULTIPLEXED = new Set(['h2', 'h3']);
+
+const hopByOrigin = new Map<string, string>();
+let observing = false;
+
+function originOf(url: string): string {
+  try {
+    return new URL(url, globalThis.location?.href).origin;
+  } catch {
+    return url;
+  }
+}
+
+/**
+ * The `nextHopProtocol` of the newest resource (fetch, image, API response) loaded from `url`'s
+ * origin, from Resource Timing: 'h2', 'http/1.1', …; undefined before any has landed, or where
+ * the browser does not say (another origin without Timing-Allow-Origin gives '').
+ */
+export function nextHopProtocol(url: string): string | undefined {
+  if (!observing) observeResources();
+  return hopByOrigin.get(originOf(url));
+}
+
+function observeResources(): void {
+  observing = true;
+  if (typeof PerformanceObserver === 'undefined') return;
+  const record = (entries: PerformanceEntryList) => {
+    for (const e of entries) {
+      const p = (e as PerformanceResourceTiming).nextHopProtocol;
+      if (p) hopByOrigin.set(originOf(e.name), p);
+    }
+  };
+  try {
+    // An observer sees every entry, also once the timeline's buffer (250) is full; `buffered`
+    // brings those that landed before (the page's API calls).
+    new PerformanceObserver((list) => record(list.getEntries())).observe({
+      type: 'resource',
+      buffered: true,
+    });
+  } catch {
+    // No Resource Timing here: HTTP/1.1 limits stay.
+  }
+}
+
 export class TileStore {
   /** Tiles, least recently drawn first (a draw moves its tile to the end). */
   private readonly cache = new Map<string, TileEntry>();
   private readonly failedUrls = new Set<string>();
   private readonly max: number;
-  readonly maxInFlight: number;
-  private readonly maxPrefetchInFlight: number;
+  private readonly limits: {
+    h1: { inFlight: number; prefetch: number };
+    mux: { inFlight: number; prefetch: number };
+  };
+  private readonly protocolOf: (url: string) => string | undefined;
+  /** The connection to the tiles' origin carries requests at once (h2), as last seen. */
+  private mux = false;
+  private lastUrl: string | null = null;
   private readonly cellOf: (url: string) => string;
   private running = 0;
   private runningPrefetch = 0;
@@ -110,9 +172,30 @@ export class TileStore {
   ) {
     const o = typeof opts === 'number' ? { max: opts } : opts;
     this.max = o.max ?? 320;
-    this.maxInFlight = Math.max(1, o.maxInFlight ?? 5);
-    this.maxPrefetchInFlight = Math.max(1, Math.min(this.maxInFlight, o.maxPrefetchInFlight ?? 4));
+    const limits = (inFlight: number, prefetch: number) => {
+      const n = Math.max(1, inFlight);
+      return { inFlight: n, prefetch: Math.max(1, Math.min(n, prefetch)) };
+    };
+    this.limits = {
+      h1: limits(o.maxInFlight ?? 5, o.maxPrefetchInFlight ?? 4),
+      mux: limits(o.multiplexed?.maxInFlight ?? 64, o.multiplexed?.maxPrefetchInFlight ?? 16),
+    };
+    this.protocolOf = o.protocolOf ?? nextHopProtocol;
     this.cellOf = o.cellOf ?? tileCell;
+  }
+
+  /** Tile fetches allowed at once on the connection as last seen. */
+  get maxInFlight(): number {
+    return (this.mux ? this.limits.mux : this.limits.h1).inFlight;
+  }
+
+  private get maxPrefetchInFlight(): number {
+    return (this.mux ? this.limits.mux : this.limits.h1).prefetch;
+  }
+
+  /** The protocol to the tiles' origin as last seen (undefined before any response landed). */
+  get protocol(): string | undefined {
+    return this.lastUrl === null ? undefined : this.protocolOf(this.lastUrl);
   }
 
   bitmap(url: string): ImageBitmap | null {
@@ -167,6 +250,7 @@ export class TileStore {
       queueMicrotask(() => (this.batchOpen = false));
     }
     for (const url of urls) {
+      this.lastUrl = url;
       if (this.failedUrls.has(url)) continue;
       const have = this.cache.get(url);
       if (have) {
@@ -213,6 +297,8 @@ export class TileStore {
   }
 
   private pump(): void {
+    const protocol = this.protocol;
+    if (protocol !== undefined) this.mux = MULTIPLEXED.has(protocol);
     while (this.running < this.maxInFlight) {
       const e = this.next();
       if (!e) return;
