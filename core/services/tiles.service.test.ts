@@ -8,6 +8,7 @@ import { imageTileKey } from '../blobs/keys';
 import type { PageKind } from '../vision/input/pdfium.adapter';
 import type { OverlayTilesArgs, PageSource, TileCut } from '../vision/tiles/deep-tiles';
 import {
+  groupsOf,
   regionsOf,
   TileService,
   type DeepTileRenderer,
@@ -290,6 +291,92 @@ describe('TileService levels', () => {
       ],
       [[9, 9]],
     ]);
+  });
+
+  it('groupsOf: cells one render each up to the workers, else put together, every worker one at least', () => {
+    const cell = (n: number, id: number) => Array.from({ length: n }, (_, i) => id * 10 + i);
+    expect(groupsOf([], 2)).toEqual([]);
+    // No more cells than workers: as the cells alone.
+    expect(groupsOf([cell(4, 1), cell(2, 2)], 2)).toEqual([[cell(4, 1)], [cell(2, 2)]]);
+    expect(groupsOf([cell(1, 1), cell(1, 2)], 1)).toEqual([[cell(1, 1), cell(1, 2)]]);
+    // A 3 x 2 view over 4 cells (2 + 1 + 2 + 1 tiles) on 2 workers: 3 and 3.
+    expect(groupsOf([cell(2, 1), cell(1, 2), cell(2, 3), cell(1, 4)], 2)).toEqual([
+      [cell(2, 1), cell(1, 2)],
+      [cell(2, 3), cell(1, 4)],
+    ]);
+    // A 3 x 3 view over 4 cells (4 + 2 + 2 + 1): the first cell alone, the rest together.
+    expect(groupsOf([cell(4, 1), cell(2, 2), cell(2, 3), cell(1, 4)], 2)).toEqual([
+      [cell(4, 1)],
+      [cell(2, 2), cell(2, 3), cell(1, 4)],
+    ]);
+    // 6 cells of 4 on 2 workers: 24 tiles, at most GROUP_TILES (8) a render: 3 renders of 2 cells.
+    const six = [1, 2, 3, 4, 5, 6].map((id) => cell(4, id));
+    expect(groupsOf(six, 2)).toEqual([six.slice(0, 2), six.slice(2, 4), six.slice(4)]);
+    // Every cell once, in order, whatever the split.
+    for (const w of [1, 2, 3, 4])
+      for (const n of [3, 5, 7]) {
+        const cells = Array.from({ length: n }, (_, i) => cell(1 + (i % 4), i));
+        const groups = groupsOf(cells, w);
+        expect(groups.flat()).toEqual(cells);
+        expect(groups.every((g) => g.length > 0)).toBe(true);
+        expect(groups.length).toBeGreaterThanOrEqual(Math.min(n, w));
+      }
+  });
+
+  it('a view of overlay tiles asked for together is made by one render per worker, each cell compared alone', async () => {
+    const { tiles, renderer } = await service('vector');
+    const OVERLAY = 'projects/prj_1/compare/cmp_1/overlay/combined.png';
+    const overlays: OverlayTilesArgs[] = [];
+    const tile = () =>
+      sharp({ create: { width: 8, height: 8, channels: 3, background: '#fff' } })
+        .webp()
+        .toBuffer()
+        .then((b) => new Uint8Array(b));
+    renderer.workers = 2;
+    renderer.overlay = async (args) => {
+      overlays.push(args);
+      return Promise.all(args.tiles.map(tile));
+    };
+    const sources: Record<string, DeepSource> = {
+      [OVERLAY]: {
+        kind: 'overlay',
+        width: 1100,
+        height: 700,
+        a: page,
+        b: { ...page, bytesKey: 'def' },
+        aOrigin: { x: 0, y: 0 },
+        bOrigin: { x: 0, y: 0 },
+        transform: [1, 0, 0, 0, 1, 0],
+        imageKind: 'combined',
+      },
+    };
+    const t2 = new TileService(store, {
+      resolve: async (key) => sources[key] ?? null,
+      renderer,
+      cacheMaxBytes: 1e9,
+    });
+    made.push(t2, tiles);
+    // A 3 x 2 view of level 6 at (3..5, 5..6): cells (2–3, 4–5) [3,5], (4–5, 4–5) [4,5 5,5],
+    // (2–3, 6–7) [3,6], (4–5, 6–7) [4,6 5,6]: 4 cells, two renders of 3 tiles.
+    const view = [3, 4, 5].flatMap((x) => [5, 6].map((y) => [x, y] as const));
+    const keys = await Promise.all(view.map(([x, y]) => t2.tileKey(OVERLAY, 6, x, y)));
+    expect(keys).toEqual(view.map(([x, y]) => imageTileKey(OVERLAY, 6, x, y)));
+    const at = (x: number, y: number) => ({ left: x * 512, top: y * 512, width: 512, height: 512 });
+    expect(overlays.map((o) => [o.tiles, o.cells])).toEqual([
+      [
+        [at(3, 5), at(4, 5), at(5, 5)],
+        [1, 2],
+      ],
+      [
+        [at(3, 6), at(4, 6), at(5, 6)],
+        [1, 2],
+      ],
+    ]);
+    // Two tiles of one cell: one render, no cells (as before).
+    await Promise.all([t2.tileKey(OVERLAY, 6, 0, 0), t2.tileKey(OVERLAY, 6, 1, 0)]);
+    expect(overlays[2]!.tiles).toEqual([at(0, 0), at(1, 0)]);
+    expect(overlays[2]!.cells).toBeUndefined();
+    await t2.whenStored();
   });
 
   it('traced, it reports each deep tile request and render with the worker timings', async () => {

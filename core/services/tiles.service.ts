@@ -35,6 +35,8 @@ import { TileCache } from './tile-cache';
 
 /** The pool's side of deep tiles (worker-tasks.ts 'tiles.*'); services do not see the pool. */
 export interface DeepTileRenderer {
+  /** Renders that can run at once (the pool's workers): a batch is split at least that many ways. */
+  workers?: number;
   kind(source: PageSource): Promise<PageKind>;
   /**
    * Tiles of one level of a page (`cuts` in pixels of its raster at `scale`), WebP in their order.
@@ -46,7 +48,10 @@ export interface DeepTileRenderer {
     signal?: AbortSignal,
     onTimings?: (t: DeepTimings) => void,
   ): Promise<Uint8Array[]>;
-  /** Tiles of one level of an overlay image, WebP in the order of `args.tiles`. */
+  /**
+   * Tiles of one level of an overlay image, WebP in the order of `args.tiles`; with `args.cells`,
+   * A and B rendered once for all of them and each cell compared on its own part (deep-tiles.ts).
+   */
   overlay(
     args: OverlayTilesArgs,
     signal?: AbortSignal,
@@ -114,6 +119,48 @@ export function regionsOf(tiles: readonly [number, number][]): [number, number][
     cells.set(k, [...(cells.get(k) ?? []), t]);
   }
   return [...cells.values()];
+}
+
+/**
+ * Most tiles one render makes when a batch's cells are put together (groupsOf): a zoom step's view
+ * is 6–9 tiles, split between the pool's workers.
+ */
+export const GROUP_TILES = 8;
+
+/**
+ * The renders of a batch's cells (regionsOf), each a list of cells: while there are no more cells
+ * than `workers`, one render each (as the cells alone); else the cells in their order put together
+ * into at least `workers` renders (one per worker, so a view's tiles are made by every worker at
+ * once) of about equal tiles, up to GROUP_TILES each unless a cell alone is larger: one render of A
+ * and B then serves several cells (PDFium's cost per call, ~10 ms a side, paid once), each cell still
+ * compared on its own (the same tiles as the cell alone). For when a view's tiles reach the service
+ * together (HTTP/2): over HTTP/1.1 the viewer's six connections hold them back, a batch is rarely
+ * more than a cell, and nothing changes.
+ */
+export function groupsOf<T>(cells: readonly T[][], workers: number): T[][][] {
+  if (cells.length <= Math.max(1, workers)) return cells.map((c) => [c]);
+  const total = cells.reduce((n, c) => n + c.length, 0);
+  const count = Math.min(cells.length, Math.max(workers, Math.ceil(total / GROUP_TILES)));
+  const out: T[][][] = [];
+  let i = 0,
+    taken = 0;
+  for (let g = 0; g < count; g++) {
+    const group: T[][] = [];
+    const end = (total * (g + 1)) / count;
+    // Cells while the group gets closer to its share, leaving one at least for each group after.
+    while (
+      i < cells.length &&
+      cells.length - i > count - g - 1 &&
+      (group.length === 0 ||
+        g === count - 1 ||
+        Math.abs(taken + cells[i]!.length - end) <= Math.abs(taken - end))
+    ) {
+      taken += cells[i]!.length;
+      group.push(cells[i++]!);
+    }
+    out.push(group);
+  }
+  return out;
 }
 
 /** The tiles of one image and level asked for together (REGION_GATHER_MS), then their regions. */
@@ -362,15 +409,17 @@ export class TileService {
           made.started = true;
           if (this.batches.get(bkey) === made) this.batches.delete(bkey);
           const tiles = [...made.ids].map((t) => t.split(',').map(Number) as [number, number]);
-          for (const part of regionsOf(tiles)) {
+          // A renderer that does not say how many renders it runs at once: each cell alone.
+          const workers = this.opts.renderer?.workers ?? Infinity;
+          for (const cells of groupsOf(regionsOf(tiles), workers)) {
             const cancel = new AbortController();
             const region: Rendering = {
-              waiters: part.length,
+              waiters: cells.reduce((n, c) => n + c.length, 0),
               cancel,
-              done: this.renderRegion(imageKey, source, g, z, part, cancel.signal, made.at),
+              done: this.renderRegion(imageKey, source, g, z, cells, cancel.signal, made.at),
             };
             region.done.catch(() => undefined);
-            for (const [px, py] of part) made.partOf.set(`${px},${py}`, region);
+            for (const [px, py] of cells.flat()) made.partOf.set(`${px},${py}`, region);
           }
         }),
       };
@@ -418,13 +467,16 @@ export class TileService {
     });
   }
 
-  /** Deep tiles `xy` of level z (one region's), rendered by the pool in one task and stored. */
+  /**
+   * Deep tiles of level z (one render's: its cells of tiles), rendered by the pool in one task
+   * and stored.
+   */
   private async renderRegion(
     imageKey: string,
     source: DeepSource,
     g: TileGeometry,
     z: number,
-    xy: [number, number][],
+    cells: [number, number][][],
     signal: AbortSignal,
     at: number,
   ): Promise<void> {
@@ -432,12 +484,18 @@ export class TileService {
     let worker: DeepTimings | null = null;
     const onTimings = (t: DeepTimings) => (worker = t);
     const tiles: { x: number; y: number; cut: TileCut }[] = [];
+    const sizes: number[] = [];
     let scale = 1;
-    for (const [x, y] of xy.sort((p, q) => p[1] - q[1] || p[0] - q[0])) {
-      const level = levelOf(g, z, x, y);
-      if (!level) continue;
-      scale = level.scale;
-      tiles.push({ x, y, cut: tileRect(level, x, y) });
+    for (const xy of cells) {
+      let n = 0;
+      for (const [x, y] of [...xy].sort((p, q) => p[1] - q[1] || p[0] - q[0])) {
+        const level = levelOf(g, z, x, y);
+        if (!level) continue;
+        scale = level.scale;
+        tiles.push({ x, y, cut: tileRect(level, x, y) });
+        n++;
+      }
+      if (n > 0) sizes.push(n);
     }
     const r = this.opts.renderer!;
     let webps: Uint8Array[];
@@ -466,6 +524,7 @@ export class TileService {
           bOrigin: source.bOrigin,
           transform: source.transform,
           tiles: tiles.map((t) => t.cut),
+          ...(sizes.length > 1 ? { cells: sizes } : {}),
           kind: source.imageKind,
         },
         signal,
