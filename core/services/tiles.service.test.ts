@@ -293,33 +293,58 @@ describe('TileService levels', () => {
     ]);
   });
 
-  it('groupsOf: cells one render each up to the workers, else put together, every worker one at least', () => {
-    const cell = (n: number, id: number) => Array.from({ length: n }, (_, i) => id * 10 + i);
+  it('groupsOf: cells one render each up to the workers, else bands of cells, one render per worker at least', () => {
+    /** The tiles of a cols x rows view whose top-left tile is (x, y), in rows. */
+    const view = (x: number, y: number, cols: number, rows: number) =>
+      Array.from({ length: rows }, (_, j) =>
+        Array.from({ length: cols }, (_, i) => [x + i, y + j] as [number, number]),
+      ).flat();
+    /** Each render's tiles, in rows. */
+    const tilesOf = (groups: [number, number][][][]) =>
+      groups.map((g) => g.flat().sort((p, q) => p[1] - q[1] || p[0] - q[0]));
     expect(groupsOf([], 2)).toEqual([]);
     // No more cells than workers: as the cells alone.
-    expect(groupsOf([cell(4, 1), cell(2, 2)], 2)).toEqual([[cell(4, 1)], [cell(2, 2)]]);
-    expect(groupsOf([cell(1, 1), cell(1, 2)], 1)).toEqual([[cell(1, 1), cell(1, 2)]]);
-    // A 3 x 2 view over 4 cells (2 + 1 + 2 + 1 tiles) on 2 workers: 3 and 3.
-    expect(groupsOf([cell(2, 1), cell(1, 2), cell(2, 3), cell(1, 4)], 2)).toEqual([
-      [cell(2, 1), cell(1, 2)],
-      [cell(2, 3), cell(1, 4)],
+    const two = regionsOf(view(2, 2, 4, 2));
+    expect(groupsOf(two, 2)).toEqual(two.map((c) => [c]));
+    // A 3 x 2 view over 4 cells (x 3 is in one cell column, 4–5 in the next): two rows of 3.
+    expect(tilesOf(groupsOf(regionsOf(view(3, 5, 3, 2)), 2))).toEqual([
+      view(3, 5, 3, 1),
+      view(3, 6, 3, 1),
     ]);
-    // A 3 x 3 view over 4 cells (4 + 2 + 2 + 1): the first cell alone, the rest together.
-    expect(groupsOf([cell(4, 1), cell(2, 2), cell(2, 3), cell(1, 4)], 2)).toEqual([
-      [cell(4, 1)],
-      [cell(2, 2), cell(2, 3), cell(1, 4)],
+    // A 3 x 3 view over 4 cells (1 + 2 + 2 + 4 tiles): rows 1 and 2–3 or columns 1 and 2–3 part
+    // it 3 / 6 either way; never a render of tiles around a corner (its rectangle holds the view).
+    const nine = groupsOf(regionsOf(view(1, 1, 3, 3)), 2);
+    expect(tilesOf(nine)).toEqual([view(1, 1, 3, 1), view(1, 2, 3, 2)]);
+    // A 4 x 3 view over 2 cell columns (x 2–3, 4–5) and 2 cell rows (y 1, 2–3): the columns part
+    // it 6 / 6 (the rows 4 / 8).
+    expect(tilesOf(groupsOf(regionsOf(view(2, 1, 4, 3)), 2))).toEqual([
+      [...view(2, 1, 2, 3)].sort((p, q) => p[1] - q[1] || p[0] - q[0]),
+      [...view(4, 1, 2, 3)].sort((p, q) => p[1] - q[1] || p[0] - q[0]),
     ]);
-    // 6 cells of 4 on 2 workers: 24 tiles, at most GROUP_TILES (8) a render: 3 renders of 2 cells.
-    const six = [1, 2, 3, 4, 5, 6].map((id) => cell(4, id));
-    expect(groupsOf(six, 2)).toEqual([six.slice(0, 2), six.slice(2, 4), six.slice(4)]);
-    // Every cell once, in order, whatever the split.
-    for (const w of [1, 2, 3, 4])
-      for (const n of [3, 5, 7]) {
-        const cells = Array.from({ length: n }, (_, i) => cell(1 + (i % 4), i));
+    // 8 x 4 tiles (32) on 2 workers: up to GROUP_TILES (8) a render, bands of 8: 4 renders.
+    expect(tilesOf(groupsOf(regionsOf(view(0, 0, 8, 4)), 2))).toHaveLength(4);
+    // Cells around a corner (an L of 3 cells): a render that would draw tiles nobody asked for is
+    // left as its cells.
+    const ell = regionsOf([...view(0, 0, 4, 2), ...view(0, 2, 2, 2)]);
+    for (const g of groupsOf(ell, 2)) {
+      const xy = g.flat();
+      const w = Math.max(...xy.map((t) => t[0])) - Math.min(...xy.map((t) => t[0])) + 1;
+      const h = Math.max(...xy.map((t) => t[1])) - Math.min(...xy.map((t) => t[1])) + 1;
+      expect(w * h).toBe(xy.length);
+    }
+    // Every cell once, whatever the split, every render with a cell.
+    for (const w of [1, 2, 3])
+      for (const [x, y, c, r] of [
+        [0, 0, 3, 3],
+        [1, 0, 5, 2],
+        [3, 3, 2, 5],
+        [1, 1, 6, 4],
+      ] as const) {
+        const cells = regionsOf(view(x, y, c, r));
         const groups = groupsOf(cells, w);
-        expect(groups.flat()).toEqual(cells);
+        expect(groups.flat().sort()).toEqual([...cells].sort());
         expect(groups.every((g) => g.length > 0)).toBe(true);
-        expect(groups.length).toBeGreaterThanOrEqual(Math.min(n, w));
+        expect(groups.length).toBeGreaterThanOrEqual(Math.min(cells.length, w));
       }
   });
 

@@ -127,38 +127,72 @@ export function regionsOf(tiles: readonly [number, number][]): [number, number][
  */
 export const GROUP_TILES = 8;
 
+type Cell = [number, number][];
+
 /**
  * The renders of a batch's cells (regionsOf), each a list of cells: while there are no more cells
- * than `workers`, one render each (as the cells alone); else the cells in their order put together
- * into at least `workers` renders (one per worker, so a view's tiles are made by every worker at
- * once) of about equal tiles, up to GROUP_TILES each unless a cell alone is larger: one render of A
- * and B then serves several cells (PDFium's cost per call, ~10 ms a side, paid once), each cell still
- * compared on its own (the same tiles as the cell alone). For when a view's tiles reach the service
- * together (HTTP/2): over HTTP/1.1 the viewer's six connections hold them back, a batch is rarely
- * more than a cell, and nothing changes.
+ * than `workers`, one render each (as the cells alone); else bands of cells (rows or columns of the
+ * level's 2 x 2 cells, whichever parts the tiles more evenly) put together into at least `workers`
+ * renders (one per worker, so a view's tiles are made by every worker at once) of about equal tiles,
+ * up to GROUP_TILES each where the bands allow. One render of A and B then serves several cells
+ * (PDFium's cost per call, ~10 ms a side, paid once), each cell still compared on its own (the same
+ * tiles as the cell alone). A render's tiles must fill the rectangle around them (a view's bands
+ * do): one that would render much more than its tiles is left as its cells.
+ *
+ * For when a view's tiles reach the service together (HTTP/2): over HTTP/1.1 the viewer's six
+ * connections hold them back, a batch is rarely more than a cell, and nothing changes.
  */
-export function groupsOf<T>(cells: readonly T[][], workers: number): T[][][] {
+export function groupsOf(cells: readonly Cell[], workers: number): Cell[][] {
   if (cells.length <= Math.max(1, workers)) return cells.map((c) => [c]);
   const total = cells.reduce((n, c) => n + c.length, 0);
-  const count = Math.min(cells.length, Math.max(workers, Math.ceil(total / GROUP_TILES)));
-  const out: T[][][] = [];
+  const want = Math.max(workers, Math.ceil(total / GROUP_TILES));
+  let best: Cell[][] | null = null;
+  let bestMax = Infinity;
+  for (const axis of [1, 0] as const) {
+    // Bands of cells along the axis (cell rows: by y; cell columns: by x), in order.
+    const bands = new Map<number, Cell[]>();
+    for (const c of cells) {
+      const k = Math.floor(c[0]![axis] / REGION);
+      bands.set(k, [...(bands.get(k) ?? []), c]);
+    }
+    const list = [...bands.entries()].sort((p, q) => p[0] - q[0]).map(([, b]) => b);
+    if (list.length < Math.min(workers, cells.length)) continue;
+    const groups = splitEvenly(list, Math.min(want, list.length)).map((g) => g.flat());
+    const max = Math.max(...groups.map((g) => g.reduce((n, c) => n + c.length, 0)));
+    if (max < bestMax) [best, bestMax] = [groups, max];
+  }
+  if (!best) return cells.map((c) => [c]);
+  // A render whose rectangle holds many tiles nobody asked for: its cells alone instead.
+  return best.flatMap((g) => {
+    const xy = g.flat();
+    const w = Math.max(...xy.map((t) => t[0])) - Math.min(...xy.map((t) => t[0])) + 1;
+    const h = Math.max(...xy.map((t) => t[1])) - Math.min(...xy.map((t) => t[1])) + 1;
+    return w * h > xy.length + 1 ? g.map((c) => [c]) : [g];
+  });
+}
+
+/** `items` (lists of tiles) in order into `count` runs of about equal tiles, none empty. */
+function splitEvenly<T>(items: readonly T[][][], count: number): T[][][][] {
+  const size = (i: T[][]) => i.reduce((n, c) => n + c.length, 0);
+  const total = items.reduce((n, i) => n + size(i), 0);
+  const out: T[][][][] = [];
   let i = 0,
     taken = 0;
   for (let g = 0; g < count; g++) {
-    const group: T[][] = [];
+    const run: T[][][] = [];
     const end = (total * (g + 1)) / count;
-    // Cells while the group gets closer to its share, leaving one at least for each group after.
+    // Items while the run gets closer to its share, leaving one at least for each run after.
     while (
-      i < cells.length &&
-      cells.length - i > count - g - 1 &&
-      (group.length === 0 ||
+      i < items.length &&
+      items.length - i > count - g - 1 &&
+      (run.length === 0 ||
         g === count - 1 ||
-        Math.abs(taken + cells[i]!.length - end) <= Math.abs(taken - end))
+        Math.abs(taken + size(items[i]!) - end) <= Math.abs(taken - end))
     ) {
-      taken += cells[i]!.length;
-      group.push(cells[i++]!);
+      taken += size(items[i]!);
+      run.push(items[i++]!);
     }
-    out.push(group);
+    out.push(run);
   }
   return out;
 }
