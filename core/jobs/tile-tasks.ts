@@ -28,10 +28,19 @@ export function poolTileRenderer(pool: WorkerPool): DeepTileRenderer {
       onTimings?.(r.timings);
       return r.tiles;
     },
-    overlay: async (args, signal, onTimings) => {
-      const r = await pool.run('tiles.overlay', args, [], signal, opts('deep overlay tiles'));
+    overlay: async (args, signal, onTimings, onTiles) => {
+      // A render of several cells sends each cell's tiles when they are made (taskProgress).
+      const early: Uint8Array[] = [];
+      const r = await pool.run('tiles.overlay', args, [], signal, {
+        ...opts('deep overlay tiles'),
+        onProgress: (v) => {
+          const { first, tiles } = v as { first: number; tiles: Uint8Array[] };
+          tiles.forEach((w, i) => (early[first + i] = w));
+          onTiles?.(first, tiles);
+        },
+      });
       onTimings?.(r.timings);
-      return r.tiles;
+      return r.tiles.map((w, i) => w ?? early[i]!);
     },
   };
 }

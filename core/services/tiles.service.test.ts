@@ -402,6 +402,37 @@ describe('TileService levels', () => {
     expect(overlays[2]!.tiles).toEqual([at(0, 0), at(1, 0)]);
     expect(overlays[2]!.cells).toBeUndefined();
     await t2.whenStored();
+    // A render that sends its first cell's tiles early (onTiles) and holds the rest: those tiles
+    // are answered, from memory, before the render ends.
+    const finish: (() => void)[] = [];
+    renderer.overlay = async (args, _signal, _t, onTiles) => {
+      const webps = await Promise.all(args.tiles.map(tile));
+      onTiles?.(0, webps.slice(0, args.cells![0]));
+      await new Promise<void>((r) => finish.push(r));
+      return webps;
+    };
+    const view2 = [3, 4, 5].flatMap((x) => [9, 10].map((y) => [x, y] as const));
+    const asked = view2.map(([x, y]) => {
+      const p = t2.tileKey(OVERLAY, 6, x, y).then((k) => ({ k, fresh: t2.freshTile(k) !== null }));
+      p.catch(() => undefined);
+      return p;
+    });
+    // (3, 9) alone is the first cell of the first render (y 9: cells (2–3, 8–9), (4–5, 8–9)); the
+    // second render's first cell is (3, 10).
+    const first = await Promise.race([asked[0]!, asked[1]!]);
+    expect(first.k).toBe(imageTileKey(OVERLAY, 6, 3, 9));
+    expect((await asked[1]!).k).toBe(imageTileKey(OVERLAY, 6, 3, 10));
+    let others = 0;
+    for (const i of [2, 3, 4, 5]) void asked[i]!.then(() => others++);
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    expect(others).toBe(0);
+    expect(finish).toHaveLength(2);
+    for (const f of finish) f();
+    const all = await Promise.all(asked);
+    expect(all.map((a) => a.k)).toEqual(view2.map(([x, y]) => imageTileKey(OVERLAY, 6, x, y)));
+    await t2.whenStored();
+    for (const [x, y] of view2)
+      expect(await store.stat(imageTileKey(OVERLAY, 6, x, y))).toBeTruthy();
   });
 
   it('traced, it reports each deep tile request and render with the worker timings', async () => {

@@ -56,6 +56,8 @@ export interface DeepTileRenderer {
     args: OverlayTilesArgs,
     signal?: AbortSignal,
     onTimings?: (t: DeepTimings) => void,
+    /** Told the tiles of each cell (from index `first`) as soon as they are made (with cells). */
+    onTiles?: (first: number, webps: Uint8Array[]) => void,
   ): Promise<Uint8Array[]>;
 }
 
@@ -213,6 +215,8 @@ interface Batch {
 /** A tile being made, shared by every request for it (TileService.tileKey). */
 interface Rendering {
   done: Promise<void>;
+  /** A deep render of several tiles: each tile's own, settled once it is made (before `done`). */
+  ready?: Map<string, Promise<void>>;
   /** Requests waiting for it; when the last one is cancelled, `cancel` drops a queued render. */
   waiters: number;
   cancel: AbortController;
@@ -447,10 +451,24 @@ export class TileService {
           const workers = this.opts.renderer?.workers ?? Infinity;
           for (const cells of groupsOf(regionsOf(tiles), workers)) {
             const cancel = new AbortController();
+            const made1 = new Map<string, () => void>();
+            const ready = new Map<string, Promise<void>>();
+            for (const [px, py] of cells.flat())
+              ready.set(`${px},${py}`, new Promise<void>((r) => made1.set(`${px},${py}`, r)));
             const region: Rendering = {
               waiters: cells.reduce((n, c) => n + c.length, 0),
               cancel,
-              done: this.renderRegion(imageKey, source, g, z, cells, cancel.signal, made.at),
+              ready,
+              done: this.renderRegion(
+                imageKey,
+                source,
+                g,
+                z,
+                cells,
+                cancel.signal,
+                made.at,
+                (x, y) => made1.get(`${x},${y}`)?.(),
+              ),
             };
             region.done.catch(() => undefined);
             for (const [px, py] of cells.flat()) made.partOf.set(`${px},${py}`, region);
@@ -492,7 +510,10 @@ export class TileService {
       shared.start.then(() => {
         if (!waiting) return;
         region = shared.partOf.get(id)!;
-        region.done.then(() => {
+        // The tile's own pixels (a render of several cells sends each cell's when made), else
+        // the whole render.
+        const own = region.ready?.get(id);
+        (own ? Promise.race([own, region.done]) : region.done).then(() => {
           signal.removeEventListener('abort', cancelled);
           leave();
           resolve();
@@ -513,6 +534,7 @@ export class TileService {
     cells: [number, number][][],
     signal: AbortSignal,
     at: number,
+    made?: (x: number, y: number) => void,
   ): Promise<void> {
     const queued = Date.now();
     let worker: DeepTimings | null = null;
@@ -532,6 +554,15 @@ export class TileService {
       if (n > 0) sizes.push(n);
     }
     const r = this.opts.renderer!;
+    // Tiles made before the render ends (one cell of several at a time): served and stored at once.
+    const early = new Map<number, Promise<void>>();
+    const onTiles = (first: number, ws: Uint8Array[]) =>
+      ws.forEach((w, i) => {
+        const t = tiles[first + i];
+        if (!t || early.has(first + i)) return;
+        early.set(first + i, this.storeFresh(imageTileKey(imageKey, z, t.x, t.y), w));
+        made?.(t.x, t.y);
+      });
     let webps: Uint8Array[];
     if (source.kind === 'page') {
       const o = source.origin;
@@ -563,13 +594,16 @@ export class TileService {
         },
         signal,
         onTimings,
+        onTiles,
       );
     }
     const returned = Date.now();
     // The tiles are served from memory at once (freshTile) while they are stored: a store waits for
     // fsyncs, which take 2 ms at the median but up to ~200 ms while other processes write.
     const stored = Promise.all(
-      tiles.map((t, i) => this.storeFresh(imageTileKey(imageKey, z, t.x, t.y), webps[i]!)),
+      tiles.map(
+        (t, i) => early.get(i) ?? this.storeFresh(imageTileKey(imageKey, z, t.x, t.y), webps[i]!),
+      ),
     );
     void stored.then(() =>
       this.opts.trace?.({

@@ -212,11 +212,17 @@ describe('deep overlay tiles of several cells from one pair of renders', () => {
         }
       const cells = [...byCell.values()];
       expect(cells.length).toBeGreaterThan(1);
-      const together = await renderOverlayTiles({
-        ...base,
-        tiles: cells.flat(),
-        cells: cells.map((c) => c.length),
-      });
+      const sent: [number, Uint8Array[]][] = [];
+      const together = await renderOverlayTiles(
+        { ...base, tiles: cells.flat(), cells: cells.map((c) => c.length) },
+        undefined,
+        (first, webps) => sent.push([first, webps]),
+      );
+      // Each cell's tiles were handed on as made, in order: the ones in the result.
+      expect(sent.map(([first, w]) => [first, w.length])).toEqual(
+        cells.map((c, i) => [cells.slice(0, i).flat().length, c.length]),
+      );
+      for (const [first, w] of sent) w.forEach((t, j) => expect(t).toBe(together[first + j]));
       const raw = (w: Uint8Array) => sharp(w).removeAlpha().raw().toBuffer();
       let i = 0;
       for (const cell of cells) {

@@ -427,10 +427,14 @@ export async function renderOverlayTile(args: OverlayTileArgs): Promise<Uint8Arr
  * (a beam a few sheet pixels wide, ink in the 200-dpi overlay: sheetFills, lineWhereSheetHasNoFill).
  * The class boundaries are drawn by the renders at this scale wherever the two resolutions agree;
  * the stored 200-dpi overlay itself is not read.
+ *
+ * With `args.cells`, `onCell` is told each cell's tiles (from index `first` of `tiles`) as soon as
+ * they are encoded, before the next cell is compared; they are also in the result.
  */
 export async function renderOverlayTiles(
   args: OverlayTilesArgs,
   timings?: DeepTimings,
+  onCell?: (first: number, webps: Uint8Array[]) => void,
 ): Promise<Uint8Array[]> {
   const clock = stepClock(timings);
   const region = unionOf(args.tiles);
@@ -482,7 +486,14 @@ export async function renderOverlayTiles(
         ...w,
       };
       clock.step('render');
-      encodes.push(...(await overlayCell(args, frame, cuts, inputs, mk, palette, clock.step)));
+      const first = encodes.length;
+      const cell = await overlayCell(args, frame, cuts, inputs, mk, palette, clock.step);
+      encodes.push(...cell);
+      // A cell's tiles are handed on as soon as they are encoded, before the next cell's compare.
+      if (onCell) {
+        onCell(first, await Promise.all(cell));
+        clock.step('encode');
+      }
     }
   }
   // The tiles' encodes run in libvips' threads while the next cell is compared.
