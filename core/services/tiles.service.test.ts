@@ -323,6 +323,9 @@ describe('TileService levels', () => {
     ]);
     // 8 x 4 tiles (32) on 2 workers: up to GROUP_TILES (8) a render, bands of 8: 4 renders.
     expect(tilesOf(groupsOf(regionsOf(view(0, 0, 8, 4)), 2))).toHaveLength(4);
+    // 5 x 6 tiles: bands of 10 (rows) or 12 (columns) tiles, more than GROUP_TILES: the cells.
+    const big = regionsOf(view(0, 0, 5, 6));
+    expect(groupsOf(big, 2)).toEqual(big.map((c) => [c]));
     // Cells around a corner (an L of 3 cells): a render that would draw tiles nobody asked for is
     // left as its cells.
     const ell = regionsOf([...view(0, 0, 4, 2), ...view(0, 2, 2, 2)]);

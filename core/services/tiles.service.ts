@@ -164,9 +164,12 @@ export function groupsOf(cells: readonly Cell[], workers: number): Cell[][] {
     if (max < bestMax) [best, bestMax] = [groups, max];
   }
   if (!best) return cells.map((c) => [c]);
-  // A render whose rectangle holds many tiles nobody asked for: its cells alone instead.
+  // A render whose rectangle holds many tiles nobody asked for, or more than GROUP_TILES (a band
+  // of a large batch; a pool task stays short: a job's task waits for the tile tasks running): its
+  // cells alone instead.
   return best.flatMap((g) => {
     const xy = g.flat();
+    if (xy.length > GROUP_TILES) return g.map((c) => [c]);
     const w = Math.max(...xy.map((t) => t[0])) - Math.min(...xy.map((t) => t[0])) + 1;
     const h = Math.max(...xy.map((t) => t[1])) - Math.min(...xy.map((t) => t[1])) + 1;
     return w * h > xy.length + 1 ? g.map((c) => [c]) : [g];
