@@ -58,7 +58,10 @@ const shapes: [n: number, dx: number, dy: number][] = [
   [1, 0, 1],
   [2, -2, 1],
 ];
-for (const scale of [4, 8, 16]) {
+// `--scales 2,4`: other levels (default 4, 8, 16: 312 tiles).
+const si = process.argv.indexOf('--scales');
+const SCALES = si > 0 ? process.argv[si + 1]!.split(',').map(Number) : [4, 8, 16];
+for (const scale of SCALES) {
   for (const [n, dx, dy] of shapes) {
     const cuts = region(scale, n, dx, dy);
     const at = `${scale}x ${n}x${n} @${cuts[0]!.left / TILE},${cuts[0]!.top / TILE}`;

@@ -3,7 +3,8 @@ import type { WorkerPool } from './worker-pool';
 
 // Deep-zoom tiles on the worker pool (worker-tasks.ts 'tiles.*'), at low priority: they wait for
 // every queued job task and the newest request goes first (the tile on screen now). A task renders
-// a region of up to 2 x 2 tiles (tiles.service.ts) in tens to a few hundred milliseconds; the time limit ends a worker stuck in one blocking PDFium call. A region
+// a region of up to 2 x 2 tiles, or a few such cells of a view asked for together (up to
+// GROUP_TILES, tiles.service.ts groupsOf), in tens to a few hundred milliseconds; the time limit ends a worker stuck in one blocking PDFium call. A region
 // nobody waits for any more (every request for its tiles was cancelled: `signal`) leaves the queue;
 // one already rendering finishes and is stored (abortQueuedOnly).
 
@@ -20,16 +21,26 @@ export function poolTileRenderer(pool: WorkerPool): DeepTileRenderer {
     },
   });
   return {
+    workers: pool.size,
     kind: (source) => pool.run('tiles.kind', source, [], undefined, opts('a page kind')),
     page: async (args, signal, onTimings) => {
       const r = await pool.run('tiles.page', args, [], signal, opts('deep tiles'));
       onTimings?.(r.timings);
       return r.tiles;
     },
-    overlay: async (args, signal, onTimings) => {
-      const r = await pool.run('tiles.overlay', args, [], signal, opts('deep overlay tiles'));
+    overlay: async (args, signal, onTimings, onTiles) => {
+      // A render of several cells sends each cell's tiles when they are made (taskProgress).
+      const early: Uint8Array[] = [];
+      const r = await pool.run('tiles.overlay', args, [], signal, {
+        ...opts('deep overlay tiles'),
+        onProgress: (v) => {
+          const { first, tiles } = v as { first: number; tiles: Uint8Array[] };
+          tiles.forEach((w, i) => (early[first + i] = w));
+          onTiles?.(first, tiles);
+        },
+      });
       onTimings?.(r.timings);
-      return r.tiles;
+      return r.tiles.map((w, i) => w ?? early[i]!);
     },
   };
 }

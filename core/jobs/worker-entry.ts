@@ -9,7 +9,9 @@ import { WORKER_TASKS } from './worker-tasks';
 import { detachOneArrayBuffer } from './worker-warmup';
 import {
   isTransferred,
+  setProgressSink,
   type SerializedError,
+  type TaskProgress,
   type TaskRequest,
   type TaskResponse,
   type WorkerTaskRegistry,
@@ -47,6 +49,10 @@ port.on('message', async (req: TaskRequest) => {
   try {
     const fn = registry[req.task];
     if (!fn) throw new Error(`Unknown worker task '${req.task}'.`);
+    // One task at a time: its parts (taskProgress) go out under its id, ahead of its answer.
+    setProgressSink((progress, list) =>
+      port.postMessage({ id: req.id, progress } satisfies TaskProgress, list),
+    );
     const out = await fn(req.args);
     if (isTransferred(out)) {
       res = { id: req.id, ok: true, value: out.value };
@@ -56,6 +62,8 @@ port.on('message', async (req: TaskRequest) => {
     }
   } catch (err) {
     res = { id: req.id, ok: false, error: serializeError(err) };
+  } finally {
+    setProgressSink(null);
   }
   port.postMessage(res, transferList);
 });

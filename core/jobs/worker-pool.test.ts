@@ -271,6 +271,32 @@ describe('worker pool', () => {
     expect(p.stats()).toMatchObject({ crashed: 0, started: 1 });
   });
 
+  it("onProgress: a task's parts arrive in order, moved, before it settles; none outside a task", async () => {
+    const p = pool(1);
+    const parts: { part: number; bytes: Uint8Array }[] = [];
+    const n = await p.run('test.progress', { parts: 3, size: 1000 }, [], undefined, {
+      onProgress: (v) => parts.push(v as { part: number; bytes: Uint8Array }),
+    });
+    expect(n).toBe(3);
+    expect(parts.map((x) => x.part)).toEqual([0, 1, 2]);
+    for (const x of parts) expect([...new Set(x.bytes)]).toEqual([x.part]);
+    // A failing task: its parts first, then the failure; a task without onProgress ignores them.
+    const seen: number[] = [];
+    await expect(
+      p.run('test.progress', { parts: 2, size: 10, fail: 'after two' }, [], undefined, {
+        onProgress: (v) => seen.push((v as { part: number }).part),
+      }),
+    ).rejects.toThrow('after two');
+    expect(seen).toEqual([0, 1]);
+    await expect(p.run('test.progress', { parts: 2, size: 10 })).resolves.toBe(2);
+    // The next task on that worker sends nothing it did not send itself.
+    const later: unknown[] = [];
+    await p
+      .run('test.throw', { message: 'x' }, [], undefined, { onProgress: (v) => later.push(v) })
+      .catch(() => {});
+    expect(later).toEqual([]);
+  });
+
   it('fails only the task of a crashed worker and carries on with a new one', async () => {
     const p = pool(1);
     const first = await p.run('test.threadId', undefined);

@@ -36,6 +36,7 @@ import type {
   SerializedError,
   TaskArgs,
   TaskRequest,
+  TaskProgress,
   TaskResponse,
   TaskResult,
   WorkerTaskRegistry,
@@ -167,6 +168,11 @@ export interface TaskOptions {
    * an abort also ends a running task (its worker is terminated).
    */
   abortQueuedOnly?: boolean;
+  /**
+   * Told each part of the result the task sends before it ends (worker-protocol.ts taskProgress),
+   * in order, before the task settles. Not after the task is aborted or fails.
+   */
+  onProgress?: (value: unknown) => void;
 }
 
 /** A task failed inside the worker; `name` is the original error's name. */
@@ -222,6 +228,8 @@ interface Pending {
   low?: boolean;
   /** TaskOptions.abortQueuedOnly. */
   queuedOnly?: boolean;
+  /** TaskOptions.onProgress. */
+  onProgress?: (value: unknown) => void;
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
 }
@@ -286,7 +294,7 @@ export function createWorkerPool<R extends WorkerTaskRegistry = WorkerTasks>(
     worker.unref();
     const slot: Slot = { worker, current: undefined, warmupLeft: [], retired: false };
     counters.started++;
-    worker.on('message', (msg: TaskResponse) => onMessage(slot, msg));
+    worker.on('message', (msg: TaskResponse | TaskProgress) => onMessage(slot, msg));
     worker.on('error', (err) =>
       onCrash(slot, err.message, (err as NodeJS.ErrnoException).code === WORKER_OOM_CODE),
     );
@@ -341,9 +349,13 @@ export function createWorkerPool<R extends WorkerTaskRegistry = WorkerTasks>(
     });
   }
 
-  function onMessage(slot: Slot, msg: TaskResponse): void {
+  function onMessage(slot: Slot, msg: TaskResponse | TaskProgress): void {
     const p = slot.current;
     if (!p || p.id !== msg.id) return;
+    if ('progress' in msg) {
+      p.onProgress?.(msg.progress);
+      return;
+    }
     slot.current = undefined;
     slot.worker.unref();
     settle(p);
@@ -475,6 +487,7 @@ export function createWorkerPool<R extends WorkerTaskRegistry = WorkerTasks>(
           resolve: resolve as (v: unknown) => void,
           reject,
           ...(options.abortQueuedOnly ? { queuedOnly: true } : {}),
+          ...(options.onProgress ? { onProgress: options.onProgress } : {}),
         };
         if (signal) {
           p.onAbort = () => abort(p);

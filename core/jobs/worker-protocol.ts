@@ -53,3 +53,29 @@ export interface SerializedError {
 
 export type TaskResponse =
   { id: number; ok: true; value: unknown } | { id: number; ok: false; error: SerializedError };
+
+/**
+ * A part of a task's result sent before the task ends (taskProgress): the pool hands it to the
+ * caller's TaskOptions.onProgress, in order, before the task's own answer.
+ */
+export interface TaskProgress {
+  id: number;
+  progress: unknown;
+}
+
+let progressSink: ((value: unknown, transferList: readonly TransferListItem[]) => void) | null =
+  null;
+
+/** Set by worker-entry.ts around each task: where taskProgress goes. */
+export function setProgressSink(sink: typeof progressSink): void {
+  progressSink = sink;
+}
+
+/**
+ * From a task: sends `value` to the caller now (its TaskOptions.onProgress), moving the buffers of
+ * `transferList` (the worker must not touch them afterwards). Nothing happens outside a pool task.
+ * For results that are ready in parts: a deep-zoom render's tiles, cell by cell.
+ */
+export function taskProgress(value: unknown, transferList: readonly TransferListItem[] = []): void {
+  progressSink?.(value, transferList);
+}

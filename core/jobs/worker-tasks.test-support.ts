@@ -5,7 +5,7 @@ import { threadId } from 'node:worker_threads';
 import { ApiError } from '../domain/errors';
 import { currentThreadId } from './thread-priority';
 import { WORKER_TASKS as REAL_TASKS } from './worker-tasks';
-import type { WorkerTaskRegistry } from './worker-protocol';
+import { taskProgress, type WorkerTaskRegistry } from './worker-protocol';
 
 export const WORKER_TASKS = {
   ...REAL_TASKS,
@@ -54,6 +54,20 @@ export const WORKER_TASKS = {
   },
   'test.throw'(args: { message: string }): never {
     throw new Error(args.message);
+  },
+  /**
+   * Sends `parts` buffers of `size` bytes (part i filled with i) as taskProgress one by one, each
+   * moved, then answers how many it sent; fails after them with `fail`.
+   */
+  async 'test.progress'(args: { parts: number; size: number; fail?: string }): Promise<number> {
+    for (let i = 0; i < args.parts; i++) {
+      const b = new Uint8Array(args.size).fill(i);
+      taskProgress({ part: i, bytes: b }, [b.buffer as ArrayBuffer]);
+      if (b.byteLength !== 0) throw new Error('the part was copied, not moved');
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    if (args.fail) throw new Error(args.fail);
+    return args.parts;
   },
   /** A warm-up step (WorkerPoolOptions.warmup): records `step` in this worker, or fails with `fail`. */
   async 'test.warmup'(args: { ms?: number; fail?: string; step?: string }): Promise<number> {

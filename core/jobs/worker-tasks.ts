@@ -8,7 +8,12 @@
 // worker mid-task (cancel, shutdown), so a task must leave nothing half-written.
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { withTransfer, type Transferred, type WorkerTaskRegistry } from './worker-protocol';
+import {
+  taskProgress,
+  withTransfer,
+  type Transferred,
+  type WorkerTaskRegistry,
+} from './worker-protocol';
 import {
   finishPage,
   ingestPage,
@@ -342,10 +347,24 @@ export const WORKER_TASKS = {
   async 'tiles.overlay'(args: OverlayTilesArgs) {
     try {
       const timings = newTimings();
-      const tiles = await renderOverlayTiles(args, timings);
+      // With cells, each cell's tiles go to the service as soon as they are made (taskProgress:
+      // { first, tiles }); the answer then holds null for them.
+      const sent = new Set<number>();
+      const tiles: (Uint8Array | null)[] = await renderOverlayTiles(
+        args,
+        timings,
+        (first, webps) => {
+          taskProgress(
+            { first, tiles: webps },
+            webps.map((w) => w.buffer as ArrayBuffer),
+          );
+          webps.forEach((_, i) => sent.add(first + i));
+        },
+      );
+      for (const i of sent) tiles[i] = null;
       return withTransfer(
         { tiles, timings },
-        tiles.map((w) => w.buffer as ArrayBuffer),
+        tiles.flatMap((w) => (w ? [w.buffer as ArrayBuffer] : [])),
       );
     } catch (e) {
       throw asApiError(e);

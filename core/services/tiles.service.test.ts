@@ -8,6 +8,7 @@ import { imageTileKey } from '../blobs/keys';
 import type { PageKind } from '../vision/input/pdfium.adapter';
 import type { OverlayTilesArgs, PageSource, TileCut } from '../vision/tiles/deep-tiles';
 import {
+  groupsOf,
   regionsOf,
   TileService,
   type DeepTileRenderer,
@@ -290,6 +291,150 @@ describe('TileService levels', () => {
       ],
       [[9, 9]],
     ]);
+  });
+
+  it('groupsOf: cells one render each up to the workers, else bands of cells, one render per worker at least', () => {
+    /** The tiles of a cols x rows view whose top-left tile is (x, y), in rows. */
+    const view = (x: number, y: number, cols: number, rows: number) =>
+      Array.from({ length: rows }, (_, j) =>
+        Array.from({ length: cols }, (_, i) => [x + i, y + j] as [number, number]),
+      ).flat();
+    /** Each render's tiles, in rows. */
+    const tilesOf = (groups: [number, number][][][]) =>
+      groups.map((g) => g.flat().sort((p, q) => p[1] - q[1] || p[0] - q[0]));
+    expect(groupsOf([], 2)).toEqual([]);
+    // No more cells than workers: as the cells alone.
+    const two = regionsOf(view(2, 2, 4, 2));
+    expect(groupsOf(two, 2)).toEqual(two.map((c) => [c]));
+    // A 3 x 2 view over 4 cells (x 3 is in one cell column, 4–5 in the next): two rows of 3.
+    expect(tilesOf(groupsOf(regionsOf(view(3, 5, 3, 2)), 2))).toEqual([
+      view(3, 5, 3, 1),
+      view(3, 6, 3, 1),
+    ]);
+    // A 3 x 3 view over 4 cells (1 + 2 + 2 + 4 tiles): rows 1 and 2–3 or columns 1 and 2–3 part
+    // it 3 / 6 either way; never a render of tiles around a corner (its rectangle holds the view).
+    const nine = groupsOf(regionsOf(view(1, 1, 3, 3)), 2);
+    expect(tilesOf(nine)).toEqual([view(1, 1, 3, 1), view(1, 2, 3, 2)]);
+    // A 4 x 3 view over 2 cell columns (x 2–3, 4–5) and 2 cell rows (y 1, 2–3): the columns part
+    // it 6 / 6 (the rows 4 / 8).
+    expect(tilesOf(groupsOf(regionsOf(view(2, 1, 4, 3)), 2))).toEqual([
+      [...view(2, 1, 2, 3)].sort((p, q) => p[1] - q[1] || p[0] - q[0]),
+      [...view(4, 1, 2, 3)].sort((p, q) => p[1] - q[1] || p[0] - q[0]),
+    ]);
+    // 8 x 4 tiles (32) on 2 workers: up to GROUP_TILES (8) a render, bands of 8: 4 renders.
+    expect(tilesOf(groupsOf(regionsOf(view(0, 0, 8, 4)), 2))).toHaveLength(4);
+    // 5 x 6 tiles: bands of 10 (rows) or 12 (columns) tiles, more than GROUP_TILES: the cells.
+    const big = regionsOf(view(0, 0, 5, 6));
+    expect(groupsOf(big, 2)).toEqual(big.map((c) => [c]));
+    // Cells around a corner (an L of 3 cells): a render that would draw tiles nobody asked for is
+    // left as its cells.
+    const ell = regionsOf([...view(0, 0, 4, 2), ...view(0, 2, 2, 2)]);
+    for (const g of groupsOf(ell, 2)) {
+      const xy = g.flat();
+      const w = Math.max(...xy.map((t) => t[0])) - Math.min(...xy.map((t) => t[0])) + 1;
+      const h = Math.max(...xy.map((t) => t[1])) - Math.min(...xy.map((t) => t[1])) + 1;
+      expect(w * h).toBe(xy.length);
+    }
+    // Every cell once, whatever the split, every render with a cell.
+    for (const w of [1, 2, 3])
+      for (const [x, y, c, r] of [
+        [0, 0, 3, 3],
+        [1, 0, 5, 2],
+        [3, 3, 2, 5],
+        [1, 1, 6, 4],
+      ] as const) {
+        const cells = regionsOf(view(x, y, c, r));
+        const groups = groupsOf(cells, w);
+        expect(groups.flat().sort()).toEqual([...cells].sort());
+        expect(groups.every((g) => g.length > 0)).toBe(true);
+        expect(groups.length).toBeGreaterThanOrEqual(Math.min(cells.length, w));
+      }
+  });
+
+  it('a view of overlay tiles asked for together is made by one render per worker, each cell compared alone', async () => {
+    const { tiles, renderer } = await service('vector');
+    const OVERLAY = 'projects/prj_1/compare/cmp_1/overlay/combined.png';
+    const overlays: OverlayTilesArgs[] = [];
+    const tile = () =>
+      sharp({ create: { width: 8, height: 8, channels: 3, background: '#fff' } })
+        .webp()
+        .toBuffer()
+        .then((b) => new Uint8Array(b));
+    renderer.workers = 2;
+    renderer.overlay = async (args) => {
+      overlays.push(args);
+      return Promise.all(args.tiles.map(tile));
+    };
+    const sources: Record<string, DeepSource> = {
+      [OVERLAY]: {
+        kind: 'overlay',
+        width: 1100,
+        height: 700,
+        a: page,
+        b: { ...page, bytesKey: 'def' },
+        aOrigin: { x: 0, y: 0 },
+        bOrigin: { x: 0, y: 0 },
+        transform: [1, 0, 0, 0, 1, 0],
+        imageKind: 'combined',
+      },
+    };
+    const t2 = new TileService(store, {
+      resolve: async (key) => sources[key] ?? null,
+      renderer,
+      cacheMaxBytes: 1e9,
+    });
+    made.push(t2, tiles);
+    // A 3 x 2 view of level 6 at (3..5, 5..6): cells (2–3, 4–5) [3,5], (4–5, 4–5) [4,5 5,5],
+    // (2–3, 6–7) [3,6], (4–5, 6–7) [4,6 5,6]: 4 cells, two renders of 3 tiles.
+    const view = [3, 4, 5].flatMap((x) => [5, 6].map((y) => [x, y] as const));
+    const keys = await Promise.all(view.map(([x, y]) => t2.tileKey(OVERLAY, 6, x, y)));
+    expect(keys).toEqual(view.map(([x, y]) => imageTileKey(OVERLAY, 6, x, y)));
+    const at = (x: number, y: number) => ({ left: x * 512, top: y * 512, width: 512, height: 512 });
+    expect(overlays.map((o) => [o.tiles, o.cells])).toEqual([
+      [
+        [at(3, 5), at(4, 5), at(5, 5)],
+        [1, 2],
+      ],
+      [
+        [at(3, 6), at(4, 6), at(5, 6)],
+        [1, 2],
+      ],
+    ]);
+    // Two tiles of one cell: one render, no cells (as before).
+    await Promise.all([t2.tileKey(OVERLAY, 6, 0, 0), t2.tileKey(OVERLAY, 6, 1, 0)]);
+    expect(overlays[2]!.tiles).toEqual([at(0, 0), at(1, 0)]);
+    expect(overlays[2]!.cells).toBeUndefined();
+    await t2.whenStored();
+    // A render that sends its first cell's tiles early (onTiles) and holds the rest: those tiles
+    // are answered, from memory, before the render ends.
+    const finish: (() => void)[] = [];
+    renderer.overlay = async (args, _signal, _t, onTiles) => {
+      const webps = await Promise.all(args.tiles.map(tile));
+      onTiles?.(0, webps.slice(0, args.cells![0]));
+      await new Promise<void>((r) => finish.push(r));
+      return webps;
+    };
+    const view2 = [3, 4, 5].flatMap((x) => [9, 10].map((y) => [x, y] as const));
+    const asked = view2.map(([x, y]) => {
+      const p = t2.tileKey(OVERLAY, 6, x, y).then((k) => ({ k, fresh: t2.freshTile(k) !== null }));
+      p.catch(() => undefined);
+      return p;
+    });
+    // (3, 9) alone is the first cell of the first render (y 9: cells (2–3, 8–9), (4–5, 8–9)); the
+    // second render's first cell is (3, 10).
+    expect((await asked[0]!).k).toBe(imageTileKey(OVERLAY, 6, 3, 9));
+    expect((await asked[1]!).k).toBe(imageTileKey(OVERLAY, 6, 3, 10));
+    let others = 0;
+    for (const i of [2, 3, 4, 5]) void asked[i]!.then(() => others++);
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    expect(others).toBe(0);
+    expect(finish).toHaveLength(2);
+    for (const f of finish) f();
+    const all = await Promise.all(asked);
+    expect(all.map((a) => a.k)).toEqual(view2.map(([x, y]) => imageTileKey(OVERLAY, 6, x, y)));
+    await t2.whenStored();
+    for (const [x, y] of view2)
+      expect(await store.stat(imageTileKey(OVERLAY, 6, x, y))).toBeTruthy();
   });
 
   it('traced, it reports each deep tile request and render with the worker timings', async () => {

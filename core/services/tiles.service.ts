@@ -35,6 +35,8 @@ import { TileCache } from './tile-cache';
 
 /** The pool's side of deep tiles (worker-tasks.ts 'tiles.*'); services do not see the pool. */
 export interface DeepTileRenderer {
+  /** Renders that can run at once (the pool's workers): a batch is split at least that many ways. */
+  workers?: number;
   kind(source: PageSource): Promise<PageKind>;
   /**
    * Tiles of one level of a page (`cuts` in pixels of its raster at `scale`), WebP in their order.
@@ -46,11 +48,16 @@ export interface DeepTileRenderer {
     signal?: AbortSignal,
     onTimings?: (t: DeepTimings) => void,
   ): Promise<Uint8Array[]>;
-  /** Tiles of one level of an overlay image, WebP in the order of `args.tiles`. */
+  /**
+   * Tiles of one level of an overlay image, WebP in the order of `args.tiles`; with `args.cells`,
+   * A and B rendered once for all of them and each cell compared on its own part (deep-tiles.ts).
+   */
   overlay(
     args: OverlayTilesArgs,
     signal?: AbortSignal,
     onTimings?: (t: DeepTimings) => void,
+    /** Told the tiles of each cell (from index `first`) as soon as they are made (with cells). */
+    onTiles?: (first: number, webps: Uint8Array[]) => void,
   ): Promise<Uint8Array[]>;
 }
 
@@ -116,6 +123,85 @@ export function regionsOf(tiles: readonly [number, number][]): [number, number][
   return [...cells.values()];
 }
 
+/**
+ * Most tiles one render makes when a batch's cells are put together (groupsOf): a zoom step's view
+ * is 6–9 tiles, split between the pool's workers.
+ */
+export const GROUP_TILES = 8;
+
+type Cell = [number, number][];
+
+/**
+ * The renders of a batch's cells (regionsOf), each a list of cells: while there are no more cells
+ * than `workers`, one render each (as the cells alone); else bands of cells (rows or columns of the
+ * level's 2 x 2 cells, whichever parts the tiles more evenly) put together into at least `workers`
+ * renders (one per worker, so a view's tiles are made by every worker at once) of about equal tiles,
+ * up to GROUP_TILES each where the bands allow. One render of A and B then serves several cells
+ * (PDFium's cost per call, ~10 ms a side, paid once), each cell still compared on its own (the same
+ * tiles as the cell alone). A render's tiles must fill the rectangle around them (a view's bands
+ * do): one that would render much more than its tiles is left as its cells.
+ *
+ * For when a view's tiles reach the service together (HTTP/2): over HTTP/1.1 the viewer's six
+ * connections hold them back, a batch is rarely more than a cell, and nothing changes.
+ */
+export function groupsOf(cells: readonly Cell[], workers: number): Cell[][] {
+  if (cells.length <= Math.max(1, workers)) return cells.map((c) => [c]);
+  const total = cells.reduce((n, c) => n + c.length, 0);
+  const want = Math.max(workers, Math.ceil(total / GROUP_TILES));
+  let best: Cell[][] | null = null;
+  let bestMax = Infinity;
+  for (const axis of [1, 0] as const) {
+    // Bands of cells along the axis (cell rows: by y; cell columns: by x), in order.
+    const bands = new Map<number, Cell[]>();
+    for (const c of cells) {
+      const k = Math.floor(c[0]![axis] / REGION);
+      bands.set(k, [...(bands.get(k) ?? []), c]);
+    }
+    const list = [...bands.entries()].sort((p, q) => p[0] - q[0]).map(([, b]) => b);
+    if (list.length < Math.min(workers, cells.length)) continue;
+    const groups = splitEvenly(list, Math.min(want, list.length)).map((g) => g.flat());
+    const max = Math.max(...groups.map((g) => g.reduce((n, c) => n + c.length, 0)));
+    if (max < bestMax) [best, bestMax] = [groups, max];
+  }
+  if (!best) return cells.map((c) => [c]);
+  // A render whose rectangle holds many tiles nobody asked for, or more than GROUP_TILES (a band
+  // of a large batch; a pool task stays short: a job's task waits for the tile tasks running): its
+  // cells alone instead.
+  return best.flatMap((g) => {
+    const xy = g.flat();
+    if (xy.length > GROUP_TILES) return g.map((c) => [c]);
+    const w = Math.max(...xy.map((t) => t[0])) - Math.min(...xy.map((t) => t[0])) + 1;
+    const h = Math.max(...xy.map((t) => t[1])) - Math.min(...xy.map((t) => t[1])) + 1;
+    return w * h > xy.length + 1 ? g.map((c) => [c]) : [g];
+  });
+}
+
+/** `items` (lists of tiles) in order into `count` runs of about equal tiles, none empty. */
+function splitEvenly<T>(items: readonly T[][][], count: number): T[][][][] {
+  const size = (i: T[][]) => i.reduce((n, c) => n + c.length, 0);
+  const total = items.reduce((n, i) => n + size(i), 0);
+  const out: T[][][][] = [];
+  let i = 0,
+    taken = 0;
+  for (let g = 0; g < count; g++) {
+    const run: T[][][] = [];
+    const end = (total * (g + 1)) / count;
+    // Items while the run gets closer to its share, leaving one at least for each run after.
+    while (
+      i < items.length &&
+      items.length - i > count - g - 1 &&
+      (run.length === 0 ||
+        g === count - 1 ||
+        Math.abs(taken + size(items[i]!) - end) <= Math.abs(taken - end))
+    ) {
+      taken += size(items[i]!);
+      run.push(items[i++]!);
+    }
+    out.push(run);
+  }
+  return out;
+}
+
 /** The tiles of one image and level asked for together (REGION_GATHER_MS), then their regions. */
 interface Batch {
   /** Tiles ("x,y") asked for and still wanted while it gathers. */
@@ -132,6 +218,8 @@ interface Batch {
 /** A tile being made, shared by every request for it (TileService.tileKey). */
 interface Rendering {
   done: Promise<void>;
+  /** A deep render of several tiles: each tile's own, settled once it is made (before `done`). */
+  ready?: Map<string, Promise<void>>;
   /** Requests waiting for it; when the last one is cancelled, `cancel` drops a queued render. */
   waiters: number;
   cancel: AbortController;
@@ -362,15 +450,31 @@ export class TileService {
           made.started = true;
           if (this.batches.get(bkey) === made) this.batches.delete(bkey);
           const tiles = [...made.ids].map((t) => t.split(',').map(Number) as [number, number]);
-          for (const part of regionsOf(tiles)) {
+          // A renderer that does not say how many renders it runs at once: each cell alone.
+          const workers = this.opts.renderer?.workers ?? Infinity;
+          for (const cells of groupsOf(regionsOf(tiles), workers)) {
             const cancel = new AbortController();
+            const made1 = new Map<string, () => void>();
+            const ready = new Map<string, Promise<void>>();
+            for (const [px, py] of cells.flat())
+              ready.set(`${px},${py}`, new Promise<void>((r) => made1.set(`${px},${py}`, r)));
             const region: Rendering = {
-              waiters: part.length,
+              waiters: cells.reduce((n, c) => n + c.length, 0),
               cancel,
-              done: this.renderRegion(imageKey, source, g, z, part, cancel.signal, made.at),
+              ready,
+              done: this.renderRegion(
+                imageKey,
+                source,
+                g,
+                z,
+                cells,
+                cancel.signal,
+                made.at,
+                (x, y) => made1.get(`${x},${y}`)?.(),
+              ),
             };
             region.done.catch(() => undefined);
-            for (const [px, py] of part) made.partOf.set(`${px},${py}`, region);
+            for (const [px, py] of cells.flat()) made.partOf.set(`${px},${py}`, region);
           }
         }),
       };
@@ -409,7 +513,10 @@ export class TileService {
       shared.start.then(() => {
         if (!waiting) return;
         region = shared.partOf.get(id)!;
-        region.done.then(() => {
+        // The tile's own pixels (a render of several cells sends each cell's when made), else
+        // the whole render.
+        const own = region.ready?.get(id);
+        (own ? Promise.race([own, region.done]) : region.done).then(() => {
           signal.removeEventListener('abort', cancelled);
           leave();
           resolve();
@@ -418,28 +525,47 @@ export class TileService {
     });
   }
 
-  /** Deep tiles `xy` of level z (one region's), rendered by the pool in one task and stored. */
+  /**
+   * Deep tiles of level z (one render's: its cells of tiles), rendered by the pool in one task
+   * and stored.
+   */
   private async renderRegion(
     imageKey: string,
     source: DeepSource,
     g: TileGeometry,
     z: number,
-    xy: [number, number][],
+    cells: [number, number][][],
     signal: AbortSignal,
     at: number,
+    made?: (x: number, y: number) => void,
   ): Promise<void> {
     const queued = Date.now();
     let worker: DeepTimings | null = null;
     const onTimings = (t: DeepTimings) => (worker = t);
     const tiles: { x: number; y: number; cut: TileCut }[] = [];
+    const sizes: number[] = [];
     let scale = 1;
-    for (const [x, y] of xy.sort((p, q) => p[1] - q[1] || p[0] - q[0])) {
-      const level = levelOf(g, z, x, y);
-      if (!level) continue;
-      scale = level.scale;
-      tiles.push({ x, y, cut: tileRect(level, x, y) });
+    for (const xy of cells) {
+      let n = 0;
+      for (const [x, y] of [...xy].sort((p, q) => p[1] - q[1] || p[0] - q[0])) {
+        const level = levelOf(g, z, x, y);
+        if (!level) continue;
+        scale = level.scale;
+        tiles.push({ x, y, cut: tileRect(level, x, y) });
+        n++;
+      }
+      if (n > 0) sizes.push(n);
     }
     const r = this.opts.renderer!;
+    // Tiles made before the render ends (one cell of several at a time): served and stored at once.
+    const early = new Map<number, Promise<void>>();
+    const onTiles = (first: number, ws: Uint8Array[]) =>
+      ws.forEach((w, i) => {
+        const t = tiles[first + i];
+        if (!t || early.has(first + i)) return;
+        early.set(first + i, this.storeFresh(imageTileKey(imageKey, z, t.x, t.y), w));
+        made?.(t.x, t.y);
+      });
     let webps: Uint8Array[];
     if (source.kind === 'page') {
       const o = source.origin;
@@ -466,17 +592,21 @@ export class TileService {
           bOrigin: source.bOrigin,
           transform: source.transform,
           tiles: tiles.map((t) => t.cut),
+          ...(sizes.length > 1 ? { cells: sizes } : {}),
           kind: source.imageKind,
         },
         signal,
         onTimings,
+        onTiles,
       );
     }
     const returned = Date.now();
     // The tiles are served from memory at once (freshTile) while they are stored: a store waits for
     // fsyncs, which take 2 ms at the median but up to ~200 ms while other processes write.
     const stored = Promise.all(
-      tiles.map((t, i) => this.storeFresh(imageTileKey(imageKey, z, t.x, t.y), webps[i]!)),
+      tiles.map(
+        (t, i) => early.get(i) ?? this.storeFresh(imageTileKey(imageKey, z, t.x, t.y), webps[i]!),
+      ),
     );
     void stored.then(() =>
       this.opts.trace?.({

@@ -177,3 +177,81 @@ describe('deep overlay tiles cut from a region', () => {
     });
   }
 });
+
+describe('deep overlay tiles of several cells from one pair of renders', () => {
+  // A view's tiles asked for together are made by a few 2 x 2 cells in one task (tiles.service.ts
+  // groupsOf): A and B are rendered once for all of them and each cell is compared on its own frame
+  // cut out of those renders. The tiles are the ones each cell makes alone (its compare sees the
+  // same frame; only PDFium's anti-aliasing could differ between a region and a part of a larger
+  // one, and it changes no overlay pixel of these tiles).
+  for (const scale of [4, 16]) {
+    it(`${scale * 100} %: a 3 x 2 view over 4 cells, rendered once, gives each cell's own tiles`, async () => {
+      const base = {
+        a: A,
+        b: B,
+        scale,
+        aOrigin: { x: 0, y: 0 },
+        bOrigin: { x: 0, y: 0 },
+        transform: [1, 0, 0, 0, 1, 0],
+        kind: 'combined' as const,
+      };
+      // The view's tiles by 2 x 2 cell of the level's grid (the column at 3865, 2572 sheet px).
+      const tx = Math.floor((3865 * scale) / TILE_SIZE) - 1,
+        ty = Math.floor((2572 * scale) / TILE_SIZE);
+      const byCell = new Map<
+        string,
+        { left: number; top: number; width: number; height: number }[]
+      >();
+      for (let y = ty; y < ty + 2; y++)
+        for (let x = tx; x < tx + 3; x++) {
+          const k = `${x >> 1},${y >> 1}`;
+          byCell.set(k, [
+            ...(byCell.get(k) ?? []),
+            { left: x * TILE_SIZE, top: y * TILE_SIZE, width: TILE_SIZE, height: TILE_SIZE },
+          ]);
+        }
+      const cells = [...byCell.values()];
+      expect(cells.length).toBeGreaterThan(1);
+      const sent: [number, Uint8Array[]][] = [];
+      const together = await renderOverlayTiles(
+        { ...base, tiles: cells.flat(), cells: cells.map((c) => c.length) },
+        undefined,
+        (first, webps) => sent.push([first, webps]),
+      );
+      // Each cell's tiles were handed on as made, in order: the ones in the result.
+      expect(sent.map(([first, w]) => [first, w.length])).toEqual(
+        cells.map((c, i) => [cells.slice(0, i).flat().length, c.length]),
+      );
+      for (const [first, w] of sent) w.forEach((t, j) => expect(t).toBe(together[first + j]));
+      const raw = (w: Uint8Array) => sharp(w).removeAlpha().raw().toBuffer();
+      let i = 0;
+      for (const cell of cells) {
+        const alone = await renderOverlayTiles({ ...base, tiles: cell });
+        for (const w of alone) {
+          const [p, q] = [await raw(w), await raw(together[i++]!)];
+          expect(q.length).toBe(TILE_SIZE * TILE_SIZE * 3);
+          expect(q.equals(p)).toBe(true);
+        }
+      }
+      expect(i).toBe(6);
+    });
+  }
+
+  it('cells that do not split the tiles are refused', async () => {
+    const tile = { left: 0, top: 0, width: TILE_SIZE, height: TILE_SIZE };
+    const args = {
+      a: A,
+      b: B,
+      scale: 16,
+      aOrigin: { x: 0, y: 0 },
+      bOrigin: { x: 0, y: 0 },
+      transform: [1, 0, 0, 0, 1, 0],
+      kind: 'combined' as const,
+      tiles: [tile, { ...tile, left: TILE_SIZE }],
+    };
+    await expect(renderOverlayTiles({ ...args, cells: [1, 2] })).rejects.toThrow(
+      'Cells of 1, 2 tiles do not split 2.',
+    );
+    await expect(renderOverlayTiles({ ...args, cells: [2, 0] })).rejects.toThrow(RangeError);
+  });
+});

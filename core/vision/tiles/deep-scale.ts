@@ -222,6 +222,7 @@ export function lineWhereSheetHasNoFill(
   // Each pixel's class once: 1 ink with the sheet's fill near; 0 ink without; −1 not ink of an area
   // (paper, the page's line work, or outside the sheet rectangle).
   const cls = new Int8Array(W * H);
+  let anyOn = false;
   for (let y = 0; y < H; y++) {
     const sy = Math.floor((rect.top + y) / k) - sheet.top;
     const rowIn = sy >= 0 && sy < SH;
@@ -232,8 +233,22 @@ export function lineWhereSheetHasNoFill(
         continue;
       }
       const sx = sxOf[x]!;
-      cls[i] = sx < 0 || sx >= SW ? -1 : near && (near[nb + (sx >> 5)]! >>> (sx & 31)) & 1 ? 1 : 0;
+      const c = sx < 0 || sx >= SW ? -1 : near && (near[nb + (sx >> 5)]! >>> (sx & 31)) & 1 ? 1 : 0;
+      cls[i] = c;
+      if (c === 1) anyOn = true;
     }
+  }
+  let marked = 0;
+  if (!anyOn) {
+    // No ink of the render lies where the stored resolution has fill (most deep regions: lines on
+    // paper): every area has none of it on the fill, so all of it is line work, with no need to
+    // find the areas (the same result as below, which would mark every pixel of class 0).
+    for (let p = 0; p < W * H; p++) {
+      if (cls[p]! < 0) continue;
+      lineWork[p] = OBJECT_GREY.line;
+      marked++;
+    }
+    return marked;
   }
   // Areas of ink that is not line work, with how much of each lies on the sheet's fill.
   const label = new Int32Array(W * H).fill(-1);
@@ -286,7 +301,6 @@ export function lineWhereSheetHasNoFill(
     // An area smaller than a sheet pixel (an anti-aliased edge) keeps the rule per pixel.
     onShare.push(n < k * k ? 1 : on / n);
   }
-  let marked = 0;
   for (let p = 0; p < W * H; p++) {
     const id = label[p]!;
     if (id < 0) continue;

@@ -203,7 +203,16 @@ export interface OverlayTileArgs {
 }
 
 /** Several tiles of one overlay level (renderOverlayTiles). */
-export type OverlayTilesArgs = Omit<OverlayTileArgs, 'tile'> & { tiles: readonly TileCut[] };
+export type OverlayTilesArgs = Omit<OverlayTileArgs, 'tile'> & {
+  tiles: readonly TileCut[];
+  /**
+   * How many of `tiles`, in order, each compare takes (the tile service's 2 x 2 cells): A and B
+   * are rendered once for all of them, and each cell is compared on its own part of the renders
+   * (its tiles plus overlayMargin, as a render of the cell alone would give it). Default: one
+   * compare for all the tiles.
+   */
+  cells?: readonly number[];
+};
 
 /** Pixels of B around the tile that are rendered too, so resampling near its edges has them. */
 const B_MARGIN = 2;
@@ -223,6 +232,27 @@ export async function overlayTileInputs(
   aRect: LevelRect;
   bRect: LevelRect;
 }> {
+  const { aRect, bRect, transform } = overlayWindows(args);
+  const [ra, rb] = await Promise.all([
+    // B's aligned image alone (New mode, in colour) needs no A.
+    // The overlay's layers need both sides' line work at this scale (renderOverlayTile).
+    colourB === 'grey' ? renderRect(args.a, aRect, 'grey', true) : null,
+    renderRect(args.b, bRect, colourB, colourB === 'grey'),
+  ]);
+  return { a: ra, b: rb, transform, aRect, bRect };
+}
+
+/**
+ * Where an overlay tile's pieces lie (overlayTileInputs): A's rectangle, B's window (what the
+ * pair's transform maps onto the tile, B_MARGIN around) and the transform from B-window pixels to
+ * tile pixels. A window of a rectangle inside another lies inside the other's (the box of the
+ * image of a part lies in the box of the image of the whole).
+ */
+export function overlayWindows(args: Omit<OverlayTileArgs, 'a' | 'b' | 'kind'>): {
+  aRect: LevelRect;
+  bRect: LevelRect;
+  transform: Affine;
+} {
   const k = args.scale;
   const t = args.transform;
   // Level pixels: q' = k q, p' = k p, p = T q  →  p' = L q' + k (c, f).
@@ -247,12 +277,6 @@ export async function overlayTileInputs(
     width: bw,
     height: bh,
   };
-  const [ra, rb] = await Promise.all([
-    // B's aligned image alone (New mode, in colour) needs no A.
-    // The overlay's layers need both sides' line work at this scale (renderOverlayTile).
-    colourB === 'grey' ? renderRect(args.a, aRect, 'grey', true) : null,
-    renderRect(args.b, bRect, colourB, colourB === 'grey'),
-  ]);
   // B-window pixel q → tile pixel: T_k(q + (bx, by)) − (left, top).
   const transform: Affine = [
     tk[0]!,
@@ -262,7 +286,23 @@ export async function overlayTileInputs(
     tk[4]!,
     tk[5]! + tk[3]! * bx + tk[4]! * by - top,
   ];
-  return { a: ra, b: rb, transform, aRect, bRect };
+  return { aRect, bRect, transform };
+}
+
+/** `rect` (level pixels of a page) out of a render of `outer`, which holds it, with its line work. */
+function cropRaster(r: RegionRaster, outer: LevelRect, rect: LevelRect): RegionRaster {
+  const at = { left: outer.left, top: outer.top };
+  if (
+    rect.left < outer.left ||
+    rect.top < outer.top ||
+    rect.left + rect.width > outer.left + outer.width ||
+    rect.top + rect.height > outer.top + outer.height
+  )
+    throw new RangeError('A cell of deep tiles lies outside the render it is cut from.');
+  const px = cutOut(r, at, rect);
+  if (!r.lineWork) return px;
+  const lw = cutOut({ width: r.width, channels: 1, data: r.lineWork }, at, rect);
+  return { ...px, lineWork: lw.data };
 }
 
 /**
@@ -387,10 +427,14 @@ export async function renderOverlayTile(args: OverlayTileArgs): Promise<Uint8Arr
  * (a beam a few sheet pixels wide, ink in the 200-dpi overlay: sheetFills, lineWhereSheetHasNoFill).
  * The class boundaries are drawn by the renders at this scale wherever the two resolutions agree;
  * the stored 200-dpi overlay itself is not read.
+ *
+ * With `args.cells`, `onCell` is told each cell's tiles (from index `first` of `tiles`) as soon as
+ * they are encoded, before the next cell is compared; they are also in the result.
  */
 export async function renderOverlayTiles(
   args: OverlayTilesArgs,
   timings?: DeepTimings,
+  onCell?: (first: number, webps: Uint8Array[]) => void,
 ): Promise<Uint8Array[]> {
   const clock = stepClock(timings);
   const region = unionOf(args.tiles);
@@ -405,27 +449,86 @@ export async function renderOverlayTiles(
     clock.end();
     return webps;
   }
+  const sizes = args.cells ?? [args.tiles.length];
+  if (sizes.some((n) => !(n >= 1)) || sizes.reduce((p, q) => p + q, 0) !== args.tiles.length)
+    throw new RangeError(`Cells of ${sizes.join(', ')} tiles do not split ${args.tiles.length}.`);
+  const cells: TileCut[][] = [];
+  for (let i = 0, at = 0; i < sizes.length; at += sizes[i]!, i++)
+    cells.push(args.tiles.slice(at, at + sizes[i]!));
   const m = overlayMargin(args.scale);
-  const frame = {
-    left: region.left - m,
-    top: region.top - m,
-    width: region.width + 2 * m,
-    height: region.height + 2 * m,
+  const frameOf = (cuts: readonly TileCut[]): TileCut => {
+    const r = unionOf(cuts);
+    return { left: r.left - m, top: r.top - m, width: r.width + 2 * m, height: r.height + 2 * m };
   };
-  const { a, b, transform, aRect, bRect } = await overlayTileInputs({ ...args, tile: frame });
-  clock.step('render');
   const mk: OverlayKind =
     args.kind === 'additions' ? 'additions' : args.kind === 'deletions' ? 'deletions' : 'combined';
   const palette = overlayPalette(
     args.kind === 'combined_colorblind' ? 'colorblind' : 'standard',
     mk,
   );
+  const encodes: Promise<Uint8Array>[] = [];
+  if (cells.length === 1) {
+    const frame = frameOf(args.tiles);
+    const inputs = await overlayTileInputs({ ...args, tile: frame });
+    clock.step('render');
+    encodes.push(...(await overlayCell(args, frame, args.tiles, inputs, mk, palette, clock.step)));
+  } else {
+    // One pair of renders (PDFium's cost per call, ~10 ms a side, paid once), then each cell's
+    // compare on its frame cut out of them.
+    const whole = await overlayTileInputs({ ...args, tile: frameOf(args.tiles) });
+    clock.step('render');
+    for (const cuts of cells) {
+      const frame = frameOf(cuts);
+      const w = overlayWindows({ ...args, tile: frame });
+      const inputs = {
+        a: cropRaster(whole.a!, whole.aRect, w.aRect),
+        b: cropRaster(whole.b, whole.bRect, w.bRect),
+        ...w,
+      };
+      clock.step('render');
+      const first = encodes.length;
+      const cell = await overlayCell(args, frame, cuts, inputs, mk, palette, clock.step);
+      encodes.push(...cell);
+      // A cell's tiles are handed on as soon as they are encoded, before the next cell's compare.
+      if (onCell) {
+        onCell(first, await Promise.all(cell));
+        clock.step('encode');
+      }
+    }
+  }
+  // The tiles' encodes run in libvips' threads while the next cell is compared.
+  const webps = await Promise.all(encodes);
+  clock.step('encode');
+  clock.end();
+  return webps;
+}
+
+/**
+ * One compare of renderOverlayTiles: the overlay of `frame` from its renders (`inputs`), cut into
+ * `cuts` (tiles inside it), each tile's encode started (settling to its WebP).
+ */
+async function overlayCell(
+  args: OverlayTilesArgs,
+  frame: TileCut,
+  cuts: readonly TileCut[],
+  inputs: {
+    a: RegionRaster | null;
+    b: RegionRaster;
+    transform: Affine;
+    aRect: LevelRect;
+    bRect: LevelRect;
+  },
+  mk: OverlayKind,
+  palette: readonly (readonly number[])[],
+  step: (name: string) => void,
+): Promise<Promise<Uint8Array>[]> {
+  const { a, b, transform, aRect, bRect } = inputs;
   // Each side's fills as the 200-dpi compare finds them, for the level's line work (deep-scale.ts).
   const [fillA, fillB] = await Promise.all([
     sheetFills(args.a, aRect, args.aOrigin),
     sheetFills(args.b, bRect, args.bOrigin),
   ]);
-  clock.step('fills');
+  step('fills');
   const lineWork = (r: RegionRaster, rect: LevelRect, fill: SheetFill): GreyImage | undefined => {
     if (!r.lineWork) return undefined;
     lineWhereSheetHasNoFill(r as GreyImage, r.lineWork, rect, fill);
@@ -433,15 +536,15 @@ export async function renderOverlayTiles(
   };
   const lineWorkA = lineWork(a!, aRect, fillA),
     lineWorkB = lineWork(b, bRect, fillB);
-  clock.step('mark');
+  step('mark');
   const st = await diffStage(a as GreyImage, b as GreyImage, {
     skipRegistration: true,
     transform,
     lineWork: { a: lineWorkA, b: lineWorkB },
   });
-  clock.step('stage');
+  step('stage');
   scaleTolerance(st.diff, args.scale);
-  clock.step('tolerance');
+  step('tolerance');
   const img = renderOverlayIndexed(st.diff, mk);
   const four = img.bitDepth === 4;
   // RGB of every byte of the indexed rows: its 2 (4-bit) or 4 (2-bit) pixels, in order.
@@ -452,38 +555,35 @@ export async function renderOverlayTiles(
       const i = four ? (j === 0 ? v >> 4 : v & 15) : (v >> (6 - 2 * j)) & 3;
       lut.set(palette[i] ?? palette[0]!, (v * per + j) * 3);
     }
-  clock.step('paint');
-  const webps = await Promise.all(
-    args.tiles.map(async (c) => {
-      const { width, height } = c;
-      const dx = c.left - frame.left,
-        dy = c.top - frame.top;
-      const out = new Uint8Array(width * height * 3);
-      for (let y = 0; y < height; y++) {
-        const row = (dy + y) * img.rowBytes + 1;
-        let o = y * width * 3;
-        let x = 0;
-        // Pixels before the first whole byte, then whole bytes, then the rest.
-        for (; x < width && (dx + x) % per !== 0; x++, o += 3) pixel(row, dx + x, o);
-        for (; x + per <= width; x += per, o += per * 3) {
-          const from = img.data[row + (dx + x) / per]! * per * 3;
-          for (let q = 0; q < per * 3; q++) out[o + q] = lut[from + q]!;
-        }
-        for (; x < width; x++, o += 3) pixel(row, dx + x, o);
+  step('paint');
+  const encodes = cuts.map((c) => {
+    const { width, height } = c;
+    const dx = c.left - frame.left,
+      dy = c.top - frame.top;
+    const out = new Uint8Array(width * height * 3);
+    for (let y = 0; y < height; y++) {
+      const row = (dy + y) * img.rowBytes + 1;
+      let o = y * width * 3;
+      let x = 0;
+      // Pixels before the first whole byte, then whole bytes, then the rest.
+      for (; x < width && (dx + x) % per !== 0; x++, o += 3) pixel(row, dx + x, o);
+      for (; x + per <= width; x += per, o += per * 3) {
+        const from = img.data[row + (dx + x) / per]! * per * 3;
+        for (let q = 0; q < per * 3; q++) out[o + q] = lut[from + q]!;
       }
-      function pixel(row: number, fx: number, o: number) {
-        const byte = img.data[row + Math.floor(fx / per)]!;
-        const from = (byte * per + (fx % per)) * 3;
-        out[o] = lut[from]!;
-        out[o + 1] = lut[from + 1]!;
-        out[o + 2] = lut[from + 2]!;
-      }
-      return new Uint8Array(await encodeTile({ width, height, channels: 3, data: out }));
-    }),
-  );
-  clock.step('encode');
-  clock.end();
-  return webps;
+      for (; x < width; x++, o += 3) pixel(row, dx + x, o);
+    }
+    function pixel(row: number, fx: number, o: number) {
+      const byte = img.data[row + Math.floor(fx / per)]!;
+      const from = (byte * per + (fx % per)) * 3;
+      out[o] = lut[from]!;
+      out[o + 1] = lut[from + 1]!;
+      out[o + 2] = lut[from + 2]!;
+    }
+    return encodeTile({ width, height, channels: 3, data: out }).then((b) => new Uint8Array(b));
+  });
+  step('encode');
+  return encodes;
 }
 
 /**
