@@ -46,16 +46,17 @@ let fileId: string;
 let projectId: string;
 
 function holdRenders(r: DeepTileRenderer): DeepTileRenderer {
-  const hold =
-    <A, S>(f: (args: A, signal?: AbortSignal, ...rest: S[]) => Promise<Uint8Array[]>) =>
-    (args: A, signal?: AbortSignal, ...rest: S[]) => {
-      if (!holding) return f(args, signal, ...rest);
+  const hold = <F extends (...a: never[]) => Promise<Uint8Array[]>>(f: F): F =>
+    ((...a: Parameters<F>) => {
+      if (!holding) return f(...a);
+      const signal = a[1] as AbortSignal | undefined;
       return new Promise<Uint8Array[]>((resolve, reject) => {
         signal?.addEventListener('abort', () => reject(signal.reason));
-        held.push({ signal, release: () => void f(args, signal, ...rest).then(resolve, reject) });
+        held.push({ signal, release: () => void f(...a).then(resolve, reject) });
       });
-    };
+    }) as F;
   return {
+    workers: r.workers,
     kind: (s) => r.kind(s),
     page: hold(r.page.bind(r)),
     overlay: hold(r.overlay.bind(r)),
