@@ -7,7 +7,7 @@
 // - With --fixtures: barber A102 / A103 / A202 and beam S101 (PDFium at 200 dpi, with the object
 //   layers as processing stores them) through compareToPng, all five images: PNG SHA-1s, regions
 //   JSON, stats, score, transform.
-// One JSON line per case on stdout.
+// One JSON line per case on stdout; compare two runs' outputs with `cmp`.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -33,7 +33,7 @@ const hashed = (v: unknown): string =>
     return x;
   });
 const noTimings = <T extends object>(o: T) => {
-  const c: Record<string, unknown> = { ...o };
+  const c = { ...o } as Record<string, unknown>;
   delete c.timings_ms;
   delete c.timings;
   return c;
@@ -117,7 +117,12 @@ if (fixtures) {
         score: r.score,
         stats: r.stats,
         regions: r.regions,
-        pngs: Object.fromEntries(Object.entries(r.pngs).map(([k, v]) => [k, sha(v!)])),
+        // Sorted: the encodes finish in any order.
+        pngs: Object.fromEntries(
+          Object.entries(r.pngs)
+            .sort(([a], [b]) => a.localeCompare(b))
+            .map(([k, v]) => [k, sha(v!)]),
+        ),
       }),
     );
   }
