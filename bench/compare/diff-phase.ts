@@ -17,6 +17,7 @@ const dpi = Number(opt('--dpi', '200')),
   skip = Number(opt('--skip', '2'));
 const prof = argv.includes('--prof');
 const service = argv.includes('--service');
+const heap = argv.includes('--heap');
 const dir = opt('--out', '/tmp/blueline-bench-compare') + '/data';
 const threadNs = () => Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0]);
 const A = await decodeGrey(`${dir}/base_${dpi}.png`),
@@ -47,6 +48,9 @@ if (prof) {
   await session.post('Profiler.enable');
   await session.post('Profiler.setSamplingInterval', { interval: 200 });
 }
+if (heap) {
+  await session.post('HeapProfiler.enable');
+}
 const cpus: number[] = [];
 const pcpus: number[] = [];
 const syss: number[] = [];
@@ -56,6 +60,12 @@ const self = new Map<string, number>();
 for (let i = 0; i < runs; i++) {
   const on = prof && i >= skip;
   if (on) await session.post('Profiler.start');
+  if (heap && i === skip)
+    await session.post('HeapProfiler.startSampling', {
+      samplingInterval: 4096,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    });
   const f0 = process.resourceUsage().minorPageFault;
   const p0 = process.cpuUsage();
   const c0 = threadNs();
@@ -80,6 +90,22 @@ for (let i = 0; i < runs; i++) {
   syss.push(pu.system / 1000);
   flts.push(process.resourceUsage().minorPageFault - f0);
   for (const [k, v] of Object.entries(st.timings)) (laps[k] ??= []).push(v);
+}
+if (heap) {
+  // Bytes allocated on the JS heap per compare by the allocating function (self), sampled.
+  const { profile } = await session.post('HeapProfiler.stopSampling');
+  const by = new Map<string, number>();
+  const walk = (n: (typeof profile)['head']) => {
+    const f = n.callFrame;
+    const key = `${f.functionName || '(anon)'} ${f.url.split('/').slice(-1)[0]}:${f.columnNumber}`;
+    const self = n.selfSize;
+    if (self > 0) by.set(key, (by.get(key) ?? 0) + self);
+    for (const c of n.children) walk(c);
+  };
+  walk(profile.head);
+  const top = [...by.entries()].sort((a, b) => b[1] - a[1]).slice(0, 25);
+  for (const [k, v] of top)
+    console.log(`${(v / (runs - skip) / 1e6).toFixed(2).padStart(8)} MB/compare  ${k}`);
 }
 const med = (a: number[]) => [...a].sort((x, y) => x - y)[a.length >> 1]!;
 const min = (a: number[]) => Math.min(...a);
