@@ -76,6 +76,14 @@ const strongMargin = (t: number) => Math.max(16, Math.round(0.3 * t));
  */
 const LIGHT_TONE = 176;
 const weakMargin = (t: number) => Math.max(8, Math.round(0.1 * t));
+let lineLimitTable: Int16Array | null = null;
+/** t − strongMargin(t) for every grey t: a pixel darker than this is a line over a tone of grey t. */
+function lineLimits(): Int16Array {
+  if (lineLimitTable) return lineLimitTable;
+  const l = new Int16Array(256);
+  for (let t = 0; t < 256; t++) l[t] = t - strongMargin(t);
+  return (lineLimitTable = l);
+}
 
 export interface FillLayer {
   /** Fill pixels (1 bit each, the layout of InkMasks). */
@@ -387,7 +395,8 @@ export function diffFills(
         b = (fb ? B[i]! : 0) & pad;
       if ((a | b) === 0) continue;
       unionPx += popcount32(a | b);
-      if (a !== 0) {
+      // The other side's own word first: its 3x3 dilation only holds more (exact shortcut).
+      if (a !== 0 && (a & ~((fb ? B[i]! : 0) | mb.weak[i]!)) !== 0) {
         const other = dilated3(fb ? B : mb.weak, mb.weak, stride, height, y, k);
         const r = a & ~other & rangeBits(k, lo, hi);
         if (r !== 0) {
@@ -395,7 +404,7 @@ export function diffFills(
           removedPx += popcount32(r);
         }
       }
-      if (b !== 0) {
+      if (b !== 0 && (b & ~((fa ? A[i]! : 0) | ma.weak[i]!)) !== 0) {
         const other = dilated3(fa ? A : ma.weak, ma.weak, stride, height, y, k);
         const d = b & ~other;
         if (d !== 0) {
@@ -487,6 +496,7 @@ export function styleMasks(
   removed_px: number;
   geomAdded: Uint32Array;
   geomRemoved: Uint32Array;
+  words: Int32Array;
 } {
   const { stride, height, added, removed, weakA, weakB, paleA, paleB } = d;
   const n = stride * height;
@@ -496,12 +506,20 @@ export function styleMasks(
   const gr = ws ? ws.words(STYLE_SLOTS[3], n) : new Uint32Array(n);
   let ap = 0,
     rp = 0;
+  let words = new Int32Array(4096),
+    nw = 0;
   for (let y = 0; y < height; y++) {
     for (let k = 0; k < stride; k++) {
       const i = y * stride + k;
       const a = added[i]!,
         r = removed[i]!;
       if ((a | r) === 0) continue;
+      if (nw === words.length) {
+        const grown = new Int32Array(2 * nw);
+        grown.set(words);
+        words = grown;
+      }
+      words[nw++] = i;
       if (a !== 0) {
         const v = a & (dilated5(weakA, weakA, stride, height, y, k) | paleA[i]!);
         if (v !== 0) {
@@ -520,7 +538,15 @@ export function styleMasks(
       }
     }
   }
-  return { added: sa, removed: sr, added_px: ap, removed_px: rp, geomAdded: ga, geomRemoved: gr };
+  return {
+    added: sa,
+    removed: sr,
+    added_px: ap,
+    removed_px: rp,
+    geomAdded: ga,
+    geomRemoved: gr,
+    words: words.subarray(0, nw),
+  };
 }
 
 /**
@@ -561,18 +587,23 @@ export function fillInkStyle(
       ay = y + wy;
     return ax < 0 || ay < 0 || ax >= AW || ay >= AH ? 255 : AD[ay * AW + ax]!;
   };
+  const lineBelow = lineLimits();
   /** The other side's fill ink within 1 px of (x, y) that `g` is not a line over. */
   const sameInk = (fill: Uint32Array, side: 0 | 1, x: number, y: number, g: number): boolean => {
-    let f = 0;
     for (let yy = Math.max(0, y - 1); yy <= Math.min(H - 1, y + 1); yy++)
       for (let xx = Math.max(0, x - 1); xx <= Math.min(W - 1, x + 1); xx++)
         if (
           (fill[yy * stride + (xx >> 5)]! >>> (xx & 31)) & 1 &&
-          g > (f = greyAt(side, xx, yy)) - strongMargin(f)
+          g > lineBelow[greyAt(side, xx, yy)]!
         )
           return true;
     return false;
   };
+  const padBits = W & 31 ? (2 ** (W & 31) - 1) | 0 : -1;
+  const words = st.words;
+  // Every geometry bit (x < W) for which sameInk holds moves to style. Only the words that held a
+  // change are looked at (style.words), and in them only the bits with a fill pixel of the other
+  // side within 1 px (the fill's 3x3 dilation, a word at a time): sameInk is false for the others.
   const pass = (
     geom: Uint32Array,
     style: Uint32Array,
@@ -581,16 +612,33 @@ export function fillInkStyle(
   ): number => {
     if (!fill) return 0;
     const other = own === 0 ? 1 : 0;
-    return takeBits(
-      geom,
-      W,
-      H,
-      stride,
-      (x, y) => sameInk(fill, other, x, y, greyAt(own, x, y)),
-      (i, back) => {
-        style[i] = style[i]! | back;
-      },
-    );
+    let n = 0;
+    const count = words ? words.length : stride * H;
+    let y = 0,
+      rowEnd = stride;
+    for (let q = 0; q < count; q++) {
+      const i = words ? words[q]! : q;
+      const g0 = geom[i]!;
+      if (g0 === 0) continue;
+      while (i >= rowEnd) {
+        y++;
+        rowEnd += stride;
+      }
+      const k = i - (rowEnd - stride);
+      let bits = g0 & (k === stride - 1 ? padBits : -1) & dilated3(fill, fill, stride, H, y, k);
+      let back = 0;
+      while (bits !== 0) {
+        const low = bits & -bits;
+        bits ^= low;
+        const x = k * 32 + (31 - Math.clz32(low));
+        if (sameInk(fill, other, x, y, greyAt(own, x, y))) back |= low;
+      }
+      if (back === 0) continue;
+      geom[i] = g0 & ~back;
+      style[i] = style[i]! | back;
+      n += popcount32(back);
+    }
+    return n;
   };
   const r = pass(st.geomRemoved, st.removed, fills.b, 0);
   const a = pass(st.geomAdded, st.added, fills.a, 1);
@@ -616,6 +664,17 @@ function classAtPixel(lines: LineWorkImage, x: number, y: number, grey: number):
     for (let xx = Math.max(0, sx0); xx < Math.min(LW, sx0 + foot); xx++)
       if (L[yy * LW + xx] === grey) return true;
   return false;
+}
+
+/** fillTexture's candidate and long-piece planes, kept all zeros between calls (grow only). */
+let textureCand = new Uint32Array(0),
+  textureLong = new Uint32Array(0);
+function textureScratch(n: number): { cand: Uint32Array; longBits: Uint32Array } {
+  if (textureCand.length < n) {
+    textureCand = new Uint32Array(n);
+    textureLong = new Uint32Array(n);
+  }
+  return { cand: textureCand, longBits: textureLong };
 }
 
 /**
@@ -683,28 +742,36 @@ export function fillTexture(
   ] as const;
   const moved = [0, 0, 0, 0];
   const W = d.width;
+  const words = d.style?.words;
   sides.forEach((sd, side) => {
     const fill = sd.fill;
     if (!fill) return;
     // Candidates, decided on the planes as they were: weak-only changed ink, not the fringe of a strong
     // stroke, in a fill that changed.
-    const cand = new Uint32Array(stride * height);
+    // Only the words that held a change (style.words; all of them without it), in raster order.
+    const n = stride * height;
+    const count = words ? words.length : n;
+    const { cand, longBits } = textureScratch(n);
     let any = false;
-    for (let y = 0; y < height; y++)
-      for (let k = 0; k < stride; k++) {
-        const i = y * stride + k;
-        const c = sd.changed[i]! & ~sd.strong[i]!;
-        if (c === 0) continue;
-        const t =
-          c &
-          ~dilated3(sd.strong, sd.strong, stride, height, y, k) &
-          dilated3(fill, fill, stride, height, y, k) &
-          dilated3(sd.fillChanged, sd.fillChanged, stride, height, y, k);
-        if (t !== 0) {
-          cand[i] = t;
-          any = true;
-        }
+    for (let q = 0, y = 0, rowEnd = stride; q < count; q++) {
+      const i = words ? words[q]! : q;
+      const c = sd.changed[i]! & ~sd.strong[i]!;
+      if (c === 0) continue;
+      while (i >= rowEnd) {
+        y++;
+        rowEnd += stride;
       }
+      const k = i - (rowEnd - stride);
+      const t =
+        c &
+        ~dilated3(sd.strong, sd.strong, stride, height, y, k) &
+        dilated3(fill, fill, stride, height, y, k) &
+        dilated3(sd.fillChanged, sd.fillChanged, stride, height, y, k);
+      if (t !== 0) {
+        cand[i] = t;
+        any = true;
+      }
+    }
     if (!any) return;
     // Each candidate's 8-connected piece of the side's line work (its weak plane: strong and weak ink,
     // changed or not): texture when it is short (a hatch stripe's piece, a stipple dot) — its
@@ -719,14 +786,22 @@ export function fillTexture(
     const stamp = new Int32Array(B * B);
     let gen = 0;
     const weak = sd.weak;
-    // Pixels of pieces found long: a flood that reaches one is long at once.
-    const longBits = new Uint32Array(stride * height);
+    // Pixels of pieces found long (longBits): a flood that reaches one is long at once. The words
+    // set in it, to clear them after (textureScratch).
+    const longWords: number[] = [];
     const stack: number[] = [];
     const piece: number[] = [];
     const seen: number[] = [];
     const moves: number[] = [];
-    for (let y = 0; y < height; y++)
-      for (let k = 0; k < stride; k++) {
+    try {
+      for (let q = 0, y = 0, rowEnd = stride; q < count; q++) {
+        const i0 = words ? words[q]! : q;
+        if (cand[i0] === 0) continue;
+        while (i0 >= rowEnd) {
+          y++;
+          rowEnd += stride;
+        }
+        const k = i0 - (rowEnd - stride);
         while (cand[y * stride + k]! !== 0) {
           const w0 = cand[y * stride + k]!;
           const x0 = k * 32 + (31 - Math.clz32(w0 & -w0));
@@ -774,6 +849,7 @@ export function fillTexture(
             for (let j = 0; j < seen.length; j += 2) {
               const px = seen[j]!,
                 li = seen[j + 1]! * stride + (px >> 5);
+              if (longBits[li] === 0) longWords.push(li);
               longBits[li] = longBits[li]! | (1 << (px & 31));
             }
           // Every candidate reached is decided: long, it stays; short, it moves (below, once all
@@ -789,6 +865,12 @@ export function fillTexture(
           }
         }
       }
+    } finally {
+      // The scratch planes go back to all zeros: every candidate was decided (its bit cleared) unless
+      // this threw.
+      for (let q = 0; q < count; q++) cand[words ? words[q]! : q] = 0;
+      for (const li of longWords) longBits[li] = 0;
+    }
     for (let j = 0; j < moves.length; j += 2) {
       const i = moves[j]!,
         t = moves[j + 1]!;
@@ -1449,30 +1531,38 @@ function penPass(
   stride: number,
   g: OtherGrey,
   paleThreshold: number,
+  words: Int32Array | undefined,
 ): number {
   let n = 0;
-  for (let y = 0; y < H; y++) {
-    const row = y * stride;
-    for (let k = 0; k < stride; k++) {
-      let bits = geom[row + k]!;
-      if (bits === 0) continue;
-      let back = 0;
-      while (bits !== 0) {
-        const low = bits & -bits;
-        bits ^= low;
-        const x = k * 32 + (31 - Math.clz32(low));
-        if (x >= W) break;
-        if (
-          otherGreyAt(g, W, H, x, y) < paleThreshold &&
-          sameStroke(own, other, stride, W, H, x, y, g)
-        )
-          back |= low;
-      }
-      if (back === 0) continue;
-      geom[row + k] = geom[row + k]! & ~back;
-      style[row + k] = style[row + k]! | back;
-      n += popcount32(back);
+  // Only the words that held a change (style.words), in raster order; all of them without it.
+  const count = words ? words.length : stride * H;
+  let y = 0,
+    rowEnd = stride;
+  for (let q = 0; q < count; q++) {
+    const i = words ? words[q]! : q;
+    let bits = geom[i]!;
+    if (bits === 0) continue;
+    while (i >= rowEnd) {
+      y++;
+      rowEnd += stride;
     }
+    const k = i - (rowEnd - stride);
+    let back = 0;
+    while (bits !== 0) {
+      const low = bits & -bits;
+      bits ^= low;
+      const x = k * 32 + (31 - Math.clz32(low));
+      if (x >= W) break;
+      if (
+        otherGreyAt(g, W, H, x, y) < paleThreshold &&
+        sameStroke(own, other, stride, W, H, x, y, g)
+      )
+        back |= low;
+    }
+    if (back === 0) continue;
+    geom[i] = geom[i]! & ~back;
+    style[i] = style[i]! | back;
+    n += popcount32(back);
   }
   return n;
 }
@@ -1508,8 +1598,30 @@ export function penStyle(
     wy = windowA ? Math.round(windowA.y) : 0;
   const ofA: OtherGrey = { ...greyA, dx: wx, dy: wy, frame: false };
   const ofB: OtherGrey = { data: greyB.data, width: W, height: H, dx: 0, dy: 0, frame: true };
-  const r = penPass(st.geomRemoved, st.removed, weakA, weakB, W, H, stride, ofB, paleThreshold);
-  const a = penPass(st.geomAdded, st.added, weakB, weakA, W, H, stride, ofA, paleThreshold);
+  const r = penPass(
+    st.geomRemoved,
+    st.removed,
+    weakA,
+    weakB,
+    W,
+    H,
+    stride,
+    ofB,
+    paleThreshold,
+    st.words,
+  );
+  const a = penPass(
+    st.geomAdded,
+    st.added,
+    weakB,
+    weakA,
+    W,
+    H,
+    stride,
+    ofA,
+    paleThreshold,
+    st.words,
+  );
   st.removed_px += r;
   st.added_px += a;
   return r + a;
@@ -1570,7 +1682,7 @@ export function speckNoise(
         else counts[2 * side + 1]!++;
       }
     };
-    const lab = labelRuns(changed, W, H, stride);
+    const lab = labelRuns(changed, W, H, stride, st?.words);
     if (lab.n === 0) continue;
     listPieces(lab, SPECK_PX);
     const { ys, xs0, xs1, root, size, rowStart, head, next } = lab;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { GreyImage } from '../types';
-import { fillRect as rect, rng } from './test-support';
-import { crop, diffOf, randomSheet, twin } from './rule-sheets.test-support';
+import { rng } from './test-support';
+import { crop, diffOf, pens, randomSheet, twin } from './rule-sheets.test-support';
 import type { DiffResult, PixelWindow } from './diff';
 import { PEN_PX, penStyle, takeBits } from './layers';
 
@@ -112,32 +112,6 @@ function penStyleFirst(
   st.removed_px += r;
   st.added_px += a;
   return r + a;
-}
-
-/**
- * Frames drawn in both issues with other pens, beside a grey pane both have (A202's window frames):
- * in A `wa` px wide and dark, in B `wb` px dark and, sometimes, a lighter band for the rest of A's
- * width. A is drawn through the window's offset.
- */
-function pens(A: GreyImage, B: GreyImage, ox: number, oy: number, r: () => number): void {
-  for (let i = 0; i < 6; i++) {
-    const x = (r() * B.width) | 0,
-      y = (r() * B.height) | 0,
-      long = 20 + ((r() * 60) | 0),
-      wa = 2 + ((r() * 9) | 0),
-      wb = 1 + ((r() * 3) | 0),
-      band = r() < 0.7,
-      across = r() < 0.5;
-    const draw = (img: GreyImage, dx: number, dy: number, at: number, w: number, v: number) =>
-      across
-        ? rect(img, x + dx, y + dy + at, long, w, v)
-        : rect(img, x + dx + at, y + dy, w, long, v);
-    draw(A, ox, oy, wa, 40, 206);
-    draw(B, 0, 0, wa, 40, 206);
-    draw(A, ox, oy, 0, wa, (r() * 80) | 0);
-    if (band) draw(B, 0, 0, 0, wa, 170 + ((r() * 30) | 0));
-    draw(B, 0, 0, 0, wb, (r() * 80) | 0);
-  }
 }
 
 describe('penStyle over words', () => {

@@ -73,19 +73,61 @@ let rows = new Int32Array(0);
  * x & 31; bits at or past W are not part of the mask), read word at a time, and its 8-connected
  * pieces as a union-find over the runs (a piece's root is its first run in raster order).
  */
-export function labelRuns(mask: Uint32Array, W: number, H: number, stride: number): RunLabels {
+export function labelRuns(
+  mask: Uint32Array,
+  W: number,
+  H: number,
+  stride: number,
+  words?: Int32Array,
+): RunLabels {
   const lastBits = W - (stride - 1) * 32;
   const lastMask = lastBits >= 32 ? 0xffffffff : lastBits <= 0 ? 0 : (1 << lastBits) - 1;
   if (rows.length < H + 1) rows = new Int32Array(H + 1);
   let n = 0;
   let prevStart = 0,
     prevEnd = 0;
+  // With `words`, only those words are read (ascending word indices holding every set bit of the
+  // mask, and maybe others): a word left out is 0, which ends a run open before it.
+  const nw = words ? words.length : 0;
+  let q = 0;
   for (let y = 0; y < H; y++) {
     const rowStart = n;
     rows[y] = n;
     const base = y * stride;
     let open = -1;
+    const rowEnd = base + stride;
+    let last = -1;
     for (let k = 0; k < stride; k++) {
+      if (words) {
+        if (q >= nw || words[q]! >= rowEnd) {
+          // The row's remaining words are 0: a run open here ends before the word after the last read.
+          if (open >= 0 && last + 1 < stride) {
+            if (n >= cap) grow(n + 1);
+            rx0[n] = open;
+            rx1[n] = (last + 1) * 32 - 1;
+            ry[n] = y;
+            par[n] = n;
+            size[n] = rx1[n]! - open + 1;
+            n++;
+            open = -1;
+          }
+          break;
+        }
+        const next = words[q++]! - base;
+        if (open >= 0 && next > last + 1) {
+          // A 0 word between: the open run ends before it.
+          if (n >= cap) grow(n + 1);
+          rx0[n] = open;
+          rx1[n] = (last + 1) * 32 - 1;
+          ry[n] = y;
+          par[n] = n;
+          size[n] = rx1[n]! - open + 1;
+          n++;
+          open = -1;
+        }
+        k = next;
+        last = k;
+      }
       let w = mask[base + k]!;
       if (k === stride - 1) w &= lastMask;
       if (w === 0 && open < 0) continue;
