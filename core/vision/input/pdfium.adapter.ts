@@ -42,7 +42,7 @@ import { indexPredictedImages, rawImageKey, type PredictedImage } from './pdf-im
 import { isWhitespaceCode, RunBuilder } from './pdfium-text';
 import { unpredictPng } from './png-predictor';
 import { resampleGrey, resampleRgb, rgbToGrey } from './grey-resample';
-import { greyRowsSimd, resampleRgbSimd, type SimdHeap } from './raster-simd';
+import { greyRowsSimd, packRowsSimd, resampleRgbSimd, type SimdHeap } from './raster-simd';
 
 /** The subset of the PDFium C API (through emscripten cwrap) used here. Pointers are heap offsets. */
 interface PdfiumApi {
@@ -2062,6 +2062,7 @@ function lineWorkPass(
       LINE_INK,
       // The page's own render: R G B when it rendered in colour (FPDF_REVERSE_BYTE_ORDER).
       opts.colour ? 'rgb' : 'grey',
+      simdHeap(inst),
     );
   }
   for (const o of cls.hide) api.FPDFPageObj_SetIsActive(o, false);
@@ -2082,7 +2083,16 @@ function lineWorkPass(
   const stride = api.FPDFBitmap_GetStride(bitmap);
   const buf = api.FPDFBitmap_GetBuffer(bitmap);
   // A colour bitmap is drawn here without FPDF_REVERSE_BYTE_ORDER: B G R in memory.
-  return packLineRows(M.HEAPU8, buf, stride, width, height, LINE_INK, opts.colour ? 'bgr' : 'grey');
+  return packLineRows(
+    M.HEAPU8,
+    buf,
+    stride,
+    width,
+    height,
+    LINE_INK,
+    opts.colour ? 'bgr' : 'grey',
+    simdHeap(inst),
+  );
 }
 
 /** ObjectClasses plus passBoxes: what the deep tiles' line-work pass needs of a page. */
@@ -2328,6 +2338,7 @@ function objectLayerPasses(
       y1 - y0,
       threshold,
       colour ? 'bgr' : 'grey',
+      simdHeap(inst),
     );
     const rows = new Uint8Array((rb + 1) * height);
     rows.set(part, y0 * (rb + 1));
@@ -2404,6 +2415,7 @@ export function packLineRows(
   height: number,
   threshold: number,
   layout: 'grey' | 'rgb' | 'bgr' = 'grey',
+  simd?: SimdHeap,
 ): Uint8Array {
   const rb = Math.ceil(width / 8);
   const out = new Uint8Array((rb + 1) * height);
@@ -2411,6 +2423,12 @@ export function packLineRows(
     // Red and blue weights by byte order; grey < threshold <=> 30 r + 59 g + 11 b < 100 threshold
     // (greyFromRgb floors the same sum over 100).
     const [w0, w2] = layout === 'rgb' ? [30, 11] : [11, 30];
+    // `heap` is then the SIMD heap's memory (the PDFium instance's): the same bits 16 pixels a step.
+    if (
+      simd &&
+      packRowsSimd(simd, buf, stride, width, height, w0, w2, threshold * 100, out, rb + 1)
+    )
+      return out;
     packColourLineRows(heap, buf, stride, width, height, threshold * 100, w0, w2, out, rb + 1);
     return out;
   }
