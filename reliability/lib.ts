@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import https from 'node:https';
 import { resolve } from 'node:path';
+import { withMallocTuning } from '../core/jobs/malloc-tuning';
 
 export const repoRoot = resolve(import.meta.dirname, '..');
 export const FIXTURES = resolve(repoRoot, 'fixtures/drawings');
@@ -42,7 +43,9 @@ export async function startServe(
     {
       cwd: repoRoot,
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, ...opts.env },
+      // With the service's malloc settings already: it runs in this process, not restarted in a
+      // child (core/jobs/malloc-tuning.ts), so `pid` is the service's (memory is read by pid).
+      env: withMallocTuning({ ...process.env, ...opts.env }),
     },
   );
   const lines: string[] = [];

@@ -27,6 +27,7 @@ import {
 } from '../core/jobs/team.process.test-support';
 import { openPostgres } from '../core/store/pg-db';
 import { referencedObjectKeys } from '../core/store/repositories/maintenance.repository';
+import { withMallocTuning } from '../core/jobs/malloc-tuning';
 
 const server = teamTestServer();
 if (!server)
@@ -46,7 +47,8 @@ const SHEET_KEY = /^projects\/[^/]+\/drawings\/[^/]+\/sheets\/([^/]+)\//;
 function cli(args: string[], env: Record<string, string>): ChildProcess & { out: string[] } {
   const child = spawn(process.execPath, ['--import', 'tsx', 'core/cli/main.ts', ...args], {
     cwd: repoRoot,
-    env: { ...process.env, ...env },
+    // Not restarted in a child (core/jobs/malloc-tuning.ts): the pid killed is the process's own.
+    env: withMallocTuning({ ...process.env, ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   }) as ChildProcess & { out: string[] };
   child.out = [];

@@ -35,6 +35,7 @@ import { createWorkerPool } from '../core/jobs/worker-pool';
 import { createTeamTables, createTeamTestRunner } from '../core/jobs/team.test-support';
 import { referencedObjectKeys } from '../core/store/repositories/maintenance.repository';
 import { surviveConnectionLoss } from '../core/jobs/pg-connection-loss';
+import { withMallocTuning } from '../core/jobs/malloc-tuning';
 
 const failures: string[] = [];
 const fail = (m: string) => {
@@ -219,7 +220,8 @@ async function load(server: string): Promise<void> {
 function cli(args: string[], env: Record<string, string>): ChildProcess & { out: string[] } {
   const child = spawn(process.execPath, ['--import', 'tsx', 'core/cli/main.ts', ...args], {
     cwd: repoRoot,
-    env: { ...process.env, ...env },
+    // Not restarted in a child (core/jobs/malloc-tuning.ts): the pid killed is the process's own.
+    env: withMallocTuning({ ...process.env, ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   }) as ChildProcess & { out: string[] };
   child.out = [];

@@ -26,6 +26,7 @@ import {
   renderInBands,
   WORKER_WARMUP,
 } from '../../core/jobs/ingest-in-pool';
+import { withMallocTuning } from '../../core/jobs/malloc-tuning';
 import { createWorkerPool } from '../../core/jobs/worker-pool';
 import type { IngestSource } from '../../core/jobs/worker-tasks';
 import { ingestPage } from '../../core/vision/ingest/ingest-page';
@@ -375,6 +376,9 @@ function runOursChild(
       encoding: 'utf8',
       timeout: 600_000,
       maxBuffer: 1 << 20,
+      // The service's rows run as `blueline serve` runs: with its malloc settings (since
+      // 2026-11-27, core/jobs/malloc-tuning.ts); the others as a plain process.
+      ...(mode.startsWith('service') ? { env: withMallocTuning(process.env) } : {}),
     },
   );
   return JSON.parse(out.trim().split('\n').pop()!) as RunResult;

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -13,6 +14,7 @@ import {
   migrateQueueSchema,
 } from '../jobs/bullmq-dispatcher';
 import { createPgJobFeed } from '../jobs/pg-job-events';
+import { needsMallocTuning, withMallocTuning } from '../jobs/malloc-tuning';
 import { surviveConnectionLoss } from '../jobs/pg-connection-loss';
 import { checkPostgresSchema, migratePostgres, PgDb, SchemaMismatchError } from '../store/pg-db';
 import { MigrationError } from '../store/db';
@@ -735,7 +737,43 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-main(process.argv.slice(2)).then(
+/**
+ * `serve` and `worker` run the service's pixel work: on Linux they start themselves again with
+ * glibc's malloc settings (core/jobs/malloc-tuning.ts; read only when a process starts) unless they
+ * already have them, passing arguments, standard streams, termination signals and the exit code
+ * through. Undefined when this process runs the command itself.
+ */
+function restartWithMallocTuning(argv: string[]): Promise<number> | undefined {
+  if ((argv[0] !== 'serve' && argv[0] !== 'worker') || !needsMallocTuning()) return undefined;
+  // An IPC channel tells the child when this process is gone, even killed (see below).
+  const child = spawn(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
+    stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
+    env: { ...withMallocTuning(process.env), [RESTARTED]: '1' },
+  });
+  const forward = (signal: NodeJS.Signals) => child.kill(signal);
+  for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(s, forward);
+  return new Promise((done) => {
+    child.on('error', (err) => {
+      console.error('blueline:', err.message);
+      done(1);
+    });
+    child.on('exit', (code, signal) => done(code ?? (signal ? 128 : 1)));
+  });
+}
+
+/** Set in the environment of the command restartWithMallocTuning starts. */
+const RESTARTED = 'BLUELINE_RESTARTED_WITH_MALLOC_TUNING';
+
+// The restarted command ends as its starter does: a starter killed outright (SIGKILL, a crash) takes
+// it along at once, as if it had been killed itself (a supervisor or test that kills the process it
+// started must not leave the service running). Its own children do not inherit the mark.
+if (process.env[RESTARTED] === '1' && process.channel) {
+  delete process.env[RESTARTED];
+  process.channel.unref();
+  process.on('disconnect', () => process.kill(process.pid, 'SIGKILL'));
+}
+
+(restartWithMallocTuning(process.argv.slice(2)) ?? main(process.argv.slice(2))).then(
   (code) => {
     if (code !== 0) process.exit(code);
   },

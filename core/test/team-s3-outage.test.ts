@@ -33,6 +33,7 @@ import { referencedObjectKeys } from '../store/repositories/maintenance.reposito
 import { PG_URL } from './backends';
 import { FIXTURES, waitForJob } from './flows';
 import { download, startTestService, type TestService } from './harness';
+import { withMallocTuning } from '../jobs/malloc-tuning';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const PREFIX = 'outage';
@@ -72,14 +73,16 @@ function startWorker(databaseUrl: string, endpoint: string, dataDir: string): Wo
     ],
     {
       cwd: ROOT,
-      env: {
+      // With the service's malloc settings already: not restarted in a child
+      // (core/jobs/malloc-tuning.ts), so the pid it prints is child.pid.
+      env: withMallocTuning({
         ...process.env,
         AWS_ACCESS_KEY_ID: TEST_CREDENTIALS.accessKeyId,
         AWS_SECRET_ACCESS_KEY: TEST_CREDENTIALS.secretAccessKey,
         AWS_REGION: 'us-east-1',
         BLUELINE_DATABASE_URL: '',
         BLUELINE_STORAGE_URL: '',
-      },
+      }),
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { resampleGrey } from './grey-resample';
+import { resampleGrey, resampleRgb } from './grey-resample';
 
 function scale(src: Uint8Array, sw: number, sh: number, dw: number, dh: number): Uint8Array {
   const out = new Uint8Array(dw * dh);
@@ -98,6 +98,46 @@ describe('resampleGrey on mostly blank paper', () => {
         checked++;
       }
     expect(checked).toBe(21);
+  });
+
+  it('finds ink after paper skipped a word at a time, from a source at any byte offset (grey and RGB)', () => {
+    // Rows of paper with one inked byte at every position in turn, and blank rows: ink next to a
+    // 4-byte boundary of the buffer, or one byte before the row's end, must not be skipped.
+    let checked = 0;
+    for (const [sw, sh, dw, dh] of [
+      [13, 11, 26, 22],
+      [37, 9, 74, 18],
+    ] as const)
+      for (let offset = 0; offset < 4; offset++) {
+        for (let at = 0; at < sw * 3; at++) {
+          const grey = new Uint8Array(sw * sh).fill(255);
+          const rgb = new Uint8Array(sw * sh * 3).fill(255);
+          for (let y = 0; y < sh; y += 2) {
+            grey[y * sw + ((at + y) % sw)] = 40;
+            rgb[y * sw * 3 + ((at + y) % (sw * 3))] = 40;
+          }
+          const gSrc = new Uint8Array(grey.length + 4).subarray(offset, offset + grey.length);
+          gSrc.set(grey);
+          const dense = new Uint8Array(dw * dh);
+          resampleGrey(grey, sw, sh, dw, dh, dense, 0, dw, 0, dh, { skipBlank: false });
+          const sparse = new Uint8Array(dw * dh).fill(7);
+          resampleGrey(gSrc, sw, sh, dw, dh, sparse, 0, dw);
+          expect(firstDifference(sparse, dense)).toBe(-1);
+          const cSrc = new Uint8Array(rgb.length + 4).subarray(offset, offset + rgb.length);
+          cSrc.set(rgb);
+          const out = new Uint8Array(dw * dh * 3).fill(7);
+          resampleRgb(cSrc, sw, sh, dw, dh, out, 0, dw * 3);
+          for (let c = 0; c < 3; c++) {
+            const plane = Uint8Array.from({ length: sw * sh }, (_, i) => rgb[3 * i + c]!);
+            const want = new Uint8Array(dw * dh);
+            resampleGrey(plane, sw, sh, dw, dh, want, 0, dw, 0, dh, { skipBlank: false });
+            const got = Uint8Array.from({ length: dw * dh }, (_, i) => out[3 * i + c]!);
+            expect(firstDifference(got, want)).toBe(-1);
+          }
+          checked++;
+        }
+      }
+    expect(checked).toBe(4 * (13 * 3 + 37 * 3));
   });
 
   it('fills a blank image white without reading ink anywhere', () => {

@@ -18,8 +18,33 @@ interface Taps {
   maxTaps: number;
 }
 
-/** Taps of `dst` target pixels over `src` source pixels (one axis). */
+/**
+ * Taps by (src, dst), with their tapRanges: a scanned sheet's tiles are all scaled by the same few
+ * sizes (24 tiles a sheet), and making them again for each tile cost more than scaling it. Read only.
+ */
+const tapsMade = new Map<number, Taps & { ranges?: ReturnType<typeof tapRanges> }>();
+const TAPS_KEPT = 64;
+
+/** Taps of `dst` target pixels over `src` source pixels (one axis); kept (tapsMade). */
 function taps(src: number, dst: number): Taps {
+  const key = src * 0x100000 + dst;
+  let t = tapsMade.get(key);
+  if (!t) {
+    if (tapsMade.size >= TAPS_KEPT) tapsMade.clear();
+    t = makeTaps(src, dst);
+    tapsMade.set(key, t);
+  }
+  return t;
+}
+
+/** tapRanges(taps(src, dst), src, dst), kept with the taps. */
+function rangesOf(src: number, dst: number): ReturnType<typeof tapRanges> {
+  const t = taps(src, dst) as Taps & { ranges?: ReturnType<typeof tapRanges> };
+  t.ranges ??= tapRanges(t, src, dst);
+  return t.ranges;
+}
+
+function makeTaps(src: number, dst: number): Taps {
   const scale = src / dst;
   const maxTaps = scale <= 1 ? 2 : Math.ceil(scale) + 1;
   const start = new Int32Array(dst);
@@ -68,16 +93,30 @@ function taps(src: number, dst: number): Taps {
 
 /**
  * Where each source row has ink (pixels other than white, 255): columns [lo[r], hi[r]), or lo[r] =
- * sw and hi[r] = 0 for a blank row.
+ * sw and hi[r] = 0 for a blank row. Runs of paper are skipped four bytes (one aligned word) at a
+ * time: a scan tile is mostly paper, and its blank rows are read whole.
  */
 function inkSpans(src: Uint8Array, sw: number, sh: number) {
   const lo = new Int32Array(sh);
   const hi = new Int32Array(sh);
+  // Words from the first 4-byte boundary of src's buffer: byte i of src is in word (i - al) >> 2.
+  const al = (4 - (src.byteOffset & 3)) & 3;
+  const words =
+    src.length >= al + 4
+      ? new Int32Array(src.buffer, src.byteOffset + al, (src.length - al) >> 2)
+      : new Int32Array(0);
   for (let r = 0, row = 0; r < sh; r++, row += sw) {
     let a = 0;
+    while (a < sw && ((row + a - al) & 3) !== 0 && src[row + a] === 255) a++;
+    if (((row + a - al) & 3) === 0) while (a + 4 <= sw && words[(row + a - al) >> 2] === -1) a += 4;
     while (a < sw && src[row + a] === 255) a++;
     let b = sw;
-    if (a < sw) while (src[row + b - 1] === 255) b--;
+    if (a < sw) {
+      while (((row + b - al) & 3) !== 0 && src[row + b - 1] === 255) b--;
+      if (((row + b - al) & 3) === 0)
+        while (b - 4 > a && words[(row + b - 4 - al) >> 2] === -1) b -= 4;
+      while (src[row + b - 1] === 255) b--;
+    }
     lo[r] = a;
     hi[r] = a < sw ? b : 0;
   }
@@ -141,7 +180,7 @@ export function resampleGrey(
   const v = taps(sh, dh);
   const skip = options.skipBlank ?? true;
   const ink = skip ? inkSpans(src, sw, sh) : undefined;
-  const range = skip ? tapRanges(h, sw, dw) : undefined;
+  const range = skip ? rangesOf(sw, dw) : undefined;
   // Row by row: the target row's source rows combined vertically into `line` (8 fractional bits,
   // at most 255 x 256, so the horizontal sums stay below 2^31), then horizontally into `out`.
   const line = new Int32Array(sw + 1);
@@ -253,7 +292,7 @@ export function resampleRgb(
   const v = taps(sh, dh);
   // Ink spans in bytes of each row (a pixel is white when its three bytes are), then in pixels.
   const bytes = inkSpans(src, sw * 3, sh);
-  const range = tapRanges(h, sw, dw);
+  const range = rangesOf(sw, dw);
   const line = new Int32Array(3 * (sw + 1));
   const half = 1 << 21;
   const hs = h.start;
@@ -356,7 +395,7 @@ export function resampleRgbPlan(
   const v = taps(sh, dh);
   if (h.maxTaps !== 2 || v.maxTaps !== 2) return undefined;
   const bytes = inkSpans(src, sw * 3, sh);
-  const range = tapRanges(h, sw, dw);
+  const range = rangesOf(sw, dw);
   const hs = h.start;
   const tab = new Int32Array(3 * dw);
   for (let x = 0; x < dw; x++) {

@@ -3,8 +3,14 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { resampleGrey, resampleRgb } from './grey-resample';
-import { greyFromRgb, greyToRgb } from './pdfium.adapter';
-import { greyRowsSimd, rasterKernels, resampleRgbSimd, type SimdHeap } from './raster-simd';
+import { greyFromRgb, greyToRgb, packLineRows } from './pdfium.adapter';
+import {
+  greyRowsSimd,
+  packRowsSimd,
+  rasterKernels,
+  resampleRgbSimd,
+  type SimdHeap,
+} from './raster-simd';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -125,6 +131,58 @@ describe('raster-simd kernels', () => {
     expect(coloured).toBeGreaterThan(width * rows * 0.5);
     expect(greyRowsSimd(heap, src, width * 3, width, rows, dst)).toBe(coloured);
     expect(new Uint8Array(heap.memory.buffer, dst, width * rows)).toEqual(want);
+  });
+
+  it("pack_rows gives packLineRows' bits on every width, stride, byte order and threshold", () => {
+    const heap = testHeap(256);
+    let checked = 0;
+    for (const [width, rows, pad, seed] of [
+      [1, 1, 0, 1],
+      [7, 3, 1, 2],
+      [15, 2, 0, 3],
+      [16, 2, 0, 4],
+      [17, 4, 3, 5],
+      [33, 5, 2, 6],
+      [333, 300, 1, 7], // more rows than one scratch block
+      [1024, 9, 0, 8],
+    ] as const) {
+      const stride = width * 3 + pad;
+      // Half scan-like (paper, ink, marks near white), half noise (grey near every threshold).
+      const rgb = colourScan(width, rows, seed);
+      rgb.set(noise((width * rows * 3) >> 1, seed + 50));
+      const src = heap.malloc(stride * rows);
+      const u8 = new Uint8Array(heap.memory.buffer);
+      for (let y = 0; y < rows; y++)
+        u8.set(rgb.subarray(y * width * 3, (y + 1) * width * 3), src + y * stride);
+      for (const layout of ['rgb', 'bgr'] as const)
+        for (const threshold of [240, 250, 128, 1, 255]) {
+          const heapU8 = new Uint8Array(heap.memory.buffer);
+          const want = packLineRows(heapU8, src, stride, width, rows, threshold, layout);
+          const rb = Math.ceil(width / 8);
+          const got = new Uint8Array((rb + 1) * rows);
+          const [w0, w2] = layout === 'rgb' ? [30, 11] : [11, 30];
+          expect(
+            packRowsSimd(heap, src, stride, width, rows, w0, w2, threshold * 100, got, rb + 1),
+          ).toBe(true);
+          expect(firstDifference(got, want)).toBe(-1);
+          // Through packLineRows with the heap given: the same.
+          const via = packLineRows(heapU8, src, stride, width, rows, threshold, layout, heap);
+          expect(firstDifference(via, want)).toBe(-1);
+          checked++;
+        }
+      expect(heap.intact()).toBe(true);
+    }
+    expect(checked).toBe(8 * 2 * 5);
+  });
+
+  it('pack_rows declines a limit paper would be under (its all-paper step assumes it is not)', () => {
+    const heap = testHeap();
+    const src = heap.malloc(48);
+    new Uint8Array(heap.memory.buffer).fill(255, src, src + 48);
+    const out = new Uint8Array(3);
+    expect(packRowsSimd(heap, src, 48, 16, 1, 30, 11, 25501, out, 3)).toBe(false);
+    expect(packRowsSimd(heap, src, 48, 16, 1, 30, 11, 25500, out, 3)).toBe(true);
+    expect(Array.from(out)).toEqual([0, 0, 0]);
   });
 
   it('resample_rgb_rows gives resampleRgb’s bytes enlarging 1.5-2.5x, whole and in row ranges', () => {

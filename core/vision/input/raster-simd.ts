@@ -2,7 +2,9 @@
 // loop's bytes exactly (tests compare both on random images):
 //   greyRowsSimd — pdfium.adapter.ts greyFromRgb over rows of a colour bitmap, with the coloured
 //     count, 16 pixels per step (the JS loop does one pixel, or four white ones, at a time);
-//   resampleRgbSimd — grey-resample.ts resampleRgb when it enlarges (the painter's scan tiles).
+//   resampleRgbSimd — grey-resample.ts resampleRgb when it enlarges (the painter's scan tiles);
+//   packRowsSimd — pdfium.adapter.ts packColourLineRows (the line-work and object layer passes of a
+//     colour page, 1 bit a pixel), 16 pixels per step.
 // The module imports its memory: it is instantiated once per WebAssembly.Memory (a PDFium instance's
 // heap), so it works on PDFium's bitmap in place, with scratch taken from PDFium's malloc. Where
 // WebAssembly SIMD is missing, the JS loops run. Built like masks-simd.ts (scripts/build-wasm.mjs).
@@ -20,6 +22,17 @@ interface RasterExports {
     line: number,
     out: number,
     outStride: number,
+  ): void;
+  pack_rows(
+    src: number,
+    stride: number,
+    width: number,
+    rows: number,
+    dst: number,
+    dstStride: number,
+    w0: number,
+    w2: number,
+    limit: number,
   ): void;
 }
 
@@ -126,6 +139,52 @@ export function resampleRgbSimd(
       u8.fill(255, o + 3 * x1, o + 3 * dw);
     }
     k.resample_rgb_rows(base, rowBytes, plan.rows, params, tab, line, out, outStride);
+    return true;
+  } finally {
+    heap.free(at);
+  }
+}
+
+/** Rows pack_rows packs into one scratch block before they are copied out. */
+const PACK_CHUNK_ROWS = 256;
+
+/**
+ * packColourLineRows (pdfium.adapter.ts) for a colour bitmap inside `heap` (3 B/px, `width` pixels,
+ * `stride` bytes a row, `rows` rows at heap offset `src`): bit 7 − (x mod 8) of byte 1 + (x >> 3) of
+ * `out` row y (at `out[y * outStride]`, whose byte 0 is left as it is: 0, PNG's filter byte) set where
+ * w0 c0 + 59 c1 + w2 c2 < limit. False (nothing written) when WebAssembly SIMD or scratch is missing,
+ * or when paper (all bytes 255) would be under the limit (the kernel's fast path assumes it is not).
+ */
+export function packRowsSimd(
+  heap: SimdHeap,
+  src: number,
+  stride: number,
+  width: number,
+  rows: number,
+  w0: number,
+  w2: number,
+  limit: number,
+  out: Uint8Array,
+  outStride: number,
+): boolean {
+  const rb = Math.ceil(width / 8);
+  if (255 * (w0 + 59 + w2) < limit || outStride < rb + 1 || rows * outStride > out.length)
+    return false;
+  const k = rasterKernels(heap.memory);
+  if (!k) return false;
+  if (rows <= 0) return true;
+  const chunk = Math.min(rows, PACK_CHUNK_ROWS);
+  const at = heap.malloc(chunk * outStride);
+  if (!at) return false;
+  try {
+    // After malloc: the heap may have grown (a new buffer). Byte 0 of each row stays 0.
+    const u8 = new Uint8Array(heap.memory.buffer);
+    u8.fill(0, at, at + chunk * outStride);
+    for (let y = 0; y < rows; y += chunk) {
+      const n = Math.min(chunk, rows - y);
+      k.pack_rows(src + y * stride, stride, width, n, at + 1, outStride, w0, w2, limit);
+      out.set(u8.subarray(at, at + n * outStride), y * outStride);
+    }
     return true;
   } finally {
     heap.free(at);

@@ -1,6 +1,8 @@
 ;; Pixel kernels of the ingest raster on WebAssembly SIMD (raster-simd.ts calls them):
 ;;   grey_rows — pdfium.adapter.ts greyFromRgb's grey and coloured count, 16 pixels per step;
-;;   resample_rgb_rows — grey-resample.ts resampleRgb's enlarging case (two taps both ways).
+;;   resample_rgb_rows — grey-resample.ts resampleRgb's enlarging case (two taps both ways);
+;;   pack_rows — pdfium.adapter.ts packColourLineRows (a colour pass's pixels under a grey threshold,
+;;     1 bit a pixel), 16 pixels a step.
 ;; The module imports its memory: raster-simd.ts instantiates it on a PDFium instance's own
 ;; WebAssembly.Memory, so the kernels read PDFium's bitmap where it lies (no copy out and back).
 ;; Built into raster-simd.wasm.ts by `npm run build:wasm` (scripts/build-wasm.mjs, wabt); a test checks
@@ -239,6 +241,114 @@
                 (local.set $t (i32.add (local.get $t) (i32.const 12)))
                 (local.set $x (i32.add (local.get $x) (i32.const 1)))
                 (br $horiz)))))
+        (local.set $y (i32.add (local.get $y) (i32.const 1)))
+        (br $row))))
+
+  ;; pack_rows(src, stride, width, rows, dst, dstStride, w0, w2, limit):
+  ;;   pdfium.adapter.ts packColourLineRows: for `rows` rows of a 3 B/px bitmap at `src` (`stride`
+  ;;   bytes apart), bit 7 − (x mod 8) of byte x >> 3 of output row y (at dst + y · dstStride) set
+  ;;   where w0 · c0 + 59 · c1 + w2 · c2 < limit (c0 c1 c2 the pixel's bytes in memory order; every
+  ;;   weight ≤ 59 and their sum 100, so the sum fits u16 lanes). Writes every byte of the row's
+  ;;   ceil(width / 8), nothing else. Sixteen pixels a step (deinterleaved as in grey_rows) are two
+  ;;   bytes: all paper (every byte 255) is two zero bytes without arithmetic, which is right only
+  ;;   when 25500 ≥ limit (the caller's condition).
+  (func $sum1 (param $p i32) (param $w0 i32) (param $w2 i32) (result i32)
+    (i32.add
+      (i32.add
+        (i32.mul (i32.load8_u (local.get $p)) (local.get $w0))
+        (i32.mul (i32.load8_u offset=1 (local.get $p)) (i32.const 59)))
+      (i32.mul (i32.load8_u offset=2 (local.get $p)) (local.get $w2))))
+
+  ;; 0xFFFF lanes where w0 c0 + 59 c1 + w2 c2 < limit, from u16 lanes of the three bytes.
+  (func $below8 (param $c0 v128) (param $c1 v128) (param $c2 v128)
+    (param $w0 v128) (param $w2 v128) (param $limit v128) (result v128)
+    (i16x8.lt_u
+      (i16x8.add
+        (i16x8.add
+          (i16x8.mul (local.get $c0) (local.get $w0))
+          (i16x8.mul (local.get $c1) (i16x8.splat (i32.const 59))))
+        (i16x8.mul (local.get $c2) (local.get $w2)))
+      (local.get $limit)))
+
+  (func (export "pack_rows")
+    (param $src i32) (param $stride i32) (param $width i32) (param $rows i32) (param $dst i32)
+    (param $dstStride i32) (param $w0 i32) (param $w2 i32) (param $limit i32)
+    (local $y i32) (local $x i32) (local $p i32) (local $q i32) (local $v i32)
+    (local $a v128) (local $b v128) (local $c v128)
+    (local $r v128) (local $g v128) (local $bl v128)
+    (local $vw0 v128) (local $vw2 v128) (local $vlimit v128) (local $m v128)
+    (local.set $vw0 (i16x8.splat (local.get $w0)))
+    (local.set $vw2 (i16x8.splat (local.get $w2)))
+    (local.set $vlimit (i16x8.splat (local.get $limit)))
+    (block $rows_done
+      (loop $row
+        (br_if $rows_done (i32.ge_u (local.get $y) (local.get $rows)))
+        (local.set $p (i32.add (local.get $src) (i32.mul (local.get $y) (local.get $stride))))
+        (local.set $q (i32.add (local.get $dst) (i32.mul (local.get $y) (local.get $dstStride))))
+        (local.set $x (i32.const 0))
+        (block $vec_done
+          (loop $vec
+            (br_if $vec_done (i32.gt_u (i32.add (local.get $x) (i32.const 16)) (local.get $width)))
+            (local.set $a (v128.load (local.get $p)))
+            (local.set $b (v128.load offset=16 (local.get $p)))
+            (local.set $c (v128.load offset=32 (local.get $p)))
+            (if (v128.any_true (v128.not (v128.and (v128.and (local.get $a) (local.get $b)) (local.get $c))))
+              (then
+                (local.set $r
+                  (i8x16.shuffle 0 1 2 3 4 5 6 7 8 9 10 17 20 23 26 29
+                    (i8x16.shuffle 0 3 6 9 12 15 18 21 24 27 30 0 0 0 0 0 (local.get $a) (local.get $b))
+                    (local.get $c)))
+                (local.set $g
+                  (i8x16.shuffle 0 1 2 3 4 5 6 7 8 9 10 18 21 24 27 30
+                    (i8x16.shuffle 1 4 7 10 13 16 19 22 25 28 31 0 0 0 0 0 (local.get $a) (local.get $b))
+                    (local.get $c)))
+                (local.set $bl
+                  (i8x16.shuffle 0 1 2 3 4 5 6 7 8 9 16 19 22 25 28 31
+                    (i8x16.shuffle 2 5 8 11 14 17 20 23 26 29 0 0 0 0 0 0 (local.get $a) (local.get $b))
+                    (local.get $c)))
+                ;; Lane i is pixel i; reversed within each half, bitmask bit 7 is pixel 0 and bit 15
+                ;; pixel 8: the two output bytes in memory order.
+                (local.set $m
+                  (i8x16.narrow_i16x8_s
+                    (call $below8
+                      (i16x8.extend_low_i8x16_u (local.get $r))
+                      (i16x8.extend_low_i8x16_u (local.get $g))
+                      (i16x8.extend_low_i8x16_u (local.get $bl))
+                      (local.get $vw0) (local.get $vw2) (local.get $vlimit))
+                    (call $below8
+                      (i16x8.extend_high_i8x16_u (local.get $r))
+                      (i16x8.extend_high_i8x16_u (local.get $g))
+                      (i16x8.extend_high_i8x16_u (local.get $bl))
+                      (local.get $vw0) (local.get $vw2) (local.get $vlimit))))
+                (i32.store16 (local.get $q)
+                  (i8x16.bitmask
+                    (i8x16.shuffle 7 6 5 4 3 2 1 0 15 14 13 12 11 10 9 8
+                      (local.get $m) (local.get $m)))))
+              (else (i32.store16 (local.get $q) (i32.const 0))))
+            (local.set $p (i32.add (local.get $p) (i32.const 48)))
+            (local.set $q (i32.add (local.get $q) (i32.const 2)))
+            (local.set $x (i32.add (local.get $x) (i32.const 16)))
+            (br $vec)))
+        ;; The last width mod 16 pixels one at a time, a byte stored at each eighth and at the end.
+        (local.set $v (i32.const 0))
+        (block $tail_done
+          (loop $tail
+            (br_if $tail_done (i32.ge_u (local.get $x) (local.get $width)))
+            (if (i32.lt_u (call $sum1 (local.get $p) (local.get $w0) (local.get $w2)) (local.get $limit))
+              (then
+                (local.set $v
+                  (i32.or (local.get $v)
+                    (i32.shr_u (i32.const 0x80) (i32.and (local.get $x) (i32.const 7)))))))
+            (local.set $p (i32.add (local.get $p) (i32.const 3)))
+            (local.set $x (i32.add (local.get $x) (i32.const 1)))
+            (if (i32.or
+                  (i32.eqz (i32.and (local.get $x) (i32.const 7)))
+                  (i32.ge_u (local.get $x) (local.get $width)))
+              (then
+                (i32.store8 (local.get $q) (local.get $v))
+                (local.set $q (i32.add (local.get $q) (i32.const 1)))
+                (local.set $v (i32.const 0))))
+            (br $tail)))
         (local.set $y (i32.add (local.get $y) (i32.const 1)))
         (br $row))))
 )
