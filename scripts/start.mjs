@@ -62,6 +62,11 @@ async function startDesktop(electron) {
   say('Launching the desktop app');
   // Clear ELECTRON_RUN_AS_NODE in case the shell has it: the app must start as Electron.
   const { ELECTRON_RUN_AS_NODE: _ignored, ...env } = process.env;
+  // glibc's malloc settings of the service's process (core/jobs/malloc-tuning.ts MALLOC_ENV: freed
+  // buffers of 1 MiB or more go back to the system), read by glibc only at start-up; the headless
+  // `blueline serve` restarts itself with them, the app gets them here. A value already set stays.
+  if (process.platform === 'linux' && env.BLUELINE_MALLOC_TUNING !== '0')
+    env.MALLOC_MMAP_THRESHOLD_ ??= String(1 << 20);
   return supervise(electron, ['.'], env);
 }
 
