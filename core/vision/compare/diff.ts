@@ -1291,6 +1291,10 @@ export function renderOverlayIndexed(
   const showAdd = kind !== 'deletions',
     showRem = kind !== 'additions';
   const nibbles = bitDepth === 4;
+  // The inked list's words and count in locals (the count written back after the loop).
+  const listInked = inked !== undefined,
+    inkedList = inked ? inked.words : EMPTY_U32;
+  let nInked = 0;
   // Bytes per 4-pixel group and per mask word of 32 pixels.
   const groupShift = nibbles ? 1 : 0,
     wordShift = nibbles ? 4 : 3;
@@ -1309,7 +1313,7 @@ export function renderOverlayIndexed(
       const m = ((useA ? weakA[i]! : 0) | (useB ? weakB[i]! : 0)) & mask;
       const fm = ((useA && hasFA ? fA[i]! : 0) | (useB && hasFB ? fB[i]! : 0)) & mask;
       if ((m | fm) === 0) continue; // paper: already 0
-      if (m !== 0 && inked) inked.words[inked.n++] = i;
+      if (m !== 0 && listInked) inkedList[nInked++] = i;
       const st = ((useA ? strongA[i]! : 0) | (useB ? strongB[i]! : 0)) & m;
       const a = showAdd ? added[i]! & m & ~(hasS ? sAdd[i]! : 0) : 0;
       const r = showRem ? removed[i]! & m & ~a & ~(hasS ? sRem[i]! : 0) : 0;
@@ -1357,6 +1361,7 @@ export function renderOverlayIndexed(
       }
     }
   }
+  if (inked) inked.n = nInked;
   return { width, height, bitDepth, rowBytes, data };
 }
 
@@ -1451,12 +1456,17 @@ export function renderAddDelIndexed(
   };
   if (inked) {
     // Only the combined overlay's inked words: the others are paper in both images.
+    // The list is ascending: its row is followed word by word, not divided out of each index.
     const list = inked.words;
+    let rowStart = 0,
+      ro = 1;
     for (let q = 0; q < inked.n; q++) {
       const i = list[q]!;
-      const y = (i / stride) | 0,
-        k = i - y * stride;
-      const ro = y * rowBytes + 1;
+      while (i >= rowStart + stride) {
+        rowStart += stride;
+        ro += rowBytes;
+      }
+      const k = i - rowStart;
       addDelWord(w, i, ro + (k << 3), ro + pixelBytes, k < fullWords, tailMask);
     }
   } else
