@@ -23,8 +23,7 @@ function randomDiff(r: () => number, width: number, height: number, p: number): 
       const u = r();
       if (u < 0.1) m[i] = 0xffffffff;
       else if (u < 0.2) m[i] = 0;
-      else
-        for (let b = 0; b < 32; b++) if (r() < q) m[i] = (m[i]! | (1 << b)) >>> 0;
+      else for (let b = 0; b < 32; b++) if (r() < q) m[i] = (m[i]! | (1 << b)) >>> 0;
     }
     return m;
   };
