@@ -3,13 +3,17 @@
 // step run N times on the same inputs (the planes a rule changes restored before each run), its
 // main-thread CPU (/proc/thread-self/schedstat) reported as min and median, ms.
 //   node --import tsx bench/compare/rule-cpu.ts [--dpi 200] [--runs 15] [--only fillInkStyle,...]
+import { createHash } from 'node:crypto';
 import { CompareBuffers } from '../../core/vision/compare/buffers';
 import {
   alignGrey,
   coverage,
   diffMasks,
   packInk,
+  renderAddDelIndexed,
+  renderOverlayIndexed,
   type DiffResult,
+  type InkedWords,
 } from '../../core/vision/compare/diff';
 import { decodeGrey } from '../../core/vision/compare/encode.adapter';
 import {
@@ -113,7 +117,20 @@ time('fillInkStyle', () => fillInkStyle(d, A, undefined, aligned), d);
 time('fillTexture', () => fillTexture(d, {}, { a: A, b: aligned }), d);
 time('penStyle', () => penStyle(d, A, undefined, aligned, pt), d);
 time('speckNoise', () => speckNoise(d, A, undefined, aligned, pt), d);
+// The overlays as the service renders them: the combined 4-bit image listing its inked words, then the
+// two 2-bit images from that list (outputs zeroed before each run, as the renderers expect).
+const outs = {
+  c: new Uint8Array((1 + Math.ceil(W / 2)) * H),
+  a: new Uint8Array((1 + Math.ceil(W / 4)) * H),
+  r: new Uint8Array((1 + Math.ceil(W / 4)) * H),
+};
+const inked: InkedWords = { words: new Uint32Array(d.stride * H), n: 0 };
+time('render comb.', () => renderOverlayIndexed(d, 'combined', outs.c, inked), { c: outs.c });
+time('render 2-bit', () => renderAddDelIndexed(d, outs.a, outs.r, inked), { a: outs.a, r: outs.r });
 
+function hash(b: Uint8Array): string {
+  return createHash('sha1').update(b).digest('hex').slice(0, 12);
+}
 const med = (a: number[]) => [...a].sort((x, y) => x - y)[a.length >> 1]!;
 console.log(`dpi ${dpi}, ${runs} runs each, main-thread CPU ms (min / median):`);
 for (const [name, ms] of results)
@@ -122,6 +139,7 @@ for (const [name, ms] of results)
       .toFixed(2)
       .padStart(7)} ${med(ms).toFixed(2).padStart(7)}`,
   );
+console.log(`overlay bytes ${hash(outs.c)} ${hash(outs.a)} ${hash(outs.r)}, inked ${inked.n}`);
 console.log(
   `fill px ${fillA?.px}/${fillB?.px} stats ${JSON.stringify(d.stats)} style ${d.style?.added_px}/${d.style?.removed_px} fills ${d.fills?.added_px}/${d.fills?.removed_px}`,
 );

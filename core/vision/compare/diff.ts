@@ -1273,6 +1273,8 @@ export function renderOverlayIndexed(
     throw new Error(`Expected an output of at least ${n} bytes but received ${out.length}`);
   const data = out ? out.subarray(0, n) : new Uint8Array(n);
   const lut = indexLut(kind);
+  // Whole words' bytes are stored 4 (or 2) at a time: the stores, not the lookups, were the cost.
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
   if (inked) {
     if (kind !== 'combined')
       throw new Error(
@@ -1289,6 +1291,10 @@ export function renderOverlayIndexed(
   const showAdd = kind !== 'deletions',
     showRem = kind !== 'additions';
   const nibbles = bitDepth === 4;
+  // The inked list's words and count in locals (the count written back after the loop).
+  const listInked = inked !== undefined,
+    inkedList = inked ? inked.words : EMPTY_U32;
+  let nInked = 0;
   // Bytes per 4-pixel group and per mask word of 32 pixels.
   const groupShift = nibbles ? 1 : 0,
     wordShift = nibbles ? 4 : 3;
@@ -1307,7 +1313,7 @@ export function renderOverlayIndexed(
       const m = ((useA ? weakA[i]! : 0) | (useB ? weakB[i]! : 0)) & mask;
       const fm = ((useA && hasFA ? fA[i]! : 0) | (useB && hasFB ? fB[i]! : 0)) & mask;
       if ((m | fm) === 0) continue; // paper: already 0
-      if (m !== 0 && inked) inked.words[inked.n++] = i;
+      if (m !== 0 && listInked) inkedList[nInked++] = i;
       const st = ((useA ? strongA[i]! : 0) | (useB ? strongB[i]! : 0)) & m;
       const a = showAdd ? added[i]! & m & ~(hasS ? sAdd[i]! : 0) : 0;
       const r = showRem ? removed[i]! & m & ~a & ~(hasS ? sRem[i]! : 0) : 0;
@@ -1324,13 +1330,17 @@ export function renderOverlayIndexed(
       if (full && uniformWord(b0, b1, b2, b3)) {
         // 32 pixels of one code (inside a fill, a solid area): one lookup, the same byte throughout.
         const v = lut[(b0 & 15) | ((b1 & 15) << 4) | ((b2 & 15) << 8) | ((b3 & 15) << 12)]! & 255;
-        // Byte stores, not data.fill: a builtin call per word cost more than its 8–16 stores.
-        if (v !== 0) for (let q = o, e = o + (8 << groupShift); q < e; q++) data[q] = v;
+        // 4-byte stores (unaligned: DataView), not data.fill: a builtin call per word cost more than
+        // its 8–16 byte stores, and those more than these 2–4.
+        if (v !== 0) {
+          const v4 = v * 0x01010101;
+          for (let q = o, e = o + (8 << groupShift); q < e; q += 4) view.setUint32(q, v4, true);
+        }
         continue;
       }
       if (full && nibbles) {
         // A whole word of the combined image (most of them): no end-of-row checks.
-        writeCodes4(data, lut, o, b0, b1, b2, b3);
+        writeCodes4(view, o, b0, b1, b2, b3);
         continue;
       }
       for (let j = 0; j < 8; j++) {
@@ -1351,34 +1361,49 @@ export function renderOverlayIndexed(
       }
     }
   }
+  if (inked) inked.n = nInked;
   return { width, height, bitDepth, rowBytes, data };
 }
 
 /**
+ * Bit i of a byte (pixel i of 8) moved to bit 0 of its pixel's field in PNG order, the fields' bytes
+ * little-endian: SPREAD4 — 4-bit fields, pixel 0 in the high nibble of the first byte (8 pixels, 4
+ * bytes); SPREAD2 — 2-bit fields, pixel 0 in the top 2 bits of the first byte (8 pixels, 2 bytes).
+ * A palette index is then a weighted sum of the code planes' spread bytes (writeCodes4 / writeCodes2).
+ */
+const SPREAD4 = new Uint32Array(256),
+  SPREAD2 = new Uint32Array(256);
+for (let v = 0; v < 256; v++)
+  for (let i = 0; i < 8; i++)
+    if ((v >> i) & 1) {
+      SPREAD4[v]! |= 1 << (8 * (i >> 1) + (i & 1 ? 0 : 4));
+      SPREAD2[v]! |= 1 << (8 * (i >> 2) + 6 - 2 * (i & 3));
+    }
+
+/**
  * The 16 bytes (4 bits a pixel) of one whole mask word's code planes b0..b3 at `o`: renderOverlayIndexed's
- * loop for a word inside the row, without its end-of-row checks.
+ * loop for a word inside the row, without its end-of-row checks. 8 pixels per step: the codes that occur
+ * (CODE_INDEX: 0..4 line work, 8..10 fills, where b3 excludes b2) have the palette index
+ * b0 + 2·b1 + 4·b2 + 5·b3, so each pixel's nibble is that sum of the planes' spread bits (at most 7:
+ * no carry into the next nibble).
  */
 function writeCodes4(
-  data: Uint8Array,
-  lut: Uint16Array,
+  view: DataView,
   o: number,
   b0: number,
   b1: number,
   b2: number,
   b3: number,
 ): void {
-  for (let j = 0; j < 8; j++) {
-    const sh = j << 2;
-    const code =
-      ((b0 >>> sh) & 15) |
-      (((b1 >>> sh) & 15) << 4) |
-      (((b2 >>> sh) & 15) << 8) |
-      (((b3 >>> sh) & 15) << 12);
-    if (code === 0) continue; // four paper pixels
-    const v = lut[code]!;
-    const q = o + (j << 1);
-    data[q] = v & 255;
-    data[q + 1] = v >>> 8;
+  for (let j = 0; j < 4; j++) {
+    const sh = j << 3;
+    const v =
+      (SPREAD4[(b0 >>> sh) & 255]! |
+        (SPREAD4[(b1 >>> sh) & 255]! << 1) |
+        (SPREAD4[(b2 >>> sh) & 255]! << 2)) +
+      SPREAD4[(b3 >>> sh) & 255]! * 5;
+    if (v === 0) continue; // eight paper pixels
+    view.setUint32(o + (j << 2), v, true);
   }
 }
 
@@ -1412,8 +1437,6 @@ export function renderAddDelIndexed(
       throw new Error(`Expected an output of at least ${n} bytes but received ${out.length}`);
   const dataAdd = outAdd ? outAdd.subarray(0, n) : new Uint8Array(n);
   const dataDel = outDel ? outDel.subarray(0, n) : new Uint8Array(n);
-  const lutAdd = indexLut('additions'),
-    lutDel = indexLut('deletions');
   const fullWords = width >>> 5;
   const tailMask = width & 31 ? (2 ** (width & 31) - 1) | 0 : -1;
   const w: AddDelWord = {
@@ -1428,17 +1451,22 @@ export function renderAddDelIndexed(
     hasS,
     dataAdd,
     dataDel,
-    lutAdd,
-    lutDel,
+    viewAdd: new DataView(dataAdd.buffer, dataAdd.byteOffset, dataAdd.byteLength),
+    viewDel: new DataView(dataDel.buffer, dataDel.byteOffset, dataDel.byteLength),
   };
   if (inked) {
     // Only the combined overlay's inked words: the others are paper in both images.
+    // The list is ascending: its row is followed word by word, not divided out of each index.
     const list = inked.words;
+    let rowStart = 0,
+      ro = 1;
     for (let q = 0; q < inked.n; q++) {
       const i = list[q]!;
-      const y = (i / stride) | 0,
-        k = i - y * stride;
-      const ro = y * rowBytes + 1;
+      while (i >= rowStart + stride) {
+        rowStart += stride;
+        ro += rowBytes;
+      }
+      const k = i - rowStart;
       addDelWord(w, i, ro + (k << 3), ro + pixelBytes, k < fullWords, tailMask);
     }
   } else
@@ -1465,8 +1493,9 @@ interface AddDelWord {
   hasS: boolean;
   dataAdd: Uint8Array;
   dataDel: Uint8Array;
-  lutAdd: Uint16Array;
-  lutDel: Uint16Array;
+  /** The images' bytes, for whole words' 2-byte stores (unaligned). */
+  viewAdd: DataView;
+  viewDel: DataView;
 }
 
 /** Mask word i of renderAddDelIndexed: its 8 bytes of each image at `o` (the row ends at `last`). */
@@ -1486,40 +1515,54 @@ function addDelWord(
     // additions: B's line work, added ink that is not a style change.
     const st = w.strongB[i]! & mB;
     const a = w.added[i]! & mB & ~(w.hasS ? w.sAdd[i]! : 0);
-    writeCodes2(w.dataAdd, w.lutAdd, o, last, full, mB & ~st & ~a, st & ~a, a, 0);
+    writeCodes2(w.dataAdd, w.viewAdd, o, last, full, mB & ~st & ~a, st & ~a, a);
   }
   if (mA !== 0) {
     // deletions: A's line work, removed ink that is not a style change.
     const st = w.strongA[i]! & mA;
     const r = w.removed[i]! & mA & ~(w.hasS ? w.sRem[i]! : 0);
     const f = mA & ~st & ~r;
-    writeCodes2(w.dataDel, w.lutDel, o, last, full, r | f, r | (st & ~r), 0, 0);
+    writeCodes2(w.dataDel, w.viewDel, o, last, full, r | f, r | (st & ~r), 0);
   }
 }
 
-/** The 8 bytes (2 bits a pixel) of one mask word's code planes b0..b3 at `o` (row ends at `last`). */
+/**
+ * The 8 bytes (2 bits a pixel) of one mask word's planes at `o` (the row ends at `last`): the additions'
+ * (b0 faint, b1 ink, b2 added: palette index b0 + 2·b1 + 3·b2, the three disjoint) or the deletions'
+ * (b0 = removed or faint, b1 = removed or ink, b2 = 0: index b0 + 2·b1), 8 pixels per step from the
+ * planes' spread bytes (SPREAD2); the 2-bit codes of renderOverlayIndexed's LUTs for the codes that occur.
+ */
 function writeCodes2(
   data: Uint8Array,
-  lut: Uint16Array,
+  view: DataView,
   o: number,
   last: number,
   full: boolean,
   b0: number,
   b1: number,
   b2: number,
-  b3: number,
 ): void {
-  for (let j = 0; j < 8; j++) {
-    const sh = j << 2;
-    const code =
-      ((b0 >>> sh) & 15) |
-      (((b1 >>> sh) & 15) << 4) |
-      (((b2 >>> sh) & 15) << 8) |
-      (((b3 >>> sh) & 15) << 12);
-    if (code === 0) continue; // four paper pixels
-    const q = o + j;
-    if (full || q < last) data[q] = lut[code]!;
+  if (full) {
+    // Two 4-byte stores (unaligned: DataView) of 16 pixels each.
+    for (let h = 0; h < 2; h++) {
+      const v = codes2(b0, b1, b2, h << 4) | (codes2(b0, b1, b2, (h << 4) + 8) << 16);
+      if (v !== 0) view.setUint32(o + (h << 2), v, true);
+    }
+    return;
   }
+  for (let j = 0; j < 4; j++) {
+    const v = codes2(b0, b1, b2, j << 3);
+    if (v === 0) continue; // eight paper pixels
+    const q = o + (j << 1);
+    if (q < last) data[q] = v;
+    if (q + 1 < last) data[q + 1] = v >>> 8;
+  }
+}
+
+/** writeCodes2's two bytes of the 8 pixels from bit `sh` of the planes. */
+function codes2(b0: number, b1: number, b2: number, sh: number): number {
+  const c = SPREAD2[(b2 >>> sh) & 255]!;
+  return SPREAD2[(b0 >>> sh) & 255]! | (SPREAD2[(b1 >>> sh) & 255]! << 1) | c | (c << 1);
 }
 
 /**
