@@ -343,6 +343,59 @@ describe('TileService levels', () => {
     expect(await store.stat(imageTileKey(SHEET, 6, 2, 2))).toBeTruthy();
   });
 
+  it('less urgent renders (prefetch) hold at most all but one worker once a more urgent request was seen', async () => {
+    const { tiles, renderer } = await service('vector');
+    store.stat = async () => null;
+    await tiles.tilesJson(SHEET);
+    renderer.workers = 2;
+    const held: { tiles: string; release: () => void }[] = [];
+    const original = renderer.page;
+    renderer.page = (args, signal) =>
+      new Promise<(Uint8Array | undefined)[]>((resolve, reject) => {
+        signal?.addEventListener('abort', () => reject(signal.reason));
+        held.push({
+          tiles: args.cuts.map((c) => `${c.left / 512},${c.top / 512}`).join(' '),
+          release: () => void original(args).then(resolve, reject),
+        });
+      });
+    const until = async (n: number) => {
+      while (held.length < n) await new Promise((r) => setImmediate(r));
+    };
+    const settle = () => new Promise((r) => setTimeout(r, 20));
+    // Before any urgent request, urgency 3 is the most urgent: not held (HTTP/1.1's case).
+    const plain = [
+      tiles.tileKey(SHEET, 6, 0, 0, undefined, 3),
+      tiles.tileKey(SHEET, 6, 4, 0, undefined, 3),
+    ];
+    await until(2);
+    for (const h of held.splice(0)) h.release();
+    await Promise.all(plain);
+    // A view tile (urgency 1) was asked for: prefetch renders, one at a time for 2 workers.
+    const view = tiles.tileKey(SHEET, 6, 8, 8, undefined, 1);
+    await until(1);
+    const pre = [
+      tiles.tileKey(SHEET, 6, 0, 8, undefined, 3),
+      tiles.tileKey(SHEET, 6, 4, 8, undefined, 3),
+      tiles.tileKey(SHEET, 6, 12, 8, undefined, 3),
+    ];
+    await until(2);
+    await settle();
+    expect(held.map((h) => h.tiles)).toEqual(['8,8', '0,8']);
+    // The view's render returning frees nothing for prefetch; the prefetch one returning does.
+    held[0]!.release();
+    expect(await view).toBe(imageTileKey(SHEET, 6, 8, 8));
+    await settle();
+    expect(held).toHaveLength(2);
+    held[1]!.release();
+    await until(3);
+    await settle();
+    expect(held.map((h) => h.tiles)).toEqual(['8,8', '0,8', '4,8']);
+    held[2]!.release();
+    await until(4);
+    held[3]!.release();
+    expect(await Promise.all(pre)).toHaveLength(3);
+  });
+
   it("urgencyOf: RFC 9218's urgency of the priority header, 3 without one", () => {
     expect(urgencyOf('u=1, i')).toBe(1);
     expect(urgencyOf('i')).toBe(3);

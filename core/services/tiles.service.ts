@@ -137,6 +137,12 @@ export function urgencyOf(priority: string | string[] | undefined): number {
   return m ? Number(m[1]) : DEFAULT_URGENCY;
 }
 
+/** Element by element, lower first (WorkerPool TaskOptions.rank: the pool's order). */
+function compareRanks(a: readonly number[], b: readonly number[]): number {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
+  return a.length - b.length;
+}
+
 /** RFC 9218's default urgency. */
 export const DEFAULT_URGENCY = 3;
 
@@ -308,6 +314,12 @@ export class TileService {
   private batches = new Map<string, Batch>();
   /** Deep tile batches made so far: a newer batch's renders go before an older one's. */
   private batchCount = 0;
+  /** The most urgent request's urgency seen (urgencyOf): less urgent ones are held (poolSlot). */
+  private mostUrgent = DEFAULT_URGENCY;
+  /** Renders of less urgent requests handed to the pool and not returned yet. */
+  private lessUrgentInPool = 0;
+  /** Renders of less urgent requests waiting for a place in the pool (poolSlot), by rank. */
+  private lessUrgentWaiting: { rank: readonly number[]; go: () => void }[] = [];
   private described = new Map<string, Promise<Described>>();
   /** Deep tiles made and being stored, by key (storeFresh, freshTile). */
   private fresh = new Map<string, { buf: Buffer; sha256: string; mtime: Date }>();
@@ -355,6 +367,7 @@ export class TileService {
     signal?.throwIfAborted();
     void this.cache.load();
     const at = Date.now();
+    this.mostUrgent = Math.min(this.mostUrgent, urgency);
     const key = imageTileKey(imageKey, z, x, y);
     // A tile being made is joined at once (before any await: a request cancelled right after
     // arriving never leaves the render to others by mistake).
@@ -653,40 +666,45 @@ export class TileService {
         made?.(t.x, t.y);
       });
     let webps: (Uint8Array | undefined)[];
-    if (source.kind === 'page') {
-      const o = source.origin;
-      webps = await r.page(
-        {
-          source: source.source,
-          scale,
-          cuts: tiles.map(({ cut }) => ({
-            ...cut,
-            left: o.x * scale + cut.left,
-            top: o.y * scale + cut.top,
-          })),
-        },
-        signal,
-        onTimings,
-        order,
-      );
-    } else {
-      webps = await r.overlay(
-        {
-          a: source.a,
-          b: source.b,
-          scale,
-          aOrigin: source.aOrigin,
-          bOrigin: source.bOrigin,
-          transform: source.transform,
-          tiles: tiles.map((t) => t.cut),
-          ...(sizes.length > 1 ? { cells: sizes } : {}),
-          kind: source.imageKind,
-        },
-        signal,
-        onTimings,
-        onTiles,
-        order,
-      );
+    const release = await this.poolSlot(place?.rank, signal);
+    try {
+      if (source.kind === 'page') {
+        const o = source.origin;
+        webps = await r.page(
+          {
+            source: source.source,
+            scale,
+            cuts: tiles.map(({ cut }) => ({
+              ...cut,
+              left: o.x * scale + cut.left,
+              top: o.y * scale + cut.top,
+            })),
+          },
+          signal,
+          onTimings,
+          order,
+        );
+      } else {
+        webps = await r.overlay(
+          {
+            a: source.a,
+            b: source.b,
+            scale,
+            aOrigin: source.aOrigin,
+            bOrigin: source.bOrigin,
+            transform: source.transform,
+            tiles: tiles.map((t) => t.cut),
+            ...(sizes.length > 1 ? { cells: sizes } : {}),
+            kind: source.imageKind,
+          },
+          signal,
+          onTimings,
+          onTiles,
+          order,
+        );
+      }
+    } finally {
+      release();
     }
     const returned = Date.now();
     // The tiles are served from memory at once (freshTile) while they are stored: a store waits for
@@ -716,6 +734,49 @@ export class TileService {
         worker,
       }),
     );
+  }
+
+  /**
+   * A place in the pool for a render of `rank`: at once for the most urgent requests seen (the
+   * viewer's view tiles; every request when none says more, as over HTTP/1.1); a less urgent one
+   * (its prefetch) waits while renders of less urgent requests hold all but one of the pool's
+   * workers, so a view tile arriving finds a worker free or soon free (a running render is never
+   * interrupted). Waiting ones go by rank. Resolves to the place's release; rejects when `signal`
+   * aborts first.
+   */
+  private poolSlot(rank: readonly number[] | undefined, signal: AbortSignal): Promise<() => void> {
+    if (!rank || rank[0]! <= this.mostUrgent) return Promise.resolve(() => undefined);
+    const limit = Math.max(1, (this.opts.renderer?.workers ?? Infinity) - 1);
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      this.lessUrgentInPool--;
+      this.lessUrgentWaiting.shift()?.go();
+    };
+    if (this.lessUrgentInPool < limit) {
+      this.lessUrgentInPool++;
+      return Promise.resolve(release);
+    }
+    signal.throwIfAborted();
+    return new Promise((resolve, reject) => {
+      const waiter = {
+        rank,
+        go: () => {
+          signal.removeEventListener('abort', onAbort);
+          this.lessUrgentInPool++;
+          resolve(release);
+        },
+      };
+      const onAbort = () => {
+        const i = this.lessUrgentWaiting.indexOf(waiter);
+        if (i >= 0) this.lessUrgentWaiting.splice(i, 1);
+        reject(signal.reason);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      const at = this.lessUrgentWaiting.findIndex((w) => compareRanks(rank, w.rank) < 0);
+      this.lessUrgentWaiting.splice(at < 0 ? this.lessUrgentWaiting.length : at, 0, waiter);
+    });
   }
 
   /**
