@@ -7,15 +7,21 @@
 // 2x2 cells (api.md §6); a render that makes one tile pays the render's fixed cost (the page's
 // region, both revisions for an overlay) for one tile. Over HTTP/1.1 the browser sends at most 6
 // requests at once, so a step's tiles reach the service one by one; over HTTP/2 together. Prints,
-// per file: renders by tiles made (1, 2, 3, 4, more), tiles per render, and the deep tile
-// requests answered, found stored and cancelled.
+// per file: renders by tiles made (1, 2, 3, 4, more), tiles per render, the deep tile
+// requests answered, found stored and cancelled, the tiles made that no request got (every request
+// for them cancelled, none later), and the tiles left out of renders because their requests were
+// cancelled before the render started (`cut`, since 2026-11-27 zoom-order).
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
 
 interface Ev {
   ev: string;
+  image?: string;
+  x?: number;
+  y?: number;
   tiles?: [number, number][];
+  cut?: [number, number][];
   stored?: boolean;
   cancelled?: boolean;
   z?: number;
@@ -30,7 +36,17 @@ export function renderSizes(events: Ev[]) {
   }
   const tiles = regions.reduce((a, r) => a + r.tiles!.length, 0);
   const requests = events.filter((e) => e.ev === 'tile');
+  const got = new Set(
+    requests.filter((e) => !e.cancelled).map((e) => `${e.image}|${e.z}|${e.x}|${e.y}`),
+  );
+  const unused = regions.reduce(
+    (a, r) => a + r.tiles!.filter(([x, y]) => !got.has(`${r.image}|${r.z}|${x}|${y}`)).length,
+    0,
+  );
   return {
+    unused,
+    cut: regions.reduce((a, r) => a + (r.cut?.length ?? 0), 0),
+    cutRenders: regions.filter((r) => r.cut?.length).length,
     renders: regions.length,
     tiles,
     perRender: regions.length ? tiles / regions.length : NaN,
@@ -48,9 +64,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       path.join(process.env.TMPDIR ?? os.tmpdir(), 'blueline-bench-viewer', 'server-trace.jsonl'),
     );
   console.log(
-    '| trace | renders | of 1 / 2 / 3 / 4 / 5+ tiles | tiles made | tiles per render | deep tile requests (stored, cancelled) |',
+    '| trace | renders | of 1 / 2 / 3 / 4 / 5+ tiles | tiles made | tiles per render | deep tile requests (stored, cancelled) | made, nobody got | cut before start (renders) |',
   );
-  console.log('|---|---:|---|---:|---:|---|');
+  console.log('|---|---:|---|---:|---:|---|---:|---:|');
   for (const f of files) {
     const events = readFileSync(f, 'utf8')
       .split('\n')
@@ -58,7 +74,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       .map((l) => JSON.parse(l) as Ev);
     const s = renderSizes(events);
     console.log(
-      `| ${f} | ${s.renders} | ${s.bySize.join(' / ')} | ${s.tiles} | ${s.perRender.toFixed(2)} | ${s.requests} (${s.stored}, ${s.cancelled}) |`,
+      `| ${f} | ${s.renders} | ${s.bySize.join(' / ')} | ${s.tiles} | ${s.perRender.toFixed(2)} | ${s.requests} (${s.stored}, ${s.cancelled}) | ${s.unused} | ${s.cut} (${s.cutRenders}) |`,
     );
   }
 }

@@ -3,6 +3,7 @@ import { getPriority } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../domain/errors';
 import {
+  compareRanks,
   createWorkerPool,
   PoolClosedError,
   WorkerCrashedError,
@@ -230,6 +231,78 @@ describe('worker pool', () => {
     expect(p.stats().queued).toBe(5);
     await Promise.all(runs);
     expect(order).toEqual(['busy', 'job1', 'job2', 'low3', 'low2', 'low1']);
+  });
+
+  it('ranked low tasks run by rank (equal ranks oldest first), after unranked low ones; jobs still first', async () => {
+    const p = pool(1);
+    const order: string[] = [];
+    const track = (name: string, r: Promise<unknown>) => r.then(() => order.push(name));
+    const busy = track('busy', p.run('test.spin', { ms: 100 }));
+    const low = (name: string, rank?: number[]) =>
+      track(
+        name,
+        p.run('test.spin', { ms: 1 }, [], undefined, {
+          priority: 'low',
+          ...(rank ? { rank } : {}),
+        }),
+      );
+    // The tile service's ranks: [urgency, -batch number, place in the batch].
+    const runs = [
+      busy,
+      low('prefetch', [3, -1, 0]),
+      low('view1 far', [1, -1, 2]),
+      low('view1 far again', [1, -1, 2]),
+      low('view2 centre', [1, -2, 0]),
+      low('view1 centre', [1, -1, 0]),
+      low('kind'),
+      track('job', p.run('test.spin', { ms: 1 })),
+      low('view2 far', [1, -2, 1]),
+    ];
+    expect(p.stats().queued).toBe(8);
+    await Promise.all(runs);
+    expect(order).toEqual([
+      'busy',
+      'job',
+      'kind',
+      'view2 centre',
+      'view2 far',
+      'view1 centre',
+      'view1 far',
+      'view1 far again',
+      'prefetch',
+    ]);
+    expect(compareRanks([1, -2], [1, -2, 0])).toBeLessThan(0);
+    expect(compareRanks([1, -1, 0], [1, -1, 0])).toBe(0);
+  });
+
+  it('startArgs: a task runs with the arguments it gives when a worker takes it, not before', async () => {
+    const p = pool(1);
+    const calls: unknown[] = [];
+    const busy = p.run('test.spin', { ms: 100 });
+    const task = p.run('test.throw', { message: 'as queued' }, [], undefined, {
+      priority: 'low',
+      startArgs: (args) => {
+        calls.push(args);
+        return { message: 'as started' };
+      },
+    });
+    task.catch(() => undefined);
+    expect(calls).toEqual([]);
+    await busy;
+    await expect(task).rejects.toThrow('as started');
+    expect(calls).toEqual([{ message: 'as queued' }]);
+    // A task dropped while queued never asks.
+    const busy2 = p.run('test.spin', { ms: 100 });
+    const ctl = new AbortController();
+    const dropped = p.run('test.throw', { message: 'x' }, [], ctl.signal, {
+      priority: 'low',
+      startArgs: (args) => (calls.push(args), args),
+    });
+    dropped.catch(() => undefined);
+    ctl.abort(new Error('gone'));
+    await busy2;
+    await expect(dropped).rejects.toThrow('gone');
+    expect(calls).toHaveLength(1);
   });
 
   it('abortQueuedOnly: an abort drops a queued task but lets a running one finish on its worker', async () => {

@@ -3,7 +3,7 @@
 // sharp needs none of this: it already runs on libuv's threads.
 //
 // - Each worker runs one task at a time; extra tasks wait in FIFO order (low-priority tasks, e.g.
-//   deep-zoom tiles, after every normal one and newest first: TaskOptions.priority).
+//   deep-zoom tiles, after every normal one: newest first, or by TaskOptions.rank).
 // - Workers start lazily (first use) up to `size`, and are unref'd while idle so an idle pool
 //   never keeps the process alive.
 // - A worker that crashes (uncaught error, process.exit, out of memory) fails only its task with
@@ -155,8 +155,8 @@ export interface TaskOptions {
   limit?: TaskTimeLimit;
   /**
    * 'low': the task waits while any normal task is queued (those go first, whatever their arrival),
-   * and low tasks run newest first: a viewer's deep-zoom tiles, where the last asked for is the one
-   * on screen now, must never hold up a job. A running task is never interrupted, so a normal task
+   * and low tasks run newest first (or by `rank`): a viewer's deep-zoom tiles, where the last asked
+   * for is the one on screen now, must never hold up a job. A running task is never interrupted, so a normal task
    * waits at most for the low tasks already running (keep them short). Default 'normal'.
    */
   priority?: 'normal' | 'low';
@@ -173,6 +173,19 @@ export interface TaskOptions {
    * in order, before the task settles. Not after the task is aborted or fails.
    */
   onProgress?: (value: unknown) => void;
+  /**
+   * With priority 'low': the task's place among the low tasks, compared element by element (lower
+   * first; a missing element counts as lower); tasks of equal rank in arrival order. Low tasks
+   * without a rank go before every ranked one, newest first. For deep-zoom tiles: the viewer's
+   * urgency (view before prefetch), then the newest step, then the order the step asked for its
+   * tiles (centre first) — see tiles.service.ts.
+   */
+  rank?: readonly number[];
+  /**
+   * Called when a worker takes the task, with its arguments: returns the arguments to run it with
+   * (e.g. only the parts still wanted by then). Not called for a task dropped while queued.
+   */
+  startArgs?: (args: unknown) => unknown;
 }
 
 /** A task failed inside the worker; `name` is the original error's name. */
@@ -230,6 +243,10 @@ interface Pending {
   queuedOnly?: boolean;
   /** TaskOptions.onProgress. */
   onProgress?: (value: unknown) => void;
+  /** TaskOptions.rank. */
+  rank?: readonly number[];
+  /** TaskOptions.startArgs. */
+  startArgs?: (args: unknown) => unknown;
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
 }
@@ -425,8 +442,9 @@ export function createWorkerPool<R extends WorkerTaskRegistry = WorkerTasks>(
   function post(slot: Slot, p: Pending): void {
     slot.current = p;
     slot.worker.ref();
-    const req: TaskRequest = { id: p.id, task: p.task, args: p.args };
     try {
+      if (p.startArgs) p.args = p.startArgs(p.args);
+      const req: TaskRequest = { id: p.id, task: p.task, args: p.args };
       slot.worker.postMessage(req, p.transferList);
       if (p.limit) {
         const limit = p.limit;
@@ -488,18 +506,13 @@ export function createWorkerPool<R extends WorkerTaskRegistry = WorkerTasks>(
           reject,
           ...(options.abortQueuedOnly ? { queuedOnly: true } : {}),
           ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+          ...(options.startArgs ? { startArgs: options.startArgs } : {}),
         };
         if (signal) {
           p.onAbort = () => abort(p);
           signal.addEventListener('abort', p.onAbort, { once: true });
         }
-        // The queue holds the normal tasks (oldest first), then the low ones (newest first).
-        const firstLow = queue.findIndex((q) => q.low);
-        if (options.priority === 'low') {
-          p.low = true;
-          queue.splice(firstLow < 0 ? queue.length : firstLow, 0, p);
-        } else if (firstLow < 0) queue.push(p);
-        else queue.splice(firstLow, 0, p);
+        enqueue(queue, p, options);
         dispatch();
       });
     },
@@ -543,6 +556,41 @@ export function createWorkerPool<R extends WorkerTaskRegistry = WorkerTasks>(
       await Promise.all(ending);
     },
   };
+}
+
+/**
+ * Puts `p` in its place: the queue holds the normal tasks (oldest first), then the low ones without
+ * a rank (newest first), then the ranked low ones by rank (TaskOptions.rank; equal ranks oldest
+ * first).
+ */
+function enqueue(queue: Pending[], p: Pending, options: TaskOptions): void {
+  const firstLow = queue.findIndex((q) => q.low);
+  if (options.priority !== 'low') {
+    if (firstLow < 0) queue.push(p);
+    else queue.splice(firstLow, 0, p);
+    return;
+  }
+  p.low = true;
+  if (!options.rank) {
+    queue.splice(firstLow < 0 ? queue.length : firstLow, 0, p);
+    return;
+  }
+  p.rank = options.rank;
+  let at = queue.length;
+  for (let i = firstLow < 0 ? queue.length : firstLow; i < queue.length; i++) {
+    const q = queue[i]!;
+    if (q.rank && compareRanks(p.rank, q.rank) < 0) {
+      at = i;
+      break;
+    }
+  }
+  queue.splice(at, 0, p);
+}
+
+/** Element by element, lower first; a rank that is a prefix of the other is lower. */
+export function compareRanks(a: readonly number[], b: readonly number[]): number {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
+  return a.length - b.length;
 }
 
 function reviveError(e: SerializedError): Error {

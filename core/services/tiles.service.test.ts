@@ -11,10 +11,18 @@ import {
   groupsOf,
   regionsOf,
   TileService,
+  urgencyOf,
   type DeepTileRenderer,
+  type RenderOrder,
   type TileTraceEvent,
 } from './tiles.service';
 import type { DeepSource } from './tiles-source';
+
+/** Ranks as the pool compares them (worker-pool.ts compareRanks; services do not import jobs). */
+function compareRanks(a: readonly number[], b: readonly number[]): number {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
+  return a.length - b.length;
+}
 
 // The tile service's levels: the stored image up to native_zoom, deeper levels from the renderer
 // (the pool, in service.ts) only for images of vector pages. A fake renderer records its calls.
@@ -171,7 +179,7 @@ describe('TileService levels', () => {
     const held: { signal: AbortSignal | undefined; release: () => void }[] = [];
     const original = renderer.page;
     renderer.page = (args, signal) =>
-      new Promise<Uint8Array[]>((resolve, reject) => {
+      new Promise<(Uint8Array | undefined)[]>((resolve, reject) => {
         signal?.addEventListener('abort', () => reject(signal.reason));
         held.push({ signal, release: () => void original(args).then(resolve, reject) });
       });
@@ -214,7 +222,7 @@ describe('TileService levels', () => {
     const held: { signal: AbortSignal | undefined; cuts: number; release: () => void }[] = [];
     const original = renderer.page;
     renderer.page = (args, signal) =>
-      new Promise<Uint8Array[]>((resolve, reject) => {
+      new Promise<(Uint8Array | undefined)[]>((resolve, reject) => {
         signal?.addEventListener('abort', () => reject(signal.reason));
         held.push({
           signal,
@@ -266,6 +274,137 @@ describe('TileService levels', () => {
     expect(held[2]!.cuts).toBe(1);
     held[2]!.release();
     expect(await e).toBe(imageTileKey(SHEET, 6, 4, 7));
+  });
+
+  it("renders are ranked by the request's urgency, then the newest batch, then the order asked for; a tile cancelled before its render starts is not made", async () => {
+    const events: TileTraceEvent[] = [];
+    const { tiles, renderer } = await service('vector', (e) => events.push(e));
+    // The tiles are not stored: no store lookups, so the requests reach their batches in order.
+    store.stat = async () => null;
+    await tiles.tilesJson(SHEET);
+    // A renderer that holds each render, then makes only the tiles still wanted when released
+    // (as the pool does when a worker takes it: tile-tasks.ts).
+    const held: { tiles: string; order: RenderOrder | undefined; release: () => void }[] = [];
+    const original = renderer.page;
+    renderer.page = (args, signal, _timings, order) =>
+      new Promise<(Uint8Array | undefined)[]>((resolve, reject) => {
+        signal?.addEventListener('abort', () => reject(signal.reason));
+        held.push({
+          tiles: args.cuts.map((c) => `${c.left / 512},${c.top / 512}`).join(' '),
+          order,
+          release: () => {
+            const wanted = order?.wanted?.() ?? args.cuts.map(() => true);
+            const cuts = args.cuts.filter((_, i) => wanted[i]);
+            void original({ ...args, cuts }).then((webps) => {
+              let j = 0;
+              resolve(wanted.map((w) => (w ? webps[j++] : undefined)));
+            }, reject);
+          },
+        });
+      });
+    const until = async (n: number) => {
+      while (held.length < n) await new Promise((r) => setImmediate(r));
+    };
+    const ctl = new Map<string, AbortController>();
+    const ask = (x: number, y: number, urgency: number) => {
+      const c = new AbortController();
+      ctl.set(`${x},${y}`, c);
+      const p = tiles.tileKey(SHEET, 6, x, y, c.signal, urgency);
+      p.catch(() => undefined);
+      return p;
+    };
+    // A step's view tiles (urgency 1: Chromium's 'high'), centre first, and its prefetch (3).
+    const view1 = [ask(5, 5, 1), ask(2, 2, 1), ask(3, 2, 1)];
+    const prefetch = ask(0, 0, 3);
+    await until(3);
+    // The next step's view tile, after the first step's renders were queued.
+    const view2 = ask(7, 7, 1);
+    await until(4);
+    // One render per cell (a renderer without a worker count), handed over in rows.
+    expect(held.map((h) => h.tiles).sort()).toEqual(['0,0', '2,2 3,2', '5,5', '7,7']);
+    const byRank = [...held].sort((a, b) => compareRanks(a.order!.rank!, b.order!.rank!));
+    // The newest step's view, then the first step's view centre first, then the prefetch.
+    expect(byRank.map((h) => h.tiles)).toEqual(['7,7', '5,5', '2,2 3,2', '0,0']);
+    // A tile cancelled while its render waits: the render goes on for the other, without it.
+    ctl.get('3,2')!.abort(new Error('left the view'));
+    await expect(view1[2]).rejects.toThrow('left the view');
+    expect(byRank[2]!.order!.wanted!()).toEqual([true, false]);
+    for (const h of byRank) h.release();
+    expect(await view2).toBe(imageTileKey(SHEET, 6, 7, 7));
+    expect(await view1[0]).toBe(imageTileKey(SHEET, 6, 5, 5));
+    expect(await view1[1]).toBe(imageTileKey(SHEET, 6, 2, 2));
+    expect(await prefetch).toBe(imageTileKey(SHEET, 6, 0, 0));
+    await tiles.whenStored();
+    expect(tiles.freshTile(imageTileKey(SHEET, 6, 3, 2))).toBeNull();
+    const region = events.find((e) => e.ev === 'region' && String(e.tiles) === '2,2');
+    expect(region).toMatchObject({ tiles: [[2, 2]], cut: [[3, 2]] });
+    delete (store as { stat?: unknown }).stat;
+    expect(await store.stat(imageTileKey(SHEET, 6, 3, 2))).toBeNull();
+    expect(await store.stat(imageTileKey(SHEET, 6, 2, 2))).toBeTruthy();
+  });
+
+  it('less urgent renders (prefetch) hold at most all but one worker once a more urgent request was seen', async () => {
+    const { tiles, renderer } = await service('vector');
+    store.stat = async () => null;
+    await tiles.tilesJson(SHEET);
+    renderer.workers = 2;
+    const held: { tiles: string; release: () => void }[] = [];
+    const original = renderer.page;
+    renderer.page = (args, signal) =>
+      new Promise<(Uint8Array | undefined)[]>((resolve, reject) => {
+        signal?.addEventListener('abort', () => reject(signal.reason));
+        held.push({
+          tiles: args.cuts.map((c) => `${c.left / 512},${c.top / 512}`).join(' '),
+          release: () => void original(args).then(resolve, reject),
+        });
+      });
+    const until = async (n: number) => {
+      while (held.length < n) await new Promise((r) => setImmediate(r));
+    };
+    const settle = () => new Promise((r) => setTimeout(r, 20));
+    // Before any urgent request, urgency 3 is the most urgent: not held (HTTP/1.1's case).
+    const plain = [
+      tiles.tileKey(SHEET, 6, 0, 0, undefined, 3),
+      tiles.tileKey(SHEET, 6, 4, 0, undefined, 3),
+    ];
+    await until(2);
+    for (const h of held.splice(0)) h.release();
+    await Promise.all(plain);
+    // A view tile (urgency 1) was asked for: prefetch renders, one at a time for 2 workers.
+    const view = tiles.tileKey(SHEET, 6, 8, 8, undefined, 1);
+    await until(1);
+    const pre = [
+      tiles.tileKey(SHEET, 6, 0, 8, undefined, 3),
+      tiles.tileKey(SHEET, 6, 4, 8, undefined, 3),
+      tiles.tileKey(SHEET, 6, 12, 8, undefined, 3),
+    ];
+    await until(2);
+    await settle();
+    expect(held.map((h) => h.tiles)).toEqual(['8,8', '0,8']);
+    // The view's render returning frees nothing for prefetch; the prefetch one returning does.
+    held[0]!.release();
+    expect(await view).toBe(imageTileKey(SHEET, 6, 8, 8));
+    await settle();
+    expect(held).toHaveLength(2);
+    held[1]!.release();
+    await until(3);
+    await settle();
+    expect(held.map((h) => h.tiles)).toEqual(['8,8', '0,8', '4,8']);
+    held[2]!.release();
+    await until(4);
+    held[3]!.release();
+    expect(await Promise.all(pre)).toHaveLength(3);
+  });
+
+  it("urgencyOf: RFC 9218's urgency of the priority header, 3 without one", () => {
+    expect(urgencyOf('u=1, i')).toBe(1);
+    expect(urgencyOf('i')).toBe(3);
+    expect(urgencyOf(undefined)).toBe(3);
+    expect(urgencyOf('u=0')).toBe(0);
+    expect(urgencyOf('i, u=5')).toBe(5);
+    expect(urgencyOf('u=9')).toBe(3);
+    expect(urgencyOf('u=12')).toBe(3);
+    expect(urgencyOf(['u=2', 'i'])).toBe(2);
   });
 
   it('regionsOf: the tiles of each 2 x 2 cell of the level, in rows', () => {

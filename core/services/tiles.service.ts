@@ -33,13 +33,25 @@ import { TileCache } from './tile-cache';
 //  - Every stored tile counts against the tile cache's disk bound (tile-cache.ts): the least
 //    recently used go first.
 
+/**
+ * Where a deep render stands among the others waiting for a worker, and what it still has to make
+ * when one takes it (tile-tasks.ts).
+ */
+export interface RenderOrder {
+  /** Lower first, element by element (WorkerPool TaskOptions.rank). */
+  rank?: readonly number[];
+  /** Called when the render starts: which of its tiles (in its order) are still wanted. */
+  wanted?: () => readonly boolean[];
+}
+
 /** The pool's side of deep tiles (worker-tasks.ts 'tiles.*'); services do not see the pool. */
 export interface DeepTileRenderer {
   /** Renders that can run at once (the pool's workers): a batch is split at least that many ways. */
   workers?: number;
   kind(source: PageSource): Promise<PageKind>;
   /**
-   * Tiles of one level of a page (`cuts` in pixels of its raster at `scale`), WebP in their order.
+   * Tiles of one level of a page (`cuts` in pixels of its raster at `scale`), WebP in their order
+   * (undefined: a tile no longer wanted when the render started, `order.wanted`, not made).
    * `signal`: nobody waits for them any more; a render not yet started is dropped. `onTimings`:
    * told where the render's time went in the worker, when it ran.
    */
@@ -47,7 +59,8 @@ export interface DeepTileRenderer {
     args: { source: PageSource; scale: number; cuts: TileCut[] },
     signal?: AbortSignal,
     onTimings?: (t: DeepTimings) => void,
-  ): Promise<Uint8Array[]>;
+    order?: RenderOrder,
+  ): Promise<(Uint8Array | undefined)[]>;
   /**
    * Tiles of one level of an overlay image, WebP in the order of `args.tiles`; with `args.cells`,
    * A and B rendered once for all of them and each cell compared on its own part (deep-tiles.ts).
@@ -58,7 +71,8 @@ export interface DeepTileRenderer {
     onTimings?: (t: DeepTimings) => void,
     /** Told the tiles of each cell (from index `first`) as soon as they are made (with cells). */
     onTiles?: (first: number, webps: Uint8Array[]) => void,
-  ): Promise<Uint8Array[]>;
+    order?: RenderOrder,
+  ): Promise<(Uint8Array | undefined)[]>;
 }
 
 /**
@@ -92,13 +106,45 @@ export type TileTraceEvent =
       kind: string;
       /** The tiles made ([x, y]). */
       tiles: [number, number][];
+      /** Tiles of the render cancelled before it started, not made. */
+      cut?: [number, number][];
       at: number;
       queued: number;
       returned: number;
       end: number;
       worker: DeepTimings | null;
     }
-  | { ev: 'served'; key: string; z: number; at: number; end: number; status: number };
+  | {
+      ev: 'served';
+      key: string;
+      z: number;
+      at: number;
+      end: number;
+      status: number;
+      /** The request's RFC 9218 `priority` header, as sent (Chromium over HTTP/2). */
+      priority?: string;
+    };
+
+/**
+ * The urgency (0 most urgent – 7) of a request's RFC 9218 `priority` header: Chromium sends it over
+ * HTTP/2, `u=1, i` for a fetch of priority 'high' or 'auto' and `i` (the default urgency, 3) for
+ * 'low' (the viewer's view tiles and its prefetch: tile-store.ts). Without a header (HTTP/1.1) or
+ * with an urgency it cannot read: the default, 3.
+ */
+export function urgencyOf(priority: string | string[] | undefined): number {
+  const header = Array.isArray(priority) ? priority.join(',') : (priority ?? '');
+  const m = /(?:^|,)\s*u=([0-7])\s*(?:;[^,]*)?(?:,|$)/.exec(header);
+  return m ? Number(m[1]) : DEFAULT_URGENCY;
+}
+
+/** Element by element, lower first (WorkerPool TaskOptions.rank: the pool's order). */
+function compareRanks(a: readonly number[], b: readonly number[]): number {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
+  return a.length - b.length;
+}
+
+/** RFC 9218's default urgency. */
+export const DEFAULT_URGENCY = 3;
 
 /**
  * Deep tiles of one image and level asked for within REGION_GATHER_MS of the first make one batch
@@ -202,10 +248,15 @@ function splitEvenly<T>(items: readonly T[][][], count: number): T[][][][] {
   return out;
 }
 
-/** The tiles of one image and level asked for together (REGION_GATHER_MS), then their regions. */
+/**
+ * The tiles of one image and level asked for together (REGION_GATHER_MS) with one urgency, then
+ * their regions.
+ */
 interface Batch {
-  /** Tiles ("x,y") asked for and still wanted while it gathers. */
+  /** Tiles ("x,y") asked for and still wanted while it gathers, in the order asked for. */
   ids: Set<string>;
+  /** Made after every batch with a lower number (TileService.batchCount). */
+  number: number;
   started: boolean;
   /** When its first tile was asked for (epoch ms). */
   at: number;
@@ -223,6 +274,8 @@ interface Rendering {
   /** Requests waiting for it; when the last one is cancelled, `cancel` drops a queued render. */
   waiters: number;
   cancel: AbortController;
+  /** A deep render of several tiles: those still wanted ("x,y"; a cancelled tile leaves it). */
+  wanted?: Set<string>;
 }
 
 export interface TilesJson {
@@ -259,6 +312,14 @@ export class TileService {
   private rendering = new Map<string, Rendering>();
   /** Deep tile batches (deepRegion) by image and level: the latest, gathering or being made. */
   private batches = new Map<string, Batch>();
+  /** Deep tile batches made so far: a newer batch's renders go before an older one's. */
+  private batchCount = 0;
+  /** The most urgent request's urgency seen (urgencyOf): less urgent ones are held (poolSlot). */
+  private mostUrgent = DEFAULT_URGENCY;
+  /** Renders of less urgent requests handed to the pool and not returned yet. */
+  private lessUrgentInPool = 0;
+  /** Renders of less urgent requests waiting for a place in the pool (poolSlot), by rank. */
+  private lessUrgentWaiting: { rank: readonly number[]; go: () => void }[] = [];
   private described = new Map<string, Promise<Described>>();
   /** Deep tiles made and being stored, by key (storeFresh, freshTile). */
   private fresh = new Map<string, { buf: Buffer; sha256: string; mtime: Date }>();
@@ -292,7 +353,8 @@ export class TileService {
    * Ensures tile (z, x, y) of `imageKey` is stored and returns its key; 404 outside the pyramid.
    * `signal`: the request was cancelled (the viewer moved on). Requests for the same tile share one
    * render; once every one of them is cancelled, a deep render still queued in the pool is dropped
-   * (one already running finishes and is stored).
+   * (one already running finishes and is stored). `urgency`: the request's (urgencyOf; lower
+   * first): a deep tile's render waits for those of more urgent requests.
    */
   async tileKey(
     imageKey: string,
@@ -300,10 +362,12 @@ export class TileService {
     x: number,
     y: number,
     signal?: AbortSignal,
+    urgency: number = DEFAULT_URGENCY,
   ): Promise<string> {
     signal?.throwIfAborted();
     void this.cache.load();
     const at = Date.now();
+    this.mostUrgent = Math.min(this.mostUrgent, urgency);
     const key = imageTileKey(imageKey, z, x, y);
     // A tile being made is joined at once (before any await: a request cancelled right after
     // arriving never leaves the render to others by mistake).
@@ -319,7 +383,7 @@ export class TileService {
       const made: Rendering = {
         waiters: 0,
         cancel,
-        done: this.render(imageKey, key, z, x, y, cancel.signal).finally(() => {
+        done: this.render(imageKey, key, z, x, y, cancel.signal, urgency).finally(() => {
           if (this.rendering.get(key) === made) this.rendering.delete(key);
         }),
       };
@@ -378,8 +442,16 @@ export class TileService {
   }
 
   /** Reports the HTTP side of a tile's request (TileTraceEvent `served`) when traced. */
-  traceServed(key: string, z: number, at: number, status: number): void {
-    this.opts.trace?.({ ev: 'served', key, z, at, end: Date.now(), status });
+  traceServed(key: string, z: number, at: number, status: number, priority?: string): void {
+    this.opts.trace?.({
+      ev: 'served',
+      key,
+      z,
+      at,
+      end: Date.now(),
+      status,
+      ...(priority === undefined ? {} : { priority }),
+    });
   }
 
   /** Whether the service reports where tiles' time goes (TileServiceOptions.trace). */
@@ -394,6 +466,7 @@ export class TileService {
     x: number,
     y: number,
     signal: AbortSignal,
+    urgency: number,
   ): Promise<void> {
     const described = await this.describe(imageKey);
     const { source } = described;
@@ -409,7 +482,7 @@ export class TileService {
         `Tile ${z}/${x}/${y} is outside this image's pyramid (levels 0–${g.maxZoom}${g.maxZoom > g.nativeZoom ? `, ${g.nativeZoom} at the image's own resolution` : ''}; tiles.json gives each level's size).`,
       );
     }
-    if (z > g.nativeZoom) return this.deepRegion(imageKey, source!, g, z, x, y, signal);
+    if (z > g.nativeZoom) return this.deepRegion(imageKey, source!, g, z, x, y, signal, urgency);
     const webp = await renderTile(await this.decode(imageKey), z, x, y);
     await this.store(key, webp);
   }
@@ -424,8 +497,14 @@ export class TileService {
    * Makes deep tile (z, x, y) with the tiles of its level asked for with it: it joins the batch of
    * its image and level still gathering (else starts one), and is made by its region of the batch
    * (regionsOf). `signal` is the tile's: once aborted the tile's wait ends; a tile cancelled while
-   * the batch gathers is left out of it, and a region whose every tile was cancelled is dropped if
-   * still queued in the pool (one already rendering finishes and is stored).
+   * the batch gathers is left out of it, a region whose every tile was cancelled is dropped if
+   * still queued in the pool (one already rendering finishes and is stored), and one with some
+   * tiles cancelled before it starts makes only the others (RenderOrder.wanted).
+   *
+   * The order the pool runs renders in (RenderOrder.rank): the more urgent requests' first (the
+   * viewer's view tiles before its prefetch: `urgency`, one batch per urgency), then the newest
+   * batch's (the zoom step on screen now), then in the order its tiles were asked for (the viewer
+   * asks for the tiles nearest the view's centre first): a render's place is its first tile's.
    */
   private async deepRegion(
     imageKey: string,
@@ -435,25 +514,32 @@ export class TileService {
     x: number,
     y: number,
     signal: AbortSignal,
+    urgency: number,
   ): Promise<void> {
     signal.throwIfAborted();
-    const bkey = `${imageKey}\n${z}`;
+    const bkey = `${imageKey}\n${z}\n${urgency}`;
     const id = `${x},${y}`;
     let batch = this.batches.get(bkey);
     if (!batch || batch.started) {
       const made: Batch = {
         ids: new Set(),
+        number: ++this.batchCount,
         started: false,
         at: Date.now(),
         partOf: new Map(),
         start: new Promise<void>((r) => setTimeout(r, REGION_GATHER_MS)).then(() => {
           made.started = true;
           if (this.batches.get(bkey) === made) this.batches.delete(bkey);
-          const tiles = [...made.ids].map((t) => t.split(',').map(Number) as [number, number]);
+          const asked = [...made.ids];
+          const place = new Map(asked.map((t, i) => [t, i]));
+          const tiles = asked.map((t) => t.split(',').map(Number) as [number, number]);
           // A renderer that does not say how many renders it runs at once: each cell alone.
           const workers = this.opts.renderer?.workers ?? Infinity;
           for (const cells of groupsOf(regionsOf(tiles), workers)) {
             const cancel = new AbortController();
+            const ids = cells.flat().map(([px, py]) => `${px},${py}`);
+            const wanted = new Set(ids);
+            const rank = [urgency, -made.number, Math.min(...ids.map((t) => place.get(t) ?? 0))];
             const made1 = new Map<string, () => void>();
             const ready = new Map<string, Promise<void>>();
             for (const [px, py] of cells.flat())
@@ -462,6 +548,7 @@ export class TileService {
               waiters: cells.reduce((n, c) => n + c.length, 0),
               cancel,
               ready,
+              wanted,
               done: this.renderRegion(
                 imageKey,
                 source,
@@ -471,6 +558,7 @@ export class TileService {
                 cancel.signal,
                 made.at,
                 (x, y) => made1.get(`${x},${y}`)?.(),
+                { rank, wanted },
               ),
             };
             region.done.catch(() => undefined);
@@ -495,7 +583,13 @@ export class TileService {
         return;
       }
       region ??= shared.partOf.get(id);
-      if (region && --region.waiters === 0 && signal.aborted) region.cancel.abort(signal.reason);
+      if (!region || !signal.aborted) {
+        if (region) region.waiters--;
+        return;
+      }
+      // Not made if its render has not started (RenderOrder.wanted).
+      region.wanted?.delete(id);
+      if (--region.waiters === 0) region.cancel.abort(signal.reason);
     };
     // The tile's wait ends as soon as its own request is cancelled (as a tile's render does when
     // the pool drops it), while its region goes on for the other tiles still wanted.
@@ -538,6 +632,7 @@ export class TileService {
     signal: AbortSignal,
     at: number,
     made?: (x: number, y: number) => void,
+    place?: { rank: readonly number[]; wanted: ReadonlySet<string> },
   ): Promise<void> {
     const queued = Date.now();
     let worker: DeepTimings | null = null;
@@ -557,6 +652,10 @@ export class TileService {
       if (n > 0) sizes.push(n);
     }
     const r = this.opts.renderer!;
+    const order: RenderOrder | undefined = place && {
+      rank: place.rank,
+      wanted: () => tiles.map((t) => place.wanted.has(`${t.x},${t.y}`)),
+    };
     // Tiles made before the render ends (one cell of several at a time): served and stored at once.
     const early = new Map<number, Promise<void>>();
     const onTiles = (first: number, ws: Uint8Array[]) =>
@@ -566,47 +665,57 @@ export class TileService {
         early.set(first + i, this.storeFresh(imageTileKey(imageKey, z, t.x, t.y), w));
         made?.(t.x, t.y);
       });
-    let webps: Uint8Array[];
-    if (source.kind === 'page') {
-      const o = source.origin;
-      webps = await r.page(
-        {
-          source: source.source,
-          scale,
-          cuts: tiles.map(({ cut }) => ({
-            ...cut,
-            left: o.x * scale + cut.left,
-            top: o.y * scale + cut.top,
-          })),
-        },
-        signal,
-        onTimings,
-      );
-    } else {
-      webps = await r.overlay(
-        {
-          a: source.a,
-          b: source.b,
-          scale,
-          aOrigin: source.aOrigin,
-          bOrigin: source.bOrigin,
-          transform: source.transform,
-          tiles: tiles.map((t) => t.cut),
-          ...(sizes.length > 1 ? { cells: sizes } : {}),
-          kind: source.imageKind,
-        },
-        signal,
-        onTimings,
-        onTiles,
-      );
+    let webps: (Uint8Array | undefined)[];
+    const release = await this.poolSlot(place?.rank, signal);
+    try {
+      if (source.kind === 'page') {
+        const o = source.origin;
+        webps = await r.page(
+          {
+            source: source.source,
+            scale,
+            cuts: tiles.map(({ cut }) => ({
+              ...cut,
+              left: o.x * scale + cut.left,
+              top: o.y * scale + cut.top,
+            })),
+          },
+          signal,
+          onTimings,
+          order,
+        );
+      } else {
+        webps = await r.overlay(
+          {
+            a: source.a,
+            b: source.b,
+            scale,
+            aOrigin: source.aOrigin,
+            bOrigin: source.bOrigin,
+            transform: source.transform,
+            tiles: tiles.map((t) => t.cut),
+            ...(sizes.length > 1 ? { cells: sizes } : {}),
+            kind: source.imageKind,
+          },
+          signal,
+          onTimings,
+          onTiles,
+          order,
+        );
+      }
+    } finally {
+      release();
     }
     const returned = Date.now();
     // The tiles are served from memory at once (freshTile) while they are stored: a store waits for
     // fsyncs, which take 2 ms at the median but up to ~200 ms while other processes write.
+    // A tile cancelled before the render started was not made (RenderOrder.wanted).
+    const kept = tiles.filter((_, i) => early.has(i) || webps[i]);
     const stored = Promise.all(
-      tiles.map(
-        (t, i) => early.get(i) ?? this.storeFresh(imageTileKey(imageKey, z, t.x, t.y), webps[i]!),
-      ),
+      tiles.map((t, i) => {
+        const w = webps[i];
+        return early.get(i) ?? (w && this.storeFresh(imageTileKey(imageKey, z, t.x, t.y), w));
+      }),
     );
     void stored.then(() =>
       this.opts.trace?.({
@@ -614,7 +723,10 @@ export class TileService {
         image: imageKey,
         z,
         kind: source.kind === 'page' ? 'page' : source.imageKind,
-        tiles: tiles.map((t) => [t.x, t.y]),
+        tiles: kept.map((t) => [t.x, t.y]),
+        ...(kept.length < tiles.length
+          ? { cut: tiles.filter((t) => !kept.includes(t)).map((t) => [t.x, t.y]) }
+          : {}),
         at,
         queued,
         returned,
@@ -622,6 +734,49 @@ export class TileService {
         worker,
       }),
     );
+  }
+
+  /**
+   * A place in the pool for a render of `rank`: at once for the most urgent requests seen (the
+   * viewer's view tiles; every request when none says more, as over HTTP/1.1); a less urgent one
+   * (its prefetch) waits while renders of less urgent requests hold all but one of the pool's
+   * workers, so a view tile arriving finds a worker free or soon free (a running render is never
+   * interrupted). Waiting ones go by rank. Resolves to the place's release; rejects when `signal`
+   * aborts first.
+   */
+  private poolSlot(rank: readonly number[] | undefined, signal: AbortSignal): Promise<() => void> {
+    if (!rank || rank[0]! <= this.mostUrgent) return Promise.resolve(() => undefined);
+    const limit = Math.max(1, (this.opts.renderer?.workers ?? Infinity) - 1);
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      this.lessUrgentInPool--;
+      this.lessUrgentWaiting.shift()?.go();
+    };
+    if (this.lessUrgentInPool < limit) {
+      this.lessUrgentInPool++;
+      return Promise.resolve(release);
+    }
+    signal.throwIfAborted();
+    return new Promise((resolve, reject) => {
+      const waiter = {
+        rank,
+        go: () => {
+          signal.removeEventListener('abort', onAbort);
+          this.lessUrgentInPool++;
+          resolve(release);
+        },
+      };
+      const onAbort = () => {
+        const i = this.lessUrgentWaiting.indexOf(waiter);
+        if (i >= 0) this.lessUrgentWaiting.splice(i, 1);
+        reject(signal.reason);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      const at = this.lessUrgentWaiting.findIndex((w) => compareRanks(rank, w.rank) < 0);
+      this.lessUrgentWaiting.splice(at < 0 ? this.lessUrgentWaiting.length : at, 0, waiter);
+    });
   }
 
   /**

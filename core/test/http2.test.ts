@@ -46,11 +46,11 @@ let fileId: string;
 let projectId: string;
 
 function holdRenders(r: DeepTileRenderer): DeepTileRenderer {
-  const hold = <F extends (...a: never[]) => Promise<Uint8Array[]>>(f: F): F =>
+  const hold = <F extends (...a: never[]) => Promise<unknown>>(f: F): F =>
     ((...a: Parameters<F>) => {
       if (!holding) return f(...a);
       const signal = a[1] as AbortSignal | undefined;
-      return new Promise<Uint8Array[]>((resolve, reject) => {
+      return new Promise<unknown>((resolve, reject) => {
         signal?.addEventListener('abort', () => reject(signal.reason));
         held.push({ signal, release: () => void f(...a).then(resolve, reject) });
       });

@@ -19,7 +19,7 @@ import { getFileById, insertFile, markUploaded } from '../../store/repositories/
 import { deleteRecord, drawingsUsingFile } from '../../store/repositories/records.repository';
 import type { Row } from '../../store/repositories/row';
 import { RESOURCES } from '../../services/resources';
-import type { TileService } from '../../services/tiles.service';
+import { urgencyOf, type TileService } from '../../services/tiles.service';
 import { parseLimit, DEFAULT_LIMIT } from '../list-engine';
 import { orgOf, requestOrigin, serializeContext, type HttpDeps } from '../deps';
 import { addRoute, openapiOperation } from '../router';
@@ -429,8 +429,16 @@ export function filesRoutes(
         const at = Date.now();
         const z = Number(tile[2]);
         // Only an answer that was sent: an HTTP/2 stream reset by the client emits 'finish' too.
+        const priority = request.headers.priority;
         reply.raw.once('finish', () => {
-          if (reply.raw.writableEnded) env.tiles.traceServed(key, z, at, reply.raw.statusCode);
+          if (reply.raw.writableEnded)
+            env.tiles.traceServed(
+              key,
+              z,
+              at,
+              reply.raw.statusCode,
+              Array.isArray(priority) ? priority.join(', ') : priority,
+            );
         });
       }
       // A client that no longer wants the tile cancels its request (the HTTP/1.1 connection
@@ -448,6 +456,9 @@ export function filesRoutes(
           Number(tile[3]),
           Number(tile[4]),
           gone.signal,
+          // The viewer's urgency (Chromium's RFC 9218 header over HTTP/2: view tiles before its
+          // prefetch); it orders renders only, the answer is the same.
+          urgencyOf(request.headers.priority),
         );
       } catch (err) {
         if (!gone.signal.aborted) throw err;
