@@ -419,8 +419,11 @@ describe('deliveries', () => {
       });
       expect(pending.status_code).toBe(500);
       expect(pending.error).toBe('HTTP 500');
-      expect(Date.parse(pending.next_attempt_at)).toBeGreaterThan(
-        Date.parse(pending.updated_at) - 1,
+      // The next attempt is due the attempt's backoff after the failure was recorded: 100 ms after
+      // the first, 200 after the second, 400 after the third (jitter 0). Which attempt the poll saw
+      // depends on the machine's speed; its delay does not.
+      expect(Date.parse(pending.next_attempt_at) - Date.parse(pending.updated_at)).toBe(
+        100 * 2 ** (pending.attempt - 1),
       );
 
       await waitFor('the 4th attempt', () => rx.got.length >= 4);
@@ -430,13 +433,12 @@ describe('deliveries', () => {
       expect(ids.size).toBe(1); // the same event every time: receivers deduplicate on it
       for (const g of rx.got)
         expect(verifyStandardWebhook(hook.secret, g.headers, g.raw)).toBe(true);
-      // Backoff 100, 200, 400 ms (jitter 0 here): each gap at least its delay, and growing.
+      // Backoff 100, 200, 400 ms (jitter 0 here): each gap at least its delay. (Not "growing": a
+      // stall of the machine can lengthen any gap; the delays themselves are checked exactly above.)
       const gaps = rx.got.slice(1).map((g, i) => g.at - rx.got[i]!.at);
       expect(gaps[0]).toBeGreaterThanOrEqual(90);
       expect(gaps[1]).toBeGreaterThanOrEqual(190);
       expect(gaps[2]).toBeGreaterThanOrEqual(390);
-      expect(gaps[1]!).toBeGreaterThan(gaps[0]!);
-      expect(gaps[2]!).toBeGreaterThan(gaps[1]!);
 
       const log = await t.request('GET', `/v1/webhooks/${hook.id}/deliveries`);
       expect(log.body.data[0]).toMatchObject({
