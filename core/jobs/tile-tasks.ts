@@ -27,6 +27,17 @@ function keptTiles(count: number, order: RenderOrder | undefined): number[] {
   return kept.length > 0 ? kept : all;
 }
 
+/** The `count` tiles of a render in their places, `made(j)` for the j-th kept one; undefined: not made. */
+function inPlace(
+  count: number,
+  kept: readonly number[],
+  made: (j: number) => Uint8Array | undefined,
+): (Uint8Array | undefined)[] {
+  const out: (Uint8Array | undefined)[] = Array(count).fill(undefined);
+  kept.forEach((i, j) => (out[i] = made(j)));
+  return out;
+}
+
 /** `args` with only the tiles `kept` (indices in order); each cell keeps its tiles still wanted. */
 export function cutOverlayArgs(args: OverlayTilesArgs, kept: readonly number[]): OverlayTilesArgs {
   if (kept.length === args.tiles.length) return args;
@@ -70,9 +81,7 @@ export function poolTileRenderer(pool: WorkerPool): DeepTileRenderer {
         },
       });
       onTimings?.(r.timings);
-      const out: (Uint8Array | undefined)[] = Array(args.cuts.length).fill(undefined);
-      kept.forEach((i, j) => (out[i] = r.tiles[j]));
-      return out;
+      return inPlace(args.cuts.length, kept, (j) => r.tiles[j]);
     },
     overlay: async (args, signal, onTimings, onTiles, order) => {
       // A render of several cells sends each cell's tiles when they are made (taskProgress), by
@@ -98,9 +107,7 @@ export function poolTileRenderer(pool: WorkerPool): DeepTileRenderer {
         },
       });
       onTimings?.(r.timings);
-      const out: (Uint8Array | undefined)[] = Array(args.tiles.length).fill(undefined);
-      kept.forEach((i, j) => (out[i] = r.tiles[j] ?? early[j]));
-      return out;
+      return inPlace(args.tiles.length, kept, (j) => r.tiles[j] ?? early[j]);
     },
   };
 }

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { getPriority } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../domain/errors';
+import { compareRanks } from '../domain/rank';
 import {
-  compareRanks,
   createWorkerPool,
   PoolClosedError,
   WorkerCrashedError,

@@ -31,6 +31,7 @@
 import { availableParallelism } from 'node:os';
 import { Worker, type TransferListItem } from 'node:worker_threads';
 import { ApiError, isProblemCode } from '../domain/errors';
+import { compareRanks } from '../domain/rank';
 import type { WorkerTasks } from './worker-tasks';
 import type {
   SerializedError,
@@ -585,12 +586,6 @@ function enqueue(queue: Pending[], p: Pending, options: TaskOptions): void {
     }
   }
   queue.splice(at, 0, p);
-}
-
-/** Element by element, lower first; a rank that is a prefix of the other is lower. */
-export function compareRanks(a: readonly number[], b: readonly number[]): number {
-  for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
-  return a.length - b.length;
 }
 
 function reviveError(e: SerializedError): Error {

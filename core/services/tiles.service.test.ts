@@ -5,6 +5,7 @@ import sharp from 'sharp';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LocalObjectStore } from '../blobs/local-object-store';
 import { imageTileKey } from '../blobs/keys';
+import { compareRanks } from '../domain/rank';
 import type { PageKind } from '../vision/input/pdfium.adapter';
 import type { OverlayTilesArgs, PageSource, TileCut } from '../vision/tiles/deep-tiles';
 import {
@@ -17,12 +18,6 @@ import {
   type TileTraceEvent,
 } from './tiles.service';
 import type { DeepSource } from './tiles-source';
-
-/** Ranks as the pool compares them (worker-pool.ts compareRanks; services do not import jobs). */
-function compareRanks(a: readonly number[], b: readonly number[]): number {
-  for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
-  return a.length - b.length;
-}
 
 // The tile service's levels: the stored image up to native_zoom, deeper levels from the renderer
 // (the pool, in service.ts) only for images of vector pages. A fake renderer records its calls.

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import sharp from 'sharp';
 import { ApiError } from '../domain/errors';
+import { compareRanks } from '../domain/rank';
 import type { ObjectStore, StoredObject } from '../blobs/object-store';
 import { imageTileKey } from '../blobs/keys';
 import {
@@ -135,12 +136,6 @@ export function urgencyOf(priority: string | string[] | undefined): number {
   const header = Array.isArray(priority) ? priority.join(',') : (priority ?? '');
   const m = /(?:^|,)\s*u=([0-7])\s*(?:;[^,]*)?(?:,|$)/.exec(header);
   return m ? Number(m[1]) : DEFAULT_URGENCY;
-}
-
-/** Element by element, lower first (WorkerPool TaskOptions.rank: the pool's order). */
-function compareRanks(a: readonly number[], b: readonly number[]): number {
-  for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
-  return a.length - b.length;
 }
 
 /** RFC 9218's default urgency. */
@@ -540,12 +535,12 @@ export class TileService {
             const ids = cells.flat().map(([px, py]) => `${px},${py}`);
             const wanted = new Set(ids);
             const rank = [urgency, -made.number, Math.min(...ids.map((t) => place.get(t) ?? 0))];
+            // Each tile's own promise, settled when its cell's pixels come back (onTiles).
             const made1 = new Map<string, () => void>();
             const ready = new Map<string, Promise<void>>();
-            for (const [px, py] of cells.flat())
-              ready.set(`${px},${py}`, new Promise<void>((r) => made1.set(`${px},${py}`, r)));
+            for (const t of ids) ready.set(t, new Promise<void>((r) => made1.set(t, r)));
             const region: Rendering = {
-              waiters: cells.reduce((n, c) => n + c.length, 0),
+              waiters: ids.length,
               cancel,
               ready,
               wanted,
@@ -562,7 +557,7 @@ export class TileService {
               ),
             };
             region.done.catch(() => undefined);
-            for (const [px, py] of cells.flat()) made.partOf.set(`${px},${py}`, region);
+            for (const t of ids) made.partOf.set(t, region);
           }
         }),
       };
