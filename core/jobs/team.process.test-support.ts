@@ -127,9 +127,19 @@ export function teamTestServer(): { url: string; stop(): void } | undefined {
   if (given) return { url: given, stop() {} };
   if (process.env.CI !== 'true') return undefined;
   const dir = `/tmp/bl-pg-team-${process.pid}`;
-  const port = String(55000 + (process.pid % 4000));
   const script = path.join(ROOT, 'scripts/pg-test-cluster.sh');
-  const url = execFileSync('bash', [script, 'start', dir, port], { encoding: 'utf8' }).trim();
+  // A port of 55000–58999 by the process id; these lie in Linux's ephemeral range, so one may be
+  // held by another process's connection at that moment (seen in CI: "could not bind … Address
+  // already in use"): then the next ones.
+  let url = '';
+  for (let attempt = 0; !url; attempt++) {
+    const port = String(55000 + ((process.pid + attempt * 997) % 4000));
+    try {
+      url = execFileSync('bash', [script, 'start', dir, port], { encoding: 'utf8' }).trim();
+    } catch (e) {
+      if (attempt >= 4) throw e;
+    }
+  }
   return {
     url,
     stop() {
